@@ -1,0 +1,82 @@
+//! The event log's vocabulary: what every write appends, and what sync
+//! replicates.
+
+use chrono::{DateTime, Utc};
+use crate::{BusinessId, EventId};
+use serde::{Deserialize, Serialize};
+
+/// The kinds of events the engine appends. The string form is stored and
+/// sent; new kinds are added, existing ones never change meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EventKind {
+    #[serde(rename = "business.created")]
+    BusinessCreated,
+    #[serde(rename = "warehouse.created")]
+    WarehouseCreated,
+    #[serde(rename = "key.created")]
+    KeyCreated,
+    #[serde(rename = "key.revoked")]
+    KeyRevoked,
+    #[serde(rename = "item.created")]
+    ItemCreated,
+    #[serde(rename = "item.updated")]
+    ItemUpdated,
+    #[serde(rename = "stock.moved")]
+    StockMoved,
+    #[serde(rename = "order.created")]
+    OrderCreated,
+    #[serde(rename = "order.status_changed")]
+    OrderStatusChanged,
+}
+
+impl EventKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BusinessCreated => "business.created",
+            Self::WarehouseCreated => "warehouse.created",
+            Self::KeyCreated => "key.created",
+            Self::KeyRevoked => "key.revoked",
+            Self::ItemCreated => "item.created",
+            Self::ItemUpdated => "item.updated",
+            Self::StockMoved => "stock.moved",
+            Self::OrderCreated => "order.created",
+            Self::OrderStatusChanged => "order.status_changed",
+        }
+    }
+}
+
+/// One entry of the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Position in the local log (assigned on append).
+    pub seq: i64,
+    pub id: EventId,
+    /// The node that made the change ("cloud", "edge:<id>").
+    pub origin: String,
+    pub business_id: Option<BusinessId>,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_strings_match_serde() {
+        for k in [
+            EventKind::BusinessCreated,
+            EventKind::WarehouseCreated,
+            EventKind::KeyCreated,
+            EventKind::KeyRevoked,
+            EventKind::ItemCreated,
+            EventKind::ItemUpdated,
+            EventKind::StockMoved,
+            EventKind::OrderCreated,
+            EventKind::OrderStatusChanged,
+        ] {
+            assert_eq!(serde_json::to_string(&k).unwrap_or_default(), format!("\"{}\"", k.as_str()));
+        }
+    }
+}
