@@ -1,0 +1,89 @@
+//! `depot-cloud`: the `/v1` API on the warehouse engine. `run` serves it on
+//! a listener the caller binds (tests bind `127.0.0.1:0`); `main.rs` only
+//! parses arguments.
+
+pub mod admin;
+pub mod ratelimit;
+pub mod settings;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use depot_wms::Wms;
+use depot_wms::http::error::ApiError;
+use depot_wms::http::{self, BODY_LIMIT};
+use settings::Settings;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+
+async fn no_route(method: Method, uri: Uri) -> impl IntoResponse {
+    ApiError::NoRoute(format!("{method} {}", uri.path()))
+}
+
+async fn wrong_method(method: Method, uri: Uri) -> impl IntoResponse {
+    ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
+}
+
+/// The whole HTTP application.
+pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
+    let (api, openapi) = http::routes().split_for_parts();
+    let openapi = Arc::new(openapi);
+    let limiter = ratelimit::limiter(settings.rate_limit);
+    let router = api
+        .with_state(wms)
+        .route(
+            "/v1/openapi.json",
+            get(move || async move { axum::Json(openapi.as_ref().clone()) }),
+        )
+        .fallback(no_route)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(axum::middleware::from_fn_with_state(
+            limiter.clone(),
+            ratelimit::limit,
+        ))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(TraceLayer::new_for_http());
+    (router, limiter)
+}
+
+/// Serves until `shutdown` resolves, then finishes the requests in flight.
+pub async fn run(
+    listener: TcpListener,
+    wms: Wms,
+    settings: &Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let (router, limiter) = app(wms, settings);
+    let pruner = tokio::spawn(ratelimit::prune(limiter));
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    pruner.abort();
+    served
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
+    }
+}

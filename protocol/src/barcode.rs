@@ -47,7 +47,10 @@ impl Gtin {
         let (data, check) = digits.split_at(digits.len() - 1);
         let expected = gs1_check_digit(data);
         if check[0] != expected {
-            return Err(BarcodeError::CheckDigit { found: check[0], expected });
+            return Err(BarcodeError::CheckDigit {
+                found: check[0],
+                expected,
+            });
         }
         Ok(Self(s.to_owned()))
     }
@@ -107,15 +110,34 @@ mod tests {
 
     #[test]
     fn known_gtins() {
-        for s in ["4006381333931", "96385074", "036000291452", "10614141000415", "5901234123457", "0012345678905"] {
+        for s in [
+            "4006381333931",
+            "96385074",
+            "036000291452",
+            "10614141000415",
+            "5901234123457",
+            "0012345678905",
+        ] {
             assert!(Gtin::parse(s).is_ok(), "{s}");
         }
     }
 
     #[test]
     fn wrong_check_digits_are_named() {
-        assert_eq!(Gtin::parse("4006381333932"), Err(BarcodeError::CheckDigit { found: 2, expected: 1 }));
-        assert_eq!(Gtin::parse("96385075"), Err(BarcodeError::CheckDigit { found: 5, expected: 4 }));
+        assert_eq!(
+            Gtin::parse("4006381333932"),
+            Err(BarcodeError::CheckDigit {
+                found: 2,
+                expected: 1
+            })
+        );
+        assert_eq!(
+            Gtin::parse("96385075"),
+            Err(BarcodeError::CheckDigit {
+                found: 5,
+                expected: 4
+            })
+        );
     }
 
     #[test]
@@ -127,7 +149,10 @@ mod tests {
 
     #[test]
     fn gtin14_padding() {
-        assert_eq!(Gtin::parse("96385074").map(|g| g.to_gtin14()), Ok("00000096385074".to_owned()));
+        assert_eq!(
+            Gtin::parse("96385074").map(|g| g.to_gtin14()),
+            Ok("00000096385074".to_owned())
+        );
     }
 
     #[test]
@@ -137,7 +162,10 @@ mod tests {
         assert!(Barcode::parse("4006381333931").is_ok());
         assert!(Barcode::parse("4006381333932").is_err());
         assert_eq!(Barcode::parse("has space"), Err(BarcodeError::Charset));
-        assert_eq!(Barcode::parse(&"x".repeat(49)), Err(BarcodeError::TooLong { max: 48 }));
+        assert_eq!(
+            Barcode::parse(&"x".repeat(49)),
+            Err(BarcodeError::TooLong { max: 48 })
+        );
     }
 
     proptest! {

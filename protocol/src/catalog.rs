@@ -1,10 +1,10 @@
 //! The catalog: items (one per SKU) with barcodes, prices, publication links
 //! and bin locations.
 
-use chrono::{DateTime, Utc};
 use crate::barcode::{Barcode, Gtin};
 use crate::validate::Check;
 use crate::{BusinessId, FieldError, ItemId, Money, PriceListId, WarehouseId};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 pub const MAX_SKU: usize = 64;
@@ -193,7 +193,19 @@ impl ItemEdit {
             Some(l) => parse_locations(&mut c, l),
             None => current.locations,
         };
-        c.finish(ItemFields { sku, name, brand, category, gtin, barcodes, dimensions, weight_g, prices, links, locations })
+        c.finish(ItemFields {
+            sku,
+            name,
+            brand,
+            category,
+            gtin,
+            barcodes,
+            dimensions,
+            weight_g,
+            prices,
+            links,
+            locations,
+        })
     }
 }
 
@@ -240,7 +252,10 @@ fn parse_prices(c: &mut Check, raw: Vec<Price>) -> Vec<Price> {
     let mut out: Vec<Price> = Vec::new();
     for (i, p) in raw.into_iter().enumerate() {
         if p.price_list_id.0 <= 0 {
-            c.fail(format!("prices[{i}].price_list_id"), "must be greater than 0");
+            c.fail(
+                format!("prices[{i}].price_list_id"),
+                "must be greater than 0",
+            );
         }
         if p.amount.cents() < 0 {
             c.fail(format!("prices[{i}].amount"), "must not be negative");
@@ -273,11 +288,18 @@ fn parse_locations(c: &mut Check, raw: Vec<BinLocation>) -> Vec<BinLocation> {
     c.bounded("locations", &raw, MAX_LIST);
     let mut out: Vec<BinLocation> = Vec::new();
     for (i, l) in raw.into_iter().enumerate() {
-        let location = c.code(&format!("locations[{i}].location"), &l.location, MAX_LOCATION);
+        let location = c.code(
+            &format!("locations[{i}].location"),
+            &l.location,
+            MAX_LOCATION,
+        );
         if out.iter().any(|o| o.warehouse_id == l.warehouse_id) {
             c.fail(format!("locations[{i}].warehouse_id"), "is listed twice");
         }
-        out.push(BinLocation { warehouse_id: l.warehouse_id, location });
+        out.push(BinLocation {
+            warehouse_id: l.warehouse_id,
+            location,
+        });
     }
     out
 }
@@ -287,14 +309,18 @@ mod tests {
     use super::*;
 
     fn create(json: serde_json::Value) -> Result<ItemFields, Vec<FieldError>> {
-        let raw: ItemCreate = serde_json::from_value(json).map_err(|e| vec![FieldError::new("body", e.to_string())])?;
+        let raw: ItemCreate = serde_json::from_value(json)
+            .map_err(|e| vec![FieldError::new("body", e.to_string())])?;
         raw.parse()
     }
 
     #[test]
     fn minimal_item() {
         let f = create(serde_json::json!({"sku": "SKU-1", "name": "Widget"}));
-        assert_eq!(f.map(|f| (f.sku, f.name)), Ok(("SKU-1".into(), "Widget".into())));
+        assert_eq!(
+            f.map(|f| (f.sku, f.name)),
+            Ok(("SKU-1".into(), "Widget".into()))
+        );
     }
 
     #[test]
@@ -333,9 +359,17 @@ mod tests {
 
     #[test]
     fn edit_keeps_what_is_absent_and_clears_blank() {
-        let current = create(serde_json::json!({"sku": "A", "name": "N", "brand": "B", "category": "C"})).ok();
-        let Some(current) = current else { panic!("valid item refused") };
-        let edit = ItemEdit { brand: Some(String::new()), name: Some("New".into()), ..Default::default() };
+        let current =
+            create(serde_json::json!({"sku": "A", "name": "N", "brand": "B", "category": "C"}))
+                .ok();
+        let Some(current) = current else {
+            panic!("valid item refused")
+        };
+        let edit = ItemEdit {
+            brand: Some(String::new()),
+            name: Some("New".into()),
+            ..Default::default()
+        };
         let f = edit.apply(current);
         assert_eq!(
             f.map(|f| (f.sku, f.name, f.brand, f.category)),
@@ -346,7 +380,9 @@ mod tests {
     #[test]
     fn too_long_lists_are_refused() {
         let barcodes: Vec<String> = (0..51).map(|i| format!("C{i}")).collect();
-        let errors = create(serde_json::json!({"sku": "A", "name": "N", "barcodes": barcodes})).err().unwrap_or_default();
+        let errors = create(serde_json::json!({"sku": "A", "name": "N", "barcodes": barcodes}))
+            .err()
+            .unwrap_or_default();
         assert_eq!(errors.first().map(|e| e.name.as_str()), Some("barcodes"));
     }
 }

@@ -23,7 +23,11 @@ pub struct ListEnvelope<T> {
 
 impl<T> ListEnvelope<T> {
     pub fn new(data: Vec<T>, total: u64, filtered: u64) -> Self {
-        Self { data, records_total: total.to_string(), records_filtered: filtered.to_string() }
+        Self {
+            data,
+            records_total: total.to_string(),
+            records_filtered: filtered.to_string(),
+        }
     }
 }
 
@@ -53,17 +57,27 @@ impl Page {
             None => Self::DEFAULT_LENGTH,
             Some(l) if (1..=Self::MAX_LENGTH as i64).contains(&l) => l as u64,
             Some(_) => {
-                errors.push(FieldError::new("length", format!("must be between 1 and {}", Self::MAX_LENGTH)));
+                errors.push(FieldError::new(
+                    "length",
+                    format!("must be between 1 and {}", Self::MAX_LENGTH),
+                ));
                 0
             }
         };
-        if errors.is_empty() { Ok(Self { start, length }) } else { Err(errors) }
+        if errors.is_empty() {
+            Ok(Self { start, length })
+        } else {
+            Err(errors)
+        }
     }
 }
 
 impl Default for Page {
     fn default() -> Self {
-        Self { start: 0, length: Self::DEFAULT_LENGTH }
+        Self {
+            start: 0,
+            length: Self::DEFAULT_LENGTH,
+        }
     }
 }
 
@@ -75,16 +89,34 @@ mod tests {
     fn counts_are_strings() {
         let env = ListEnvelope::new(vec![1, 2], 10, 2);
         let json = serde_json::to_value(&env).unwrap_or_default();
-        assert_eq!(json, serde_json::json!({"data": [1, 2], "recordsTotal": "10", "recordsFiltered": "2"}));
+        assert_eq!(
+            json,
+            serde_json::json!({"data": [1, 2], "recordsTotal": "10", "recordsFiltered": "2"})
+        );
     }
 
     #[test]
     fn paging_defaults_and_limits() {
-        assert_eq!(Page::parse(None, None), Ok(Page { start: 0, length: 50 }));
-        assert_eq!(Page::parse(Some(20), Some(10)), Ok(Page { start: 20, length: 10 }));
+        assert_eq!(
+            Page::parse(None, None),
+            Ok(Page {
+                start: 0,
+                length: 50
+            })
+        );
+        assert_eq!(
+            Page::parse(Some(20), Some(10)),
+            Ok(Page {
+                start: 20,
+                length: 10
+            })
+        );
         assert!(Page::parse(Some(-1), None).is_err());
         assert!(Page::parse(None, Some(0)).is_err());
         assert!(Page::parse(None, Some(1001)).is_err());
-        assert_eq!(Page::parse(Some(-1), Some(0)).err().map(|e| e.len()), Some(2));
+        assert_eq!(
+            Page::parse(Some(-1), Some(0)).err().map(|e| e.len()),
+            Some(2)
+        );
     }
 }

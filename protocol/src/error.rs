@@ -12,7 +12,10 @@ pub struct FieldError {
 
 impl FieldError {
     pub fn new(name: impl Into<String>, status: impl Into<String>) -> Self {
-        Self { name: name.into(), status: status.into() }
+        Self {
+            name: name.into(),
+            status: status.into(),
+        }
     }
 }
 
@@ -32,7 +35,12 @@ pub struct ErrorBody {
 
 impl ErrorBody {
     pub fn new(code: u16, message: impl Into<String>) -> Self {
-        Self { error: 1, message: message.into(), code: Some(code), errors: None }
+        Self {
+            error: 1,
+            message: message.into(),
+            code: Some(code),
+            errors: None,
+        }
     }
 
     pub fn with_errors(mut self, errors: Vec<FieldError>) -> Self {
@@ -59,14 +67,22 @@ mod tests {
     fn error_body_has_the_spec_shape() {
         let body = ErrorBody::new(401, "missing X-API-KEY header");
         let json = serde_json::to_value(&body).unwrap_or_default();
-        assert_eq!(json, serde_json::json!({"error": 1, "code": 401, "message": "missing X-API-KEY header"}));
+        assert_eq!(
+            json,
+            serde_json::json!({"error": 1, "code": 401, "message": "missing X-API-KEY header"})
+        );
     }
 
     #[test]
     fn field_errors_use_camel_case_key() {
-        let body = FieldErrors { field_errors: vec![FieldError::new("status", "must be 0 or 1")] };
+        let body = FieldErrors {
+            field_errors: vec![FieldError::new("status", "must be 0 or 1")],
+        };
         let json = serde_json::to_value(&body).unwrap_or_default();
-        assert_eq!(json, serde_json::json!({"fieldErrors": [{"name": "status", "status": "must be 0 or 1"}]}));
+        assert_eq!(
+            json,
+            serde_json::json!({"fieldErrors": [{"name": "status", "status": "must be 0 or 1"}]})
+        );
     }
 
     #[test]

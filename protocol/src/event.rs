@@ -1,8 +1,8 @@
 //! The event log's vocabulary: what every write appends, and what sync
 //! replicates.
 
-use chrono::{DateTime, Utc};
 use crate::{BusinessId, EventId};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// The kinds of events the engine appends. The string form is stored and
@@ -76,7 +76,10 @@ mod tests {
             EventKind::OrderCreated,
             EventKind::OrderStatusChanged,
         ] {
-            assert_eq!(serde_json::to_string(&k).unwrap_or_default(), format!("\"{}\"", k.as_str()));
+            assert_eq!(
+                serde_json::to_string(&k).unwrap_or_default(),
+                format!("\"{}\"", k.as_str())
+            );
         }
     }
 }

@@ -102,6 +102,9 @@ mod tests {
 
     #[test]
     fn int_ids_serialize_as_plain_numbers() {
-        assert_eq!(serde_json::to_string(&OrderId(42)).ok().as_deref(), Some("42"));
+        assert_eq!(
+            serde_json::to_string(&OrderId(42)).ok().as_deref(),
+            Some("42")
+        );
     }
 }

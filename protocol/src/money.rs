@@ -37,7 +37,10 @@ impl Money {
         if whole.is_empty() || !whole.bytes().all(|b| b.is_ascii_digit()) {
             return Err(MoneyError::Format);
         }
-        if frac.len() > 2 || !frac.bytes().all(|b| b.is_ascii_digit()) || (digits.contains('.') && frac.is_empty()) {
+        if frac.len() > 2
+            || !frac.bytes().all(|b| b.is_ascii_digit())
+            || (digits.contains('.') && frac.is_empty())
+        {
             return Err(MoneyError::Format);
         }
         if whole.len() > 15 {
@@ -49,7 +52,10 @@ impl Money {
             1 => i64::from(frac.as_bytes()[0] - b'0') * 10,
             _ => frac.parse().map_err(|_| MoneyError::Format)?,
         };
-        let cents = whole.checked_mul(100).and_then(|c| c.checked_add(frac_cents)).ok_or(MoneyError::Overflow)?;
+        let cents = whole
+            .checked_mul(100)
+            .and_then(|c| c.checked_add(frac_cents))
+            .ok_or(MoneyError::Overflow)?;
         Ok(Money(if neg { -cents } else { cents }))
     }
 
@@ -118,14 +124,31 @@ mod tests {
 
     #[test]
     fn parses_the_usual_forms() {
-        for (s, c) in [("12", 1200), ("12.5", 1250), ("12.50", 1250), ("0.01", 1), ("-3.00", -300), ("0", 0)] {
+        for (s, c) in [
+            ("12", 1200),
+            ("12.5", 1250),
+            ("12.50", 1250),
+            ("0.01", 1),
+            ("-3.00", -300),
+            ("0", 0),
+        ] {
             assert_eq!(Money::parse(s), Ok(Money(c)), "{s}");
         }
     }
 
     #[test]
     fn refuses_garbage() {
-        for s in ["", "abc", "1.234", "1.", ".5", "1,50", "--1", "1e3", "9999999999999999"] {
+        for s in [
+            "",
+            "abc",
+            "1.234",
+            "1.",
+            ".5",
+            "1,50",
+            "--1",
+            "1e3",
+            "9999999999999999",
+        ] {
             assert!(Money::parse(s).is_err(), "{s}");
         }
     }
@@ -140,7 +163,10 @@ mod tests {
         assert_eq!(m, Money(300));
         assert!(serde_json::from_str::<Money>("1.234").is_err());
         assert!(serde_json::from_str::<Money>("true").is_err());
-        assert_eq!(serde_json::to_string(&Money(-5)).unwrap_or_default(), "\"-0.05\"");
+        assert_eq!(
+            serde_json::to_string(&Money(-5)).unwrap_or_default(),
+            "\"-0.05\""
+        );
     }
 
     proptest! {

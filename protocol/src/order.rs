@@ -1,7 +1,7 @@
 //! Orders: the wire records and the one state machine both sides apply.
 
-use chrono::{DateTime, Utc};
 use crate::{BusinessId, ItemId, Money, OrderId, WarehouseId};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -207,7 +207,10 @@ mod tests {
         if from == to {
             return Some(StockEffect::None);
         }
-        table.iter().find(|(f, t, _)| *f == from && *t == to).map(|(_, _, e)| *e)
+        table
+            .iter()
+            .find(|(f, t, _)| *f == from && *t == to)
+            .map(|(_, _, e)| *e)
     }
 
     #[test]
@@ -274,7 +277,10 @@ mod tests {
     #[test]
     fn error_names_both_states() {
         let err = transition(Delivered, Pending).err().map(|e| e.to_string());
-        assert_eq!(err.as_deref(), Some("illegal status transition from delivered to pending"));
+        assert_eq!(
+            err.as_deref(),
+            Some("illegal status transition from delivered to pending")
+        );
     }
 
     #[test]

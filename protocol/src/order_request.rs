@@ -1,9 +1,9 @@
 //! Requests that create orders and change their status.
 
-use chrono::{DateTime, Utc};
 use crate::order::{Address, Buyer, OrderStatus, Payment};
 use crate::validate::Check;
 use crate::{FieldError, Money, WarehouseId};
+use chrono::{DateTime, Utc};
 use serde::Deserialize;
 
 pub const MAX_LINES: usize = 500;
@@ -70,7 +70,9 @@ impl OrderCreate {
         let b = self.buyer.unwrap_or_default();
         let buyer = Buyer {
             name: c.opt_text("buyer.name", b.name.as_deref(), 200),
-            email: c.opt_text("buyer.email", b.email.as_deref(), 254).map(|e| e.to_lowercase()),
+            email: c
+                .opt_text("buyer.email", b.email.as_deref(), 254)
+                .map(|e| e.to_lowercase()),
             phone: c.opt_text("buyer.phone", b.phone.as_deref(), 40),
         };
         if buyer.email.as_deref().is_some_and(|e| !e.contains('@')) {
@@ -84,13 +86,21 @@ impl OrderCreate {
             city: c.opt_text("shipping_address.city", a.city.as_deref(), 100),
             region: c.opt_text("shipping_address.region", a.region.as_deref(), 100),
             postal_code: c.opt_text("shipping_address.postal_code", a.postal_code.as_deref(), 20),
-            country: a.country.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(|s| {
-                let s = s.to_ascii_uppercase();
-                if s.len() != 2 || !s.bytes().all(|b| b.is_ascii_uppercase()) {
-                    c.fail("shipping_address.country", "must be an ISO 3166-1 alpha-2 code");
-                }
-                s
-            }),
+            country: a
+                .country
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| {
+                    let s = s.to_ascii_uppercase();
+                    if s.len() != 2 || !s.bytes().all(|b| b.is_ascii_uppercase()) {
+                        c.fail(
+                            "shipping_address.country",
+                            "must be an ISO 3166-1 alpha-2 code",
+                        );
+                    }
+                    s
+                }),
         };
         let payments = self.payments.unwrap_or_default();
         c.bounded("payments", &payments, MAX_PAYMENTS);
@@ -102,8 +112,17 @@ impl OrderCreate {
                 if p.amount.cents() < 0 {
                     c.fail(format!("payments[{i}].amount"), "must not be negative");
                 }
-                let reference = c.opt_text(&format!("payments[{i}].reference"), p.reference.as_deref(), 128);
-                Payment { method, amount: p.amount, reference, paid_at: p.paid_at }
+                let reference = c.opt_text(
+                    &format!("payments[{i}].reference"),
+                    p.reference.as_deref(),
+                    128,
+                );
+                Payment {
+                    method,
+                    amount: p.amount,
+                    reference,
+                    paid_at: p.paid_at,
+                }
             })
             .collect();
         if self.lines.is_empty() {
@@ -116,14 +135,25 @@ impl OrderCreate {
             .enumerate()
             .map(|(i, l)| {
                 let sku = c.code(&format!("lines[{i}].sku"), &l.sku, crate::catalog::MAX_SKU);
-                let quantity = c.positive(&format!("lines[{i}].quantity"), l.quantity, MAX_LINE_QUANTITY);
+                let quantity = c.positive(
+                    &format!("lines[{i}].quantity"),
+                    l.quantity,
+                    MAX_LINE_QUANTITY,
+                );
                 if l.unit_price.is_some_and(|p| p.cents() < 0) {
                     c.fail(format!("lines[{i}].unit_price"), "must not be negative");
                 }
-                NewLine { sku, quantity, unit_price: l.unit_price }
+                NewLine {
+                    sku,
+                    quantity,
+                    unit_price: l.unit_price,
+                }
             })
             .collect();
-        let currency = self.currency.as_deref().map(|cur| c.currency("currency", cur));
+        let currency = self
+            .currency
+            .as_deref()
+            .map(|cur| c.currency("currency", cur));
         c.finish(NewOrder {
             channel,
             external_ref,
@@ -160,7 +190,8 @@ mod tests {
 
     fn parse(v: serde_json::Value) -> Result<NewOrder, Vec<String>> {
         let raw: OrderCreate = serde_json::from_value(v).map_err(|e| vec![e.to_string()])?;
-        raw.parse().map_err(|e| e.into_iter().map(|e| e.name).collect())
+        raw.parse()
+            .map_err(|e| e.into_iter().map(|e| e.name).collect())
     }
 
     #[test]
@@ -180,7 +211,9 @@ mod tests {
 
     #[test]
     fn bad_orders_name_their_fields() {
-        let e = parse(json!({"channel": "", "external_ref": "x", "lines": []})).err().unwrap_or_default();
+        let e = parse(json!({"channel": "", "external_ref": "x", "lines": []}))
+            .err()
+            .unwrap_or_default();
         assert_eq!(e, ["channel", "lines"]);
         let e = parse(json!({"channel": "c", "external_ref": "x", "lines": [{"sku": "A", "quantity": 0}, {"sku": "B", "quantity": -2}]}))
             .err()

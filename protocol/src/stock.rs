@@ -1,8 +1,8 @@
 //! The stock ledger's records: movements with reason codes, and levels.
 
-use chrono::{DateTime, Utc};
 use crate::validate::Check;
 use crate::{BusinessId, FieldError, ItemId, MovementId, WarehouseId};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -190,9 +190,15 @@ impl AdjustRequest {
                 if delta == 0 {
                     c.fail("delta", "a non-zero delta is required");
                 } else if delta.abs() > MAX_QUANTITY {
-                    c.fail("delta", format!("must be at most {MAX_QUANTITY} either way"));
+                    c.fail(
+                        "delta",
+                        format!("must be at most {MAX_QUANTITY} either way"),
+                    );
                 }
-                AdjustKind::Delta { reason: MovementReason::Adjusted, delta }
+                AdjustKind::Delta {
+                    reason: MovementReason::Adjusted,
+                    delta,
+                }
             }
             MovementReason::CycleCount => {
                 forbid(&mut c, "quantity", self.quantity.is_some());
@@ -232,16 +238,30 @@ impl AdjustRequest {
                 forbid(&mut c, "counted", self.counted.is_some());
                 let quantity = c.positive("quantity", self.quantity.unwrap_or(0), MAX_QUANTITY);
                 let sign = reason.direction().unwrap_or(1);
-                AdjustKind::Delta { reason, delta: sign * quantity }
+                AdjustKind::Delta {
+                    reason,
+                    delta: sign * quantity,
+                }
             }
         };
         if self.reason != MovementReason::Transfer && self.to_warehouse_id.is_some() {
             c.fail("to_warehouse_id", "is only used with reason transfer");
         }
-        let location = c.opt_text("location", self.location.as_deref(), crate::catalog::MAX_LOCATION);
+        let location = c.opt_text(
+            "location",
+            self.location.as_deref(),
+            crate::catalog::MAX_LOCATION,
+        );
         let reference = c.opt_text("ref", self.reference.as_deref(), MAX_REF);
         let note = c.note("note", self.note.as_deref(), MAX_NOTE);
-        c.finish(Adjustment { warehouse_id: self.warehouse_id, item, kind, location, reference, note })
+        c.finish(Adjustment {
+            warehouse_id: self.warehouse_id,
+            item,
+            kind,
+            location,
+            reference,
+            note,
+        })
     }
 }
 
@@ -251,7 +271,8 @@ mod tests {
     use serde_json::json;
 
     fn parse(v: serde_json::Value) -> Result<Adjustment, Vec<FieldError>> {
-        let raw: AdjustRequest = serde_json::from_value(v).map_err(|e| vec![FieldError::new("body", e.to_string())])?;
+        let raw: AdjustRequest =
+            serde_json::from_value(v).map_err(|e| vec![FieldError::new("body", e.to_string())])?;
         raw.parse()
     }
 
@@ -260,7 +281,9 @@ mod tests {
     }
 
     fn first_error(v: serde_json::Value) -> Option<String> {
-        parse(v).err().and_then(|e| e.first().map(|e| e.name.clone()))
+        parse(v)
+            .err()
+            .and_then(|e| e.first().map(|e| e.name.clone()))
     }
 
     #[test]
@@ -274,7 +297,8 @@ mod tests {
         ];
         for (reason, delta) in cases {
             let k = kind(json!({"warehouse_id": 1, "item_id": 1, "reason": reason, "quantity": 5}));
-            let expected = MovementReason::parse(reason).map(|reason| AdjustKind::Delta { reason, delta });
+            let expected =
+                MovementReason::parse(reason).map(|reason| AdjustKind::Delta { reason, delta });
             assert_eq!(k, expected, "{reason}");
         }
     }
@@ -282,17 +306,33 @@ mod tests {
     #[test]
     fn adjusted_takes_a_signed_delta() {
         let k = kind(json!({"warehouse_id": 1, "sku": "A", "reason": "adjusted", "delta": -3}));
-        assert_eq!(k, Some(AdjustKind::Delta { reason: MovementReason::Adjusted, delta: -3 }));
-        assert_eq!(first_error(json!({"warehouse_id": 1, "sku": "A", "reason": "adjusted", "delta": 0})).as_deref(), Some("delta"));
+        assert_eq!(
+            k,
+            Some(AdjustKind::Delta {
+                reason: MovementReason::Adjusted,
+                delta: -3
+            })
+        );
+        assert_eq!(
+            first_error(json!({"warehouse_id": 1, "sku": "A", "reason": "adjusted", "delta": 0}))
+                .as_deref(),
+            Some("delta")
+        );
     }
 
     #[test]
     fn cycle_count_takes_counted() {
         let k = kind(json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count", "counted": 0}));
         assert_eq!(k, Some(AdjustKind::Count { counted: 0 }));
-        assert_eq!(first_error(json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count"})).as_deref(), Some("counted"));
         assert_eq!(
-            first_error(json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count", "counted": -1})).as_deref(),
+            first_error(json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count"})).as_deref(),
+            Some("counted")
+        );
+        assert_eq!(
+            first_error(
+                json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count", "counted": -1})
+            )
+            .as_deref(),
             Some("counted")
         );
     }
@@ -300,7 +340,9 @@ mod tests {
     #[test]
     fn zero_and_negative_quantities_are_refused() {
         for q in [0, -1] {
-            let e = first_error(json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": q}));
+            let e = first_error(
+                json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": q}),
+            );
             assert_eq!(e.as_deref(), Some("quantity"));
         }
         let e = first_error(json!({"warehouse_id": 1, "item_id": 1, "reason": "received"}));
@@ -309,17 +351,32 @@ mod tests {
 
     #[test]
     fn transfer_needs_another_warehouse() {
-        let k = kind(json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2, "to_warehouse_id": 2}));
-        assert_eq!(k, Some(AdjustKind::Transfer { to: WarehouseId(2), quantity: 2 }));
-        let same = first_error(json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2, "to_warehouse_id": 1}));
+        let k = kind(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2, "to_warehouse_id": 2}),
+        );
+        assert_eq!(
+            k,
+            Some(AdjustKind::Transfer {
+                to: WarehouseId(2),
+                quantity: 2
+            })
+        );
+        let same = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2, "to_warehouse_id": 1}),
+        );
         assert_eq!(same.as_deref(), Some("to_warehouse_id"));
-        let stray = first_error(json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 2, "to_warehouse_id": 2}));
+        let stray = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 2, "to_warehouse_id": 2}),
+        );
         assert_eq!(stray.as_deref(), Some("to_warehouse_id"));
     }
 
     #[test]
     fn item_must_be_named_once() {
-        assert_eq!(first_error(json!({"warehouse_id": 1, "reason": "received", "quantity": 1})).as_deref(), Some("item_id"));
+        assert_eq!(
+            first_error(json!({"warehouse_id": 1, "reason": "received", "quantity": 1})).as_deref(),
+            Some("item_id")
+        );
         assert_eq!(
             first_error(json!({"warehouse_id": 1, "item_id": 1, "sku": "A", "reason": "received", "quantity": 1})).as_deref(),
             Some("item_id")
@@ -328,12 +385,19 @@ mod tests {
 
     #[test]
     fn unknown_reason_is_a_deserialize_error() {
-        assert!(serde_json::from_value::<AdjustRequest>(json!({"warehouse_id": 1, "item_id": 1, "reason": "stolen"})).is_err());
+        assert!(
+            serde_json::from_value::<AdjustRequest>(
+                json!({"warehouse_id": 1, "item_id": 1, "reason": "stolen"})
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn mixing_fields_of_other_reasons_is_refused() {
-        let e = first_error(json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 1, "delta": 1}));
+        let e = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 1, "delta": 1}),
+        );
         assert_eq!(e.as_deref(), Some("delta"));
     }
 }

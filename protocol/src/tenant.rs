@@ -1,8 +1,8 @@
 //! Tenants: businesses, their warehouses, and API keys.
 
-use chrono::{DateTime, Utc};
 use crate::order::Address;
 use crate::{BusinessId, KeyId, WarehouseId};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 /// A business (tenant) and its configuration.

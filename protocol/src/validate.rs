@@ -27,7 +27,8 @@ impl Check {
 
     pub fn extend(&mut self, prefix: &str, errors: Vec<FieldError>) {
         for e in errors {
-            self.errors.push(FieldError::new(format!("{prefix}{}", e.name), e.status));
+            self.errors
+                .push(FieldError::new(format!("{prefix}{}", e.name), e.status));
         }
     }
 
@@ -99,7 +100,11 @@ impl Check {
     }
 
     pub fn finish<T>(self, value: T) -> Result<T, Vec<FieldError>> {
-        if self.errors.is_empty() { Ok(value) } else { Err(self.errors) }
+        if self.errors.is_empty() {
+            Ok(value)
+        } else {
+            Err(self.errors)
+        }
     }
 }
 

@@ -1,0 +1,103 @@
+//! The warehouse engine both sides run: catalog, stock ledger, orders and
+//! tenants on SQLite, every write through one group-committing writer and
+//! logged as an event in the same transaction. `http` serves it under `/v1`.
+
+pub mod catalog;
+pub mod error;
+pub mod http;
+pub mod ledger;
+pub mod orders;
+pub mod reader;
+pub mod store;
+pub mod tenants;
+pub mod writer;
+
+pub use error::{Result, WmsError};
+
+use reader::Reader;
+use rusqlite::Connection;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use writer::Writer;
+
+/// A handle on the engine; cheap to clone, shared by every request.
+#[derive(Clone)]
+pub struct Wms {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    writer: Writer,
+    reader: Reader,
+    origin: String,
+    path: PathBuf,
+}
+
+impl Wms {
+    /// Opens (creating and migrating if needed) the database at `path`.
+    /// `origin` names this node in movements and events ("cloud",
+    /// "edge:<id>").
+    pub fn open(path: &Path, origin: &str) -> Result<Self> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| WmsError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let conn = store::open_writer(path)?;
+        let writer = Writer::start(conn)
+            .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                writer,
+                reader: Reader::new(path.to_owned(), 8),
+                origin: origin.to_owned(),
+                path: path.to_owned(),
+            }),
+        })
+    }
+
+    pub fn origin(&self) -> &str {
+        &self.inner.origin
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    pub fn writer_stats(&self) -> &writer::WriterStats {
+        self.inner.writer.stats()
+    }
+
+    /// Runs `f` in the writer's transaction; answers after the commit.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.inner.writer.write(f).await
+    }
+
+    /// Runs `f` on a read connection.
+    pub async fn read<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        self.inner.reader.read(f).await
+    }
+
+    /// Events of the local log after `after_seq`.
+    pub async fn events_since(
+        &self,
+        after_seq: i64,
+        limit: u32,
+    ) -> Result<Vec<depot_protocol::event::Event>> {
+        self.read(move |c| store::events::since(c, after_seq, limit))
+            .await
+    }
+
+    /// Stock levels that disagree with their ledger or with open orders'
+    /// reservations. Empty when the books are right.
+    pub async fn check_ledger(&self) -> Result<Vec<store::ledger::Inconsistency>> {
+        self.read(store::ledger::inconsistencies).await
+    }
+}

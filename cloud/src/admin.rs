@@ -1,0 +1,195 @@
+//! The admin command line of `depot-cloud`: serve, and manage businesses,
+//! warehouses and keys directly on the database (safe while the server runs:
+//! SQLite serializes the writers).
+
+use crate::settings::Settings;
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use depot_protocol::order::Address;
+use depot_protocol::{BusinessId, KeyId};
+use depot_wms::Wms;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "depot-cloud",
+    version,
+    about = "Depot cloud service and its administration"
+)]
+pub struct Cli {
+    /// TOML settings file.
+    #[arg(long, global = true, env = "DEPOT_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Data directory (overrides the settings).
+    #[arg(long, global = true)]
+    pub data_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the API.
+    Serve {
+        /// Address to listen on (overrides the settings); port 0 picks a free one.
+        #[arg(long)]
+        listen: Option<SocketAddr>,
+    },
+    /// Manage businesses.
+    #[command(subcommand)]
+    Business(BusinessCmd),
+    /// Manage warehouses.
+    #[command(subcommand)]
+    Warehouse(WarehouseCmd),
+    /// Manage API keys.
+    #[command(subcommand)]
+    Key(KeyCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BusinessCmd {
+    /// Create a business and print its id.
+    Create {
+        #[arg(long)]
+        name: String,
+        #[arg(long, default_value = "EUR")]
+        currency: String,
+        #[arg(long, default_value = "UTC")]
+        timezone: String,
+    },
+    /// List businesses.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WarehouseCmd {
+    /// Create a warehouse and print its id.
+    Create {
+        #[arg(long)]
+        business: i64,
+        /// Short code ("MAD1").
+        #[arg(long)]
+        code: String,
+        #[arg(long)]
+        name: String,
+        /// Buyers may pick up orders here.
+        #[arg(long)]
+        visible_sales: bool,
+    },
+    /// List a business's warehouses.
+    List {
+        #[arg(long)]
+        business: i64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCmd {
+    /// Create a key; it is printed once and only its hash is stored.
+    Create {
+        #[arg(long)]
+        business: i64,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    /// Revoke a key by id: it stops working at once.
+    Revoke { id: i64 },
+    /// List a business's keys (ids and prefixes, never secrets).
+    List {
+        #[arg(long)]
+        business: i64,
+    },
+}
+
+impl Cli {
+    pub fn settings(&self) -> anyhow::Result<Settings> {
+        let mut s = Settings::load(self.config.as_deref()).context("loading settings")?;
+        if let Some(dir) = &self.data_dir {
+            s.data_dir = dir.clone();
+        }
+        Ok(s)
+    }
+}
+
+pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
+    let path = settings.database();
+    Wms::open(&path, "cloud").with_context(|| format!("opening {}", path.display()))
+}
+
+/// Runs an admin command (everything but `serve`), printing its result.
+pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Serve { .. } => anyhow::bail!("serve is not an admin command"),
+        Command::Business(BusinessCmd::Create {
+            name,
+            currency,
+            timezone,
+        }) => {
+            let b = wms.create_business(&name, &currency, &timezone).await?;
+            println!("created business {} ({})", b.id, b.name);
+        }
+        Command::Business(BusinessCmd::List) => {
+            for b in wms.businesses().await? {
+                println!("{}\t{}\t{}\t{}", b.id, b.name, b.currency, b.timezone);
+            }
+        }
+        Command::Warehouse(WarehouseCmd::Create {
+            business,
+            code,
+            name,
+            visible_sales,
+        }) => {
+            let w = wms
+                .create_warehouse(
+                    BusinessId(business),
+                    &code,
+                    &name,
+                    Address::default(),
+                    visible_sales,
+                )
+                .await?;
+            println!(
+                "created warehouse {} ({} {}) in business {}",
+                w.id, w.code, w.name, w.business_id
+            );
+        }
+        Command::Warehouse(WarehouseCmd::List { business }) => {
+            for w in wms.warehouses(BusinessId(business), None).await? {
+                println!(
+                    "{}\t{}\t{}\tvisible_sales={}",
+                    w.id, w.code, w.name, w.is_visible_sales
+                );
+            }
+        }
+        Command::Key(KeyCmd::Create { business, label }) => {
+            let k = wms.create_key(BusinessId(business), label).await?;
+            println!("{}", k.secret);
+            eprintln!(
+                "key {} for business {}: shown once, store it now",
+                k.key.id, k.key.business_id
+            );
+        }
+        Command::Key(KeyCmd::Revoke { id }) => {
+            let k = wms.revoke_key(KeyId(id)).await?;
+            println!("revoked key {} ({})", k.id, k.prefix);
+        }
+        Command::Key(KeyCmd::List { business }) => {
+            for k in wms.keys(BusinessId(business)).await? {
+                let state = if k.revoked_at.is_some() {
+                    "revoked"
+                } else {
+                    "live"
+                };
+                println!(
+                    "{}\t{}…\t{}\t{}",
+                    k.id,
+                    k.prefix,
+                    state,
+                    k.label.unwrap_or_default()
+                );
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,28 @@
+use clap::Parser;
+use depot_cloud::admin::{self, Cli, Command};
+use tokio::net::TcpListener;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let settings = cli.settings()?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let wms = admin::open(&settings)?;
+    match cli.command {
+        Command::Serve { listen } => {
+            let addr = listen.unwrap_or(settings.listen);
+            let listener = TcpListener::bind(addr)
+                .await
+                .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+            println!("depot-cloud listening on http://{}", listener.local_addr()?);
+            depot_cloud::run(listener, wms, &settings, depot_cloud::shutdown_signal()).await?;
+        }
+        command => admin::run_admin(&wms, command).await?,
+    }
+    Ok(())
+}

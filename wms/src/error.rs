@@ -1,0 +1,74 @@
+//! The engine's one error type. `http::error` maps it to a status and the
+//! spec's error body, in one place.
+
+use depot_protocol::FieldError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum WmsError {
+    /// 400: the request could not be read at all.
+    #[error("{0}")]
+    BadRequest(String),
+    /// 401: no key, an unknown or revoked key, or a key of another business.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// 404: the path names something that does not exist in this business.
+    #[error("{0}")]
+    NotFound(String),
+    /// 409: the request clashes with the current state (a duplicate SKU, an
+    /// illegal status transition, stock that is not there).
+    #[error("{message}")]
+    Conflict {
+        message: String,
+        errors: Vec<FieldError>,
+    },
+    /// 422: well-formed JSON whose fields are wrong.
+    #[error("{message}")]
+    Invalid {
+        message: String,
+        errors: Vec<FieldError>,
+    },
+    /// A failure of the storage or the engine itself: logged, never shown.
+    #[error("storage: {0}")]
+    Storage(#[from] rusqlite::Error),
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl WmsError {
+    pub fn invalid(errors: Vec<FieldError>) -> Self {
+        let message = match errors.as_slice() {
+            [one] => format!("{}: {}", one.name, one.status),
+            _ => format!("{} fields are invalid", errors.len()),
+        };
+        Self::Invalid { message, errors }
+    }
+
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::Conflict {
+            message: message.into(),
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn field_conflict(name: impl Into<String>, status: impl Into<String>) -> Self {
+        let e = FieldError::new(name, status);
+        Self::Conflict {
+            message: format!("{}: {}", e.name, e.status),
+            errors: vec![e],
+        }
+    }
+}
+
+impl From<rusqlite_migration::Error> for WmsError {
+    fn from(e: rusqlite_migration::Error) -> Self {
+        Self::Internal(format!("migration: {e}"))
+    }
+}
+
+impl From<serde_json::Error> for WmsError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Internal(format!("json: {e}"))
+    }
+}
+
+pub type Result<T, E = WmsError> = std::result::Result<T, E>;

@@ -1,0 +1,65 @@
+//! `/v1/inventory/...`: stock levels and adjustments.
+
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiQuery, Tenant};
+use crate::Wms;
+use crate::ledger::{AdjustResult, StockFilter};
+use axum::Json;
+use axum::extract::State;
+use depot_protocol::stock::{AdjustRequest, StockLevel};
+use depot_protocol::{DataEnvelope, ErrorBody, ItemId, ListEnvelope, Page, WarehouseId};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StockQuery {
+    /// Rows to skip (default 0).
+    start: Option<i64>,
+    /// Rows to return, 1 to 1000 (default 50).
+    length: Option<i64>,
+    warehouse_id: Option<i64>,
+    item_id: Option<i64>,
+    sku: Option<String>,
+    /// true: only rows whose on-hand is below zero (discrepancies).
+    negative: Option<bool>,
+}
+
+/// Physical (on-hand) and available-to-promise stock per item and warehouse.
+#[utoipa::path(get, path = "/v1/inventory/{business_id}/items/list", tag = "inventory",
+    params(("business_id" = i32, Path, description = "The business"), StockQuery),
+    responses((status = 200, body = ListEnvelope<StockLevel>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiQuery(q): ApiQuery<StockQuery>,
+) -> Result<Json<ListEnvelope<StockLevel>>, ApiError> {
+    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let filter = StockFilter {
+        warehouse_id: q.warehouse_id.map(WarehouseId),
+        item_id: q.item_id.map(ItemId),
+        sku: q.sku.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
+        negative: q.negative.unwrap_or(false),
+    };
+    let (rows, total, filtered) = wms.list_stock(t.business_id(), filter, page).await?;
+    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+}
+
+/// A manual or cycle-count adjustment with an audit reason code. See the
+/// request schema for which quantity field each reason takes. Stock that
+/// goes below zero is recorded and flagged (`negative`), never refused.
+#[utoipa::path(post, path = "/v1/inventory/{business_id}/adjust", tag = "inventory",
+    params(("business_id" = i32, Path, description = "The business")),
+    request_body = AdjustRequest,
+    responses((status = 200, body = DataEnvelope<AdjustResult>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn adjust(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiJson(req): ApiJson<AdjustRequest>,
+) -> Result<Json<DataEnvelope<AdjustResult>>, ApiError> {
+    Ok(Json(DataEnvelope {
+        data: wms.adjust(t.0, req).await?,
+    }))
+}

@@ -1,0 +1,206 @@
+//! The stock ledger: adjustments become movements; levels follow.
+
+use crate::store::{self, catalog, ledger as sql, tenants};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::event::EventKind;
+use depot_protocol::stock::{
+    AdjustKind, AdjustRequest, Adjustment, ItemRef, Movement, MovementReason, StockLevel,
+};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, ItemId, MovementId, Page, WarehouseId, now};
+use rusqlite::Connection;
+use serde::Serialize;
+
+pub use sql::StockFilter;
+
+/// What an adjustment did.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct AdjustResult {
+    pub movements: Vec<Movement>,
+    /// The levels after the movements, one per warehouse touched.
+    pub levels: Vec<LevelAfter>,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct LevelAfter {
+    pub item_id: ItemId,
+    pub warehouse_id: WarehouseId,
+    pub on_hand: i64,
+    pub reserved: i64,
+    pub available: i64,
+    /// On-hand is below zero: recorded as a discrepancy to investigate.
+    pub negative: bool,
+}
+
+/// The movements an adjustment turns into, given the current on-hand.
+fn plan(a: &Adjustment, on_hand: i64) -> Vec<(WarehouseId, MovementReason, i64)> {
+    match a.kind {
+        AdjustKind::Delta { reason, delta } => vec![(a.warehouse_id, reason, delta)],
+        // A count says what is there; the ledger records the difference.
+        AdjustKind::Count { counted } => vec![(
+            a.warehouse_id,
+            MovementReason::CycleCount,
+            counted - on_hand,
+        )],
+        AdjustKind::Transfer { to, quantity } => {
+            vec![
+                (a.warehouse_id, MovementReason::Transfer, -quantity),
+                (to, MovementReason::Transfer, quantity),
+            ]
+        }
+    }
+}
+
+fn resolve_item(conn: &Connection, business: BusinessId, item: &ItemRef) -> Result<ItemId> {
+    let found = match item {
+        ItemRef::Id(id) => catalog::item(conn, business, *id)?.map(|i| i.id),
+        ItemRef::Sku(sku) => catalog::sku_owner(conn, business, sku)?,
+    };
+    found.ok_or_else(|| match item {
+        ItemRef::Id(id) => WmsError::NotFound(format!("item {id} does not exist")),
+        ItemRef::Sku(sku) => WmsError::NotFound(format!("no item with SKU {sku}")),
+    })
+}
+
+/// Records one adjustment inside the caller's transaction.
+pub(crate) fn apply(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    a: &Adjustment,
+    actor: &str,
+) -> Result<AdjustResult> {
+    let item_id = resolve_item(conn, business, &a.item)?;
+    let mut warehouses = vec![a.warehouse_id];
+    if let AdjustKind::Transfer { to, .. } = a.kind {
+        warehouses.push(to);
+    }
+    for (field, w) in ["warehouse_id", "to_warehouse_id"].iter().zip(&warehouses) {
+        if tenants::warehouse(conn, business, *w)?.is_none() {
+            return Err(WmsError::NotFound(format!(
+                "{field}: warehouse {w} does not exist"
+            )));
+        }
+    }
+    let (on_hand, _) = sql::level(conn, item_id, a.warehouse_id)?;
+    let at = now();
+    let mut result = AdjustResult {
+        movements: Vec::new(),
+        levels: Vec::new(),
+    };
+    for (warehouse_id, reason, delta) in plan(a, on_hand) {
+        let m = Movement {
+            id: MovementId::new(),
+            business_id: business,
+            item_id,
+            warehouse_id,
+            location: a.location.clone(),
+            delta,
+            reason,
+            reference: a.reference.clone(),
+            note: a.note.clone(),
+            actor: actor.to_owned(),
+            origin: origin.to_owned(),
+            at,
+        };
+        sql::record(conn, &m)?;
+        store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+        result.movements.push(m);
+    }
+    for w in warehouses {
+        let (on_hand, reserved) = sql::level(conn, item_id, w)?;
+        result.levels.push(LevelAfter {
+            item_id,
+            warehouse_id: w,
+            on_hand,
+            reserved,
+            available: on_hand - reserved,
+            negative: on_hand < 0,
+        });
+    }
+    Ok(result)
+}
+
+impl Wms {
+    pub async fn adjust(&self, caller: Caller, req: AdjustRequest) -> Result<AdjustResult> {
+        let adjustment = req.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            apply(
+                conn,
+                &origin,
+                caller.business_id,
+                &adjustment,
+                &caller.actor(),
+            )
+        })
+        .await
+    }
+
+    pub async fn list_stock(
+        &self,
+        business: BusinessId,
+        filter: StockFilter,
+        page: Page,
+    ) -> Result<(Vec<StockLevel>, u64, u64)> {
+        self.read(move |conn| sql::list(conn, business, &filter, page))
+            .await
+    }
+
+    /// On-hand and reserved of one item in one warehouse.
+    pub async fn stock_level(&self, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64)> {
+        self.read(move |conn| sql::level(conn, item, warehouse))
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adj(kind: AdjustKind) -> Adjustment {
+        Adjustment {
+            warehouse_id: WarehouseId(1),
+            item: ItemRef::Id(ItemId(1)),
+            kind,
+            location: None,
+            reference: None,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn a_count_records_the_difference() {
+        assert_eq!(
+            plan(&adj(AdjustKind::Count { counted: 7 }), 10),
+            vec![(WarehouseId(1), MovementReason::CycleCount, -3)]
+        );
+        assert_eq!(
+            plan(&adj(AdjustKind::Count { counted: 7 }), -2),
+            vec![(WarehouseId(1), MovementReason::CycleCount, 9)]
+        );
+        assert_eq!(
+            plan(&adj(AdjustKind::Count { counted: 7 }), 7),
+            vec![(WarehouseId(1), MovementReason::CycleCount, 0)]
+        );
+    }
+
+    #[test]
+    fn a_transfer_is_two_movements_that_cancel() {
+        let p = plan(
+            &adj(AdjustKind::Transfer {
+                to: WarehouseId(2),
+                quantity: 4,
+            }),
+            0,
+        );
+        assert_eq!(
+            p,
+            vec![
+                (WarehouseId(1), MovementReason::Transfer, -4),
+                (WarehouseId(2), MovementReason::Transfer, 4)
+            ]
+        );
+        assert_eq!(p.iter().map(|(_, _, d)| d).sum::<i64>(), 0);
+    }
+}

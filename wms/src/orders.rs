@@ -1,0 +1,282 @@
+//! Orders: idempotent ingestion, and every status change through the
+//! protocol's state machine with its stock effect in the same transaction.
+
+use crate::store::{self, catalog, ledger, orders as sql, tenants};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::event::EventKind;
+use depot_protocol::order::{self, Order, OrderLine, OrderStatus, StatusChange, StockEffect};
+use depot_protocol::order_request::{NewOrder, OrderCreate};
+use depot_protocol::stock::{Movement, MovementReason};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, FieldError, ItemId, Money, MovementId, OrderId, Page, now};
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+
+pub use sql::OrderFilter;
+
+fn load(conn: &Connection, business: BusinessId, id: OrderId) -> Result<Order> {
+    sql::order(conn, business, id, true)?
+        .ok_or_else(|| WmsError::NotFound(format!("order {id} does not exist")))
+}
+
+/// Stores a new order, or finds the one already ingested under the same
+/// (channel, external reference). Answers the order and whether it is new.
+fn ingest(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    o: NewOrder,
+    actor: &str,
+) -> Result<(Order, bool)> {
+    if let Some(id) = sql::id_by_ref(conn, business, &o.channel, &o.external_ref)? {
+        return Ok((load(conn, business, id)?, false));
+    }
+    let biz = tenants::business(conn, business)?
+        .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
+    let warehouse_id = match o.warehouse_id {
+        Some(w) => {
+            if tenants::warehouse(conn, business, w)?.is_none() {
+                return Err(WmsError::invalid(vec![FieldError::new(
+                    "warehouse_id",
+                    "no such warehouse in this business",
+                )]));
+            }
+            w
+        }
+        None => tenants::warehouses(conn, business, None)?
+            .first()
+            .map(|w| w.id)
+            .ok_or_else(|| WmsError::conflict("the business has no warehouse to fulfil from"))?,
+    };
+    let mut errors = Vec::new();
+    let mut lines = Vec::with_capacity(o.lines.len());
+    let mut total = Money::ZERO;
+    for (i, l) in o.lines.iter().enumerate() {
+        let Some(item_id) = catalog::sku_owner(conn, business, &l.sku)? else {
+            errors.push(FieldError::new(
+                format!("lines[{i}].sku"),
+                format!("no item with SKU {}", l.sku),
+            ));
+            continue;
+        };
+        let item = catalog::item(conn, business, item_id)?
+            .ok_or_else(|| WmsError::Internal("item vanished".into()))?;
+        let unit_price = l
+            .unit_price
+            .or_else(|| item.prices.first().map(|p| p.amount))
+            .unwrap_or(Money::ZERO);
+        total = unit_price
+            .checked_mul(l.quantity)
+            .and_then(|line_total| total.checked_add(line_total))
+            .ok_or_else(|| {
+                WmsError::invalid(vec![FieldError::new(
+                    format!("lines[{i}]"),
+                    "amount is too large",
+                )])
+            })?;
+        lines.push(OrderLine {
+            line_no: (i + 1) as u32,
+            item_id,
+            sku: item.sku,
+            name: item.name,
+            quantity: l.quantity,
+            unit_price,
+        });
+    }
+    if !errors.is_empty() {
+        return Err(WmsError::invalid(errors));
+    }
+    let at = now();
+    let mut order = Order {
+        id: OrderId(0),
+        business_id: business,
+        warehouse_id,
+        channel: o.channel,
+        external_ref: o.external_ref,
+        status: OrderStatus::Pending,
+        buyer: o.buyer,
+        shipping_address: o.shipping_address,
+        payments: o.payments,
+        lines,
+        currency: o.currency.unwrap_or(biz.currency),
+        total,
+        created_at: o
+            .ordered_at
+            .map(|t| chrono::SubsecRound::trunc_subsecs(t, 0))
+            .unwrap_or(at),
+        updated_at: at,
+        history: Vec::new(),
+    };
+    order.id = sql::insert(conn, &order)?;
+    let change = StatusChange {
+        from: None,
+        to: OrderStatus::Pending,
+        actor: actor.to_owned(),
+        note: None,
+        at,
+    };
+    sql::add_history(conn, order.id, &change)?;
+    order.history.push(change);
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::OrderCreated,
+        &order,
+    )?;
+    Ok((order, true))
+}
+
+/// Quantities per item across the order's lines.
+fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
+    let mut m = BTreeMap::new();
+    for l in &order.lines {
+        *m.entry(l.item_id).or_insert(0) += l.quantity;
+    }
+    m
+}
+
+/// Applies a status change inside the caller's transaction.
+pub(crate) fn change_status(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    id: OrderId,
+    to: OrderStatus,
+    note: Option<String>,
+    actor: &str,
+) -> Result<Order> {
+    let order = load(conn, business, id)?;
+    let t = order::transition(order.status, to).map_err(|e| WmsError::conflict(e.to_string()))?;
+    if t.is_noop() {
+        return Ok(order);
+    }
+    let w = order.warehouse_id;
+    let at = now();
+    match t.effect {
+        StockEffect::None => {}
+        StockEffect::Reserve => {
+            let mut short = Vec::new();
+            for (item, qty) in per_item(&order) {
+                let (on_hand, reserved) = ledger::level(conn, item, w)?;
+                if on_hand - reserved < qty {
+                    let sku = order
+                        .lines
+                        .iter()
+                        .find(|l| l.item_id == item)
+                        .map(|l| l.sku.clone())
+                        .unwrap_or_default();
+                    short.push(FieldError::new(
+                        sku,
+                        format!("needs {qty}, {} available", on_hand - reserved),
+                    ));
+                }
+            }
+            if !short.is_empty() {
+                let detail = short
+                    .iter()
+                    .map(|e| format!("{} {}", e.name, e.status))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(WmsError::Conflict {
+                    message: format!("insufficient stock to confirm: {detail}"),
+                    errors: short,
+                });
+            }
+            for (item, qty) in per_item(&order) {
+                ledger::reserve(conn, business, item, w, qty)?;
+            }
+        }
+        StockEffect::Release => {
+            for (item, qty) in per_item(&order) {
+                ledger::reserve(conn, business, item, w, -qty)?;
+            }
+        }
+        StockEffect::Ship => {
+            for (item, qty) in per_item(&order) {
+                ledger::reserve(conn, business, item, w, -qty)?;
+                let m = Movement {
+                    id: MovementId::new(),
+                    business_id: business,
+                    item_id: item,
+                    warehouse_id: w,
+                    location: None,
+                    delta: -qty,
+                    reason: MovementReason::Shipped,
+                    reference: Some(format!("order:{id}")),
+                    note: None,
+                    actor: actor.to_owned(),
+                    origin: origin.to_owned(),
+                    at,
+                };
+                ledger::record(conn, &m)?;
+                store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+            }
+        }
+    }
+    sql::set_status(conn, id, to, &at)?;
+    let change = StatusChange {
+        from: Some(t.from),
+        to,
+        actor: actor.to_owned(),
+        note,
+        at,
+    };
+    sql::add_history(conn, id, &change)?;
+    let payload = serde_json::json!({"order_id": id, "change": change});
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::OrderStatusChanged,
+        &payload,
+    )?;
+    load(conn, business, id)
+}
+
+impl Wms {
+    /// Ingests an order; the same (channel, external_ref) twice is one order.
+    /// Answers the order and whether this call created it.
+    pub async fn create_order(&self, caller: Caller, req: OrderCreate) -> Result<(Order, bool)> {
+        let new = req.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| ingest(conn, &origin, caller.business_id, new, &caller.actor()))
+            .await
+    }
+
+    pub async fn set_order_status(
+        &self,
+        caller: Caller,
+        id: OrderId,
+        to: OrderStatus,
+        note: Option<String>,
+    ) -> Result<Order> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            change_status(
+                conn,
+                &origin,
+                caller.business_id,
+                id,
+                to,
+                note,
+                &caller.actor(),
+            )
+        })
+        .await
+    }
+
+    pub async fn order(&self, business: BusinessId, id: OrderId) -> Result<Order> {
+        self.read(move |conn| load(conn, business, id)).await
+    }
+
+    pub async fn list_orders(
+        &self,
+        business: BusinessId,
+        filter: OrderFilter,
+        page: Page,
+    ) -> Result<(Vec<Order>, u64, u64)> {
+        self.read(move |conn| sql::list(conn, business, &filter, page))
+            .await
+    }
+}

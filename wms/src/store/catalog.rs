@@ -1,0 +1,354 @@
+//! Items and everything hanging off them.
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::barcode::{Barcode, Gtin};
+use depot_protocol::catalog::{BinLocation, Dimensions, Item, ItemFields, Price, PublicationLink};
+use depot_protocol::{BusinessId, ItemId, Money, Page, PriceListId, Timestamp, WarehouseId};
+use rusqlite::types::Value;
+use rusqlite::{Connection, Row, params, params_from_iter};
+
+/// The key a code is unique under: GTINs in their 14-digit form, so the
+/// EAN-13 and the GTIN-14 of one product collide as they should.
+pub fn code_key(code: &str) -> String {
+    match Gtin::parse(code) {
+        Ok(g) => g.to_gtin14(),
+        Err(_) => code.to_owned(),
+    }
+}
+
+/// The item that already answers to `code` in this business, if any.
+pub fn code_owner(conn: &Connection, business: BusinessId, code: &str) -> Result<Option<ItemId>> {
+    maybe(
+        conn.prepare_cached("SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2")?
+            .query_row(params![business.0, code_key(code)], |r| {
+                Ok(ItemId(r.get(0)?))
+            }),
+    )
+}
+
+pub fn sku_owner(conn: &Connection, business: BusinessId, sku: &str) -> Result<Option<ItemId>> {
+    maybe(
+        conn.prepare_cached("SELECT id FROM items WHERE business_id = ?1 AND sku = ?2")?
+            .query_row(params![business.0, sku], |r| Ok(ItemId(r.get(0)?))),
+    )
+}
+
+pub fn insert_item(
+    conn: &Connection,
+    business: BusinessId,
+    f: &ItemFields,
+    at: &Timestamp,
+) -> Result<ItemId> {
+    conn.prepare_cached(
+        "INSERT INTO items (business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm,
+                            weight_g, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+    )?
+    .execute(params![
+        business.0,
+        f.sku,
+        f.name,
+        f.brand,
+        f.category,
+        f.gtin.as_ref().map(Gtin::as_str),
+        f.dimensions.map(|d| d.length_mm),
+        f.dimensions.map(|d| d.width_mm),
+        f.dimensions.map(|d| d.height_mm),
+        f.weight_g,
+        ts(at),
+    ])?;
+    let id = ItemId(conn.last_insert_rowid());
+    write_children(conn, business, id, f)?;
+    Ok(id)
+}
+
+pub fn update_item(
+    conn: &Connection,
+    business: BusinessId,
+    id: ItemId,
+    f: &ItemFields,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE items SET sku = ?3, name = ?4, brand = ?5, category = ?6, gtin = ?7, length_mm = ?8,
+                width_mm = ?9, height_mm = ?10, weight_g = ?11, updated_at = ?12
+         WHERE business_id = ?1 AND id = ?2",
+    )?
+    .execute(params![
+        business.0,
+        id.0,
+        f.sku,
+        f.name,
+        f.brand,
+        f.category,
+        f.gtin.as_ref().map(Gtin::as_str),
+        f.dimensions.map(|d| d.length_mm),
+        f.dimensions.map(|d| d.width_mm),
+        f.dimensions.map(|d| d.height_mm),
+        f.weight_g,
+        ts(at),
+    ])?;
+    for table in ["item_codes", "item_prices", "item_links", "item_locations"] {
+        conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_id = ?1"))?
+            .execute([id.0])?;
+    }
+    write_children(conn, business, id, f)
+}
+
+fn write_children(
+    conn: &Connection,
+    business: BusinessId,
+    id: ItemId,
+    f: &ItemFields,
+) -> Result<()> {
+    let mut code = conn.prepare_cached(
+        "INSERT INTO item_codes (business_id, code, item_id, kind, position, display) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    if let Some(g) = &f.gtin {
+        code.execute(params![
+            business.0,
+            g.to_gtin14(),
+            id.0,
+            "gtin",
+            0,
+            g.as_str()
+        ])?;
+    }
+    for (i, b) in f.barcodes.iter().enumerate() {
+        code.execute(params![
+            business.0,
+            code_key(b.as_str()),
+            id.0,
+            "barcode",
+            i as i64,
+            b.as_str()
+        ])?;
+    }
+    let mut price = conn.prepare_cached(
+        "INSERT INTO item_prices (item_id, price_list_id, amount_cents, currency) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for p in &f.prices {
+        price.execute(params![
+            id.0,
+            p.price_list_id.0,
+            p.amount.cents(),
+            p.currency
+        ])?;
+    }
+    let mut link = conn.prepare_cached(
+        "INSERT INTO item_links (item_id, position, channel, url) VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    for (i, l) in f.links.iter().enumerate() {
+        link.execute(params![id.0, i as i64, l.channel, l.url])?;
+    }
+    let mut loc = conn.prepare_cached(
+        "INSERT INTO item_locations (item_id, warehouse_id, location) VALUES (?1, ?2, ?3)",
+    )?;
+    for l in &f.locations {
+        loc.execute(params![id.0, l.warehouse_id.0, l.location])?;
+    }
+    Ok(())
+}
+
+const ITEM_COLS: &str = "id, business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm, weight_g, created_at, updated_at";
+
+fn item_row(r: &Row) -> rusqlite::Result<Item> {
+    let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(7)?, r.get(8)?, r.get(9)?);
+    Ok(Item {
+        id: ItemId(r.get(0)?),
+        business_id: BusinessId(r.get(1)?),
+        sku: r.get(2)?,
+        name: r.get(3)?,
+        brand: r.get(4)?,
+        category: r.get(5)?,
+        gtin: r.get(6)?,
+        barcodes: Vec::new(),
+        dimensions: match dims {
+            (Some(length_mm), Some(width_mm), Some(height_mm)) => Some(Dimensions {
+                length_mm,
+                width_mm,
+                height_mm,
+            }),
+            _ => None,
+        },
+        weight_g: r.get(10)?,
+        prices: Vec::new(),
+        links: Vec::new(),
+        locations: Vec::new(),
+        created_at: parse_ts(&r.get::<_, String>(11)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(12)?)?,
+    })
+}
+
+fn fill_children(conn: &Connection, item: &mut Item) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT display FROM item_codes WHERE item_id = ?1 AND kind = 'barcode' ORDER BY position",
+    )?;
+    item.barcodes = stmt
+        .query_map([item.id.0], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT price_list_id, amount_cents, currency FROM item_prices WHERE item_id = ?1 ORDER BY price_list_id",
+    )?;
+    item.prices = stmt
+        .query_map([item.id.0], |r| {
+            Ok(Price {
+                price_list_id: PriceListId(r.get(0)?),
+                amount: Money(r.get(1)?),
+                currency: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT channel, url FROM item_links WHERE item_id = ?1 ORDER BY position",
+    )?;
+    item.links = stmt
+        .query_map([item.id.0], |r| {
+            Ok(PublicationLink {
+                channel: r.get(0)?,
+                url: r.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt =
+        conn.prepare_cached("SELECT warehouse_id, location FROM item_locations WHERE item_id = ?1 ORDER BY warehouse_id")?;
+    item.locations = stmt
+        .query_map([item.id.0], |r| {
+            Ok(BinLocation {
+                warehouse_id: WarehouseId(r.get(0)?),
+                location: r.get(1)?,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(())
+}
+
+pub fn item(conn: &Connection, business: BusinessId, id: ItemId) -> Result<Option<Item>> {
+    let found = maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {ITEM_COLS} FROM items WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id.0], item_row),
+    )?;
+    let Some(mut item) = found else {
+        return Ok(None);
+    };
+    fill_children(conn, &mut item)?;
+    Ok(Some(item))
+}
+
+/// The stored fields of an item, as an edit starts from them.
+pub fn fields(item: &Item) -> ItemFields {
+    ItemFields {
+        sku: item.sku.clone(),
+        name: item.name.clone(),
+        brand: item.brand.clone(),
+        category: item.category.clone(),
+        gtin: item.gtin.as_deref().and_then(|g| Gtin::parse(g).ok()),
+        barcodes: item
+            .barcodes
+            .iter()
+            .filter_map(|b| Barcode::parse(b).ok())
+            .collect(),
+        dimensions: item.dimensions,
+        weight_g: item.weight_g,
+        prices: item.prices.clone(),
+        links: item.links.clone(),
+        locations: item.locations.clone(),
+    }
+}
+
+/// Filters of the item list.
+#[derive(Debug, Clone, Default)]
+pub struct ItemFilter {
+    pub sku: Option<String>,
+    /// Any code the item answers to (GTIN or barcode).
+    pub barcode: Option<String>,
+    pub brand: Option<String>,
+    pub category: Option<String>,
+    /// Text contained in the name or the SKU.
+    pub q: Option<String>,
+}
+
+/// Escapes `%`, `_` and `\` so user text matches literally in LIKE.
+pub(crate) fn like_literal(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    for ch in s.chars() {
+        if matches!(ch, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &ItemFilter,
+    page: Page,
+) -> Result<(Vec<Item>, u64, u64)> {
+    let mut sql = String::from(" FROM items i WHERE i.business_id = ?");
+    let mut args: Vec<Value> = vec![business.0.into()];
+    if let Some(sku) = &f.sku {
+        sql.push_str(" AND i.sku = ?");
+        args.push(sku.clone().into());
+    }
+    if let Some(code) = &f.barcode {
+        sql.push_str(" AND i.id IN (SELECT item_id FROM item_codes WHERE business_id = i.business_id AND code = ?)");
+        args.push(code_key(code).into());
+    }
+    if let Some(brand) = &f.brand {
+        sql.push_str(" AND i.brand = ?");
+        args.push(brand.clone().into());
+    }
+    if let Some(category) = &f.category {
+        sql.push_str(" AND i.category = ?");
+        args.push(category.clone().into());
+    }
+    if let Some(q) = &f.q {
+        sql.push_str(" AND (i.name LIKE ? ESCAPE '\\' OR i.sku LIKE ? ESCAPE '\\')");
+        let pattern = format!("%{}%", like_literal(q));
+        args.push(pattern.clone().into());
+        args.push(pattern.into());
+    }
+    let total: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM items WHERE business_id = ?1")?
+        .query_row([business.0], |r| r.get(0))?;
+    let filtered: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
+        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
+    let cols = ITEM_COLS
+        .split(", ")
+        .map(|c| format!("i.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    sql.push_str(" ORDER BY i.id LIMIT ? OFFSET ?");
+    args.push((page.length as i64).into());
+    args.push((page.start as i64).into());
+    let mut stmt = conn.prepare_cached(&format!("SELECT {cols}{sql}"))?;
+    let mut items = stmt
+        .query_map(params_from_iter(args.iter()), item_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for item in &mut items {
+        fill_children(conn, item)?;
+    }
+    Ok((items, total as u64, filtered as u64))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gtin_forms_share_a_key() {
+        assert_eq!(code_key("4006381333931"), code_key("04006381333931"));
+        assert_eq!(code_key("BIN-1"), "BIN-1");
+    }
+
+    #[test]
+    fn like_is_literal() {
+        assert_eq!(like_literal("50%_a\\"), "50\\%\\_a\\\\");
+    }
+}

@@ -1,0 +1,189 @@
+//! The stock ledger: movements, the running levels, reservations and
+//! discrepancies.
+
+use super::ts;
+use crate::error::Result;
+use depot_protocol::stock::{Movement, StockLevel};
+use depot_protocol::{BusinessId, ItemId, Page, WarehouseId};
+use rusqlite::types::Value;
+use rusqlite::{Connection, params, params_from_iter};
+
+/// Appends a movement and moves the level with it. Answers the on-hand
+/// quantity after the movement; if it went below zero a discrepancy is
+/// recorded (the movement stands: the floor knows better than the books).
+pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
+                                      actor, origin, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+    )?
+    .execute(params![
+        m.id.0.to_string(),
+        m.business_id.0,
+        m.item_id.0,
+        m.warehouse_id.0,
+        m.location,
+        m.delta,
+        m.reason.as_str(),
+        m.reference,
+        m.note,
+        m.actor,
+        m.origin,
+        ts(&m.at),
+    ])?;
+    let on_hand: i64 = conn
+        .prepare_cached(
+            "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = on_hand + excluded.on_hand
+             RETURNING on_hand",
+        )?
+        .query_row(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, m.delta], |r| r.get(0))?;
+    if on_hand < 0 {
+        conn.prepare_cached(
+            "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
+    }
+    Ok(on_hand)
+}
+
+/// On-hand and reserved of one item in one warehouse (zeros if never moved).
+pub fn level(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64)> {
+    let found = super::maybe(
+        conn.prepare_cached(
+            "SELECT on_hand, reserved FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        )?
+        .query_row(params![item.0, warehouse.0], |r| Ok((r.get(0)?, r.get(1)?))),
+    )?;
+    Ok(found.unwrap_or((0, 0)))
+}
+
+/// Changes the reserved quantity by `delta` (negative releases).
+pub fn reserve(
+    conn: &Connection,
+    business: BusinessId,
+    item: ItemId,
+    warehouse: WarehouseId,
+    delta: i64,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = reserved + excluded.reserved",
+    )?
+    .execute(params![item.0, warehouse.0, business.0, delta])?;
+    Ok(())
+}
+
+/// Filters of the inventory list.
+#[derive(Debug, Clone, Default)]
+pub struct StockFilter {
+    pub warehouse_id: Option<WarehouseId>,
+    pub item_id: Option<ItemId>,
+    pub sku: Option<String>,
+    /// Only rows whose on-hand is below zero.
+    pub negative: bool,
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &StockFilter,
+    page: Page,
+) -> Result<(Vec<StockLevel>, u64, u64)> {
+    let mut sql = String::from(
+        " FROM stock_levels s JOIN items i ON i.id = s.item_id
+          LEFT JOIN item_locations l ON l.item_id = s.item_id AND l.warehouse_id = s.warehouse_id
+          WHERE s.business_id = ?",
+    );
+    let mut args: Vec<Value> = vec![business.0.into()];
+    if let Some(w) = f.warehouse_id {
+        sql.push_str(" AND s.warehouse_id = ?");
+        args.push(w.0.into());
+    }
+    if let Some(i) = f.item_id {
+        sql.push_str(" AND s.item_id = ?");
+        args.push(i.0.into());
+    }
+    if let Some(sku) = &f.sku {
+        sql.push_str(" AND i.sku = ?");
+        args.push(sku.clone().into());
+    }
+    if f.negative {
+        sql.push_str(" AND s.on_hand < 0");
+    }
+    let total: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM stock_levels WHERE business_id = ?1")?
+        .query_row([business.0], |r| r.get(0))?;
+    let filtered: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
+        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
+    sql.push_str(" ORDER BY s.warehouse_id, s.item_id LIMIT ? OFFSET ?");
+    args.push((page.length as i64).into());
+    args.push((page.start as i64).into());
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT s.item_id, i.sku, i.name, s.warehouse_id, l.location, s.on_hand, s.reserved{sql}"
+    ))?;
+    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
+        let on_hand: i64 = r.get(5)?;
+        let reserved: i64 = r.get(6)?;
+        Ok(StockLevel {
+            item_id: ItemId(r.get(0)?),
+            sku: r.get(1)?,
+            name: r.get(2)?,
+            warehouse_id: WarehouseId(r.get(3)?),
+            location: r.get(4)?,
+            on_hand,
+            reserved,
+            available: on_hand - reserved,
+            negative: on_hand < 0,
+        })
+    })?;
+    Ok((
+        rows.collect::<rusqlite::Result<_>>()?,
+        total as u64,
+        filtered as u64,
+    ))
+}
+
+/// A level that disagrees with its ledger or with the orders holding stock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inconsistency {
+    pub item_id: ItemId,
+    pub warehouse_id: WarehouseId,
+    pub on_hand: i64,
+    pub ledger_sum: i64,
+    pub reserved: i64,
+    pub held_by_orders: i64,
+}
+
+/// Levels whose on-hand differs from the sum of their movements, or whose
+/// reservation differs from what open orders hold. Empty when the books are
+/// consistent.
+pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
+    let mut stmt = conn.prepare(
+        "SELECT s.item_id, s.warehouse_id, s.on_hand,
+                COALESCE((SELECT SUM(delta) FROM stock_movements m
+                          WHERE m.item_id = s.item_id AND m.warehouse_id = s.warehouse_id), 0) AS ledger,
+                s.reserved,
+                COALESCE((SELECT SUM(ol.quantity) FROM order_lines ol JOIN orders o ON o.id = ol.order_id
+                          WHERE ol.item_id = s.item_id AND o.warehouse_id = s.warehouse_id
+                            AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS held
+         FROM stock_levels s",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Inconsistency {
+            item_id: ItemId(r.get(0)?),
+            warehouse_id: WarehouseId(r.get(1)?),
+            on_hand: r.get(2)?,
+            ledger_sum: r.get(3)?,
+            reserved: r.get(4)?,
+            held_by_orders: r.get(5)?,
+        })
+    })?;
+    let all: Vec<Inconsistency> = rows.collect::<rusqlite::Result<_>>()?;
+    Ok(all
+        .into_iter()
+        .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)
+        .collect())
+}

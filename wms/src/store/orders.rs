@@ -1,0 +1,246 @@
+//! Orders, their lines and their status history.
+
+use super::{maybe, parse_json, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::order::{Buyer, Order, OrderLine, OrderStatus, StatusChange};
+use depot_protocol::{BusinessId, ItemId, Money, OrderId, Page, Timestamp, WarehouseId};
+use rusqlite::types::Value;
+use rusqlite::{Connection, Row, params, params_from_iter};
+
+pub fn id_by_ref(
+    conn: &Connection,
+    business: BusinessId,
+    channel: &str,
+    external_ref: &str,
+) -> Result<Option<OrderId>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT id FROM orders WHERE business_id = ?1 AND channel = ?2 AND external_ref = ?3",
+        )?
+        .query_row(params![business.0, channel, external_ref], |r| {
+            Ok(OrderId(r.get(0)?))
+        }),
+    )
+}
+
+/// Stores a new order with its lines (`line_no`s already assigned).
+pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
+    conn.prepare_cached(
+        "INSERT INTO orders (business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email,
+                             buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+    )?
+    .execute(params![
+        o.business_id.0,
+        o.warehouse_id.0,
+        o.channel,
+        o.external_ref,
+        o.status.as_str(),
+        o.buyer.name,
+        o.buyer.email,
+        o.buyer.phone,
+        serde_json::to_string(&o.shipping_address)?,
+        serde_json::to_string(&o.payments)?,
+        o.currency,
+        o.total.cents(),
+        ts(&o.created_at),
+        ts(&o.updated_at),
+    ])?;
+    let id = OrderId(conn.last_insert_rowid());
+    let mut line = conn.prepare_cached(
+        "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    for l in &o.lines {
+        line.execute(params![
+            id.0,
+            l.line_no,
+            l.item_id.0,
+            l.sku,
+            l.name,
+            l.quantity,
+            l.unit_price.cents()
+        ])?;
+    }
+    Ok(id)
+}
+
+pub fn set_status(
+    conn: &Connection,
+    id: OrderId,
+    status: OrderStatus,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached("UPDATE orders SET status = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![id.0, status.as_str(), ts(at)])?;
+    Ok(())
+}
+
+pub fn add_history(conn: &Connection, id: OrderId, change: &StatusChange) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO order_history (order_id, from_status, to_status, actor, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![id.0, change.from.map(OrderStatus::as_str), change.to.as_str(), change.actor, change.note, ts(&change.at)])?;
+    Ok(())
+}
+
+fn status(s: &str) -> rusqlite::Result<OrderStatus> {
+    OrderStatus::parse(s).ok_or_else(|| {
+        rusqlite::Error::InvalidColumnType(0, format!("status {s}"), rusqlite::types::Type::Text)
+    })
+}
+
+const ORDER_COLS: &str = "id, business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email, \
+                          buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at";
+
+fn order_row(r: &Row) -> rusqlite::Result<Order> {
+    Ok(Order {
+        id: OrderId(r.get(0)?),
+        business_id: BusinessId(r.get(1)?),
+        warehouse_id: WarehouseId(r.get(2)?),
+        channel: r.get(3)?,
+        external_ref: r.get(4)?,
+        status: status(&r.get::<_, String>(5)?)?,
+        buyer: Buyer {
+            name: r.get(6)?,
+            email: r.get(7)?,
+            phone: r.get(8)?,
+        },
+        shipping_address: parse_json(&r.get::<_, String>(9)?)?,
+        payments: parse_json(&r.get::<_, String>(10)?)?,
+        lines: Vec::new(),
+        currency: r.get(11)?,
+        total: Money(r.get(12)?),
+        created_at: parse_ts(&r.get::<_, String>(13)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(14)?)?,
+        history: Vec::new(),
+    })
+}
+
+fn lines(conn: &Connection, id: OrderId) -> Result<Vec<OrderLine>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT line_no, item_id, sku, name, quantity, unit_price_cents FROM order_lines WHERE order_id = ?1
+         ORDER BY line_no",
+    )?;
+    let rows = stmt.query_map([id.0], |r| {
+        Ok(OrderLine {
+            line_no: r.get(0)?,
+            item_id: ItemId(r.get(1)?),
+            sku: r.get(2)?,
+            name: r.get(3)?,
+            quantity: r.get(4)?,
+            unit_price: Money(r.get(5)?),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn history(conn: &Connection, id: OrderId) -> Result<Vec<StatusChange>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT from_status, to_status, actor, note, at FROM order_history WHERE order_id = ?1 ORDER BY id",
+    )?;
+    let rows = stmt.query_map([id.0], |r| {
+        Ok(StatusChange {
+            from: r
+                .get::<_, Option<String>>(0)?
+                .map(|s| status(&s))
+                .transpose()?,
+            to: status(&r.get::<_, String>(1)?)?,
+            actor: r.get(2)?,
+            note: r.get(3)?,
+            at: parse_ts(&r.get::<_, String>(4)?)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// An order with its lines, and with its history when `with_history`.
+pub fn order(
+    conn: &Connection,
+    business: BusinessId,
+    id: OrderId,
+    with_history: bool,
+) -> Result<Option<Order>> {
+    let found = maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {ORDER_COLS} FROM orders WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id.0], order_row),
+    )?;
+    let Some(mut order) = found else {
+        return Ok(None);
+    };
+    order.lines = lines(conn, id)?;
+    if with_history {
+        order.history = history(conn, id)?;
+    }
+    Ok(Some(order))
+}
+
+/// Filters of the order list.
+#[derive(Debug, Clone, Default)]
+pub struct OrderFilter {
+    pub status: Option<OrderStatus>,
+    pub channel: Option<String>,
+    /// Matches the buyer's email, or the buyer's name ignoring case.
+    pub customer: Option<String>,
+    pub warehouse_id: Option<WarehouseId>,
+    /// Created at or after.
+    pub from: Option<Timestamp>,
+    /// Created before.
+    pub to: Option<Timestamp>,
+}
+
+/// Newest first. Every filter combination is served by an index that starts
+/// with `business_id` and ends with `created_at, id`.
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &OrderFilter,
+    page: Page,
+) -> Result<(Vec<Order>, u64, u64)> {
+    let mut sql = String::from(" FROM orders WHERE business_id = ?");
+    let mut args: Vec<Value> = vec![business.0.into()];
+    if let Some(s) = f.status {
+        sql.push_str(" AND status = ?");
+        args.push(s.as_str().to_owned().into());
+    }
+    if let Some(c) = &f.channel {
+        sql.push_str(" AND channel = ?");
+        args.push(c.clone().into());
+    }
+    if let Some(c) = &f.customer {
+        sql.push_str(" AND (buyer_email = ? OR buyer_name = ? COLLATE NOCASE)");
+        args.push(c.to_lowercase().into());
+        args.push(c.clone().into());
+    }
+    if let Some(w) = f.warehouse_id {
+        sql.push_str(" AND warehouse_id = ?");
+        args.push(w.0.into());
+    }
+    if let Some(from) = &f.from {
+        sql.push_str(" AND created_at >= ?");
+        args.push(ts(from).into());
+    }
+    if let Some(to) = &f.to {
+        sql.push_str(" AND created_at < ?");
+        args.push(ts(to).into());
+    }
+    let total: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM orders WHERE business_id = ?1")?
+        .query_row([business.0], |r| r.get(0))?;
+    let filtered: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
+        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
+    sql.push_str(" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
+    args.push((page.length as i64).into());
+    args.push((page.start as i64).into());
+    let mut stmt = conn.prepare_cached(&format!("SELECT {ORDER_COLS}{sql}"))?;
+    let mut orders = stmt
+        .query_map(params_from_iter(args.iter()), order_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for o in &mut orders {
+        o.lines = lines(conn, o.id)?;
+    }
+    Ok((orders, total as u64, filtered as u64))
+}

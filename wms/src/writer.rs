@@ -1,0 +1,141 @@
+//! The one writer. Every write of the engine runs here, on a dedicated
+//! thread that owns the only writing connection. Jobs queued while a commit
+//! is on its way are committed together (group commit): one fsync for many
+//! writes, so throughput grows with load while every answer still waits for
+//! its own data to be on disk (`synchronous=FULL`).
+//!
+//! Each job runs inside a savepoint, so a job that fails leaves nothing
+//! behind and does not disturb the others of its group.
+
+use crate::error::{Result, WmsError};
+use rusqlite::Connection;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::{mpsc, oneshot};
+
+/// How many jobs one transaction takes at most: bounds the latency a job
+/// can add to the others of its group.
+const MAX_GROUP: usize = 256;
+/// Jobs that may wait before callers are slowed down (backpressure).
+const QUEUE: usize = 4096;
+
+type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
+/// A job runs against the open transaction, or, given `None` because no
+/// transaction could be opened, answers the failure without running.
+type Job = Box<dyn FnOnce(Option<&Connection>) -> Reply + Send>;
+
+/// Counters a metrics endpoint or a benchmark can read.
+#[derive(Debug, Default)]
+pub struct WriterStats {
+    pub commits: AtomicU64,
+    pub jobs: AtomicU64,
+}
+
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Job>,
+    stats: Arc<WriterStats>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`. The thread ends when every
+    /// `Writer` handle is dropped, after finishing what was queued.
+    pub fn start(conn: Connection) -> std::io::Result<Self> {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let stats = Arc::new(WriterStats::default());
+        let thread_stats = stats.clone();
+        std::thread::Builder::new()
+            .name("depot-writer".into())
+            .spawn(move || run(conn, rx, &thread_stats))?;
+        Ok(Self { tx, stats })
+    }
+
+    pub fn stats(&self) -> &WriterStats {
+        &self.stats
+    }
+
+    /// Runs `f` in the writer's transaction and answers once it is committed.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        let (otx, orx) = oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            let outcome = match conn {
+                Some(conn) => in_savepoint(conn, f),
+                None => Err(WmsError::Internal(
+                    "no write transaction could be opened".into(),
+                )),
+            };
+            Box::new(move |commit| {
+                let answer = match commit {
+                    Ok(()) => outcome,
+                    Err(e) => Err(WmsError::Internal(format!("commit failed: {e}"))),
+                };
+                let _ = otx.send(answer);
+            })
+        });
+        self.tx
+            .send(job)
+            .await
+            .map_err(|_| WmsError::Internal("the writer has stopped".into()))?;
+        orx.await
+            .map_err(|_| WmsError::Internal("the writer dropped a job".into()))?
+    }
+}
+
+fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    conn.execute_batch("SAVEPOINT job")?;
+    let result = f(conn);
+    let end = if result.is_ok() {
+        "RELEASE job"
+    } else {
+        "ROLLBACK TO job; RELEASE job"
+    };
+    conn.execute_batch(end)?;
+    result
+}
+
+fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, stats: &WriterStats) {
+    let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
+    while let Some(first) = rx.blocking_recv() {
+        group.push(first);
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(job) => group.push(job),
+                Err(_) => break,
+            }
+        }
+        let n = group.len() as u64;
+        let replies = commit_group(&conn, &mut group);
+        stats.commits.fetch_add(1, Ordering::Relaxed);
+        stats.jobs.fetch_add(n, Ordering::Relaxed);
+        for (reply, outcome) in replies {
+            reply(outcome);
+        }
+    }
+}
+
+/// Runs a group in one transaction. Answers are handed back only after the
+/// commit, so nobody is told "done" for data that is not yet durable.
+fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> Vec<(Reply, Result<(), String>)> {
+    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        tracing::error!(error = %e, "writer could not begin a transaction");
+        let msg = e.to_string();
+        return group
+            .drain(..)
+            .map(|job| (job(None), Err(msg.clone())))
+            .collect();
+    }
+    let replies: Vec<Reply> = group.drain(..).map(|job| job(Some(conn))).collect();
+    let outcome = match conn.execute_batch("COMMIT") {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            tracing::error!(error = %e, "group commit failed; rolling back");
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e.to_string())
+        }
+    };
+    replies.into_iter().map(|r| (r, outcome.clone())).collect()
+}
