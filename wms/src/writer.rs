@@ -139,3 +139,74 @@ fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> Vec<(Reply, Result<(
     };
     replies.into_iter().map(|r| (r, outcome.clone())).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writer() -> Writer {
+        let conn = Connection::open_in_memory().expect("memory db");
+        conn.execute_batch("CREATE TABLE t (n INTEGER PRIMARY KEY)")
+            .expect("schema");
+        Writer::start(conn).expect("start")
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_failing_job_leaves_its_group_intact() {
+        let w = writer();
+        let mut tasks = tokio::task::JoinSet::new();
+        for n in 0..200i64 {
+            let w = w.clone();
+            tasks.spawn(async move {
+                let r = w
+                    .write(move |c| {
+                        c.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
+                        if n % 7 == 0 {
+                            // Fails after writing: the savepoint must undo the insert.
+                            return Err(WmsError::conflict("refused"));
+                        }
+                        Ok(n)
+                    })
+                    .await;
+                (n, r.is_ok())
+            });
+        }
+        let mut ok = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            let (n, succeeded) = done.expect("task");
+            assert_eq!(succeeded, n % 7 != 0);
+            if succeeded {
+                ok.push(n);
+            }
+        }
+        ok.sort_unstable();
+        let stored: Vec<i64> = w
+            .write(|c| {
+                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
+                let rows = s
+                    .query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                Ok(rows)
+            })
+            .await
+            .expect("read back");
+        assert_eq!(stored, ok);
+        let commits = w.stats().commits.load(Ordering::Relaxed);
+        let jobs = w.stats().jobs.load(Ordering::Relaxed);
+        assert_eq!(jobs, 201);
+        assert!(commits <= jobs);
+    }
+
+    #[tokio::test]
+    async fn a_storage_error_is_answered_not_panicked() {
+        let w = writer();
+        let r = w
+            .write(|c| Ok(c.execute("INSERT INTO missing (x) VALUES (1)", [])?))
+            .await;
+        assert!(matches!(r, Err(WmsError::Storage(_))));
+        let r = w
+            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", [])?))
+            .await;
+        assert_eq!(r.ok(), Some(1));
+    }
+}

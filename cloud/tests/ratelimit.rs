@@ -1,0 +1,44 @@
+//! A key over its rate gets 429, the spec's body naming the seconds to wait,
+//! and `Retry-After`; other keys are unaffected.
+
+mod common;
+
+use depot_cloud::settings::RateLimit;
+
+#[tokio::test]
+async fn over_the_limit_is_told_when_to_come_back() {
+    let app = common::spawn_app_with(RateLimit {
+        per_second: 1,
+        burst: 3,
+    })
+    .await;
+    let path = format!("/v1/business/{}", app.a.business);
+    for _ in 0..3 {
+        assert_eq!(app.get(&path).await.status, 200);
+    }
+    let r = app.get(&path).await;
+    assert_eq!(r.status, 429);
+    assert_eq!(r.body["error"], 1);
+    let message = r.body["message"].as_str().unwrap_or_default();
+    let retry: u64 = r
+        .headers
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(retry >= 1, "Retry-After: {retry}");
+    assert!(
+        message.contains(&format!("try again after {retry} seconds")),
+        "{message}"
+    );
+    // Tenant B's key has its own budget.
+    let other = app
+        .call(
+            "GET",
+            &format!("/v1/business/{}", app.b.business),
+            Some(&app.b.key),
+            None,
+        )
+        .await;
+    assert_eq!(other.status, 200);
+}

@@ -1,0 +1,332 @@
+//! Bad input gets a 4xx with the error body, and nothing is written.
+
+mod common;
+
+use common::{TestApp, assert_error, spawn_app};
+use serde_json::{Value, json};
+
+/// Sends a bad request and checks its status, body, and that the event log
+/// (which every write appends to) did not move.
+async fn refused(app: &TestApp, method: &str, path: &str, body: Value, status: u16) -> Value {
+    let before = app.event_count().await;
+    let r = app.call(method, path, Some(&app.a.key), Some(body)).await;
+    assert_error(&r, status);
+    assert_eq!(
+        app.event_count().await,
+        before,
+        "{method} {path} wrote despite {status}"
+    );
+    r.body
+}
+
+fn field_names(body: &Value) -> Vec<String> {
+    body["errors"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn item_creation_errors() {
+    let app = spawn_app().await;
+    let p = format!("/v1/items/{}/create", app.a.business);
+    refused(&app, "POST", &p, json!({"name": "no sku"}), 422).await;
+    let b = refused(&app, "POST", &p, json!({"sku": 12, "name": "x"}), 422).await;
+    assert_eq!(field_names(&b), ["sku"]);
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"sku": "A", "name": "x".repeat(201)}),
+        422,
+    )
+    .await;
+    assert_eq!(field_names(&b), ["name"]);
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"sku": "A", "name": "x", "gtin": "4006381333932"}),
+        422,
+    )
+    .await;
+    assert!(
+        b["message"].as_str().unwrap_or("").contains("check digit"),
+        "{b}"
+    );
+    let b = refused(&app, "POST", &p, json!({"sku": "A", "name": "x", "weight_g": 0, "dimensions": {"length_mm": -1, "width_mm": 1, "height_mm": 1}}), 422).await;
+    assert_eq!(field_names(&b), ["dimensions.length_mm", "weight_g"]);
+    let b = refused(&app, "POST", &p, json!({"sku": "A", "name": "x", "locations": [{"warehouse_id": app.b.warehouses[0].0, "location": "A-1"}]}), 422).await;
+    assert_eq!(field_names(&b), ["locations[0].warehouse_id"]);
+
+    app.item("DUP").await;
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"sku": "DUP", "name": "again"}),
+        409,
+    )
+    .await;
+    assert_eq!(field_names(&b), ["sku"]);
+    let r = app
+        .post(
+            &p,
+            json!({"sku": "G1", "name": "g", "gtin": "4006381333931"}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    // The same GTIN written as a GTIN-14 is the same product.
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"sku": "G2", "name": "g", "barcodes": ["04006381333931"]}),
+        409,
+    )
+    .await;
+    assert_eq!(field_names(&b), ["barcodes[0]"]);
+    // Another tenant may use the same SKU and GTIN.
+    let r = app
+        .call(
+            "POST",
+            &format!("/v1/items/{}/create", app.b.business),
+            Some(&app.b.key),
+            Some(json!({"sku": "DUP", "name": "theirs", "gtin": "4006381333931"})),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}
+
+#[tokio::test]
+async fn malformed_and_oversized_bodies() {
+    let app = spawn_app().await;
+    let p = format!("/v1/items/{}/create", app.a.business);
+    let before = app.event_count().await;
+    let r = app
+        .raw(
+            "POST",
+            &p,
+            &app.a.key,
+            Some("application/json"),
+            b"{\"sku\": \"A\",".to_vec(),
+        )
+        .await;
+    assert_error(&r, 400);
+    let r = app
+        .raw(
+            "POST",
+            &p,
+            &app.a.key,
+            Some("text/plain"),
+            b"{\"sku\":\"A\",\"name\":\"B\"}".to_vec(),
+        )
+        .await;
+    assert_error(&r, 415);
+    let r = app
+        .raw(
+            "POST",
+            &p,
+            &app.a.key,
+            None,
+            b"{\"sku\":\"A\",\"name\":\"B\"}".to_vec(),
+        )
+        .await;
+    assert_error(&r, 415);
+    let huge = format!(
+        "{{\"sku\":\"A\",\"name\":\"{}\"}}",
+        "x".repeat(2 * 1024 * 1024)
+    );
+    let r = app
+        .raw(
+            "POST",
+            &p,
+            &app.a.key,
+            Some("application/json"),
+            huge.into_bytes(),
+        )
+        .await;
+    assert_error(&r, 413);
+    assert_eq!(app.event_count().await, before);
+}
+
+#[tokio::test]
+async fn edit_errors_and_partial_updates() {
+    let app = spawn_app().await;
+    let id = app.item("E-1").await;
+    app.item("E-2").await;
+    let p = format!("/v1/items/{}/{id}/edit", app.a.business);
+    refused(&app, "PUT", &p, json!({"sku": "E-2"}), 409).await;
+    refused(&app, "PUT", &p, json!({"name": ""}), 422).await;
+    refused(
+        &app,
+        "PUT",
+        &format!("/v1/items/{}/424242/edit", app.a.business),
+        json!({"name": "x"}),
+        404,
+    )
+    .await;
+    refused(
+        &app,
+        "PUT",
+        &format!("/v1/items/{}/abc/edit", app.a.business),
+        json!({"name": "x"}),
+        400,
+    )
+    .await;
+    let r = app.put(&p, json!({"brand": "Acme", "barcodes": ["INT-1"], "links": [{"channel": "shop", "url": "https://shop.example/e1"}]})).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["data"]["sku"], "E-1");
+    assert_eq!(r.body["data"]["brand"], "Acme");
+    assert_eq!(
+        r.body["data"]["prices"][0]["amount"], "10.00",
+        "untouched prices are kept"
+    );
+    assert_eq!(r.body["data"]["barcodes"], json!(["INT-1"]));
+}
+
+#[tokio::test]
+async fn adjustment_errors() {
+    let app = spawn_app().await;
+    app.item("S-1").await;
+    let p = format!("/v1/inventory/{}/adjust", app.a.business);
+    let w = app.a.warehouses[0].0;
+    for q in [0, -4] {
+        let b = refused(
+            &app,
+            "POST",
+            &p,
+            json!({"warehouse_id": w, "sku": "S-1", "reason": "received", "quantity": q}),
+            422,
+        )
+        .await;
+        assert_eq!(field_names(&b), ["quantity"]);
+    }
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"warehouse_id": w, "sku": "S-1", "reason": "stolen", "quantity": 1}),
+        422,
+    )
+    .await;
+    assert_eq!(field_names(&b), ["reason"]);
+    refused(
+        &app,
+        "POST",
+        &p,
+        json!({"warehouse_id": w, "sku": "S-1", "reason": "received", "quantity": "many"}),
+        422,
+    )
+    .await;
+    refused(
+        &app,
+        "POST",
+        &p,
+        json!({"warehouse_id": w, "sku": "S-1", "reason": "adjusted", "delta": 0}),
+        422,
+    )
+    .await;
+    refused(&app, "POST", &p, json!({"warehouse_id": w, "sku": "S-1", "reason": "received", "quantity": 1, "note": "n".repeat(501)}), 422).await;
+    refused(
+        &app,
+        "POST",
+        &p,
+        json!({"warehouse_id": w, "sku": "NOPE", "reason": "received", "quantity": 1}),
+        404,
+    )
+    .await;
+    refused(&app, "POST", &p, json!({"warehouse_id": app.b.warehouses[0].0, "sku": "S-1", "reason": "received", "quantity": 1}), 404).await;
+    refused(&app, "POST", &p, json!({"warehouse_id": w, "sku": "S-1", "reason": "transfer", "quantity": 1, "to_warehouse_id": app.b.warehouses[0].0}), 404).await;
+}
+
+#[tokio::test]
+async fn order_errors() {
+    let app = spawn_app().await;
+    app.item("O-1").await;
+    let p = format!("/v1/orders/{}/create", app.a.business);
+    let b = refused(&app, "POST", &p, json!({"channel": "web", "external_ref": "X", "lines": [{"sku": "O-1", "quantity": 0}, {"sku": "NOPE", "quantity": 1}]}), 422).await;
+    assert_eq!(field_names(&b), ["lines[0].quantity"]);
+    let b = refused(
+        &app,
+        "POST",
+        &p,
+        json!({"channel": "web", "external_ref": "X", "lines": [{"sku": "NOPE", "quantity": 1}]}),
+        422,
+    )
+    .await;
+    assert_eq!(field_names(&b), ["lines[0].sku"]);
+    refused(
+        &app,
+        "POST",
+        &p,
+        json!({"channel": "web", "external_ref": "X", "lines": []}),
+        422,
+    )
+    .await;
+    refused(
+        &app,
+        "POST",
+        &p,
+        json!({"channel": "web", "lines": [{"sku": "O-1", "quantity": 1}]}),
+        422,
+    )
+    .await;
+    refused(&app, "POST", &p, json!({"channel": "web", "external_ref": "X", "warehouse_id": app.b.warehouses[0].0, "lines": [{"sku": "O-1", "quantity": 1}]}), 422).await;
+    let id = app.order("O-OK", &[("O-1", 1)]).await;
+    let sp = format!("/v1/orders/{}/{id}/status", app.a.business);
+    let b = refused(&app, "PUT", &sp, json!({"status": "shipped"}), 422).await;
+    assert_eq!(field_names(&b), ["status"]);
+    let b = refused(&app, "PUT", &sp, json!({"status": "delivered"}), 409).await;
+    assert_eq!(
+        b["message"],
+        "illegal status transition from pending to delivered"
+    );
+    refused(
+        &app,
+        "PUT",
+        &format!("/v1/orders/{}/777/status", app.a.business),
+        json!({"status": "confirmed"}),
+        404,
+    )
+    .await;
+    let r = app.get(&format!("/v1/orders/{}/777", app.a.business)).await;
+    assert_error(&r, 404);
+}
+
+#[tokio::test]
+async fn list_query_errors() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    for path in [
+        format!("/v1/orders/{b}/list?status=lost"),
+        format!("/v1/orders/{b}/list?date_from=yesterday"),
+        format!("/v1/orders/{b}/list?length=0"),
+        format!("/v1/orders/{b}/list?length=5000"),
+        format!("/v1/items/{b}/list?start=-1"),
+        format!("/v1/inventory/{b}/items/list?length=1001"),
+        format!("/v1/business/{b}/warehouses?is_visible_sales=2"),
+    ] {
+        assert_error(&app.get(&path).await, 422);
+    }
+    for path in [
+        format!("/v1/orders/{b}/list?start=abc"),
+        format!("/v1/inventory/{b}/items/list?warehouse_id=x"),
+        "/v1/business/abc".into(),
+    ] {
+        assert_error(&app.get(&path).await, 400);
+    }
+    assert_error(&app.get("/v1/nowhere").await, 404);
+    assert_error(
+        &app.call(
+            "DELETE",
+            &format!("/v1/business/{b}"),
+            Some(&app.a.key),
+            None,
+        )
+        .await,
+        405,
+    );
+}
