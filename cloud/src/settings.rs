@@ -53,16 +53,16 @@ impl Default for RateLimit {
 impl Settings {
     /// Loads settings: defaults, the TOML file if given (it must exist), then
     /// the environment.
-    pub fn load(file: Option<&Path>) -> Result<Self, figment::Error> {
+    pub fn load(file: Option<&Path>) -> Result<Self, Box<figment::Error>> {
         let mut fig = Figment::from(Serialized::defaults(Settings::default()));
         if let Some(file) = file {
             fig = fig.merge(Toml::file_exact(file));
         }
         let settings: Settings = fig.merge(Env::prefixed("DEPOT_").split("__")).extract()?;
         if settings.rate_limit.per_second == 0 || settings.rate_limit.burst == 0 {
-            return Err(figment::Error::from(
+            return Err(Box::new(figment::Error::from(
                 "rate_limit.per_second and rate_limit.burst must be at least 1".to_owned(),
-            ));
+            )));
         }
         Ok(settings)
     }
@@ -73,6 +73,8 @@ impl Settings {
 }
 
 #[cfg(test)]
+// figment's Jail closures return figment's own (large) error type.
+#[allow(clippy::result_large_err)]
 mod tests {
     use super::*;
 
@@ -84,7 +86,7 @@ mod tests {
                 "listen = \"127.0.0.1:9000\"\n[rate_limit]\nper_second = 5\n",
             )?;
             jail.set_env("DEPOT_RATE_LIMIT__BURST", "7");
-            let s = Settings::load(Some(Path::new("cloud.toml")))?;
+            let s = Settings::load(Some(Path::new("cloud.toml"))).map_err(|e| *e)?;
             assert_eq!(s.listen, SocketAddr::from(([127, 0, 0, 1], 9000)));
             assert_eq!(
                 s.rate_limit,

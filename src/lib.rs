@@ -1,0 +1,3 @@
+//! The `depot` umbrella binary's library part: the demo.
+
+pub mod demo;

@@ -1,0 +1,99 @@
+//! The demo: seeded once, every printed example works as printed, and a
+//! second run reuses the data with a new key.
+
+use depot::demo::{self, DEMO_NAME};
+use depot_cloud::settings::Settings;
+use depot_wms::Wms;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_printed_examples_work() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = Settings {
+        data_dir: dir.path().to_owned(),
+        ..Settings::default()
+    };
+    let wms = Wms::open(&settings.database(), "cloud").expect("open");
+    let first = demo::prepare(&wms).await.expect("seed");
+    let second = demo::prepare(&wms).await.expect("reuse");
+    assert_eq!(first.business, second.business);
+    assert_ne!(first.key, second.key);
+    assert_eq!(
+        wms.businesses()
+            .await
+            .expect("list")
+            .iter()
+            .filter(|b| b.name == DEMO_NAME)
+            .count(),
+        1
+    );
+    assert!(wms.check_ledger().await.expect("check").is_empty());
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let server_wms = wms.clone();
+    tokio::spawn(async move {
+        depot_cloud::run(listener, server_wms, &settings, std::future::pending()).await
+    });
+
+    let client = reqwest::Client::new();
+    for e in demo::examples(second.business) {
+        let mut req = client
+            .request(
+                e.method.parse().expect("method"),
+                format!("{base}{}", e.path),
+            )
+            .header("X-API-KEY", &second.key);
+        if let Some(body) = &e.body {
+            req = req.json(body);
+        }
+        let resp = req.send().await.expect("send");
+        assert_eq!(resp.status(), 200, "{}", e.curl(&base, &second.key));
+        let body: serde_json::Value = resp.json().await.expect("json");
+        assert!(
+            body["data"].is_array() || body["data"].is_object(),
+            "{body}"
+        );
+        if e.path.contains("status=confirmed") {
+            assert_ne!(
+                body["recordsFiltered"], "0",
+                "the demo has confirmed orders"
+            );
+        }
+    }
+    // Every status is represented.
+    for status in [
+        "pending",
+        "confirmed",
+        "picking",
+        "packed",
+        "dispatched",
+        "delivered",
+        "cancelled",
+    ] {
+        let r: serde_json::Value = client
+            .get(format!(
+                "{base}/v1/orders/{}/list?status={status}",
+                second.business
+            ))
+            .header("X-API-KEY", &second.key)
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        assert_ne!(r["recordsFiltered"], "0", "{status}");
+    }
+    let r: serde_json::Value = client
+        .get(format!("{base}/v1/items/{}/list", second.business))
+        .header("X-API-KEY", &second.key)
+        .send()
+        .await
+        .expect("send")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(r["recordsTotal"], "36");
+}
