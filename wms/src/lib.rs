@@ -20,6 +20,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use writer::Writer;
 
+/// Read connections: enough to keep every core busy while some reads wait
+/// on I/O, few enough that each keeps its prepared statements warm.
+const READERS: usize = 8;
+
 /// A handle on the engine; cheap to clone, shared by every request.
 #[derive(Clone)]
 pub struct Wms {
@@ -48,7 +52,7 @@ impl Wms {
         Ok(Self {
             inner: Arc::new(Inner {
                 writer,
-                reader: Reader::new(path.to_owned(), 8),
+                reader: Reader::new(path.to_owned(), READERS),
                 origin: origin.to_owned(),
                 path: path.to_owned(),
             }),

@@ -78,7 +78,7 @@ where
     Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
 {
     let started = Instant::now();
-    let step = (n / 10).max(1);
+    let mut decile = 0;
     let mut set = JoinSet::new();
     let mut out = Vec::with_capacity(n);
     let mut next = 0;
@@ -91,8 +91,9 @@ where
             break;
         };
         out.push(done.context("load task panicked")??);
-        if out.len() % step == 0 {
-            eprintln!("  {what}: {}/{n} ({}%)", out.len(), out.len() * 100 / n);
+        if out.len() * 10 / n > decile {
+            decile = out.len() * 10 / n;
+            eprintln!("  {what}: {}/{n} ({}%)", out.len(), decile * 10);
         }
     }
     let secs = started.elapsed().as_secs_f64();
@@ -100,7 +101,7 @@ where
     Ok(out)
 }
 
-/// One order of the loaded history: 1–3 distinct lines, a channel, a buyer
+/// One order of the loaded history: 1–3 lines, a channel, a buyer
 /// and an order date within the last 90 days.
 fn order(i: u64, items: u64, now: Timestamp) -> OrderCreate {
     let r = mix(i);
@@ -117,7 +118,7 @@ fn order(i: u64, items: u64, now: Timestamp) -> OrderCreate {
         external_ref: format!("L-{i}"),
         warehouse_id: None,
         buyer: Some(Buyer {
-            name: Some(format!("Buyer {}", r % 5000)),
+            name: None,
             email: Some(format!("buyer{}@example.com", r % 5000)),
             phone: None,
         }),
@@ -149,17 +150,6 @@ enum Scenario {
     Adjust,
 }
 
-impl Scenario {
-    fn name(self) -> &'static str {
-        match self {
-            Self::Hello => "hello (baseline)",
-            Self::OrderList => "order list",
-            Self::OrderCreate => "order create",
-            Self::Adjust => "inventory adjust",
-        }
-    }
-}
-
 /// What every client worker shares.
 struct Target {
     client: reqwest::Client,
@@ -168,8 +158,9 @@ struct Target {
     business: i64,
     warehouse: WarehouseId,
     items: u64,
-    date_from: String,
-    date_to: String,
+    /// The list URL, filtered by status and the last 60 days; `start` varies.
+    list: String,
+    concurrency: usize,
     /// Makes each created order's reference unique across workers.
     seq: AtomicU64,
 }
@@ -180,12 +171,10 @@ impl Target {
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
         let req = match s {
             Scenario::Hello => return self.client.get(format!("{base}/hello")),
-            Scenario::OrderList => self.client.get(format!(
-                "{base}/v1/orders/{b}/list?status=confirmed&date_from={}&date_to={}&start={}&length=50",
-                self.date_from,
-                self.date_to,
-                (n % 10) * 50
-            )),
+            Scenario::OrderList => {
+                self.client
+                    .get(format!("{}&start={}", self.list, (n % 10) * 50))
+            }
             Scenario::OrderCreate => self
                 .client
                 .post(format!("{base}/v1/orders/{b}/create"))
@@ -221,43 +210,39 @@ struct Run {
 
 /// Closed loop: `concurrency` workers each send, wait for the full answer,
 /// and send again until the time is up. Latency covers send to last byte.
-async fn measure(t: &Arc<Target>, s: Scenario, args: &Args) -> anyhow::Result<Run> {
-    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+async fn measure(
+    t: &Arc<Target>,
+    s: Scenario,
+    name: &'static str,
+    secs: u64,
+) -> anyhow::Result<Run> {
     let started = Instant::now();
+    let deadline = started + Duration::from_secs(secs);
     let mut set = JoinSet::new();
-    for w in 0..args.concurrency {
+    for w in 0..t.concurrency {
         let t = t.clone();
         set.spawn(async move {
-            let mut lat = Vec::new();
-            let mut errors = Vec::new();
+            let (mut lat, mut errors) = (Vec::new(), Vec::new());
             let mut r = mix(w as u64 + 1);
             while Instant::now() < deadline {
                 r = mix(r);
                 let sent = Instant::now();
+                // The whole body is read: a list is not served until sent.
                 let outcome = match t.request(s, r).send().await {
-                    Ok(resp) => {
-                        let status = resp.status();
-                        match resp.bytes().await {
-                            Ok(_) if status.is_success() => Ok(()),
-                            Ok(body) => Err(format!(
-                                "{status}: {}",
-                                String::from_utf8_lossy(&body[..body.len().min(300)])
-                            )),
-                            Err(e) => Err(format!("reading the body: {e}")),
-                        }
-                    }
-                    Err(e) => Err(format!("sending: {e}")),
+                    Ok(resp) => (resp.status(), resp.text().await),
+                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
                 };
                 lat.push(sent.elapsed());
-                if let Err(e) = outcome {
-                    errors.push(e);
+                match outcome {
+                    (status, Ok(_)) if status.is_success() => {}
+                    (status, Ok(body)) => errors.push(format!("{status}: {body:.300}")),
+                    (_, Err(e)) => errors.push(e.to_string()),
                 }
             }
             (lat, errors)
         });
     }
-    let mut lat = Vec::new();
-    let mut errors = Vec::new();
+    let (mut lat, mut errors) = (Vec::new(), Vec::new());
     while let Some(done) = set.join_next().await {
         let (l, e) = done.context("client worker panicked")?;
         lat.extend(l);
@@ -265,7 +250,7 @@ async fn measure(t: &Arc<Target>, s: Scenario, args: &Args) -> anyhow::Result<Ru
     }
     let secs = started.elapsed().as_secs_f64();
     if !errors.is_empty() {
-        eprintln!("!! {}: {} failed requests, e.g.:", s.name(), errors.len());
+        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
         for e in errors.iter().take(5) {
             eprintln!("!!   {e}");
         }
@@ -275,32 +260,30 @@ async fn measure(t: &Arc<Target>, s: Scenario, args: &Args) -> anyhow::Result<Ru
         lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
             .map_or(0.0, |d| d.as_secs_f64() * 1e3)
     };
-    let run = Run {
-        name: s.name(),
+    let rps = lat.len() as f64 / secs;
+    eprintln!("  {name}: {} requests, {rps:.0} req/s", lat.len());
+    Ok(Run {
+        name,
         requests: lat.len(),
         errors: errors.len(),
-        rps: lat.len() as f64 / secs,
+        rps,
         p50_ms: pct(50),
         p99_ms: pct(99),
-    };
-    eprintln!(
-        "  {}: {} requests, {:.0} req/s",
-        run.name, run.requests, run.rps
-    );
-    Ok(run)
+    })
 }
 
-/// Jobs per commit of the group-commit writer since `before`.
-fn batching(wms: &Wms, before: (u64, u64)) -> (u64, u64, (u64, u64)) {
+/// The group-commit writer's (jobs, commits) so far.
+fn writer_counts(wms: &Wms) -> (u64, u64) {
     let s = wms.writer_stats();
-    let now = (
+    (
         s.jobs.load(Ordering::Relaxed),
         s.commits.load(Ordering::Relaxed),
-    );
-    (now.0 - before.0, now.1 - before.1, now)
+    )
 }
 
-fn print_batching(what: &str, (jobs, commits, _): (u64, u64, (u64, u64))) {
+/// How well the writer batched between two snapshots.
+fn print_batching(what: &str, before: (u64, u64), after: (u64, u64)) {
+    let (jobs, commits) = (after.0 - before.0, after.1 - before.1);
     println!(
         "writer, {what}: {jobs} jobs in {commits} commits = {:.1} jobs/commit",
         jobs as f64 / commits.max(1) as f64
@@ -310,23 +293,21 @@ fn print_batching(what: &str, (jobs, commits, _): (u64, u64, (u64, u64))) {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    let dir = TempDir(std::env::temp_dir().join(format!(
-        "depot-bench-cloud-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos())
-    )));
+    // The pid makes the name unique among running benches; a leftover of
+    // a killed run that had the same pid is cleared first.
+    let dir =
+        TempDir(std::env::temp_dir().join(format!("depot-bench-cloud-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&dir.0);
     let wms = Wms::open(&dir.0.join("cloud.db"), "cloud")?;
 
     // --- The data set, written through the engine as the API would.
-    let biz = wms.create_business("Bench", "EUR", "UTC").await?;
+    let bid = wms.create_business("Bench", "EUR", "UTC").await?.id;
     let w1 = wms
-        .create_warehouse(biz.id, "W1", "Main", Address::default(), false)
+        .create_warehouse(bid, "W1", "Main", Address::default(), false)
         .await?;
-    wms.create_warehouse(biz.id, "W2", "Overflow", Address::default(), false)
+    wms.create_warehouse(bid, "W2", "Overflow", Address::default(), false)
         .await?;
-    let key = wms.create_key(biz.id, None).await?;
+    let key = wms.create_key(bid, None).await?;
     let caller = Caller {
         key_id: key.key.id,
         business_id: key.key.business_id,
@@ -336,31 +317,26 @@ async fn main() -> anyhow::Result<()> {
     eprintln!("loading {} items and {} orders", args.items, args.orders);
     let loading = Instant::now();
 
-    let items = load("items", args.items, |i| {
-        let (wms, bid) = (wms.clone(), biz.id);
+    // Each item gets plenty of stock in W1, so confirming orders (which
+    // reserves) never runs short.
+    let items = load("items + stock", args.items, |i| {
+        let wms = wms.clone();
+        let item = ItemCreate {
+            sku: sku(i as u64),
+            name: format!("Bench item {i}"),
+            category: Some(CATEGORIES[i % CATEGORIES.len()].into()),
+            prices: Some(vec![Price {
+                price_list_id: PriceListId(1),
+                amount: Money(100 + (mix(i as u64) % 10_000) as i64),
+                currency: "EUR".into(),
+            }]),
+            ..ItemCreate::default()
+        };
         async move {
-            let req = ItemCreate {
-                sku: sku(i as u64),
-                name: format!("Bench item {i}"),
-                category: Some(CATEGORIES[i % CATEGORIES.len()].into()),
-                prices: Some(vec![Price {
-                    price_list_id: PriceListId(1),
-                    amount: Money(100 + (mix(i as u64) % 10_000) as i64),
-                    currency: "EUR".into(),
-                }]),
-                ..ItemCreate::default()
-            };
-            Ok(wms.create_item(bid, req).await?.id)
-        }
-    })
-    .await?;
-    // Plenty of stock, so confirming orders (which reserves) never runs short.
-    load("stock", items.len(), |i| {
-        let (wms, item) = (wms.clone(), items[i]);
-        async move {
-            let req = AdjustRequest {
+            let id = wms.create_item(bid, item).await?.id;
+            let stock = AdjustRequest {
                 warehouse_id: w1.id,
-                item_id: Some(item),
+                item_id: Some(id),
                 sku: None,
                 reason: MovementReason::Received,
                 quantity: Some(1_000),
@@ -371,8 +347,8 @@ async fn main() -> anyhow::Result<()> {
                 reference: None,
                 note: None,
             };
-            wms.adjust(caller, req).await?;
-            Ok(())
+            wms.adjust(caller, stock).await?;
+            Ok(id)
         }
     })
     .await?;
@@ -399,11 +375,7 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     let load_secs = loading.elapsed().as_secs_f64();
     let writes = items.len() * 2 + orders.len() + changes.iter().map(|c| c.1.len()).sum::<usize>();
-    let (jobs, commits, stats) = batching(&wms, (0, 0));
-    eprintln!(
-        "loaded in {load_secs:.1} s: {writes} writes, {:.0} writes/s",
-        writes as f64 / load_secs
-    );
+    let loaded = writer_counts(&wms);
 
     // --- The real router, with the limiter out of the way: it is per key
     // and every client here shares one key.
@@ -424,15 +396,17 @@ async fn main() -> anyhow::Result<()> {
         client: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()?,
+        list: format!(
+            "{base}/v1/orders/{bid}/list?status=confirmed&length=50&date_from={}&date_to={}",
+            (now - Duration::from_secs(60 * DAY)).format("%Y-%m-%d"),
+            now.format("%Y-%m-%d")
+        ),
         base,
         key: key.secret.clone(),
-        business: biz.id.0,
+        business: bid.0,
         warehouse: w1.id,
         items: n_items,
-        date_from: (now - Duration::from_secs(60 * DAY))
-            .format("%Y-%m-%d")
-            .to_string(),
-        date_to: now.format("%Y-%m-%d").to_string(),
+        concurrency: args.concurrency,
         seq: AtomicU64::new(0),
     });
 
@@ -453,13 +427,17 @@ async fn main() -> anyhow::Result<()> {
         "measuring: {} clients, {} s per scenario",
         args.concurrency, args.seconds
     );
-    let hello1 = measure(&target, Scenario::Hello, &args).await?;
-    let list = measure(&target, Scenario::OrderList, &args).await?;
-    let create = measure(&target, Scenario::OrderCreate, &args).await?;
-    let create_batching = batching(&wms, stats);
-    let adjust = measure(&target, Scenario::Adjust, &args).await?;
-    let adjust_batching = batching(&wms, create_batching.2);
-    let hello2 = measure(&target, Scenario::Hello, &args).await?;
+    // Unrecorded warm-up: opens the clients' connections and wakes the CPU,
+    // which otherwise penalises whichever scenario happens to run first.
+    let secs = args.seconds;
+    measure(&target, Scenario::Hello, "warm-up", 1).await?;
+    let hello1 = measure(&target, Scenario::Hello, "hello (1st run)", secs).await?;
+    let list = measure(&target, Scenario::OrderList, "order list", secs).await?;
+    let create = measure(&target, Scenario::OrderCreate, "order create", secs).await?;
+    let created = writer_counts(&wms);
+    let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
+    let adjusted = writer_counts(&wms);
+    let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
     server.abort();
 
     // The baseline is the mean of a run before and after the others, so
@@ -477,14 +455,9 @@ async fn main() -> anyhow::Result<()> {
     );
     println!();
     println!(
-        "{:<18} {:>9} {:>9} {:>9}   | {:>9} {:>10} {:>9} {:>9} {:>7}",
-        "scenario", "req/s ×", "p50 ×", "p99 ×", "requests", "req/s", "p50 ms", "p99 ms", "errors"
+        "scenario             req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
     );
     println!("{}", "-".repeat(104));
-    let mut hello1 = hello1;
-    hello1.name = "hello (1st run)";
-    let mut hello2 = hello2;
-    hello2.name = "hello (2nd run)";
     let runs = [hello1, hello2, list, create, adjust];
     for r in &runs {
         println!(
@@ -505,9 +478,9 @@ async fn main() -> anyhow::Result<()> {
         "load: {writes} writes in {load_secs:.1} s = {:.0} writes/s",
         writes as f64 / load_secs
     );
-    print_batching("loading", (jobs, commits, stats));
-    print_batching("order create", create_batching);
-    print_batching("inventory adjust", adjust_batching);
+    print_batching("loading", (0, 0), loaded);
+    print_batching("order create", loaded, created);
+    print_batching("inventory adjust", created, adjusted);
 
     let failed: usize = runs.iter().map(|r| r.errors).sum();
     if failed > 0 {

@@ -5,8 +5,7 @@ use crate::error::Result;
 use depot_protocol::barcode::{Barcode, Gtin};
 use depot_protocol::catalog::{BinLocation, Dimensions, Item, ItemFields, Price, PublicationLink};
 use depot_protocol::{BusinessId, ItemId, Money, Page, PriceListId, Timestamp, WarehouseId};
-use rusqlite::types::Value;
-use rusqlite::{Connection, Row, params, params_from_iter};
+use rusqlite::{Connection, Row, params};
 
 /// The key a code is unique under: GTINs in their 14-digit form, so the
 /// EAN-13 and the GTIN-14 of one product collide as they should.
@@ -289,52 +288,36 @@ pub fn list(
     f: &ItemFilter,
     page: Page,
 ) -> Result<(Vec<Item>, u64, u64)> {
-    let mut sql = String::from(" FROM items i WHERE i.business_id = ?");
-    let mut args: Vec<Value> = vec![business.0.into()];
+    let mut q = super::ListQuery::new("FROM items i WHERE i.business_id = ?", business);
     if let Some(sku) = &f.sku {
-        sql.push_str(" AND i.sku = ?");
-        args.push(sku.clone().into());
+        q.and("i.sku = ?", [sku.clone().into()]);
     }
     if let Some(code) = &f.barcode {
-        sql.push_str(" AND i.id IN (SELECT item_id FROM item_codes WHERE business_id = i.business_id AND code = ?)");
-        args.push(code_key(code).into());
+        q.and("i.id IN (SELECT item_id FROM item_codes WHERE business_id = i.business_id AND code = ?)", [code_key(code).into()]);
     }
     if let Some(brand) = &f.brand {
-        sql.push_str(" AND i.brand = ?");
-        args.push(brand.clone().into());
+        q.and("i.brand = ?", [brand.clone().into()]);
     }
     if let Some(category) = &f.category {
-        sql.push_str(" AND i.category = ?");
-        args.push(category.clone().into());
+        q.and("i.category = ?", [category.clone().into()]);
     }
-    if let Some(q) = &f.q {
-        sql.push_str(" AND (i.name LIKE ? ESCAPE '\\' OR i.sku LIKE ? ESCAPE '\\')");
-        let pattern = format!("%{}%", like_literal(q));
-        args.push(pattern.clone().into());
-        args.push(pattern.into());
+    if let Some(text) = &f.q {
+        let pattern = format!("%{}%", like_literal(text));
+        q.and(
+            "(i.name LIKE ? ESCAPE '\\' OR i.sku LIKE ? ESCAPE '\\')",
+            [pattern.clone().into(), pattern.into()],
+        );
     }
-    let total: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM items WHERE business_id = ?1")?
-        .query_row([business.0], |r| r.get(0))?;
-    let filtered: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
-        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
     let cols = ITEM_COLS
         .split(", ")
         .map(|c| format!("i.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    sql.push_str(" ORDER BY i.id LIMIT ? OFFSET ?");
-    args.push((page.length as i64).into());
-    args.push((page.start as i64).into());
-    let mut stmt = conn.prepare_cached(&format!("SELECT {cols}{sql}"))?;
-    let mut items = stmt
-        .query_map(params_from_iter(args.iter()), item_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut items, total, filtered) = q.run(conn, "items", &cols, "i.id", page, item_row)?;
     for item in &mut items {
         fill_children(conn, item)?;
     }
-    Ok((items, total as u64, filtered as u64))
+    Ok((items, total, filtered))
 }
 
 #[cfg(test)]

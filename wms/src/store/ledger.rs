@@ -5,8 +5,7 @@ use super::ts;
 use crate::error::Result;
 use depot_protocol::stock::{Movement, StockLevel};
 use depot_protocol::{BusinessId, ItemId, Page, WarehouseId};
-use rusqlite::types::Value;
-use rusqlite::{Connection, params, params_from_iter};
+use rusqlite::{Connection, params};
 
 /// Appends a movement and moves the level with it. Answers the on-hand
 /// quantity after the movement; if it went below zero a discrepancy is
@@ -91,59 +90,46 @@ pub fn list(
     f: &StockFilter,
     page: Page,
 ) -> Result<(Vec<StockLevel>, u64, u64)> {
-    let mut sql = String::from(
-        " FROM stock_levels s JOIN items i ON i.id = s.item_id
-          LEFT JOIN item_locations l ON l.item_id = s.item_id AND l.warehouse_id = s.warehouse_id
-          WHERE s.business_id = ?",
+    let mut q = super::ListQuery::new(
+        "FROM stock_levels s JOIN items i ON i.id = s.item_id
+         LEFT JOIN item_locations l ON l.item_id = s.item_id AND l.warehouse_id = s.warehouse_id
+         WHERE s.business_id = ?",
+        business,
     );
-    let mut args: Vec<Value> = vec![business.0.into()];
     if let Some(w) = f.warehouse_id {
-        sql.push_str(" AND s.warehouse_id = ?");
-        args.push(w.0.into());
+        q.and("s.warehouse_id = ?", [w.0.into()]);
     }
     if let Some(i) = f.item_id {
-        sql.push_str(" AND s.item_id = ?");
-        args.push(i.0.into());
+        q.and("s.item_id = ?", [i.0.into()]);
     }
     if let Some(sku) = &f.sku {
-        sql.push_str(" AND i.sku = ?");
-        args.push(sku.clone().into());
+        q.and("i.sku = ?", [sku.clone().into()]);
     }
     if f.negative {
-        sql.push_str(" AND s.on_hand < 0");
+        q.and("s.on_hand < 0", []);
     }
-    let total: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM stock_levels WHERE business_id = ?1")?
-        .query_row([business.0], |r| r.get(0))?;
-    let filtered: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
-        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
-    sql.push_str(" ORDER BY s.warehouse_id, s.item_id LIMIT ? OFFSET ?");
-    args.push((page.length as i64).into());
-    args.push((page.start as i64).into());
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT s.item_id, i.sku, i.name, s.warehouse_id, l.location, s.on_hand, s.reserved{sql}"
-    ))?;
-    let rows = stmt.query_map(params_from_iter(args.iter()), |r| {
-        let on_hand: i64 = r.get(5)?;
-        let reserved: i64 = r.get(6)?;
-        Ok(StockLevel {
-            item_id: ItemId(r.get(0)?),
-            sku: r.get(1)?,
-            name: r.get(2)?,
-            warehouse_id: WarehouseId(r.get(3)?),
-            location: r.get(4)?,
-            on_hand,
-            reserved,
-            available: on_hand - reserved,
-            negative: on_hand < 0,
-        })
-    })?;
-    Ok((
-        rows.collect::<rusqlite::Result<_>>()?,
-        total as u64,
-        filtered as u64,
-    ))
+    q.run(
+        conn,
+        "stock_levels",
+        "s.item_id, i.sku, i.name, s.warehouse_id, l.location, s.on_hand, s.reserved",
+        "s.warehouse_id, s.item_id",
+        page,
+        |r| {
+            let on_hand: i64 = r.get(5)?;
+            let reserved: i64 = r.get(6)?;
+            Ok(StockLevel {
+                item_id: ItemId(r.get(0)?),
+                sku: r.get(1)?,
+                name: r.get(2)?,
+                warehouse_id: WarehouseId(r.get(3)?),
+                location: r.get(4)?,
+                on_hand,
+                reserved,
+                available: on_hand - reserved,
+                negative: on_hand < 0,
+            })
+        },
+    )
 }
 
 /// A level that disagrees with its ledger or with the orders holding stock.

@@ -8,13 +8,16 @@ pub mod orders;
 pub mod tenants;
 
 use crate::error::{Result, WmsError};
-use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use rusqlite_migration::{M, Migrations};
 use std::path::Path;
 
 /// The schema, one entry per version. Entries are only ever appended.
 pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(include_str!("schema/001_foundation.sql"))])
+    Migrations::new(vec![
+        M::up(include_str!("schema/001_foundation.sql")),
+        M::up(include_str!("schema/002_row_counts.sql")),
+    ])
 }
 
 /// Pragmas every connection gets. `synchronous=FULL` makes a commit durable
@@ -53,6 +56,70 @@ pub fn open_reader(path: &Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// A filtered, paged list: `FROM … WHERE business_id = ?` grown one filter
+/// at a time, answered with the page and the DataTables counts.
+pub(crate) struct ListQuery {
+    from: String,
+    args: Vec<rusqlite::types::Value>,
+    business: depot_protocol::BusinessId,
+    filtered: bool,
+}
+
+impl ListQuery {
+    /// `from_where` ends with the business condition, `… WHERE x.business_id = ?`.
+    pub fn new(from_where: &str, business: depot_protocol::BusinessId) -> Self {
+        Self {
+            from: format!(" {from_where}"),
+            args: vec![business.0.into()],
+            business,
+            filtered: false,
+        }
+    }
+
+    /// Adds ` AND {clause}`, whose `?`s take `args` in order.
+    pub fn and<const N: usize>(&mut self, clause: &str, args: [rusqlite::types::Value; N]) {
+        self.filtered = true;
+        self.from.push_str(" AND ");
+        self.from.push_str(clause);
+        self.args.extend(args);
+    }
+
+    /// Reads the page, with the business's rows of `table` (from
+    /// `row_counts`) and the rows the filters match.
+    pub fn run<T>(
+        mut self,
+        conn: &Connection,
+        table: &str,
+        select: &str,
+        order_by: &str,
+        page: depot_protocol::Page,
+        row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+    ) -> Result<(Vec<T>, u64, u64)> {
+        use rusqlite::params_from_iter;
+        let total: i64 = maybe(
+            conn.prepare_cached("SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = ?2")?
+                .query_row(params![self.business.0, table], |r| r.get(0)),
+        )?
+        .unwrap_or(0);
+        let filtered: i64 = if !self.filtered {
+            total
+        } else {
+            conn.prepare_cached(&format!("SELECT COUNT(*){}", self.from))?
+                .query_row(params_from_iter(self.args.iter()), |r| r.get(0))?
+        };
+        self.args.push((page.length as i64).into());
+        self.args.push((page.start as i64).into());
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {select}{} ORDER BY {order_by} LIMIT ? OFFSET ?",
+            self.from
+        ))?;
+        let rows = stmt
+            .query_map(params_from_iter(self.args.iter()), row)?
+            .collect::<rusqlite::Result<Vec<T>>>()?;
+        Ok((rows, total as u64, filtered as u64))
+    }
+}
+
 /// `query_row` that turns "no row" into `None`.
 pub(crate) fn maybe<T>(r: rusqlite::Result<T>) -> Result<Option<T>> {
     Ok(r.optional()?)
@@ -84,6 +151,28 @@ mod tests {
     #[test]
     fn migrations_are_valid() {
         assert!(migrations().validate().is_ok());
+    }
+
+    #[test]
+    fn row_counts_are_backfilled_and_kept() -> Result<()> {
+        let mut conn = Connection::open_in_memory()?;
+        migrations().to_version(&mut conn, 1)?;
+        conn.execute_batch(
+            "INSERT INTO businesses VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x');
+             INSERT INTO items (business_id, sku, name, created_at, updated_at)
+             VALUES (1, 'A', 'a', 'x', 'x'), (1, 'B', 'b', 'x', 'x'), (2, 'A', 'a', 'x', 'x');",
+        )?;
+        migrations().to_latest(&mut conn)?;
+        conn.execute_batch("INSERT INTO items (business_id, sku, name, created_at, updated_at) VALUES (2, 'B', 'b', 'x', 'x')")?;
+        let count = |b: i64| -> Result<i64> {
+            Ok(conn.query_row(
+                "SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = 'items'",
+                [b],
+                |r| r.get(0),
+            )?)
+        };
+        assert_eq!((count(1)?, count(2)?), (2, 2));
+        Ok(())
     }
 
     #[test]

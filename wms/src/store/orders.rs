@@ -4,8 +4,7 @@ use super::{maybe, parse_json, parse_ts, ts};
 use crate::error::Result;
 use depot_protocol::order::{Buyer, Order, OrderLine, OrderStatus, StatusChange};
 use depot_protocol::{BusinessId, ItemId, Money, OrderId, Page, Timestamp, WarehouseId};
-use rusqlite::types::Value;
-use rusqlite::{Connection, Row, params, params_from_iter};
+use rusqlite::{Connection, Row, params};
 
 pub fn id_by_ref(
     conn: &Connection,
@@ -199,48 +198,38 @@ pub fn list(
     f: &OrderFilter,
     page: Page,
 ) -> Result<(Vec<Order>, u64, u64)> {
-    let mut sql = String::from(" FROM orders WHERE business_id = ?");
-    let mut args: Vec<Value> = vec![business.0.into()];
+    let mut q = super::ListQuery::new("FROM orders WHERE business_id = ?", business);
     if let Some(s) = f.status {
-        sql.push_str(" AND status = ?");
-        args.push(s.as_str().to_owned().into());
+        q.and("status = ?", [s.as_str().to_owned().into()]);
     }
     if let Some(c) = &f.channel {
-        sql.push_str(" AND channel = ?");
-        args.push(c.clone().into());
+        q.and("channel = ?", [c.clone().into()]);
     }
     if let Some(c) = &f.customer {
-        sql.push_str(" AND (buyer_email = ? OR buyer_name = ? COLLATE NOCASE)");
-        args.push(c.to_lowercase().into());
-        args.push(c.clone().into());
+        q.and(
+            "(buyer_email = ? OR buyer_name = ? COLLATE NOCASE)",
+            [c.to_lowercase().into(), c.clone().into()],
+        );
     }
     if let Some(w) = f.warehouse_id {
-        sql.push_str(" AND warehouse_id = ?");
-        args.push(w.0.into());
+        q.and("warehouse_id = ?", [w.0.into()]);
     }
     if let Some(from) = &f.from {
-        sql.push_str(" AND created_at >= ?");
-        args.push(ts(from).into());
+        q.and("created_at >= ?", [ts(from).into()]);
     }
     if let Some(to) = &f.to {
-        sql.push_str(" AND created_at < ?");
-        args.push(ts(to).into());
+        q.and("created_at < ?", [ts(to).into()]);
     }
-    let total: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM orders WHERE business_id = ?1")?
-        .query_row([business.0], |r| r.get(0))?;
-    let filtered: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*){sql}"))?
-        .query_row(params_from_iter(args.iter()), |r| r.get(0))?;
-    sql.push_str(" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?");
-    args.push((page.length as i64).into());
-    args.push((page.start as i64).into());
-    let mut stmt = conn.prepare_cached(&format!("SELECT {ORDER_COLS}{sql}"))?;
-    let mut orders = stmt
-        .query_map(params_from_iter(args.iter()), order_row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let (mut orders, total, filtered) = q.run(
+        conn,
+        "orders",
+        ORDER_COLS,
+        "created_at DESC, id DESC",
+        page,
+        order_row,
+    )?;
     for o in &mut orders {
         o.lines = lines(conn, o.id)?;
     }
-    Ok((orders, total as u64, filtered as u64))
+    Ok((orders, total, filtered))
 }
