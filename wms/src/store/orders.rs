@@ -116,22 +116,53 @@ fn order_row(r: &Row) -> rusqlite::Result<Order> {
     })
 }
 
+fn line_row(r: &Row) -> rusqlite::Result<(OrderId, OrderLine)> {
+    Ok((
+        OrderId(r.get(0)?),
+        OrderLine {
+            line_no: r.get(1)?,
+            item_id: ItemId(r.get(2)?),
+            sku: r.get(3)?,
+            name: r.get(4)?,
+            quantity: r.get(5)?,
+            unit_price: Money(r.get(6)?),
+        },
+    ))
+}
+
+const LINE_COLS: &str = "order_id, line_no, item_id, sku, name, quantity, unit_price_cents";
+
 fn lines(conn: &Connection, id: OrderId) -> Result<Vec<OrderLine>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT line_no, item_id, sku, name, quantity, unit_price_cents FROM order_lines WHERE order_id = ?1
-         ORDER BY line_no",
-    )?;
-    let rows = stmt.query_map([id.0], |r| {
-        Ok(OrderLine {
-            line_no: r.get(0)?,
-            item_id: ItemId(r.get(1)?),
-            sku: r.get(2)?,
-            name: r.get(3)?,
-            quantity: r.get(4)?,
-            unit_price: Money(r.get(5)?),
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LINE_COLS} FROM order_lines WHERE order_id = ?1 ORDER BY line_no"
+    ))?;
+    let rows = stmt.query_map([id.0], line_row)?;
+    Ok(rows
+        .map(|r| r.map(|(_, l)| l))
+        .collect::<rusqlite::Result<_>>()?)
+}
+
+/// Fills the lines of a page of orders with one query rather than one per
+/// order.
+fn fill_lines(conn: &Connection, orders: &mut [Order]) -> Result<()> {
+    if orders.is_empty() {
+        return Ok(());
+    }
+    let marks = vec!["?"; orders.len()].join(", ");
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LINE_COLS} FROM order_lines WHERE order_id IN ({marks}) ORDER BY order_id, line_no"
+    ))?;
+    let ids: Vec<i64> = orders.iter().map(|o| o.id.0).collect();
+    let mut by_order: std::collections::HashMap<OrderId, Vec<OrderLine>> =
+        std::collections::HashMap::new();
+    for row in stmt.query_map(rusqlite::params_from_iter(ids), line_row)? {
+        let (id, line) = row?;
+        by_order.entry(id).or_default().push(line);
+    }
+    for o in orders {
+        o.lines = by_order.remove(&o.id).unwrap_or_default();
+    }
+    Ok(())
 }
 
 fn history(conn: &Connection, id: OrderId) -> Result<Vec<StatusChange>> {
@@ -228,8 +259,6 @@ pub fn list(
         page,
         order_row,
     )?;
-    for o in &mut orders {
-        o.lines = lines(conn, o.id)?;
-    }
+    fill_lines(conn, &mut orders)?;
     Ok((orders, total, filtered))
 }
