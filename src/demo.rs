@@ -211,6 +211,8 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
                     },
                 ],
                 currency: None,
+                carrier: None,
+                service: None,
                 ordered_at: Some(
                     depot_protocol::now() - chrono::Duration::hours((60 - n as i64) * 7),
                 ),

@@ -1,6 +1,6 @@
 //! Barcode values of catalog items: GTINs (EAN-8, UPC-A, EAN-13, ITF-14 /
-//! GTIN-14) with their check digits, and the internal codes warehouses print
-//! themselves (Code 128 printable ASCII).
+//! GTIN-14) with their check digits, UPC-E expansion, and the internal codes
+//! warehouses print themselves (Code 128 printable ASCII).
 
 use std::fmt;
 
@@ -16,6 +16,8 @@ pub enum BarcodeError {
     GtinLength,
     #[error("check digit is {found}, expected {expected}")]
     CheckDigit { found: u8, expected: u8 },
+    #[error("a UPC-E code has 8 digits and starts with 0 or 1")]
+    UpcE,
 }
 
 /// The GS1 mod-10 check digit for the digits before it.
@@ -70,6 +72,45 @@ impl fmt::Display for Gtin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
+}
+
+/// Expands an 8-digit UPC-E (number system 0 or 1, check digit last) to the
+/// 12-digit UPC-A it abbreviates. The check digit is verified against the
+/// expanded form, which is what UPC-E computes it over.
+///
+/// An 8-digit scan is ambiguous between EAN-8 and UPC-E; nothing here guesses.
+/// Call this only when the source says UPC-E (a scanner setting, a supplier).
+pub fn upce_to_upca(s: &str) -> Result<String, BarcodeError> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err(BarcodeError::Empty);
+    }
+    if !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(BarcodeError::UpcE);
+    }
+    let digits: Vec<u8> = s.bytes().map(|b| b - b'0').collect();
+    let &[ns @ (0 | 1), a, b, c, d, e, f, check] = digits.as_slice() else {
+        return Err(BarcodeError::UpcE);
+    };
+    // The last data digit says where the suppressed zeros went in the
+    // manufacturer (first five) and product (last five) parts.
+    let suppressed: [u8; 10] = match f {
+        0..=2 => [a, b, f, 0, 0, 0, 0, c, d, e],
+        3 => [a, b, c, 0, 0, 0, 0, 0, d, e],
+        4 => [a, b, c, d, 0, 0, 0, 0, 0, e],
+        _ => [a, b, c, d, e, 0, 0, 0, 0, f],
+    };
+    let mut upca = vec![ns];
+    upca.extend_from_slice(&suppressed);
+    let expected = gs1_check_digit(&upca);
+    if check != expected {
+        return Err(BarcodeError::CheckDigit {
+            found: check,
+            expected,
+        });
+    }
+    upca.push(check);
+    Ok(upca.iter().map(|d| char::from(b'0' + d)).collect())
 }
 
 /// Any barcode an item can carry. All-digit values of a GTIN's length must
@@ -165,6 +206,41 @@ mod tests {
         assert_eq!(
             Barcode::parse(&"x".repeat(49)),
             Err(BarcodeError::TooLong { max: 48 })
+        );
+    }
+
+    #[test]
+    fn upce_expands_by_its_last_data_digit() {
+        for (upce, upca) in [
+            // Last digit 0-2: manufacturer d1 d2 d6 0 0, product 0 0 d3 d4 d5.
+            ("01234505", "012000003455"),
+            ("04252614", "042100005264"),
+            // 3: manufacturer d1 d2 d3 0 0, product 0 0 0 d4 d5.
+            ("01234531", "012300000451"),
+            // 4: manufacturer d1..d4 0, product 0 0 0 0 d5.
+            ("01234543", "012340000053"),
+            // 5-9: manufacturer d1..d5, product 0 0 0 0 d6.
+            ("01234565", "012345000065"),
+            ("12345656", "123456000056"),
+        ] {
+            assert_eq!(upce_to_upca(upce), Ok(upca.to_owned()), "{upce}");
+            assert!(Gtin::parse(upca).is_ok(), "{upca}");
+        }
+    }
+
+    #[test]
+    fn upce_rejects_what_is_not_upce() {
+        assert_eq!(upce_to_upca(""), Err(BarcodeError::Empty));
+        assert_eq!(upce_to_upca("0123456"), Err(BarcodeError::UpcE));
+        assert_eq!(upce_to_upca("012345650"), Err(BarcodeError::UpcE));
+        assert_eq!(upce_to_upca("21234565"), Err(BarcodeError::UpcE));
+        assert_eq!(upce_to_upca("0123456X"), Err(BarcodeError::UpcE));
+        assert_eq!(
+            upce_to_upca("01234566"),
+            Err(BarcodeError::CheckDigit {
+                found: 6,
+                expected: 5
+            })
         );
     }
 

@@ -63,6 +63,8 @@ pub struct Item {
     pub prices: Vec<Price>,
     pub links: Vec<PublicationLink>,
     pub locations: Vec<BinLocation>,
+    /// Received, picked and shipped by lot (with expiry).
+    pub lot_tracked: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -83,6 +85,7 @@ pub struct ItemCreate {
     pub prices: Option<Vec<Price>>,
     pub links: Option<Vec<PublicationLink>>,
     pub locations: Option<Vec<BinLocation>>,
+    pub lot_tracked: Option<bool>,
 }
 
 /// Body of `PUT /v1/items/{business_id}/{item_id}/edit`: fields present are
@@ -101,6 +104,7 @@ pub struct ItemEdit {
     pub prices: Option<Vec<Price>>,
     pub links: Option<Vec<PublicationLink>>,
     pub locations: Option<Vec<BinLocation>>,
+    pub lot_tracked: Option<bool>,
 }
 
 /// A checked item, ready to store.
@@ -117,6 +121,7 @@ pub struct ItemFields {
     pub prices: Vec<Price>,
     pub links: Vec<PublicationLink>,
     pub locations: Vec<BinLocation>,
+    pub lot_tracked: bool,
 }
 
 impl ItemCreate {
@@ -145,6 +150,7 @@ impl ItemCreate {
             prices,
             links,
             locations,
+            lot_tracked: self.lot_tracked.unwrap_or(false),
         })
     }
 }
@@ -193,6 +199,7 @@ impl ItemEdit {
             Some(l) => parse_locations(&mut c, l),
             None => current.locations,
         };
+        let lot_tracked = self.lot_tracked.unwrap_or(current.lot_tracked);
         c.finish(ItemFields {
             sku,
             name,
@@ -205,6 +212,7 @@ impl ItemEdit {
             prices,
             links,
             locations,
+            lot_tracked,
         })
     }
 }

@@ -27,6 +27,26 @@ pub enum EventKind {
     OrderCreated,
     #[serde(rename = "order.status_changed")]
     OrderStatusChanged,
+    #[serde(rename = "inbound.created")]
+    InboundCreated,
+    #[serde(rename = "inbound.received")]
+    InboundReceived,
+    #[serde(rename = "wave.created")]
+    WaveCreated,
+    #[serde(rename = "pick.scanned")]
+    PickScanned,
+    #[serde(rename = "shipment.packed")]
+    ShipmentPacked,
+    #[serde(rename = "shipment.milestone")]
+    ShipmentMilestone,
+    #[serde(rename = "dispatch_run.closed")]
+    DispatchRunClosed,
+    #[serde(rename = "printer.saved")]
+    PrinterSaved,
+    #[serde(rename = "print_job.created")]
+    PrintJobCreated,
+    #[serde(rename = "document.attached")]
+    DocumentAttached,
 }
 
 impl EventKind {
@@ -41,6 +61,16 @@ impl EventKind {
             Self::StockMoved => "stock.moved",
             Self::OrderCreated => "order.created",
             Self::OrderStatusChanged => "order.status_changed",
+            Self::InboundCreated => "inbound.created",
+            Self::InboundReceived => "inbound.received",
+            Self::WaveCreated => "wave.created",
+            Self::PickScanned => "pick.scanned",
+            Self::ShipmentPacked => "shipment.packed",
+            Self::ShipmentMilestone => "shipment.milestone",
+            Self::DispatchRunClosed => "dispatch_run.closed",
+            Self::PrinterSaved => "printer.saved",
+            Self::PrintJobCreated => "print_job.created",
+            Self::DocumentAttached => "document.attached",
         }
     }
 }
@@ -75,6 +105,16 @@ mod tests {
             EventKind::StockMoved,
             EventKind::OrderCreated,
             EventKind::OrderStatusChanged,
+            EventKind::InboundCreated,
+            EventKind::InboundReceived,
+            EventKind::WaveCreated,
+            EventKind::PickScanned,
+            EventKind::ShipmentPacked,
+            EventKind::ShipmentMilestone,
+            EventKind::DispatchRunClosed,
+            EventKind::PrinterSaved,
+            EventKind::PrintJobCreated,
+            EventKind::DocumentAttached,
         ] {
             assert_eq!(
                 serde_json::to_string(&k).unwrap_or_default(),

@@ -4,13 +4,19 @@
 
 pub mod barcode;
 pub mod catalog;
+pub mod document;
 pub mod envelope;
 pub mod error;
 pub mod event;
+pub mod gs1;
 pub mod ids;
+pub mod inbound;
 pub mod money;
 pub mod order;
 pub mod order_request;
+pub mod picking;
+pub mod printing;
+pub mod shipping;
 pub mod stock;
 pub mod tenant;
 pub mod validate;

@@ -172,6 +172,9 @@ pub struct Order {
     pub channel: String,
     pub external_ref: String,
     pub status: OrderStatus,
+    /// The carrier that will take it ("own": the built-in fleet).
+    pub carrier: String,
+    pub service: String,
     pub buyer: Buyer,
     pub shipping_address: Address,
     pub payments: Vec<Payment>,

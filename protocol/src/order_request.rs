@@ -38,6 +38,10 @@ pub struct OrderCreate {
     pub currency: Option<String>,
     /// When the buyer ordered, if the channel says; otherwise now.
     pub ordered_at: Option<DateTime<Utc>>,
+    /// Carrier code (default "own", the built-in fleet).
+    pub carrier: Option<String>,
+    /// Carrier service (default "standard").
+    pub service: Option<String>,
 }
 
 /// A checked line: the SKU is resolved to an item when stored.
@@ -60,6 +64,8 @@ pub struct NewOrder {
     pub lines: Vec<NewLine>,
     pub currency: Option<String>,
     pub ordered_at: Option<DateTime<Utc>>,
+    pub carrier: String,
+    pub service: String,
 }
 
 impl OrderCreate {
@@ -154,6 +160,15 @@ impl OrderCreate {
             .currency
             .as_deref()
             .map(|cur| c.currency("currency", cur));
+        let lower = |s: String| s.to_lowercase();
+        let carrier = c
+            .opt_text("carrier", self.carrier.as_deref(), 32)
+            .map(lower)
+            .unwrap_or_else(|| "own".into());
+        let service = c
+            .opt_text("service", self.service.as_deref(), 32)
+            .map(lower)
+            .unwrap_or_else(|| "standard".into());
         c.finish(NewOrder {
             channel,
             external_ref,
@@ -164,6 +179,8 @@ impl OrderCreate {
             lines,
             currency,
             ordered_at: self.ordered_at,
+            carrier,
+            service,
         })
     }
 }

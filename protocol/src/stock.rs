@@ -84,6 +84,11 @@ pub struct Movement {
     #[serde(rename = "ref")]
     pub reference: Option<String>,
     pub note: Option<String>,
+    /// The lot, for lot-tracked items.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expiry: Option<chrono::NaiveDate>,
     /// Who recorded it.
     pub actor: String,
     /// Where it was recorded ("cloud", "edge:<id>").

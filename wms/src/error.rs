@@ -21,6 +21,13 @@ pub enum WmsError {
         message: String,
         errors: Vec<FieldError>,
     },
+    /// 412: a scan of the right item whose lot or expiry is not the one the
+    /// line requires.
+    #[error("{message}")]
+    Mismatch {
+        message: String,
+        errors: Vec<FieldError>,
+    },
     /// 422: well-formed JSON whose fields are wrong.
     #[error("{message}")]
     Invalid {

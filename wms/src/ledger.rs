@@ -99,6 +99,8 @@ pub(crate) fn apply(
             reason,
             reference: a.reference.clone(),
             note: a.note.clone(),
+            lot: None,
+            expiry: None,
             actor: actor.to_owned(),
             origin: origin.to_owned(),
             at,

@@ -2,12 +2,21 @@
 //! tenants on SQLite, every write through one group-committing writer and
 //! logged as an event in the same transaction. `http` serves it under `/v1`.
 
+pub mod carriers;
 pub mod catalog;
+pub mod documents;
 pub mod error;
 pub mod http;
+pub mod inbound;
 pub mod ledger;
 pub mod orders;
+pub mod packing;
+pub mod picking;
+pub mod printing;
 pub mod reader;
+pub mod render;
+pub mod scan;
+pub mod shipping;
 pub mod store;
 pub mod tenants;
 pub mod writer;

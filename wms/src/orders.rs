@@ -31,6 +31,20 @@ fn ingest(
     if let Some(id) = sql::id_by_ref(conn, business, &o.channel, &o.external_ref)? {
         return Ok((load(conn, business, id)?, false));
     }
+    if crate::carriers::get(&o.carrier).is_none() {
+        let known: Vec<&str> = crate::carriers::all().iter().map(|c| c.code()).collect();
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "carrier",
+            format!("unknown carrier; known: {}", known.join(", ")),
+        )]));
+    }
+    if crate::carriers::get(&o.carrier).is_some_and(|c| !c.services().contains(&o.service.as_str()))
+    {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "service",
+            format!("{} has no service {}", o.carrier, o.service),
+        )]));
+    }
     let biz = tenants::business(conn, business)?
         .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
     let warehouse_id = match o.warehouse_id {
@@ -94,6 +108,8 @@ fn ingest(
         channel: o.channel,
         external_ref: o.external_ref,
         status: OrderStatus::Pending,
+        carrier: o.carrier,
+        service: o.service,
         buyer: o.buyer,
         shipping_address: o.shipping_address,
         payments: o.payments,
@@ -193,24 +209,47 @@ pub(crate) fn change_status(
             }
         }
         StockEffect::Ship => {
+            // Lots picked for the order leave as those lots; the rest of an
+            // item's quantity leaves without one.
+            let picked = store::picking::order_lines(conn, id)?;
             for (item, qty) in per_item(&order) {
                 ledger::reserve(conn, business, item, w, -qty)?;
-                let m = Movement {
-                    id: MovementId::new(),
-                    business_id: business,
-                    item_id: item,
-                    warehouse_id: w,
-                    location: None,
-                    delta: -qty,
-                    reason: MovementReason::Shipped,
-                    reference: Some(format!("order:{id}")),
-                    note: None,
-                    actor: actor.to_owned(),
-                    origin: origin.to_owned(),
-                    at,
-                };
-                ledger::record(conn, &m)?;
-                store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+                let mut parts: Vec<(Option<String>, Option<chrono::NaiveDate>, i64)> = Vec::new();
+                for l in picked.iter().filter(|l| l.item_id == item && l.picked > 0) {
+                    let lot = l.lot.clone();
+                    match parts
+                        .iter_mut()
+                        .find(|(p, _, _)| *p == lot && lot.is_some())
+                    {
+                        Some(p) => p.2 += l.picked,
+                        None if lot.is_some() => parts.push((lot, l.expiry, l.picked)),
+                        None => {}
+                    }
+                }
+                let by_lot: i64 = parts.iter().map(|p| p.2).sum();
+                if qty > by_lot {
+                    parts.push((None, None, qty - by_lot));
+                }
+                for (lot, expiry, quantity) in parts {
+                    let m = Movement {
+                        id: MovementId::new(),
+                        business_id: business,
+                        item_id: item,
+                        warehouse_id: w,
+                        location: None,
+                        delta: -quantity,
+                        reason: MovementReason::Shipped,
+                        reference: Some(format!("order:{id}")),
+                        note: None,
+                        lot,
+                        expiry,
+                        actor: actor.to_owned(),
+                        origin: origin.to_owned(),
+                        at,
+                    };
+                    ledger::record(conn, &m)?;
+                    store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+                }
             }
         }
     }

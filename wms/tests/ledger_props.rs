@@ -179,6 +179,8 @@ async fn run(ops: Vec<Op>) {
                         unit_price: None,
                     }],
                     currency: None,
+                    carrier: None,
+                    service: None,
                     ordered_at: None,
                 };
                 let (order, created) = w.wms.create_order(w.caller, req).await.expect("ingest");

@@ -126,6 +126,8 @@ fn order(i: u64, items: u64, now: Timestamp) -> OrderCreate {
         payments: None,
         lines,
         currency: None,
+        carrier: None,
+        service: None,
         ordered_at: Some(now - Duration::from_secs((r >> 24) % (90 * DAY))),
     }
 }

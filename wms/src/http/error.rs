@@ -55,6 +55,9 @@ impl IntoResponse for ApiError {
                 WmsError::Invalid { errors, .. } => {
                     body(StatusCode::UNPROCESSABLE_ENTITY, message, errors)
                 }
+                WmsError::Mismatch { errors, .. } => {
+                    body(StatusCode::PRECONDITION_FAILED, message, errors)
+                }
                 WmsError::Storage(_) | WmsError::Internal(_) => {
                     tracing::error!(error = %e, "request failed");
                     body(

@@ -2,13 +2,22 @@
 //! (and by the edge), described as OpenAPI from the same code.
 
 pub mod business;
+pub mod documents;
 pub mod error;
 pub mod extract;
+pub mod inbound;
 pub mod inventory;
 pub mod items;
 pub mod orders;
+pub mod outbounds;
+pub mod packing;
+pub mod picking;
+pub mod printers;
+pub mod shipments;
+pub mod tracking;
 
 use crate::Wms;
+use axum::extract::DefaultBodyLimit;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
@@ -23,7 +32,9 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
         description = "Omnichannel commerce, warehouse and fulfilment API. Every request carries X-API-KEY; \
                        errors answer {error: 1, code, message, errors?}."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"))
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
+        (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
+        (name = "printers"), (name = "documents"))
 )]
 pub struct ApiDoc;
 
@@ -55,4 +66,41 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(orders::create))
         .routes(routes!(orders::get))
         .routes(routes!(orders::set_status))
+        .routes(routes!(inbound::list))
+        .routes(routes!(inbound::create))
+        .routes(routes!(inbound::reception))
+        .routes(routes!(picking::list))
+        .routes(routes!(picking::create))
+        .routes(routes!(picking::scan))
+        .routes(routes!(packing::pack_order))
+        .routes(routes!(shipments::list))
+        .routes(routes!(shipments::generate_label))
+        .routes(routes!(tracking::track))
+        .routes(routes!(tracking::carrier_webhook))
+        .routes(routes!(outbounds::list))
+        .routes(routes!(outbounds::close))
+        .routes(routes!(outbounds::manifest))
+        .routes(routes!(printers::list))
+        .routes(routes!(printers::create))
+        .routes(routes!(printers::edit))
+        .routes(routes!(documents::list_categories))
+        .routes(routes!(documents::list))
+        .routes(routes!(documents::download))
+        .merge(large_bodies())
+}
+
+/// Routes that take more than the JSON body limit: print jobs and document
+/// uploads, each with its own ceiling (the innermost limit wins).
+fn large_bodies() -> OpenApiRouter<Wms> {
+    let jobs = OpenApiRouter::new()
+        .routes(routes!(printers::submit, printers::jobs))
+        .layer(DefaultBodyLimit::max(
+            depot_protocol::printing::MAX_JOB_BYTES,
+        ));
+    let uploads = OpenApiRouter::new()
+        .routes(routes!(documents::upload))
+        .layer(DefaultBodyLimit::max(
+            depot_protocol::document::MAX_DOCUMENT_BYTES + 64 * 1024,
+        ));
+    jobs.merge(uploads)
 }

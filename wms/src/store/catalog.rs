@@ -39,26 +39,10 @@ pub fn insert_item(
     f: &ItemFields,
     at: &Timestamp,
 ) -> Result<ItemId> {
-    conn.prepare_cached(
-        "INSERT INTO items (business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm,
-                            weight_g, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
-    )?
-    .execute(params![
-        business.0,
-        f.sku,
-        f.name,
-        f.brand,
-        f.category,
-        f.gtin.as_ref().map(Gtin::as_str),
-        f.dimensions.map(|d| d.length_mm),
-        f.dimensions.map(|d| d.width_mm),
-        f.dimensions.map(|d| d.height_mm),
-        f.weight_g,
-        ts(at),
-    ])?;
+    conn.prepare_cached("INSERT INTO items (business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")?
+        .execute(params![business.0, f.sku, f.name, ts(at)])?;
     let id = ItemId(conn.last_insert_rowid());
-    write_children(conn, business, id, f)?;
+    update_item(conn, business, id, f, at)?;
     Ok(id)
 }
 
@@ -71,7 +55,7 @@ pub fn update_item(
 ) -> Result<()> {
     conn.prepare_cached(
         "UPDATE items SET sku = ?3, name = ?4, brand = ?5, category = ?6, gtin = ?7, length_mm = ?8,
-                width_mm = ?9, height_mm = ?10, weight_g = ?11, updated_at = ?12
+                width_mm = ?9, height_mm = ?10, weight_g = ?11, updated_at = ?12, lot_tracked = ?13
          WHERE business_id = ?1 AND id = ?2",
     )?
     .execute(params![
@@ -87,6 +71,7 @@ pub fn update_item(
         f.dimensions.map(|d| d.height_mm),
         f.weight_g,
         ts(at),
+        f.lot_tracked,
     ])?;
     for table in ["item_codes", "item_prices", "item_links", "item_locations"] {
         conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_id = ?1"))?
@@ -150,7 +135,8 @@ fn write_children(
     Ok(())
 }
 
-const ITEM_COLS: &str = "id, business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm, weight_g, created_at, updated_at";
+const ITEM_COLS: &str = "id, business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm, weight_g, \
+                         created_at, updated_at, lot_tracked";
 
 fn item_row(r: &Row) -> rusqlite::Result<Item> {
     let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(7)?, r.get(8)?, r.get(9)?);
@@ -177,6 +163,7 @@ fn item_row(r: &Row) -> rusqlite::Result<Item> {
         locations: Vec::new(),
         created_at: parse_ts(&r.get::<_, String>(11)?)?,
         updated_at: parse_ts(&r.get::<_, String>(12)?)?,
+        lot_tracked: r.get(13)?,
     })
 }
 
@@ -255,6 +242,7 @@ pub fn fields(item: &Item) -> ItemFields {
         prices: item.prices.clone(),
         links: item.links.clone(),
         locations: item.locations.clone(),
+        lot_tracked: item.lot_tracked,
     }
 }
 

@@ -13,8 +13,8 @@ use rusqlite::{Connection, params};
 pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
     conn.prepare_cached(
         "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
-                                      actor, origin, at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                      actor, origin, at, lot, expiry)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     )?
     .execute(params![
         m.id.0.to_string(),
@@ -29,7 +29,17 @@ pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
         m.actor,
         m.origin,
         ts(&m.at),
+        m.lot,
+        m.expiry.map(|d| d.to_string()),
     ])?;
+    if let Some(lot) = &m.lot {
+        conn.prepare_cached(
+            "INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+             ON CONFLICT (item_id, warehouse_id, lot)
+             DO UPDATE SET on_hand = on_hand + excluded.on_hand, expiry = COALESCE(excluded.expiry, expiry)",
+        )?
+        .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), m.delta])?;
+    }
     let on_hand: i64 = conn
         .prepare_cached(
             "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)

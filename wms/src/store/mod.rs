@@ -2,9 +2,14 @@
 //! setup, and one module of queries per part of the engine.
 
 pub mod catalog;
+pub mod documents;
 pub mod events;
+pub mod inbound;
 pub mod ledger;
 pub mod orders;
+pub mod picking;
+pub mod printing;
+pub mod shipping;
 pub mod tenants;
 
 use crate::error::{Result, WmsError};
@@ -17,6 +22,7 @@ pub fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(include_str!("schema/001_foundation.sql")),
         M::up(include_str!("schema/002_row_counts.sql")),
+        M::up(include_str!("schema/003_operations.sql")),
     ])
 }
 

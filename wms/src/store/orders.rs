@@ -26,8 +26,9 @@ pub fn id_by_ref(
 pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
     conn.prepare_cached(
         "INSERT INTO orders (business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email,
-                             buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                             buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at,
+                             carrier, service)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
     )?
     .execute(params![
         o.business_id.0,
@@ -44,6 +45,8 @@ pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
         o.total.cents(),
         ts(&o.created_at),
         ts(&o.updated_at),
+        o.carrier,
+        o.service,
     ])?;
     let id = OrderId(conn.last_insert_rowid());
     let mut line = conn.prepare_cached(
@@ -90,7 +93,7 @@ fn status(s: &str) -> rusqlite::Result<OrderStatus> {
 }
 
 const ORDER_COLS: &str = "id, business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email, \
-                          buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at";
+                          buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at, carrier, service";
 
 fn order_row(r: &Row) -> rusqlite::Result<Order> {
     Ok(Order {
@@ -112,6 +115,8 @@ fn order_row(r: &Row) -> rusqlite::Result<Order> {
         total: Money(r.get(12)?),
         created_at: parse_ts(&r.get::<_, String>(13)?)?,
         updated_at: parse_ts(&r.get::<_, String>(14)?)?,
+        carrier: r.get(15)?,
+        service: r.get(16)?,
         history: Vec::new(),
     })
 }

@@ -1,0 +1,142 @@
+//! `/v1/documents/...`: categories, attached documents, uploads, downloads.
+
+use super::error::ApiError;
+use super::extract::{ApiPath, Tenant};
+use crate::Wms;
+use crate::documents::Upload;
+use axum::Json;
+use axum::extract::{Multipart, State};
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use depot_protocol::document::{Category, Document, EntityType, MAX_DOCUMENT_BYTES, categories};
+use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope};
+
+fn entity(raw: &str) -> Result<EntityType, ApiError> {
+    EntityType::parse(raw).ok_or_else(|| {
+        ApiError::invalid(vec![FieldError::new(
+            "entity_type",
+            "must be order, shipment or purchase",
+        )])
+    })
+}
+
+/// Document categories and the tax types they carry.
+#[utoipa::path(get, path = "/v1/documents/{business_id}/categories", tag = "documents",
+    params(("business_id" = i32, Path, description = "The business")),
+    responses((status = 200, body = ListEnvelope<Category>), (status = 401, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list_categories(_t: Tenant) -> Json<ListEnvelope<Category>> {
+    let all = categories();
+    let n = all.len() as u64;
+    Json(ListEnvelope::new(all, n, n))
+}
+
+/// Documents attached to an order, shipment or purchase.
+#[utoipa::path(get, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}/list", tag = "documents",
+    params(("business_id" = i32, Path, description = "The business"),
+        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
+    responses((status = 200, body = ListEnvelope<Document>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, et, id)): ApiPath<(i64, String, i64)>,
+) -> Result<Json<ListEnvelope<Document>>, ApiError> {
+    let rows = wms.documents(t.business_id(), entity(&et)?, id).await?;
+    let n = rows.len() as u64;
+    Ok(Json(ListEnvelope::new(rows, n, n)))
+}
+
+/// Uploads a document (multipart/form-data: `file`, `category`, optional
+/// `description`) and attaches it. PDF, PNG, JPEG or XML, checked by
+/// content, at most 10 MiB; stored with its SHA-256.
+#[utoipa::path(post, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}", tag = "documents",
+    params(("business_id" = i32, Path, description = "The business"),
+        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
+    request_body(content_type = "multipart/form-data", description = "file, category, description"),
+    responses((status = 200, body = DataEnvelope<Document>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn upload(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, et, id)): ApiPath<(i64, String, i64)>,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> Result<Json<DataEnvelope<Document>>, ApiError> {
+    let entity = entity(&et)?;
+    let mut form = multipart.map_err(|e| {
+        ApiError::bad_request(format!("expected multipart/form-data: {}", e.body_text()))
+    })?;
+    let (mut file, mut category, mut description) = (None, None, None);
+    let too_large = |e: axum::extract::multipart::MultipartError| {
+        if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge {
+                limit: MAX_DOCUMENT_BYTES,
+            }
+        } else {
+            ApiError::bad_request(format!("unreadable form: {}", e.body_text()))
+        }
+    };
+    while let Some(field) = form.next_field().await.map_err(too_large)? {
+        match field.name().unwrap_or("") {
+            "file" => {
+                let filename = field.file_name().unwrap_or("document").to_owned();
+                let content_type = field
+                    .content_type()
+                    .unwrap_or("application/octet-stream")
+                    .to_owned();
+                let bytes = field.bytes().await.map_err(too_large)?;
+                file = Some((filename, content_type, bytes.to_vec()));
+            }
+            "category" => category = Some(field.text().await.map_err(too_large)?),
+            "description" => description = Some(field.text().await.map_err(too_large)?),
+            _ => {}
+        }
+    }
+    let Some((filename, content_type, bytes)) = file else {
+        return Err(ApiError::invalid(vec![FieldError::new(
+            "file",
+            "is required",
+        )]));
+    };
+    let category = category
+        .ok_or_else(|| ApiError::invalid(vec![FieldError::new("category", "is required")]))?;
+    let upload = Upload {
+        category,
+        filename,
+        content_type,
+        description,
+        bytes,
+    };
+    Ok(Json(DataEnvelope {
+        data: wms.attach(t.0, entity, id, upload).await?,
+    }))
+}
+
+/// Downloads a document's bytes (extension).
+#[utoipa::path(get, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}/{document_id}", tag = "documents",
+    params(("business_id" = i32, Path, description = "The business"),
+        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id"),
+        ("document_id" = i64, Path, description = "The document")),
+    responses((status = 200, description = "The document", body = Vec<u8>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn download(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, et, id, doc)): ApiPath<(i64, String, i64, i64)>,
+) -> Result<Response, ApiError> {
+    let (d, bytes) = wms.document(t.business_id(), entity(&et)?, id, doc).await?;
+    let disposition = format!(
+        "attachment; filename=\"{}\"",
+        d.filename.replace(['"', '\\', '\r', '\n'], "_")
+    );
+    Ok((
+        [
+            (header::CONTENT_TYPE, d.content_type),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        bytes,
+    )
+        .into_response())
+}

@@ -1,0 +1,89 @@
+//! `/v1/outbounds/...`: dispatch runs.
+
+use super::error::ApiError;
+use super::extract::{ApiPath, ApiQuery, Tenant};
+use crate::Wms;
+use crate::shipping::RunFilter;
+use axum::Json;
+use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use depot_protocol::shipping::{DispatchRun, RunStatus};
+use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page, WarehouseId};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RunQuery {
+    start: Option<i64>,
+    length: Option<i64>,
+    /// open (packed shipments waiting for the carrier) or closed.
+    status: Option<String>,
+    carrier: Option<String>,
+    warehouse_id: Option<i64>,
+}
+
+/// Dispatch runs: packed shipments grouped by carrier and warehouse, with
+/// package counts and weights.
+#[utoipa::path(get, path = "/v1/outbounds/{business_id}/dispatch-runs", tag = "outbounds",
+    params(("business_id" = i32, Path, description = "The business"), RunQuery),
+    responses((status = 200, body = ListEnvelope<DispatchRun>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiQuery(q): ApiQuery<RunQuery>,
+) -> Result<Json<ListEnvelope<DispatchRun>>, ApiError> {
+    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => None,
+        Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
+            ApiError::invalid(vec![FieldError::new(
+                "status",
+                format!("unknown status {s:?}"),
+            )])
+        })?),
+    };
+    let filter = RunFilter {
+        status,
+        carrier: q
+            .carrier
+            .map(|s| s.trim().to_lowercase())
+            .filter(|s| !s.is_empty()),
+        warehouse_id: q.warehouse_id.map(WarehouseId),
+    };
+    let (rows, total, filtered) = wms.dispatch_runs(t.business_id(), filter, page).await?;
+    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+}
+
+/// Closes a run (extension): its orders become `dispatched`, their goods
+/// are booked out as `shipped` movements, and the manifest is produced.
+#[utoipa::path(post, path = "/v1/outbounds/{business_id}/dispatch-runs/{run_id}/close", tag = "outbounds",
+    params(("business_id" = i32, Path, description = "The business"), ("run_id" = i64, Path, description = "The run")),
+    responses((status = 200, body = DataEnvelope<DispatchRun>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn close(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+) -> Result<Json<DataEnvelope<DispatchRun>>, ApiError> {
+    Ok(Json(DataEnvelope {
+        data: wms.close_dispatch_run(t.0, id).await?,
+    }))
+}
+
+/// The manifest of a closed run, as PDF (extension).
+#[utoipa::path(get, path = "/v1/outbounds/{business_id}/dispatch-runs/{run_id}/manifest", tag = "outbounds",
+    params(("business_id" = i32, Path, description = "The business"), ("run_id" = i64, Path, description = "The run")),
+    responses((status = 200, description = "The manifest", content_type = "application/pdf", body = Vec<u8>),
+        (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn manifest(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+) -> Result<Response, ApiError> {
+    let pdf = wms.manifest(t.business_id(), id).await?;
+    Ok(([(header::CONTENT_TYPE, "application/pdf")], pdf).into_response())
+}

@@ -1,0 +1,90 @@
+//! `/v1/picking/...`: waves and pick scans.
+
+use super::error::ApiError;
+use super::extract::{ApiJson, ApiQuery, Tenant};
+use crate::Wms;
+use crate::picking::WaveFilter;
+use axum::Json;
+use axum::extract::State;
+use depot_protocol::picking::{ScanRequest, ScanResult, Wave, WaveCreate, WaveStatus};
+use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page, WarehouseId};
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct WaveQuery {
+    start: Option<i64>,
+    length: Option<i64>,
+    /// open (default) or completed.
+    status: Option<String>,
+    warehouse_id: Option<i64>,
+}
+
+/// Active picking waves (or completed ones) with their pick lists in walking
+/// order.
+#[utoipa::path(get, path = "/v1/picking/{business_id}/waves/list", tag = "picking",
+    params(("business_id" = i32, Path, description = "The business"), WaveQuery),
+    responses((status = 200, body = ListEnvelope<Wave>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiQuery(q): ApiQuery<WaveQuery>,
+) -> Result<Json<ListEnvelope<Wave>>, ApiError> {
+    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => WaveStatus::Open,
+        Some(s) => WaveStatus::parse(s).ok_or_else(|| {
+            ApiError::invalid(vec![FieldError::new(
+                "status",
+                format!("unknown status {s:?}"),
+            )])
+        })?,
+    };
+    let filter = WaveFilter {
+        status: Some(status),
+        warehouse_id: q.warehouse_id.map(WarehouseId),
+    };
+    let (rows, total, filtered) = wms.list_waves(t.business_id(), filter, page).await?;
+    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+}
+
+/// Creates a wave from the oldest confirmed orders of a warehouse not yet
+/// waved, within the limits (extension).
+#[utoipa::path(post, path = "/v1/picking/{business_id}/waves/create", tag = "picking",
+    params(("business_id" = i32, Path, description = "The business")),
+    request_body = WaveCreate,
+    responses((status = 200, body = DataEnvelope<Wave>), (status = 401, body = ErrorBody), (status = 409, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn create(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiJson(req): ApiJson<WaveCreate>,
+) -> Result<Json<DataEnvelope<Wave>>, ApiError> {
+    Ok(Json(DataEnvelope {
+        data: wms.create_wave(t.business_id(), req).await?,
+    }))
+}
+
+/// Validates one picking scan against the wave's open lines. A good scan
+/// answers what is left. A bad one is refused with a status per cause:
+/// 400 unreadable scan, 404 unknown barcode, 422 item not on the pick list,
+/// 409 over-pick, 412 wrong lot or expiry. The first scan of an order moves
+/// it to `picking`.
+#[utoipa::path(post, path = "/v1/picking/{business_id}/item/scan", tag = "picking",
+    params(("business_id" = i32, Path, description = "The business")),
+    request_body = ScanRequest,
+    responses((status = 200, body = DataEnvelope<ScanResult>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 412, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn scan(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiJson(req): ApiJson<ScanRequest>,
+) -> Result<Json<DataEnvelope<ScanResult>>, ApiError> {
+    Ok(Json(DataEnvelope {
+        data: wms.pick_scan(t.0, req).await?,
+    }))
+}

@@ -1,0 +1,238 @@
+//! Packing: what went into the boxes must be exactly the order. A good pack
+//! moves the order to `packed`, opens its shipment in the carrier's dispatch
+//! run, and produces the packing slip; a bad one changes nothing.
+
+use crate::carriers;
+use crate::orders;
+use crate::render::{self, PackageInfo, PackingSlip, Party, SlipLine};
+use crate::store::{self, orders as order_sql, picking, shipping as sql, tenants};
+use crate::{Result, Wms, WmsError, scan};
+use base64::Engine;
+use depot_protocol::event::EventKind;
+use depot_protocol::order::{Address, Order};
+use depot_protocol::shipping::{Milestone, PackRequest, PackResult, Shipment, TrackingEvent};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{FieldError, ItemId, OrderStatus, now};
+use rusqlite::Connection;
+use std::collections::BTreeMap;
+
+/// Compares what was packed with what was ordered, per item: every
+/// difference is named.
+fn differences(order: &Order, packed: &BTreeMap<ItemId, (String, i64)>) -> Vec<FieldError> {
+    let mut ordered: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();
+    for l in &order.lines {
+        ordered
+            .entry(l.item_id)
+            .or_insert_with(|| (l.sku.clone(), 0))
+            .1 += l.quantity;
+    }
+    let mut errors = Vec::new();
+    for (item, (sku, want)) in &ordered {
+        let got = packed.get(item).map_or(0, |(_, q)| *q);
+        if got < *want {
+            errors.push(FieldError::new(
+                sku.clone(),
+                format!("missing {} of {want}", want - got),
+            ));
+        } else if got > *want {
+            errors.push(FieldError::new(
+                sku.clone(),
+                format!("{} more than the {want} ordered", got - want),
+            ));
+        }
+    }
+    for (item, (sku, got)) in packed {
+        if !ordered.contains_key(item) {
+            errors.push(FieldError::new(
+                sku.clone(),
+                format!("{got} packed but not in the order"),
+            ));
+        }
+    }
+    errors
+}
+
+pub(crate) fn party(a: &Address, fallback_name: &str) -> Party {
+    Party {
+        name: a.name.clone().unwrap_or_else(|| fallback_name.to_owned()),
+        line1: a.line1.clone().unwrap_or_default(),
+        line2: a.line2.clone(),
+        city: a.city.clone().unwrap_or_default(),
+        postal_code: a.postal_code.clone().unwrap_or_default(),
+        region: a.region.clone(),
+        country: a.country.clone().unwrap_or_default(),
+    }
+}
+
+/// Everything the slip needs, read in the packing transaction.
+struct Packed {
+    shipment: Shipment,
+    slip: PackingSlip,
+}
+
+fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> Result<Packed> {
+    let (order_id, items, packages) = req.parse().map_err(WmsError::invalid)?;
+    let business = caller.business_id;
+    let order = order_sql::order(conn, business, order_id, false)?
+        .ok_or_else(|| WmsError::NotFound(format!("order {order_id} does not exist")))?;
+    if !matches!(order.status, OrderStatus::Confirmed | OrderStatus::Picking) {
+        return Err(WmsError::conflict(format!(
+            "order {order_id} is {}: only confirmed or picking orders can be packed",
+            order.status
+        )));
+    }
+    let unpicked: i64 = picking::order_lines(conn, order_id)?
+        .iter()
+        .map(|l| l.remaining)
+        .sum();
+    if unpicked > 0 {
+        return Err(WmsError::conflict(format!(
+            "order {order_id} still has {unpicked} units to pick"
+        )));
+    }
+    let mut packed: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();
+    for it in &items {
+        let s = scan::resolve(conn, business, &it.code)?;
+        let q = it.quantity.or(s.count).unwrap_or(1);
+        packed
+            .entry(s.item_id)
+            .or_insert_with(|| (s.sku.clone(), 0))
+            .1 += q;
+    }
+    let diff = differences(&order, &packed);
+    if !diff.is_empty() {
+        let detail = diff
+            .iter()
+            .map(|e| format!("{} {}", e.name, e.status))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(WmsError::Invalid {
+            message: format!("packed items do not match order {order_id}: {detail}"),
+            errors: diff,
+        });
+    }
+    let carrier = carriers::get(&order.carrier).ok_or_else(|| {
+        WmsError::conflict(format!(
+            "carrier {:?} of order {order_id} is not configured",
+            order.carrier
+        ))
+    })?;
+    let actor = caller.actor();
+    if order.status == OrderStatus::Confirmed {
+        orders::change_status(
+            conn,
+            origin,
+            business,
+            order_id,
+            OrderStatus::Picking,
+            Some("packed without a wave".into()),
+            &actor,
+        )?;
+    }
+    orders::change_status(
+        conn,
+        origin,
+        business,
+        order_id,
+        OrderStatus::Packed,
+        None,
+        &actor,
+    )?;
+    let at = now();
+    let run = sql::open_run(conn, business, order.warehouse_id, carrier.code(), &at)?;
+    let id = sql::insert(
+        conn,
+        &sql::NewShipment {
+            business,
+            order: order_id,
+            warehouse: order.warehouse_id,
+            carrier: carrier.code(),
+            service: &order.service,
+            run,
+            packed_at: &at,
+        },
+    )?;
+    sql::set_tracking(
+        conn,
+        id,
+        &carrier.tracking_number(id),
+        carrier.estimate(&order.service, at.date_naive()),
+    )?;
+    for p in &packages {
+        sql::insert_package(conn, id, p)?;
+    }
+    let warehouse = tenants::warehouse(conn, business, order.warehouse_id)?
+        .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
+    let event = TrackingEvent {
+        milestone: Milestone::LabelCreated,
+        description: Milestone::LabelCreated.describe().into(),
+        city: warehouse.address.city.clone(),
+        at,
+    };
+    sql::add_event(conn, id, &event, "depot", "label_created")?;
+    let shipment = sql::shipment(conn, business, id)?
+        .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::ShipmentPacked,
+        &shipment,
+    )?;
+    let count = shipment.packages.len() as u32;
+    let slip = PackingSlip {
+        order_ref: order.external_ref.clone(),
+        order_id: order_id.to_string(),
+        channel: order.channel.clone(),
+        ship_to: party(
+            &order.shipping_address,
+            order.buyer.name.as_deref().unwrap_or(""),
+        ),
+        lines: order
+            .lines
+            .iter()
+            .map(|l| SlipLine {
+                sku: l.sku.clone(),
+                name: l.name.clone(),
+                quantity: l.quantity,
+            })
+            .collect(),
+        packages: shipment
+            .packages
+            .iter()
+            .map(|p| package_info(p, count))
+            .collect(),
+        packed_at: at,
+        warehouse: format!("{} {}", warehouse.code, warehouse.name),
+    };
+    Ok(Packed { shipment, slip })
+}
+
+pub(crate) fn package_info(p: &depot_protocol::shipping::Package, count: u32) -> PackageInfo {
+    PackageInfo {
+        index: p.index,
+        count,
+        weight_g: p.weight_g,
+        dimensions_mm: p.dimensions.map(|d| (d.length_mm, d.width_mm, d.height_mm)),
+    }
+}
+
+impl Wms {
+    /// Packs an order; the slip is rendered after the commit so the writer
+    /// is not held by it.
+    pub async fn pack_order(&self, caller: Caller, req: PackRequest) -> Result<PackResult> {
+        let origin = self.origin().to_owned();
+        let packed = self
+            .write(move |conn| pack(conn, &origin, &caller, req))
+            .await?;
+        let zpl = render::packing_slip_zpl(&packed.slip);
+        let pdf = render::packing_slip_pdf(&packed.slip)
+            .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
+        Ok(PackResult {
+            shipment: packed.shipment,
+            order_status: OrderStatus::Packed,
+            packing_slip_zpl: zpl,
+            packing_slip_pdf: base64::engine::general_purpose::STANDARD.encode(pdf),
+        })
+    }
+}

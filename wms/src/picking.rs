@@ -1,0 +1,347 @@
+//! Waves and scan-based picking.
+//!
+//! A wave takes the oldest confirmed orders of one warehouse (within the
+//! limits asked for) and lays their lines out in walking order by bin
+//! location; lot-tracked items are allocated lot by lot, soonest expiry
+//! first. A scan is checked against the open lines and answered with a
+//! distinct status for each way it can be wrong, so a station can tell the
+//! operator what to do:
+//!
+//! | status | meaning |
+//! |---|---|
+//! | 400 | the scan is not readable (a broken GS1 string) |
+//! | 404 | no item answers to the code |
+//! | 422 | the item is not on this pick list |
+//! | 409 | over-pick: more than is left of the item |
+//! | 412 | right item, wrong lot or expiry |
+
+use crate::orders;
+use crate::store::{self, orders as order_sql, picking as sql, tenants};
+use crate::{Result, Wms, WmsError, scan};
+use depot_protocol::event::EventKind;
+use depot_protocol::picking::{PickLine, ScanRequest, ScanResult, Wave, WaveCreate};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, FieldError, OrderStatus, Page, WarehouseId, now};
+use rusqlite::Connection;
+
+pub use sql::WaveFilter;
+
+fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Wave> {
+    sql::wave(conn, business, id)?
+        .ok_or_else(|| WmsError::NotFound(format!("wave {id} does not exist")))
+}
+
+/// The pick lines for one order line: lot-tracked items are split over
+/// lots (FEFO); what no lot covers is left for the picker to choose.
+fn lines_for(
+    conn: &Connection,
+    order: OrderId,
+    w: WarehouseId,
+    item: depot_protocol::ItemId,
+    sku: &str,
+    qty: i64,
+    lot_tracked: bool,
+) -> Result<Vec<sql::NewLine>> {
+    let location = sql::location(conn, item, w)?;
+    let line = |lot: Option<String>, expiry, quantity| sql::NewLine {
+        order_id: order,
+        item_id: item,
+        sku: sku.to_owned(),
+        location: location.clone(),
+        lot,
+        expiry,
+        quantity,
+    };
+    if !lot_tracked {
+        return Ok(vec![line(None, None, qty)]);
+    }
+    let mut out = Vec::new();
+    let mut left = qty;
+    for (lot, expiry, free) in sql::free_lots(conn, item, w)? {
+        if left == 0 {
+            break;
+        }
+        let take = free.min(left);
+        out.push(line(Some(lot), expiry, take));
+        left -= take;
+    }
+    if left > 0 {
+        out.push(line(None, None, left));
+    }
+    Ok(out)
+}
+
+use depot_protocol::OrderId;
+
+fn create_wave(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    req: WaveCreate,
+) -> Result<Wave> {
+    let new = req.parse().map_err(WmsError::invalid)?;
+    if tenants::warehouse(conn, business, new.warehouse_id)?.is_none() {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "warehouse_id",
+            "no such warehouse in this business",
+        )]));
+    }
+    let orders = sql::waiting_orders(
+        conn,
+        business,
+        new.warehouse_id,
+        new.carrier.as_deref(),
+        new.cutoff.as_ref(),
+        new.max_orders,
+    )?;
+    if orders.is_empty() {
+        return Err(WmsError::conflict(
+            "no confirmed orders are waiting for a wave with these limits",
+        ));
+    }
+    let at = now();
+    let wave = sql::insert_wave(
+        conn,
+        business,
+        new.warehouse_id,
+        new.carrier.as_deref(),
+        new.cutoff.as_ref(),
+        &at,
+    )?;
+    let mut lines = Vec::new();
+    for id in orders {
+        let order = order_sql::order(conn, business, id, false)?
+            .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+        for l in &order.lines {
+            let lot_tracked =
+                store::catalog::item(conn, business, l.item_id)?.is_some_and(|i| i.lot_tracked);
+            lines.extend(lines_for(
+                conn,
+                id,
+                new.warehouse_id,
+                l.item_id,
+                &l.sku,
+                l.quantity,
+                lot_tracked,
+            )?);
+        }
+        sql::set_order_wave(conn, id, wave)?;
+    }
+    // Walking order: by bin location (unlocated last), then SKU.
+    lines.sort_by(|a, b| {
+        (a.location.is_none(), &a.location, &a.sku).cmp(&(
+            b.location.is_none(),
+            &b.location,
+            &b.sku,
+        ))
+    });
+    for (seq, l) in lines.iter().enumerate() {
+        sql::insert_line(conn, wave, l, seq as i64)?;
+    }
+    let w = load(conn, business, wave)?;
+    store::events::append(conn, origin, Some(business), EventKind::WaveCreated, &w)?;
+    Ok(w)
+}
+
+fn mismatch(name: &str, message: String) -> WmsError {
+    WmsError::Mismatch {
+        errors: vec![FieldError::new(name, message.clone())],
+        message,
+    }
+}
+
+fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
+    let business = caller.business_id;
+    let wave = load(conn, business, req.wave_id)?;
+    let s = scan::resolve(conn, business, &req.code)?;
+    let all: Vec<PickLine> = wave
+        .pick_lists
+        .iter()
+        .filter(|p| req.order_id.is_none_or(|o| o == p.order_id))
+        .flat_map(|p| p.lines.iter().cloned())
+        .collect();
+    if let Some(o) = req.order_id {
+        if all.is_empty() {
+            return Err(WmsError::NotFound(format!(
+                "order {o} is not in wave {}",
+                wave.id
+            )));
+        }
+    }
+    let of_item: Vec<&PickLine> = all.iter().filter(|l| l.item_id == s.item_id).collect();
+    if of_item.is_empty() {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "code",
+            format!("{} is not on this pick list: put it back", s.sku),
+        )]));
+    }
+    let open: Vec<&PickLine> = of_item
+        .iter()
+        .copied()
+        .filter(|l| l.remaining > 0)
+        .collect();
+    if open.is_empty() {
+        let n: i64 = of_item.iter().map(|l| l.quantity).sum();
+        return Err(WmsError::field_conflict(
+            "quantity",
+            format!("over-pick: all {n} of {} are already picked", s.sku),
+        ));
+    }
+    // Lines the scanned lot and expiry can fill: unbound lines take any lot.
+    let fits = |l: &&PickLine| {
+        let lot_ok = match (&l.lot, &s.lot) {
+            (Some(want), Some(got)) => want == got,
+            (Some(_), None) => false,
+            (None, _) => true,
+        };
+        let expiry_ok = match (l.expiry, s.expiry) {
+            (Some(want), Some(got)) => want == got,
+            _ => true,
+        };
+        lot_ok && expiry_ok
+    };
+    let usable: Vec<&PickLine> = open.iter().copied().filter(fits).collect();
+    if usable.is_empty() {
+        let wanted: Vec<String> = open.iter().filter_map(|l| l.lot.clone()).collect();
+        return Err(match (&s.lot, s.expiry) {
+            (None, _) => mismatch(
+                "lot",
+                format!(
+                    "{} is picked by lot: scan the lot label (expected {})",
+                    s.sku,
+                    wanted.join(" or ")
+                ),
+            ),
+            (Some(lot), _) if !wanted.contains(lot) => mismatch(
+                "lot",
+                format!(
+                    "wrong lot {lot} of {}: pick lot {}",
+                    s.sku,
+                    wanted.join(" or ")
+                ),
+            ),
+            (Some(lot), Some(exp)) => mismatch(
+                "expiry",
+                format!(
+                    "lot {lot} of {} has expiry {exp}, not the one on the pick list",
+                    s.sku
+                ),
+            ),
+            (Some(lot), None) => mismatch(
+                "lot",
+                format!("lot {lot} of {} does not match the pick list", s.sku),
+            ),
+        });
+    }
+    let quantity = req.quantity.or(s.count).unwrap_or(1);
+    let available: i64 = usable.iter().map(|l| l.remaining).sum();
+    if quantity > available {
+        return Err(WmsError::field_conflict(
+            "quantity",
+            format!(
+                "over-pick: {quantity} of {} scanned, only {available} left to pick",
+                s.sku
+            ),
+        ));
+    }
+    let mut left = quantity;
+    let mut first = None;
+    for l in &usable {
+        if left == 0 {
+            break;
+        }
+        let take = l.remaining.min(left);
+        sql::add_picked(conn, l.id, take)?;
+        left -= take;
+        first.get_or_insert(*l);
+    }
+    let line = first.ok_or_else(|| WmsError::Internal("no line took the scan".into()))?;
+    let order_id = line.order_id;
+    let order = order_sql::order(conn, business, order_id, false)?
+        .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+    let order_status = if order.status == OrderStatus::Confirmed {
+        orders::change_status(
+            conn,
+            origin,
+            business,
+            order_id,
+            OrderStatus::Picking,
+            Some(format!("first scan in wave {}", wave.id)),
+            &caller.actor(),
+        )?
+        .status
+    } else {
+        order.status
+    };
+    let after = load(conn, business, wave.id)?;
+    let remaining_of = |f: &dyn Fn(&PickLine) -> bool| -> i64 {
+        after
+            .pick_lists
+            .iter()
+            .flat_map(|p| p.lines.iter())
+            .filter(|l| f(l))
+            .map(|l| l.remaining)
+            .sum()
+    };
+    let wave_remaining = remaining_of(&|_| true);
+    let at = now();
+    if wave_remaining == 0 {
+        sql::complete_wave(conn, wave.id, &at)?;
+    }
+    let updated = after
+        .pick_lists
+        .iter()
+        .flat_map(|p| p.lines.iter())
+        .find(|l| l.id == line.id);
+    let result = ScanResult {
+        wave_id: wave.id,
+        order_id,
+        line_id: line.id,
+        sku: s.sku.clone(),
+        location: line.location.clone(),
+        lot: line.lot.clone().or(s.lot.clone()),
+        picked: updated.map_or(0, |l| l.picked),
+        quantity: line.quantity,
+        remaining: updated.map_or(0, |l| l.remaining),
+        order_remaining: remaining_of(&|l| l.order_id == order_id),
+        wave_remaining,
+        order_status,
+    };
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::PickScanned,
+        &result,
+    )?;
+    Ok(result)
+}
+
+impl Wms {
+    pub async fn create_wave(&self, business: BusinessId, req: WaveCreate) -> Result<Wave> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| create_wave(conn, &origin, business, req))
+            .await
+    }
+
+    pub async fn pick_scan(&self, caller: Caller, req: ScanRequest) -> Result<ScanResult> {
+        let req = req.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| pick(conn, &origin, &caller, req))
+            .await
+    }
+
+    pub async fn wave(&self, business: BusinessId, id: i64) -> Result<Wave> {
+        self.read(move |conn| load(conn, business, id)).await
+    }
+
+    pub async fn list_waves(
+        &self,
+        business: BusinessId,
+        filter: WaveFilter,
+        page: Page,
+    ) -> Result<(Vec<Wave>, u64, u64)> {
+        self.read(move |conn| sql::list(conn, business, &filter, page))
+            .await
+    }
+}

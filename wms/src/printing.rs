@@ -1,0 +1,184 @@
+//! Printers and print jobs. Jobs are stored with their bytes and a status
+//! (queued, sent, printed, failed) that the device side drives.
+
+use crate::store::{self, printing as sql};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::event::EventKind;
+use depot_protocol::printing::{
+    CheckedPrinter, MAX_JOB_BYTES, PrintJob, Printer, PrinterFields, PrinterKind,
+};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, FieldError, now};
+use rusqlite::Connection;
+
+fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Printer> {
+    sql::printer(conn, business, id)?
+        .ok_or_else(|| WmsError::NotFound(format!("printer {id} does not exist")))
+}
+
+fn save(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    id: Option<i64>,
+    fields: PrinterFields,
+) -> Result<Printer> {
+    let current = match id {
+        Some(id) => {
+            let p = load(conn, business, id)?;
+            Some(CheckedPrinter {
+                name: p.name,
+                kind: p.kind,
+                connection: p.connection,
+                station: p.station,
+            })
+        }
+        None => None,
+    };
+    let checked = fields.apply(current).map_err(WmsError::invalid)?;
+    if sql::name_owner(conn, business, &checked.name)?.is_some_and(|owner| Some(owner) != id) {
+        return Err(WmsError::field_conflict(
+            "name",
+            format!("a printer named {} already exists", checked.name),
+        ));
+    }
+    let at = now();
+    let id = match id {
+        Some(id) => {
+            sql::update(conn, id, &checked, &at)?;
+            id
+        }
+        None => sql::insert(conn, business, &checked, &at)?,
+    };
+    let p = load(conn, business, id)?;
+    store::events::append(conn, origin, Some(business), EventKind::PrinterSaved, &p)?;
+    Ok(p)
+}
+
+/// Recognizes the job's format from its bytes, so a PDF sent to a label
+/// printer is refused instead of printing pages of garbage.
+pub fn sniff(data: &[u8]) -> Option<PrinterKind> {
+    let start = data
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map_or(&[][..], |i| &data[i..]);
+    if start.starts_with(b"%PDF-") {
+        Some(PrinterKind::Pdf)
+    } else if start.starts_with(b"^XA") || start.starts_with(b"~") || start.starts_with(b"^") {
+        Some(PrinterKind::Zpl)
+    } else {
+        None
+    }
+}
+
+impl Wms {
+    pub async fn create_printer(
+        &self,
+        business: BusinessId,
+        fields: PrinterFields,
+    ) -> Result<Printer> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| save(conn, &origin, business, None, fields))
+            .await
+    }
+
+    pub async fn edit_printer(
+        &self,
+        business: BusinessId,
+        id: i64,
+        fields: PrinterFields,
+    ) -> Result<Printer> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| save(conn, &origin, business, Some(id), fields))
+            .await
+    }
+
+    pub async fn printers(&self, business: BusinessId) -> Result<Vec<Printer>> {
+        self.read(move |conn| sql::list(conn, business)).await
+    }
+
+    /// Stores a raw ZPL or PDF job for a printer, queued.
+    pub async fn submit_job(
+        &self,
+        caller: Caller,
+        printer: i64,
+        data: Vec<u8>,
+    ) -> Result<PrintJob> {
+        if data.is_empty() {
+            return Err(WmsError::invalid(vec![FieldError::new(
+                "body",
+                "the print job is empty",
+            )]));
+        }
+        if data.len() > MAX_JOB_BYTES {
+            return Err(WmsError::invalid(vec![FieldError::new(
+                "body",
+                format!("a print job is at most {MAX_JOB_BYTES} bytes"),
+            )]));
+        }
+        let format = sniff(&data).ok_or_else(|| {
+            WmsError::invalid(vec![FieldError::new(
+                "body",
+                "not a print job: expected ZPL (^XA…) or PDF (%PDF-…)",
+            )])
+        })?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            let business = caller.business_id;
+            let p = load(conn, business, printer)?;
+            if p.kind != format {
+                return Err(WmsError::invalid(vec![FieldError::new(
+                    "body",
+                    format!(
+                        "printer {} takes {}, this job is {}",
+                        p.name,
+                        p.kind.as_str(),
+                        format.as_str()
+                    ),
+                )]));
+            }
+            let id = sql::insert_job(
+                conn,
+                business,
+                printer,
+                format,
+                &data,
+                &caller.actor(),
+                &now(),
+            )?;
+            let job =
+                sql::job(conn, id)?.ok_or_else(|| WmsError::Internal("job vanished".into()))?;
+            store::events::append(
+                conn,
+                &origin,
+                Some(business),
+                EventKind::PrintJobCreated,
+                &job,
+            )?;
+            Ok(job)
+        })
+        .await
+    }
+
+    pub async fn print_jobs(&self, business: BusinessId, printer: i64) -> Result<Vec<PrintJob>> {
+        self.read(move |conn| {
+            load(conn, business, printer)?;
+            sql::jobs(conn, printer, 100)
+        })
+        .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_are_recognized() {
+        assert_eq!(sniff(b"^XA^FO10,10^FDhi^FS^XZ"), Some(PrinterKind::Zpl));
+        assert_eq!(sniff(b"\n  ~HS"), Some(PrinterKind::Zpl));
+        assert_eq!(sniff(b"%PDF-1.7\n..."), Some(PrinterKind::Pdf));
+        assert_eq!(sniff(b"hello"), None);
+        assert_eq!(sniff(b""), None);
+    }
+}

@@ -1,0 +1,104 @@
+//! Sample inputs shared by the render tests.
+
+use super::{Manifest, ManifestRow, PackageInfo, PackingSlip, Party, ShippingLabel, SlipLine};
+use chrono::{DateTime, NaiveDate, TimeZone, Utc};
+
+pub(crate) fn party(name: &str) -> Party {
+    Party {
+        name: name.into(),
+        line1: "12 Rue de la Paix".into(),
+        line2: Some("Bâtiment B".into()),
+        city: "Paris".into(),
+        postal_code: "75002".into(),
+        region: None,
+        country: "FR".into(),
+    }
+}
+
+fn at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2025, 3, 14, 9, 26, 53)
+        .single()
+        .unwrap_or_default()
+}
+
+pub(crate) fn label() -> ShippingLabel {
+    ShippingLabel {
+        carrier: "DHL Express".into(),
+        service: "Express Worldwide".into(),
+        tracking_number: "1Z999AA10123456784".into(),
+        ship_from: Party {
+            name: "Depot Fulfilment Lyon".into(),
+            line1: "4 Allée des Entrepôts".into(),
+            line2: None,
+            city: "Vénissieux".into(),
+            postal_code: "69200".into(),
+            region: None,
+            country: "FR".into(),
+        },
+        ship_to: party("Ada Lovelace"),
+        order_ref: "SO-1001".into(),
+        package: PackageInfo {
+            index: 1,
+            count: 2,
+            weight_g: 2345,
+            dimensions_mm: Some((300, 200, 100)),
+        },
+        shipped_on: NaiveDate::from_ymd_opt(2025, 3, 14).unwrap_or_default(),
+    }
+}
+
+/// A slip with `lines` lines "Widget 1".. and two packages of 3.60 kg.
+pub(crate) fn slip(lines: usize) -> PackingSlip {
+    PackingSlip {
+        order_ref: "SO-1001".into(),
+        order_id: "0195a3c2-7d1e-7b8a-9c4f-2b6e8d1a0f37".into(),
+        channel: "web".into(),
+        ship_to: party("Ada Lovelace"),
+        lines: (1..=lines)
+            .map(|i| SlipLine {
+                sku: format!("SKU-{i:05}"),
+                name: format!("Widget {i}"),
+                quantity: (i % 3 + 1) as i64,
+            })
+            .collect(),
+        packages: vec![
+            PackageInfo {
+                index: 1,
+                count: 2,
+                weight_g: 1200,
+                dimensions_mm: Some((300, 200, 100)),
+            },
+            PackageInfo {
+                index: 2,
+                count: 2,
+                weight_g: 2400,
+                dimensions_mm: None,
+            },
+        ],
+        packed_at: at(),
+        warehouse: "Lyon".into(),
+    }
+}
+
+/// `rows` shipments with 1, 2, 3, 1, ... packages of 1.5 kg each.
+pub(crate) fn manifest(rows: usize) -> Manifest {
+    Manifest {
+        run_id: "RUN-2025-03-14-01".into(),
+        carrier: "DHL Express".into(),
+        closed_at: at(),
+        warehouse: "Lyon".into(),
+        shipments: (0..rows)
+            .map(|i| {
+                let packages = (i % 3) as u32 + 1;
+                ManifestRow {
+                    tracking_number: format!("JD0146{i:012}"),
+                    order_ref: format!("SO-{}", 2000 + i),
+                    packages,
+                    weight_g: 1500 * i64::from(packages),
+                    city: "Paris".into(),
+                    country: "FR".into(),
+                }
+            })
+            .collect(),
+    }
+}

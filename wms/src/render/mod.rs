@@ -1,0 +1,262 @@
+//! Shipping documents as bytes: 4×6 in shipping labels (ZPL and PDF),
+//! packing slips (4×6 ZPL, A4 PDF) and dispatch manifests (A4 PDF).
+//!
+//! Pure functions of plain input structs: no database, no I/O. Each document
+//! is laid out once into a display list (`layout`), which the ZPL and PDF
+//! backends draw, so a label printed on a Zebra and its PDF say the same
+//! thing in the same places.
+//!
+//! What a caller must know:
+//! - Text is one line per field: newlines and control characters become
+//!   spaces, and text too wide for its box is shrunk (names) or cut with
+//!   "...".
+//! - ZPL is sent as UTF-8 (`^CI28`) with every field `^FH`-escaped, so no
+//!   data can inject commands. Zebra's built-in font 0 covers Latin
+//!   scripts; other scripts need a TrueType font on the printer.
+//! - PDFs use the built-in Helvetica fonts, which only cover Windows-1252
+//!   (WinAnsi): any other character is printed as '?' (one per character).
+//! - Barcodes are Code 128 of printable ASCII only. The PDF functions fail
+//!   with [`RenderError::Barcode`] when a tracking number or order reference
+//!   cannot be encoded (empty, non-ASCII, too long to fit); the ZPL
+//!   functions cannot fail, so they print "NO BARCODE" and the reason in its
+//!   place. Call [`check_barcode`] first to refuse such data up front.
+//!   Modules are whole 203 dpi dots, so data must also fit the width: up to
+//!   68 characters on 4×6 labels, 51 for the order reference on the A4 slip
+//!   (about twice as many when the data is all digits).
+//! - Weights are printed in kg with two decimals, dimensions in cm, times
+//!   in UTC.
+
+mod code128;
+mod label;
+mod layout;
+mod manifest;
+mod metrics;
+mod pdf;
+mod slip;
+mod table;
+mod zpl;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+pub use zpl::escape_field;
+
+/// Why a document could not be rendered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RenderError {
+    /// The data cannot be printed as a Code 128 barcode.
+    #[error("cannot encode barcode: {0}")]
+    Barcode(String),
+    /// The PDF writer failed.
+    #[error("cannot write PDF: {0}")]
+    Pdf(String),
+}
+
+/// An address on a label or a slip.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Party {
+    pub name: String,
+    pub line1: String,
+    pub line2: Option<String>,
+    pub city: String,
+    pub postal_code: String,
+    /// State, province or county, where the country uses one.
+    pub region: Option<String>,
+    /// As it should be printed: an ISO 3166 code or a name.
+    pub country: String,
+}
+
+/// One parcel of a shipment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackageInfo {
+    /// 1-based position in the shipment ("index of count").
+    pub index: u32,
+    pub count: u32,
+    pub weight_g: i64,
+    /// Length, width, height in millimetres.
+    pub dimensions_mm: Option<(i64, i64, i64)>,
+}
+
+/// A 4×6 in carrier label for one package.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShippingLabel {
+    pub carrier: String,
+    pub service: String,
+    pub tracking_number: String,
+    pub ship_from: Party,
+    pub ship_to: Party,
+    pub order_ref: String,
+    pub package: PackageInfo,
+    pub shipped_on: NaiveDate,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlipLine {
+    pub sku: String,
+    pub name: String,
+    pub quantity: i64,
+}
+
+/// What went into the box(es) of one order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PackingSlip {
+    pub order_ref: String,
+    pub order_id: String,
+    /// Sales channel the order came from ("web", "amazon", ...).
+    pub channel: String,
+    pub ship_to: Party,
+    pub lines: Vec<SlipLine>,
+    pub packages: Vec<PackageInfo>,
+    pub packed_at: DateTime<Utc>,
+    pub warehouse: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManifestRow {
+    pub tracking_number: String,
+    pub order_ref: String,
+    pub packages: u32,
+    pub weight_g: i64,
+    pub city: String,
+    pub country: String,
+}
+
+/// The hand-over list of one dispatch run, signed by the driver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub run_id: String,
+    pub carrier: String,
+    pub closed_at: DateTime<Utc>,
+    pub warehouse: String,
+    pub shipments: Vec<ManifestRow>,
+}
+
+/// The shipping label as one ZPL label (203 dpi, 812×1218 dots).
+pub fn shipping_label_zpl(label: &ShippingLabel) -> String {
+    // A label that cannot carry its barcode still prints, with a notice:
+    // see the module documentation.
+    let (page, _barcode_error) = label::layout(label);
+    zpl::render(&[page])
+}
+
+/// The shipping label as a one-page 4×6 in PDF (288×432 pt).
+pub fn shipping_label_pdf(label: &ShippingLabel) -> Result<Vec<u8>, RenderError> {
+    let (page, barcode_error) = label::layout(label);
+    if let Some(e) = barcode_error {
+        return Err(e);
+    }
+    pdf::render(&format!("Label {}", label.tracking_number), &[page])
+}
+
+/// The packing slip as one or more 4×6 ZPL labels ("page i/n").
+pub fn packing_slip_zpl(slip: &PackingSlip) -> String {
+    zpl::render(&slip::zpl_pages(slip))
+}
+
+/// The packing slip as an A4 portrait PDF, paginated.
+pub fn packing_slip_pdf(slip: &PackingSlip) -> Result<Vec<u8>, RenderError> {
+    let pages = slip::pdf_pages(slip)?;
+    pdf::render(&format!("Packing slip {}", slip.order_ref), &pages)
+}
+
+/// The dispatch manifest as an A4 portrait PDF, paginated, with totals.
+pub fn manifest_pdf(manifest: &Manifest) -> Result<Vec<u8>, RenderError> {
+    let pages = manifest::pages(manifest);
+    pdf::render(&format!("Manifest {}", manifest.run_id), &pages)
+}
+
+/// Whether `data` can be printed as a Code 128 barcode on these documents.
+pub fn check_barcode(data: &str) -> Result<(), RenderError> {
+    code128::Symbol::new(data).map(|_| ())
+}
+
+/// "2.35 kg": kilograms, rounded half up to 10 g.
+pub(crate) fn format_weight(grams: i64) -> String {
+    let sign = if grams < 0 { "-" } else { "" };
+    let centi = (grams.unsigned_abs() + 5) / 10;
+    format!("{sign}{}.{:02} kg", centi / 100, centi % 100)
+}
+
+/// "30 x 20 x 10.5 cm" from millimetres.
+pub(crate) fn format_dimensions((l, w, h): (i64, i64, i64)) -> String {
+    let cm = |mm: i64| {
+        let sign = if mm < 0 { "-" } else { "" };
+        let abs = mm.unsigned_abs();
+        match abs % 10 {
+            0 => format!("{sign}{}", abs / 10),
+            d => format!("{sign}{}.{d}", abs / 10),
+        }
+    };
+    format!("{} x {} x {} cm", cm(l), cm(w), cm(h))
+}
+
+pub(crate) fn format_time(at: &DateTime<Utc>) -> String {
+    at.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// The lines of an address after the name, as printed: "City, Region
+/// Postcode" where a region is given (North American style), else
+/// "Postcode City" (European style); the country last.
+pub(crate) fn address_lines(p: &Party) -> Vec<String> {
+    let mut lines = vec![p.line1.clone()];
+    if let Some(l2) = p.line2.as_deref().filter(|s| !s.trim().is_empty()) {
+        lines.push(l2.to_owned());
+    }
+    let city = match p.region.as_deref().filter(|s| !s.trim().is_empty()) {
+        Some(region) => format!("{}, {} {}", p.city, region, p.postal_code),
+        None => format!("{} {}", p.postal_code, p.city),
+    };
+    lines.push(city.trim().to_owned());
+    lines.push(p.country.clone());
+    lines.retain(|l| !l.trim().is_empty());
+    lines
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_and_dimensions() {
+        assert_eq!(format_weight(2345), "2.35 kg");
+        assert_eq!(format_weight(120), "0.12 kg");
+        assert_eq!(format_weight(0), "0.00 kg");
+        assert_eq!(format_weight(-1500), "-1.50 kg");
+        assert_eq!(format_dimensions((300, 205, 100)), "30 x 20.5 x 10 cm");
+    }
+
+    #[test]
+    fn address_styles() {
+        let mut p = fixtures::party("Ada");
+        assert_eq!(
+            address_lines(&p),
+            vec!["12 Rue de la Paix", "Bâtiment B", "75002 Paris", "FR"]
+        );
+        p.line2 = None;
+        p.region = Some("NY".into());
+        p.city = "New York".into();
+        p.postal_code = "10001".into();
+        assert_eq!(
+            address_lines(&p),
+            vec!["12 Rue de la Paix", "New York, NY 10001", "FR"]
+        );
+    }
+
+    #[test]
+    fn barcode_check() {
+        assert!(check_barcode("1Z999AA10123456784").is_ok());
+        assert!(check_barcode("ÉTÉ-1").is_err());
+        assert!(check_barcode("").is_err());
+    }
+
+    #[test]
+    fn inputs_round_trip_through_json() -> Result<(), serde_json::Error> {
+        let label = fixtures::label();
+        let json = serde_json::to_string(&label)?;
+        assert_eq!(serde_json::from_str::<ShippingLabel>(&json)?, label);
+        Ok(())
+    }
+}

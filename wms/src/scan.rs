@@ -1,0 +1,78 @@
+//! What a scan means: the item it names (by GTIN, barcode or SKU) and what a
+//! GS1 element string adds (lot, expiry, serial, count). Receiving, picking
+//! and packing all resolve scans here, so a code means the same everywhere.
+
+use crate::store::catalog;
+use crate::{Result, WmsError};
+use chrono::NaiveDate;
+use depot_protocol::gs1::{self, Scan};
+use depot_protocol::{BusinessId, ItemId};
+use rusqlite::Connection;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub item_id: ItemId,
+    pub sku: String,
+    pub lot_tracked: bool,
+    pub lot: Option<String>,
+    pub expiry: Option<NaiveDate>,
+    pub serial: Option<String>,
+    /// Units the code stands for (GS1 AI 37 or 30), if it says.
+    pub count: Option<i64>,
+}
+
+/// Resolves a scan in a business. An unreadable GS1 string is a 400; a code
+/// no item answers to is a 404 naming it.
+pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Resolved> {
+    let scan = gs1::classify(raw)
+        .map_err(|e| WmsError::BadRequest(format!("unreadable scan {raw:?}: {e}")))?;
+    let (item, lot, expiry, serial, count) = match &scan {
+        Scan::Gs1(g) => {
+            let gtin = g.gtin.as_ref().or(g.content.as_ref()).ok_or_else(|| {
+                WmsError::NotFound(format!(
+                    "scan {raw:?} carries no GTIN (AI 01 or 02) to identify an item"
+                ))
+            })?;
+            let count = g
+                .count
+                .or(g.variable_count)
+                .and_then(|c| i64::try_from(c).ok());
+            (
+                catalog::code_owner(conn, business, gtin.as_str())?,
+                g.lot.clone(),
+                g.expiry.or(g.best_before),
+                g.serial.clone(),
+                count,
+            )
+        }
+        Scan::Gtin(g) => (
+            catalog::code_owner(conn, business, g.as_str())?,
+            None,
+            None,
+            None,
+            None,
+        ),
+        Scan::Code(code) => {
+            let by_code = catalog::code_owner(conn, business, code)?;
+            let item = match by_code {
+                Some(i) => Some(i),
+                None => catalog::sku_owner(conn, business, code)?,
+            };
+            (item, None, None, None, None)
+        }
+    };
+    let item_id = item.ok_or_else(|| {
+        WmsError::NotFound(format!("unknown barcode {raw:?}: no item answers to it"))
+    })?;
+    let it = catalog::item(conn, business, item_id)?
+        .ok_or_else(|| WmsError::Internal("item vanished".into()))?;
+    Ok(Resolved {
+        item_id,
+        sku: it.sku,
+        lot_tracked: it.lot_tracked,
+        lot,
+        expiry,
+        serial,
+        count,
+    })
+}

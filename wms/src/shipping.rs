@@ -1,0 +1,353 @@
+//! Shipments after packing: labels, public tracking, carrier events and
+//! dispatch runs.
+
+use crate::carriers;
+use crate::orders;
+use crate::packing::{package_info, party};
+use crate::render::{self, Manifest, ManifestRow, ShippingLabel};
+use crate::store::{self, orders as order_sql, shipping as sql, tenants};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::event::EventKind;
+use depot_protocol::shipping::{
+    CarrierEvent, DispatchRun, LabelFormat, Milestone, RunStatus, Shipment, ShipmentStatus,
+    Tracking, TrackingEvent,
+};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, OrderStatus, Page, now};
+use rusqlite::Connection;
+
+pub use sql::{RunFilter, ShipmentFilter};
+
+fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Shipment> {
+    sql::shipment(conn, business, id)?
+        .ok_or_else(|| WmsError::NotFound(format!("shipment {id} does not exist")))
+}
+
+/// A rendered label and its media type.
+pub struct Label {
+    pub content_type: &'static str,
+    pub bytes: Vec<u8>,
+}
+
+fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<ShippingLabel>> {
+    let s = load(conn, business, id)?;
+    let order = order_sql::order(conn, business, s.order_id, false)?
+        .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+    let w = tenants::warehouse(conn, business, s.warehouse_id)?
+        .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
+    let biz = tenants::business(conn, business)?
+        .ok_or_else(|| WmsError::Internal("business vanished".into()))?;
+    let carrier = carriers::get(&s.carrier).map_or(s.carrier.clone(), |c| c.name().to_owned());
+    let count = s.packages.len() as u32;
+    let shipped_on = s.dispatched_at.unwrap_or(s.packed_at).date_naive();
+    Ok(s.packages
+        .iter()
+        .map(|p| ShippingLabel {
+            carrier: carrier.clone(),
+            service: s.service.clone(),
+            tracking_number: s.tracking_number.clone(),
+            ship_from: party(&w.address, &biz.name),
+            ship_to: party(
+                &order.shipping_address,
+                order.buyer.name.as_deref().unwrap_or(""),
+            ),
+            order_ref: order.external_ref.clone(),
+            package: package_info(p, count),
+            shipped_on,
+        })
+        .collect())
+}
+
+/// Public tracking: the milestones, the estimate and the destination city,
+/// nothing about the buyer.
+fn tracking(conn: &Connection, number: &str) -> Result<Tracking> {
+    let not_found = || WmsError::NotFound(format!("no shipment with tracking number {number}"));
+    let s = sql::by_tracking(conn, number)?.ok_or_else(not_found)?;
+    let order = order_sql::order(conn, s.business_id, s.order_id, false)?.ok_or_else(not_found)?;
+    Ok(Tracking {
+        tracking_number: s.tracking_number,
+        carrier: carriers::get(&s.carrier).map_or(s.carrier.clone(), |c| c.name().to_owned()),
+        status: s.status,
+        estimated_delivery: s.estimated_delivery,
+        destination_city: order.shipping_address.city,
+        destination_country: order.shipping_address.country,
+        milestones: sql::events(conn, s.id)?,
+    })
+}
+
+/// What a carrier event did.
+#[derive(Debug, Clone, serde::Serialize, utoipa::ToSchema)]
+pub struct EventOutcome {
+    /// False when this event id was seen before.
+    pub recorded: bool,
+    pub shipment_status: ShipmentStatus,
+    /// The order's status after the event.
+    pub order_status: OrderStatus,
+}
+
+fn carrier_event(
+    conn: &Connection,
+    origin: &str,
+    carrier: &str,
+    e: CarrierEvent,
+) -> Result<EventOutcome> {
+    let s = sql::by_tracking(conn, &e.tracking_number)?
+        .filter(|s| s.carrier == carrier)
+        .ok_or_else(|| {
+            WmsError::NotFound(format!(
+                "no {carrier} shipment with tracking number {}",
+                e.tracking_number
+            ))
+        })?;
+    let event = TrackingEvent {
+        milestone: e.milestone,
+        description: e
+            .description
+            .clone()
+            .unwrap_or_else(|| e.milestone.describe().to_owned()),
+        city: e.city.clone(),
+        at: chrono::SubsecRound::trunc_subsecs(e.at, 0),
+    };
+    let recorded = sql::add_event(
+        conn,
+        s.id,
+        &event,
+        carrier,
+        &format!("{carrier}:{}", e.event_id),
+    )?;
+    let order = order_sql::order(conn, s.business_id, s.order_id, false)?
+        .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+    let mut outcome = EventOutcome {
+        recorded,
+        shipment_status: s.status,
+        order_status: order.status,
+    };
+    if !recorded {
+        return Ok(outcome);
+    }
+    store::events::append(
+        conn,
+        origin,
+        Some(s.business_id),
+        EventKind::ShipmentMilestone,
+        &serde_json::json!({"shipment_id": s.id, "event": event}),
+    )?;
+    if e.milestone == Milestone::Delivered && s.status != ShipmentStatus::Delivered {
+        // The carrier has the goods only after dispatch; a delivery reported
+        // for a shipment still in the building is kept as a milestone but
+        // does not move the order (the warehouse wins after dispatch,
+        // the state machine before it).
+        if order.status == OrderStatus::Dispatched {
+            sql::set_status(conn, s.id, ShipmentStatus::Delivered, &event.at)?;
+            let o = orders::change_status(
+                conn,
+                origin,
+                s.business_id,
+                s.order_id,
+                OrderStatus::Delivered,
+                Some(format!("{carrier} reported delivery")),
+                &format!("carrier:{carrier}"),
+            )?;
+            outcome.shipment_status = ShipmentStatus::Delivered;
+            outcome.order_status = o.status;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Closes a run: its orders are dispatched (booking the goods out), its
+/// shipments handed over, and a manifest produced.
+fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Result<DispatchRun> {
+    let business = caller.business_id;
+    let run = sql::run(conn, business, id)?
+        .ok_or_else(|| WmsError::NotFound(format!("dispatch run {id} does not exist")))?;
+    if run.status == RunStatus::Closed {
+        return Err(WmsError::conflict(format!(
+            "dispatch run {id} is already closed"
+        )));
+    }
+    if run.shipments.is_empty() {
+        return Err(WmsError::conflict(format!(
+            "dispatch run {id} has no shipments"
+        )));
+    }
+    let at = now();
+    let actor = caller.actor();
+    let w = tenants::warehouse(conn, business, run.warehouse_id)?
+        .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
+    let mut rows = Vec::new();
+    for rs in &run.shipments {
+        orders::change_status(
+            conn,
+            origin,
+            business,
+            rs.order_id,
+            OrderStatus::Dispatched,
+            Some(format!("dispatch run {id}")),
+            &actor,
+        )?;
+        sql::set_status(conn, rs.shipment_id, ShipmentStatus::Dispatched, &at)?;
+        let event = TrackingEvent {
+            milestone: Milestone::Dispatched,
+            description: Milestone::Dispatched.describe().into(),
+            city: w.address.city.clone(),
+            at,
+        };
+        sql::add_event(conn, rs.shipment_id, &event, "depot", "dispatched")?;
+        let order = order_sql::order(conn, business, rs.order_id, false)?
+            .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+        rows.push(ManifestRow {
+            tracking_number: rs.tracking_number.clone(),
+            order_ref: order.external_ref,
+            packages: rs.packages,
+            weight_g: rs.weight_g,
+            city: order.shipping_address.city.unwrap_or_default(),
+            country: order.shipping_address.country.unwrap_or_default(),
+        });
+    }
+    let manifest = Manifest {
+        run_id: id.to_string(),
+        carrier: carriers::get(&run.carrier).map_or(run.carrier.clone(), |c| c.name().to_owned()),
+        closed_at: at,
+        warehouse: format!("{} {}", w.code, w.name),
+        shipments: rows,
+    };
+    let pdf = render::manifest_pdf(&manifest)
+        .map_err(|e| WmsError::Internal(format!("manifest: {e}")))?;
+    sql::close_run(conn, id, &at, &pdf)?;
+    let closed =
+        sql::run(conn, business, id)?.ok_or_else(|| WmsError::Internal("run vanished".into()))?;
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::DispatchRunClosed,
+        &closed,
+    )?;
+    Ok(closed)
+}
+
+impl Wms {
+    pub async fn shipment(&self, business: BusinessId, id: i64) -> Result<Shipment> {
+        self.read(move |conn| load(conn, business, id)).await
+    }
+
+    pub async fn list_shipments(
+        &self,
+        business: BusinessId,
+        filter: ShipmentFilter,
+        page: Page,
+    ) -> Result<(Vec<Shipment>, u64, u64)> {
+        self.read(move |conn| sql::list(conn, business, &filter, page))
+            .await
+    }
+
+    /// The label of one package (1-based), or of every package: ZPL labels
+    /// follow each other in one job; a PDF has one page per label only when
+    /// one package is asked for.
+    pub async fn label(
+        &self,
+        business: BusinessId,
+        shipment: i64,
+        format: LabelFormat,
+        package: Option<u32>,
+    ) -> Result<Label> {
+        let all = self
+            .read(move |conn| labels(conn, business, shipment))
+            .await?;
+        let chosen: Vec<&ShippingLabel> = match package {
+            Some(n) => {
+                let l = all.iter().find(|l| l.package.index == n).ok_or_else(|| {
+                    WmsError::invalid(vec![depot_protocol::FieldError::new(
+                        "package",
+                        format!("shipment {shipment} has packages 1 to {}", all.len()),
+                    )])
+                })?;
+                vec![l]
+            }
+            None => all.iter().collect(),
+        };
+        match format {
+            LabelFormat::Zpl => Ok(Label {
+                content_type: "application/zpl; charset=utf-8",
+                bytes: chosen
+                    .iter()
+                    .map(|l| render::shipping_label_zpl(l))
+                    .collect::<String>()
+                    .into_bytes(),
+            }),
+            LabelFormat::Pdf => {
+                let [one] = chosen.as_slice() else {
+                    return Err(WmsError::invalid(vec![depot_protocol::FieldError::new(
+                        "package",
+                        format!(
+                            "this shipment has {} packages: choose one for a PDF label",
+                            chosen.len()
+                        ),
+                    )]));
+                };
+                let bytes = render::shipping_label_pdf(one)
+                    .map_err(|e| WmsError::Internal(format!("label: {e}")))?;
+                Ok(Label {
+                    content_type: "application/pdf",
+                    bytes,
+                })
+            }
+        }
+    }
+
+    pub async fn tracking(&self, number: String) -> Result<Tracking> {
+        if !carriers::all()
+            .iter()
+            .any(|c| c.is_tracking_number(&number))
+        {
+            return Err(WmsError::NotFound(format!(
+                "{number:?} is not a tracking number of any carrier we ship with"
+            )));
+        }
+        self.read(move |conn| tracking(conn, &number)).await
+    }
+
+    /// Applies a carrier's (already authenticated) event.
+    pub async fn carrier_event(&self, carrier: &str, event: CarrierEvent) -> Result<EventOutcome> {
+        let event = event.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        let carrier = carriers::get(carrier)
+            .ok_or_else(|| WmsError::NotFound(format!("unknown carrier {carrier}")))?
+            .code();
+        self.write(move |conn| carrier_event(conn, &origin, carrier, event))
+            .await
+    }
+
+    pub async fn dispatch_runs(
+        &self,
+        business: BusinessId,
+        filter: RunFilter,
+        page: Page,
+    ) -> Result<(Vec<DispatchRun>, u64, u64)> {
+        self.read(move |conn| sql::runs(conn, business, &filter, page))
+            .await
+    }
+
+    pub async fn close_dispatch_run(&self, caller: Caller, id: i64) -> Result<DispatchRun> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| close_run(conn, &origin, &caller, id))
+            .await
+    }
+
+    /// The manifest PDF of a closed run.
+    pub async fn manifest(&self, business: BusinessId, id: i64) -> Result<Vec<u8>> {
+        match self
+            .read(move |conn| sql::manifest(conn, business, id))
+            .await?
+        {
+            None => Err(WmsError::NotFound(format!(
+                "dispatch run {id} does not exist"
+            ))),
+            Some(None) => Err(WmsError::conflict(format!(
+                "dispatch run {id} is still open: close it to get its manifest"
+            ))),
+            Some(Some(pdf)) => Ok(pdf),
+        }
+    }
+}

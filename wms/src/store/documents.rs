@@ -1,0 +1,94 @@
+//! Document records (the bytes live on disk, named by their SHA-256).
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::BusinessId;
+use depot_protocol::document::{Document, EntityType};
+use rusqlite::{Connection, Row, params};
+
+pub fn insert(conn: &Connection, d: &Document) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO documents (business_id, entity_type, entity_id, category, filename, content_type, size, sha256,
+                                description, actor, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?
+    .execute(params![
+        d.business_id.0,
+        d.entity_type.as_str(),
+        d.entity_id,
+        d.category,
+        d.filename,
+        d.content_type,
+        d.size,
+        d.sha256,
+        d.description,
+        d.uploaded_by,
+        ts(&d.created_at)
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+const COLS: &str = "id, business_id, entity_type, entity_id, category, filename, content_type, size, sha256, description, actor, created_at";
+
+fn row(r: &Row) -> rusqlite::Result<Document> {
+    let et: String = r.get(2)?;
+    Ok(Document {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        entity_type: EntityType::parse(&et).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(2, et, rusqlite::types::Type::Text)
+        })?,
+        entity_id: r.get(3)?,
+        category: r.get(4)?,
+        filename: r.get(5)?,
+        content_type: r.get(6)?,
+        size: r.get(7)?,
+        sha256: r.get(8)?,
+        description: r.get(9)?,
+        uploaded_by: r.get(10)?,
+        created_at: parse_ts(&r.get::<_, String>(11)?)?,
+    })
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    entity: EntityType,
+    id: i64,
+) -> Result<Vec<Document>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM documents WHERE business_id = ?1 AND entity_type = ?2 AND entity_id = ?3 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map(params![business.0, entity.as_str(), id], row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn document(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Document>> {
+    maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM documents WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], row),
+    )
+}
+
+/// Whether the entity a document would attach to exists in the business.
+pub fn entity_exists(
+    conn: &Connection,
+    business: BusinessId,
+    entity: EntityType,
+    id: i64,
+) -> Result<bool> {
+    let table = match entity {
+        EntityType::Order => "orders",
+        EntityType::Shipment => "shipments",
+        EntityType::Purchase => "inbound_orders",
+    };
+    Ok(maybe(
+        conn.prepare_cached(&format!(
+            "SELECT 1 FROM {table} WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], |_| Ok(())),
+    )?
+    .is_some())
+}

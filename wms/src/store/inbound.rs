@@ -1,0 +1,222 @@
+//! Inbound orders, their lines and receptions.
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::inbound::{InboundLine, InboundOrder, InboundStatus};
+use depot_protocol::{BusinessId, ItemId, Page, Timestamp, WarehouseId};
+use rusqlite::{Connection, Row, params};
+
+pub fn id_by_reference(
+    conn: &Connection,
+    business: BusinessId,
+    reference: &str,
+) -> Result<Option<i64>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT id FROM inbound_orders WHERE business_id = ?1 AND reference = ?2",
+        )?
+        .query_row(params![business.0, reference], |r| r.get(0)),
+    )
+}
+
+pub fn insert(
+    conn: &Connection,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    reference: &str,
+    supplier: &str,
+    expected_at: Option<chrono::NaiveDate>,
+    at: &Timestamp,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO inbound_orders (business_id, warehouse_id, reference, supplier, status, expected_at, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, 'open', ?5, ?6, ?6)",
+    )?
+    .execute(params![business.0, warehouse.0, reference, supplier, expected_at.map(|d| d.to_string()), ts(at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+/// Adds a line; answers its number.
+pub fn add_line(conn: &Connection, inbound: i64, item: ItemId, expected: i64) -> Result<u32> {
+    let next: u32 = conn
+        .prepare_cached(
+            "SELECT COALESCE(MAX(line_no), 0) + 1 FROM inbound_lines WHERE inbound_id = ?1",
+        )?
+        .query_row([inbound], |r| r.get(0))?;
+    conn.prepare_cached("INSERT INTO inbound_lines (inbound_id, line_no, item_id, expected) VALUES (?1, ?2, ?3, ?4)")?
+        .execute(params![inbound, next, item.0, expected])?;
+    Ok(next)
+}
+
+/// The line of this item (the first, if listed more than once).
+pub fn line_for_item(conn: &Connection, inbound: i64, item: ItemId) -> Result<Option<u32>> {
+    maybe(
+        conn.prepare_cached("SELECT line_no FROM inbound_lines WHERE inbound_id = ?1 AND item_id = ?2 ORDER BY line_no LIMIT 1")?
+            .query_row(params![inbound, item.0], |r| r.get(0)),
+    )
+}
+
+pub fn add_received(
+    conn: &Connection,
+    inbound: i64,
+    line_no: u32,
+    accepted: i64,
+    rejected: i64,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE inbound_lines SET accepted = accepted + ?3, rejected = rejected + ?4 WHERE inbound_id = ?1 AND line_no = ?2",
+    )?
+    .execute(params![inbound, line_no, accepted, rejected])?;
+    Ok(())
+}
+
+/// One reception, as recorded for the audit trail.
+pub struct Reception<'a> {
+    pub business: BusinessId,
+    pub inbound: i64,
+    pub item: ItemId,
+    pub scanned: &'a str,
+    pub accepted: i64,
+    pub rejected: i64,
+    pub reason: Option<&'a str>,
+    pub lot: Option<&'a str>,
+    pub expiry: Option<chrono::NaiveDate>,
+    pub serial: Option<&'a str>,
+    pub location: Option<&'a str>,
+    pub actor: &'a str,
+    pub at: &'a Timestamp,
+}
+
+pub fn insert_reception(conn: &Connection, r: &Reception) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO receptions (business_id, inbound_id, item_id, scanned, accepted, rejected, reason, lot, expiry,
+                                 serial, location, actor, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        r.business.0,
+        r.inbound,
+        r.item.0,
+        r.scanned,
+        r.accepted,
+        r.rejected,
+        r.reason,
+        r.lot,
+        r.expiry.map(|d| d.to_string()),
+        r.serial,
+        r.location,
+        r.actor,
+        ts(r.at),
+    ])?;
+    Ok(())
+}
+
+pub fn set_status(
+    conn: &Connection,
+    inbound: i64,
+    status: InboundStatus,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached("UPDATE inbound_orders SET status = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![inbound, status.as_str(), ts(at)])?;
+    Ok(())
+}
+
+fn date(s: Option<String>) -> rusqlite::Result<Option<chrono::NaiveDate>> {
+    s.map(|s| {
+        s.parse().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+const COLS: &str = "id, business_id, warehouse_id, reference, supplier, status, expected_at, created_at, updated_at";
+
+fn row(r: &Row) -> rusqlite::Result<InboundOrder> {
+    let status: String = r.get(5)?;
+    Ok(InboundOrder {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        warehouse_id: WarehouseId(r.get(2)?),
+        reference: r.get(3)?,
+        supplier: r.get(4)?,
+        status: InboundStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(5, status, rusqlite::types::Type::Text)
+        })?,
+        expected_at: date(r.get(6)?)?,
+        lines: Vec::new(),
+        created_at: parse_ts(&r.get::<_, String>(7)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(8)?)?,
+    })
+}
+
+fn lines(conn: &Connection, inbound: i64) -> Result<Vec<InboundLine>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT l.line_no, l.item_id, i.sku, i.name, l.expected, l.accepted, l.rejected
+         FROM inbound_lines l JOIN items i ON i.id = l.item_id WHERE l.inbound_id = ?1 ORDER BY l.line_no",
+    )?;
+    let rows = stmt.query_map([inbound], |r| {
+        let (expected, accepted): (i64, i64) = (r.get(4)?, r.get(5)?);
+        Ok(InboundLine {
+            line_no: r.get(0)?,
+            item_id: ItemId(r.get(1)?),
+            sku: r.get(2)?,
+            name: r.get(3)?,
+            expected,
+            accepted,
+            rejected: r.get(6)?,
+            outstanding: (expected - accepted).max(0),
+            over: (accepted - expected).max(0),
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn inbound(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<InboundOrder>> {
+    let found = maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM inbound_orders WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], row),
+    )?;
+    let Some(mut o) = found else { return Ok(None) };
+    o.lines = lines(conn, id)?;
+    Ok(Some(o))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct InboundFilter {
+    pub status: Option<InboundStatus>,
+    /// Only orders not yet fully received.
+    pub awaiting: bool,
+    pub warehouse_id: Option<WarehouseId>,
+    pub supplier: Option<String>,
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &InboundFilter,
+    page: Page,
+) -> Result<(Vec<InboundOrder>, u64, u64)> {
+    let mut q = super::ListQuery::new("FROM inbound_orders WHERE business_id = ?", business);
+    if let Some(s) = f.status {
+        q.and("status = ?", [s.as_str().to_owned().into()]);
+    }
+    if f.awaiting {
+        q.and("status != 'received'", []);
+    }
+    if let Some(w) = f.warehouse_id {
+        q.and("warehouse_id = ?", [w.0.into()]);
+    }
+    if let Some(s) = &f.supplier {
+        q.and("supplier = ?", [s.clone().into()]);
+    }
+    let (mut orders, total, filtered) =
+        q.run(conn, "inbound_orders", COLS, "id DESC", page, row)?;
+    for o in &mut orders {
+        o.lines = lines(conn, o.id)?;
+    }
+    Ok((orders, total, filtered))
+}

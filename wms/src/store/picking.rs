@@ -1,0 +1,249 @@
+//! Waves and pick lines.
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use chrono::NaiveDate;
+use depot_protocol::picking::{PickLine, PickList, Wave, WaveStatus};
+use depot_protocol::{BusinessId, ItemId, OrderId, Page, Timestamp, WarehouseId};
+use rusqlite::{Connection, Row, params};
+
+/// Confirmed orders of a warehouse not yet in a wave, oldest first.
+pub fn waiting_orders(
+    conn: &Connection,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    carrier: Option<&str>,
+    cutoff: Option<&Timestamp>,
+    limit: u32,
+) -> Result<Vec<OrderId>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM orders
+         WHERE business_id = ?1 AND warehouse_id = ?2 AND status = 'confirmed' AND wave_id IS NULL
+           AND (?3 IS NULL OR carrier = ?3) AND (?4 IS NULL OR created_at < ?4)
+         ORDER BY created_at, id LIMIT ?5",
+    )?;
+    let rows = stmt.query_map(
+        params![business.0, warehouse.0, carrier, cutoff.map(ts), limit],
+        |r| Ok(OrderId(r.get(0)?)),
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn insert_wave(
+    conn: &Connection,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    carrier: Option<&str>,
+    cutoff: Option<&Timestamp>,
+    at: &Timestamp,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO waves (business_id, warehouse_id, status, carrier, cutoff, created_at) VALUES (?1, ?2, 'open', ?3, ?4, ?5)",
+    )?
+    .execute(params![business.0, warehouse.0, carrier, cutoff.map(ts), ts(at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn set_order_wave(conn: &Connection, order: OrderId, wave: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE orders SET wave_id = ?2 WHERE id = ?1")?
+        .execute(params![order.0, wave])?;
+    Ok(())
+}
+
+/// Lots of an item in a warehouse with what is not yet promised to open
+/// pick lines, soonest expiry first (FEFO).
+pub fn free_lots(
+    conn: &Connection,
+    item: ItemId,
+    warehouse: WarehouseId,
+) -> Result<Vec<(String, Option<NaiveDate>, i64)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.lot, s.expiry, s.on_hand - COALESCE((
+                SELECT SUM(p.quantity) FROM pick_lines p JOIN orders o ON o.id = p.order_id
+                WHERE p.item_id = s.item_id AND p.lot = s.lot AND o.warehouse_id = s.warehouse_id
+                  AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS free
+         FROM stock_lots s WHERE s.item_id = ?1 AND s.warehouse_id = ?2 AND s.on_hand > 0
+         ORDER BY s.expiry IS NULL, s.expiry, s.lot",
+    )?;
+    let rows = stmt.query_map(params![item.0, warehouse.0], |r| {
+        Ok((r.get(0)?, date(r.get(1)?)?, r.get(2)?))
+    })?;
+    Ok(rows
+        .collect::<rusqlite::Result<Vec<_>>>()?
+        .into_iter()
+        .filter(|(_, _, free)| *free > 0)
+        .collect())
+}
+
+/// A pick line to insert; `seq` is assigned when the wave is laid out.
+pub struct NewLine {
+    pub order_id: OrderId,
+    pub item_id: ItemId,
+    pub sku: String,
+    pub location: Option<String>,
+    pub lot: Option<String>,
+    pub expiry: Option<NaiveDate>,
+    pub quantity: i64,
+}
+
+pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO pick_lines (wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![wave, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
+    Ok(())
+}
+
+pub(crate) fn date(s: Option<String>) -> rusqlite::Result<Option<NaiveDate>> {
+    s.map(|s| {
+        s.parse().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
+const LINE_COLS: &str = "id, order_id, item_id, sku, location, lot, expiry, quantity, picked";
+
+fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
+    let (quantity, picked): (i64, i64) = (r.get(7)?, r.get(8)?);
+    Ok(PickLine {
+        id: r.get(0)?,
+        order_id: OrderId(r.get(1)?),
+        item_id: ItemId(r.get(2)?),
+        sku: r.get(3)?,
+        location: r.get(4)?,
+        lot: r.get(5)?,
+        expiry: date(r.get(6)?)?,
+        quantity,
+        picked,
+        remaining: quantity - picked,
+    })
+}
+
+/// Every line of a wave in walking order.
+pub fn lines(conn: &Connection, wave: i64) -> Result<Vec<PickLine>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LINE_COLS} FROM pick_lines WHERE wave_id = ?1 ORDER BY seq, id"
+    ))?;
+    let rows = stmt.query_map([wave], line_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Lines of one order (in whatever wave), in walking order.
+pub fn order_lines(conn: &Connection, order: OrderId) -> Result<Vec<PickLine>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LINE_COLS} FROM pick_lines WHERE order_id = ?1 ORDER BY seq, id"
+    ))?;
+    let rows = stmt.query_map([order.0], line_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn add_picked(conn: &Connection, line: i64, quantity: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE pick_lines SET picked = picked + ?2 WHERE id = ?1")?
+        .execute(params![line, quantity])?;
+    Ok(())
+}
+
+pub fn complete_wave(conn: &Connection, wave: i64, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached("UPDATE waves SET status = 'completed', completed_at = ?2 WHERE id = ?1")?
+        .execute(params![wave, ts(at)])?;
+    Ok(())
+}
+
+const WAVE_COLS: &str =
+    "id, business_id, warehouse_id, status, carrier, cutoff, created_at, completed_at";
+
+fn wave_row(r: &Row) -> rusqlite::Result<Wave> {
+    let status: String = r.get(3)?;
+    Ok(Wave {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        warehouse_id: WarehouseId(r.get(2)?),
+        status: WaveStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(3, status, rusqlite::types::Type::Text)
+        })?,
+        carrier: r.get(4)?,
+        cutoff: r
+            .get::<_, Option<String>>(5)?
+            .map(|s| parse_ts(&s))
+            .transpose()?,
+        pick_lists: Vec::new(),
+        units_total: 0,
+        units_picked: 0,
+        created_at: parse_ts(&r.get::<_, String>(6)?)?,
+        completed_at: r
+            .get::<_, Option<String>>(7)?
+            .map(|s| parse_ts(&s))
+            .transpose()?,
+    })
+}
+
+/// Groups a wave's lines into one pick list per order, keeping walking order.
+fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
+    let all = lines(conn, w.id)?;
+    w.units_total = all.iter().map(|l| l.quantity).sum();
+    w.units_picked = all.iter().map(|l| l.picked).sum();
+    let mut lists: Vec<PickList> = Vec::new();
+    for l in all {
+        match lists.iter_mut().find(|p| p.order_id == l.order_id) {
+            Some(p) => p.lines.push(l),
+            None => lists.push(PickList {
+                order_id: l.order_id,
+                lines: vec![l],
+            }),
+        }
+    }
+    w.pick_lists = lists;
+    Ok(())
+}
+
+pub fn wave(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
+    let found = maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], wave_row),
+    )?;
+    let Some(mut w) = found else { return Ok(None) };
+    fill(conn, &mut w)?;
+    Ok(Some(w))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct WaveFilter {
+    pub status: Option<WaveStatus>,
+    pub warehouse_id: Option<WarehouseId>,
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &WaveFilter,
+    page: Page,
+) -> Result<(Vec<Wave>, u64, u64)> {
+    let mut q = super::ListQuery::new("FROM waves WHERE business_id = ?", business);
+    if let Some(s) = f.status {
+        q.and("status = ?", [s.as_str().to_owned().into()]);
+    }
+    if let Some(w) = f.warehouse_id {
+        q.and("warehouse_id = ?", [w.0.into()]);
+    }
+    let (mut waves, total, filtered) =
+        q.run(conn, "waves", WAVE_COLS, "id DESC", page, wave_row)?;
+    for w in &mut waves {
+        fill(conn, w)?;
+    }
+    Ok((waves, total, filtered))
+}
+
+/// The bin location of an item in a warehouse.
+pub fn location(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Result<Option<String>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT location FROM item_locations WHERE item_id = ?1 AND warehouse_id = ?2",
+        )?
+        .query_row(params![item.0, warehouse.0], |r| r.get(0)),
+    )
+}

@@ -1,0 +1,128 @@
+//! Printers and their jobs.
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::printing::{CheckedPrinter, JobStatus, PrintJob, Printer, PrinterKind};
+use depot_protocol::{BusinessId, Timestamp};
+use rusqlite::{Connection, Row, params};
+
+pub fn name_owner(conn: &Connection, business: BusinessId, name: &str) -> Result<Option<i64>> {
+    maybe(
+        conn.prepare_cached("SELECT id FROM printers WHERE business_id = ?1 AND name = ?2")?
+            .query_row(params![business.0, name], |r| r.get(0)),
+    )
+}
+
+pub fn insert(
+    conn: &Connection,
+    business: BusinessId,
+    p: &CheckedPrinter,
+    at: &Timestamp,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO printers (business_id, name, kind, connection, station, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
+    )?
+    .execute(params![business.0, p.name, p.kind.as_str(), p.connection, p.station, ts(at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn update(conn: &Connection, id: i64, p: &CheckedPrinter, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached("UPDATE printers SET name = ?2, kind = ?3, connection = ?4, station = ?5, updated_at = ?6 WHERE id = ?1")?
+        .execute(params![id, p.name, p.kind.as_str(), p.connection, p.station, ts(at)])?;
+    Ok(())
+}
+
+const COLS: &str =
+    "id, business_id, name, kind, connection, station, status, last_seen, created_at, updated_at";
+
+fn kind(s: String, col: usize) -> rusqlite::Result<PrinterKind> {
+    PrinterKind::parse(&s)
+        .ok_or_else(|| rusqlite::Error::InvalidColumnType(col, s, rusqlite::types::Type::Text))
+}
+
+fn row(r: &Row) -> rusqlite::Result<Printer> {
+    Ok(Printer {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        name: r.get(2)?,
+        kind: kind(r.get(3)?, 3)?,
+        connection: r.get(4)?,
+        station: r.get(5)?,
+        status: r.get(6)?,
+        last_seen: r
+            .get::<_, Option<String>>(7)?
+            .map(|s| parse_ts(&s))
+            .transpose()?,
+        created_at: parse_ts(&r.get::<_, String>(8)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(9)?)?,
+    })
+}
+
+pub fn printer(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Printer>> {
+    maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM printers WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], row),
+    )
+}
+
+pub fn list(conn: &Connection, business: BusinessId) -> Result<Vec<Printer>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM printers WHERE business_id = ?1 ORDER BY id"
+    ))?;
+    let rows = stmt.query_map([business.0], row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub fn insert_job(
+    conn: &Connection,
+    business: BusinessId,
+    printer: i64,
+    format: PrinterKind,
+    data: &[u8],
+    actor: &str,
+    at: &Timestamp,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO print_jobs (business_id, printer_id, format, data, size, status, actor, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?7)",
+    )?
+    .execute(params![business.0, printer, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+const JOB_COLS: &str = "id, printer_id, format, size, status, error, created_at, updated_at";
+
+fn job_row(r: &Row) -> rusqlite::Result<PrintJob> {
+    let status: String = r.get(4)?;
+    Ok(PrintJob {
+        id: r.get(0)?,
+        printer_id: r.get(1)?,
+        format: kind(r.get(2)?, 2)?,
+        size: r.get(3)?,
+        status: JobStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(4, status, rusqlite::types::Type::Text)
+        })?,
+        error: r.get(5)?,
+        created_at: parse_ts(&r.get::<_, String>(6)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(7)?)?,
+    })
+}
+
+pub fn job(conn: &Connection, id: i64) -> Result<Option<PrintJob>> {
+    maybe(
+        conn.prepare_cached(&format!("SELECT {JOB_COLS} FROM print_jobs WHERE id = ?1"))?
+            .query_row([id], job_row),
+    )
+}
+
+/// The newest jobs of a printer first.
+pub fn jobs(conn: &Connection, printer: i64, limit: u32) -> Result<Vec<PrintJob>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {JOB_COLS} FROM print_jobs WHERE printer_id = ?1 ORDER BY id DESC LIMIT ?2"
+    ))?;
+    let rows = stmt.query_map(params![printer, limit], job_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -1,0 +1,368 @@
+//! Shipments, packages, tracking events and dispatch runs.
+
+use super::{maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::catalog::Dimensions;
+use depot_protocol::shipping::{
+    DispatchRun, Milestone, Package, RunShipment, RunStatus, Shipment, ShipmentStatus,
+    TrackingEvent,
+};
+use depot_protocol::{BusinessId, OrderId, Page, Timestamp, WarehouseId};
+use rusqlite::{Connection, Row, params};
+
+pub struct NewShipment<'a> {
+    pub business: BusinessId,
+    pub order: OrderId,
+    pub warehouse: WarehouseId,
+    pub carrier: &'a str,
+    pub service: &'a str,
+    pub run: i64,
+    pub packed_at: &'a Timestamp,
+}
+
+pub fn insert(conn: &Connection, s: &NewShipment) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO shipments (business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, 'packed', ?6, ?7)",
+    )?
+    .execute(params![s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run, ts(s.packed_at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn set_tracking(
+    conn: &Connection,
+    id: i64,
+    tracking: &str,
+    estimate: chrono::NaiveDate,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE shipments SET tracking_number = ?2, estimated_delivery = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id, tracking, estimate.to_string()])?;
+    Ok(())
+}
+
+pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![
+        shipment,
+        p.index,
+        p.weight_g,
+        p.dimensions.map(|d| d.length_mm),
+        p.dimensions.map(|d| d.width_mm),
+        p.dimensions.map(|d| d.height_mm)
+    ])?;
+    Ok(())
+}
+
+pub fn set_status(
+    conn: &Connection,
+    id: i64,
+    status: ShipmentStatus,
+    at: &Timestamp,
+) -> Result<()> {
+    let sql = match status {
+        ShipmentStatus::Packed => {
+            "UPDATE shipments SET status = 'packed' WHERE id = ?1 AND ?2 IS NOT NULL"
+        }
+        ShipmentStatus::Dispatched => {
+            "UPDATE shipments SET status = 'dispatched', dispatched_at = ?2 WHERE id = ?1"
+        }
+        ShipmentStatus::Delivered => {
+            "UPDATE shipments SET status = 'delivered', delivered_at = ?2 WHERE id = ?1"
+        }
+    };
+    conn.prepare_cached(sql)?.execute(params![id, ts(at)])?;
+    Ok(())
+}
+
+const COLS: &str = "id, business_id, order_id, warehouse_id, carrier, service, tracking_number, status, dispatch_run_id, \
+                    estimated_delivery, packed_at, dispatched_at, delivered_at";
+
+fn opt_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
+    s.map(|s| parse_ts(&s)).transpose()
+}
+
+fn row(r: &Row) -> rusqlite::Result<Shipment> {
+    let status: String = r.get(7)?;
+    Ok(Shipment {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        order_id: OrderId(r.get(2)?),
+        warehouse_id: WarehouseId(r.get(3)?),
+        carrier: r.get(4)?,
+        service: r.get(5)?,
+        tracking_number: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+        status: ShipmentStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(7, status, rusqlite::types::Type::Text)
+        })?,
+        dispatch_run_id: r.get(8)?,
+        estimated_delivery: super::picking::date(r.get(9)?)?,
+        packages: Vec::new(),
+        packed_at: parse_ts(&r.get::<_, String>(10)?)?,
+        dispatched_at: opt_ts(r.get(11)?)?,
+        delivered_at: opt_ts(r.get(12)?)?,
+    })
+}
+
+fn packages(conn: &Connection, shipment: i64) -> Result<Vec<Package>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT idx, weight_g, length_mm, width_mm, height_mm FROM packages WHERE shipment_id = ?1 ORDER BY idx",
+    )?;
+    let rows = stmt.query_map([shipment], |r| {
+        let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?, r.get(4)?);
+        Ok(Package {
+            index: r.get(0)?,
+            weight_g: r.get(1)?,
+            dimensions: match dims {
+                (Some(length_mm), Some(width_mm), Some(height_mm)) => Some(Dimensions {
+                    length_mm,
+                    width_mm,
+                    height_mm,
+                }),
+                _ => None,
+            },
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn one(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Option<Shipment>> {
+    let found = maybe(conn.prepare_cached(sql)?.query_row(args, row))?;
+    let Some(mut s) = found else { return Ok(None) };
+    s.packages = packages(conn, s.id)?;
+    Ok(Some(s))
+}
+
+pub fn shipment(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Shipment>> {
+    one(
+        conn,
+        &format!("SELECT {COLS} FROM shipments WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id],
+    )
+}
+
+pub fn by_order(
+    conn: &Connection,
+    business: BusinessId,
+    order: OrderId,
+) -> Result<Option<Shipment>> {
+    one(
+        conn,
+        &format!("SELECT {COLS} FROM shipments WHERE business_id = ?1 AND order_id = ?2"),
+        params![business.0, order.0],
+    )
+}
+
+/// Across businesses: tracking numbers are global.
+pub fn by_tracking(conn: &Connection, tracking: &str) -> Result<Option<Shipment>> {
+    one(
+        conn,
+        &format!("SELECT {COLS} FROM shipments WHERE tracking_number = ?1"),
+        params![tracking],
+    )
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ShipmentFilter {
+    pub status: Option<ShipmentStatus>,
+    pub carrier: Option<String>,
+    /// Dispatched at or after.
+    pub from: Option<Timestamp>,
+    /// Dispatched before.
+    pub to: Option<Timestamp>,
+}
+
+pub fn list(
+    conn: &Connection,
+    business: BusinessId,
+    f: &ShipmentFilter,
+    page: Page,
+) -> Result<(Vec<Shipment>, u64, u64)> {
+    let mut q = super::ListQuery::new("FROM shipments WHERE business_id = ?", business);
+    if let Some(s) = f.status {
+        q.and("status = ?", [s.as_str().to_owned().into()]);
+    }
+    if let Some(c) = &f.carrier {
+        q.and("carrier = ?", [c.clone().into()]);
+    }
+    if let Some(from) = &f.from {
+        q.and("dispatched_at >= ?", [ts(from).into()]);
+    }
+    if let Some(to) = &f.to {
+        q.and("dispatched_at < ?", [ts(to).into()]);
+    }
+    let (mut list, total, filtered) = q.run(conn, "shipments", COLS, "id DESC", page, row)?;
+    for s in &mut list {
+        s.packages = packages(conn, s.id)?;
+    }
+    Ok((list, total, filtered))
+}
+
+/// Records a milestone; answers false when an event with this key was
+/// already recorded (carriers deliver webhooks more than once).
+pub fn add_event(
+    conn: &Connection,
+    shipment: i64,
+    e: &TrackingEvent,
+    source: &str,
+    dedup_key: &str,
+) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![shipment, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
+    Ok(n == 1)
+}
+
+/// Milestones in the order they happened.
+pub fn events(conn: &Connection, shipment: i64) -> Result<Vec<TrackingEvent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT milestone, description, city, at FROM tracking_events WHERE shipment_id = ?1 ORDER BY at, id",
+    )?;
+    let rows = stmt.query_map([shipment], |r| {
+        let m: String = r.get(0)?;
+        Ok(TrackingEvent {
+            milestone: Milestone::parse(&m).ok_or_else(|| {
+                rusqlite::Error::InvalidColumnType(0, m, rusqlite::types::Type::Text)
+            })?,
+            description: r.get(1)?,
+            city: r.get(2)?,
+            at: parse_ts(&r.get::<_, String>(3)?)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The open run of a carrier at a warehouse, opened if there is none.
+pub fn open_run(
+    conn: &Connection,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    carrier: &str,
+    at: &Timestamp,
+) -> Result<i64> {
+    let found = maybe(
+        conn.prepare_cached(
+            "SELECT id FROM dispatch_runs WHERE business_id = ?1 AND warehouse_id = ?2 AND carrier = ?3 AND status = 'open'",
+        )?
+        .query_row(params![business.0, warehouse.0, carrier], |r| r.get(0)),
+    )?;
+    if let Some(id) = found {
+        return Ok(id);
+    }
+    conn.prepare_cached(
+        "INSERT INTO dispatch_runs (business_id, warehouse_id, carrier, status, created_at) VALUES (?1, ?2, ?3, 'open', ?4)",
+    )?
+    .execute(params![business.0, warehouse.0, carrier, ts(at)])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn close_run(conn: &Connection, id: i64, at: &Timestamp, manifest: &[u8]) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE dispatch_runs SET status = 'closed', closed_at = ?2, manifest = ?3 WHERE id = ?1",
+    )?
+    .execute(params![id, ts(at), manifest])?;
+    Ok(())
+}
+
+pub fn manifest(
+    conn: &Connection,
+    business: BusinessId,
+    id: i64,
+) -> Result<Option<Option<Vec<u8>>>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT manifest FROM dispatch_runs WHERE business_id = ?1 AND id = ?2",
+        )?
+        .query_row(params![business.0, id], |r| r.get(0)),
+    )
+}
+
+const RUN_COLS: &str = "id, business_id, warehouse_id, carrier, status, created_at, closed_at";
+
+fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
+    let status: String = r.get(4)?;
+    Ok(DispatchRun {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        warehouse_id: WarehouseId(r.get(2)?),
+        carrier: r.get(3)?,
+        status: RunStatus::parse(&status).ok_or_else(|| {
+            rusqlite::Error::InvalidColumnType(4, status, rusqlite::types::Type::Text)
+        })?,
+        shipments: Vec::new(),
+        packages: 0,
+        weight_g: 0,
+        created_at: parse_ts(&r.get::<_, String>(5)?)?,
+        closed_at: opt_ts(r.get(6)?)?,
+    })
+}
+
+fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT s.id, s.order_id, COALESCE(s.tracking_number, ''), COUNT(p.idx), COALESCE(SUM(p.weight_g), 0)
+         FROM shipments s LEFT JOIN packages p ON p.shipment_id = s.id
+         WHERE s.dispatch_run_id = ?1 GROUP BY s.id ORDER BY s.id",
+    )?;
+    let rows = stmt.query_map([run.id], |r| {
+        Ok(RunShipment {
+            shipment_id: r.get(0)?,
+            order_id: OrderId(r.get(1)?),
+            tracking_number: r.get(2)?,
+            packages: r.get(3)?,
+            weight_g: r.get(4)?,
+        })
+    })?;
+    run.shipments = rows.collect::<rusqlite::Result<_>>()?;
+    run.packages = run.shipments.iter().map(|s| s.packages).sum();
+    run.weight_g = run.shipments.iter().map(|s| s.weight_g).sum();
+    Ok(())
+}
+
+pub fn run(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<DispatchRun>> {
+    let found = maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {RUN_COLS} FROM dispatch_runs WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], run_row),
+    )?;
+    let Some(mut r) = found else { return Ok(None) };
+    fill_run(conn, &mut r)?;
+    Ok(Some(r))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct RunFilter {
+    pub status: Option<RunStatus>,
+    pub carrier: Option<String>,
+    pub warehouse_id: Option<WarehouseId>,
+}
+
+pub fn runs(
+    conn: &Connection,
+    business: BusinessId,
+    f: &RunFilter,
+    page: Page,
+) -> Result<(Vec<DispatchRun>, u64, u64)> {
+    let mut q = super::ListQuery::new("FROM dispatch_runs WHERE business_id = ?", business);
+    if let Some(s) = f.status {
+        q.and("status = ?", [s.as_str().to_owned().into()]);
+    }
+    if let Some(c) = &f.carrier {
+        q.and("carrier = ?", [c.clone().into()]);
+    }
+    if let Some(w) = f.warehouse_id {
+        q.and("warehouse_id = ?", [w.0.into()]);
+    }
+    let (mut list, total, filtered) =
+        q.run(conn, "dispatch_runs", RUN_COLS, "id DESC", page, run_row)?;
+    for r in &mut list {
+        fill_run(conn, r)?;
+    }
+    Ok((list, total, filtered))
+}
