@@ -33,6 +33,7 @@ pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
     let (api, openapi) = http::routes().split_for_parts();
     let openapi = Arc::new(openapi);
     let limiter = ratelimit::limiter(settings.rate_limit);
+    let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
     let router = api
         .with_state(wms)
         .route(
@@ -41,6 +42,7 @@ pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
         )
         .fallback(no_route)
         .method_not_allowed_fallback(wrong_method)
+        .layer(axum::Extension(secrets))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),
             ratelimit::limit,

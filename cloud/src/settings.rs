@@ -5,6 +5,8 @@
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -19,6 +21,30 @@ pub struct Settings {
     pub rate_limit: RateLimit,
     /// Log filter, in `tracing` env-filter syntax.
     pub log: String,
+    /// Per carrier code: what its webhooks are signed with.
+    pub carriers: BTreeMap<String, CarrierSettings>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CarrierSettings {
+    /// Shared secret of the carrier's webhook signatures (HMAC-SHA256).
+    pub webhook_secret: Secret,
+}
+
+/// A secret: usable, but never printed by `Debug`.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_empty() {
+            "(unset)"
+        } else {
+            "(redacted)"
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,6 +63,7 @@ impl Default for Settings {
             data_dir: PathBuf::from("depot-data"),
             rate_limit: RateLimit::default(),
             log: "info".into(),
+            carriers: BTreeMap::new(),
         }
     }
 }
@@ -65,6 +92,15 @@ impl Settings {
             )));
         }
         Ok(settings)
+    }
+
+    /// The webhook secrets of carriers that have one.
+    pub fn webhook_secrets(&self) -> std::collections::HashMap<String, String> {
+        self.carriers
+            .iter()
+            .filter(|(_, c)| !c.webhook_secret.0.is_empty())
+            .map(|(code, c)| (code.clone(), c.webhook_secret.0.clone()))
+            .collect()
     }
 
     pub fn database(&self) -> PathBuf {
@@ -96,6 +132,20 @@ mod tests {
                 }
             );
             assert_eq!(s.data_dir, PathBuf::from("depot-data"));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn secrets_come_from_the_environment_and_never_print() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("DEPOT_CARRIERS__OWN__WEBHOOK_SECRET", "hunter2");
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(
+                s.webhook_secrets().get("own").map(String::as_str),
+                Some("hunter2")
+            );
+            assert!(!format!("{s:?}").contains("hunter2"));
             Ok(())
         });
     }

@@ -190,7 +190,7 @@ impl ReceptionRequest {
         c.bounded("lines", &self.lines, MAX_RECEPTION_LINES);
         let mut out = Vec::new();
         for (i, l) in self.lines.into_iter().enumerate() {
-            let code = c.text(&format!("lines[{i}].code"), &l.code, 200);
+            let code = c.scan(&format!("lines[{i}].code"), &l.code, 200);
             for (name, v, min) in [
                 ("quantity", l.quantity, 1),
                 ("accepted", l.accepted, 0),

@@ -127,7 +127,7 @@ pub struct ScanRequest {
 impl ScanRequest {
     pub fn parse(self) -> Result<Self, Vec<FieldError>> {
         let mut c = Check::new();
-        let code = c.text("code", &self.code, 200);
+        let code = c.scan("code", &self.code, 200);
         if let Some(q) = self.quantity {
             c.positive("quantity", q, 10_000);
         }

@@ -96,7 +96,7 @@ impl PackRequest {
             .into_iter()
             .enumerate()
             .map(|(i, it)| {
-                let code = c.text(&format!("items[{i}].code"), &it.code, 200);
+                let code = c.scan(&format!("items[{i}].code"), &it.code, 200);
                 if let Some(q) = it.quantity {
                     c.positive(&format!("items[{i}].quantity"), q, 1_000_000);
                 }

@@ -45,6 +45,23 @@ impl Check {
         v.to_owned()
     }
 
+    /// What a scanner sent: like `text`, but the GS1 group separator (ASCII
+    /// 29, FNC1 in a GS1 symbol) is part of the data, not a stray control.
+    pub fn scan(&mut self, name: &str, value: &str, max: usize) -> String {
+        let v = value.trim();
+        if v.is_empty() {
+            self.fail(name, "is required");
+        } else if v.chars().count() > max {
+            self.fail(name, format!("must be at most {max} characters"));
+        } else if v.chars().any(|c| c.is_control() && c != '\u{1d}') {
+            self.fail(
+                name,
+                "must not contain control characters other than the GS1 separator",
+            );
+        }
+        v.to_owned()
+    }
+
     /// An optional text: absent or blank becomes `None`.
     pub fn opt_text(&mut self, name: &str, value: Option<&str>, max: usize) -> Option<String> {
         let v = value.map(str::trim).filter(|v| !v.is_empty())?;
@@ -140,6 +157,18 @@ mod tests {
         c.text("name", "a\u{0}b", 10);
         c.text("name", "a\nb", 10);
         assert_eq!(c.finish(()).err().map(|e| e.len()), Some(2));
+    }
+
+    #[test]
+    fn scans_keep_the_gs1_separator() {
+        let mut c = Check::new();
+        assert_eq!(
+            c.scan("code", " ]d20109506000134352\u{1d}10AB ", 100),
+            "]d20109506000134352\u{1d}10AB"
+        );
+        assert!(c.is_ok());
+        c.scan("code", "A\u{0}B", 100);
+        assert!(!c.is_ok());
     }
 
     #[test]

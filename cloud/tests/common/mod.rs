@@ -2,13 +2,16 @@
 //! two tenants so every test can try to cross between them.
 #![allow(dead_code)]
 
-use depot_cloud::settings::{RateLimit, Settings};
+use depot_cloud::settings::{CarrierSettings, RateLimit, Secret, Settings};
 use depot_protocol::order::Address;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, WarehouseId};
 use depot_wms::Wms;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
+
+/// What the test carrier signs its webhooks with.
+pub const WEBHOOK_SECRET: &str = "test-carrier-secret";
 
 pub struct Tenant {
     pub business: BusinessId,
@@ -68,11 +71,17 @@ pub async fn spawn_app_with(rate_limit: RateLimit) -> TestApp {
     let wms = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("open");
     let a = tenant(&wms, "Alpha").await;
     let b = tenant(&wms, "Beta").await;
-    let settings = Settings {
+    let mut settings = Settings {
         rate_limit,
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
+    settings.carriers.insert(
+        "own".into(),
+        CarrierSettings {
+            webhook_secret: Secret(WEBHOOK_SECRET.into()),
+        },
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
