@@ -4,8 +4,10 @@
 use anyhow::Context;
 use depot_protocol::barcode::gs1_check_digit;
 use depot_protocol::catalog::ItemCreate;
+use depot_protocol::inbound::InboundCreate;
 use depot_protocol::order::{Address, Buyer, OrderStatus};
 use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
+use depot_protocol::printing::PrinterFields;
 use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, Money, WarehouseId};
@@ -13,6 +15,9 @@ use depot_wms::Wms;
 use serde_json::{Value, json};
 
 pub const DEMO_NAME: &str = "Demo Outfitters";
+
+/// What the demo's own-fleet carrier signs its webhooks with.
+pub const DEMO_WEBHOOK_SECRET: &str = "demo-webhook-secret";
 
 /// What a demo run needs to tell its user.
 #[derive(Debug, Clone)]
@@ -233,6 +238,16 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
             }
         }
     }
+    // Goods on their way in, and the label printer of the packing station.
+    let inbound: InboundCreate = serde_json::from_value(json!({
+        "warehouse_id": w1.0, "reference": "PO-DEMO-1", "supplier": "Trailhead Manufacturing",
+        "lines": [{"sku": "DEMO-001", "quantity": 24}, {"sku": "DEMO-002", "quantity": 12}, {"sku": "DEMO-003", "quantity": 6}]
+    }))?;
+    wms.create_inbound(b.id, inbound).await?;
+    let printer: PrinterFields = serde_json::from_value(json!({
+        "name": "Packing 1", "kind": "zpl", "connection": "tcp://127.0.0.1:9100", "station": "PACK-1"
+    }))?;
+    wms.create_printer(b.id, printer).await?;
     wms.revoke_key(seeder.key.id).await?;
     Ok(b.id)
 }

@@ -1,5 +1,5 @@
 use clap::{Parser, Subcommand};
-use depot_cloud::settings::Settings;
+use depot_cloud::settings::{CarrierSettings, Secret, Settings};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use tokio::net::TcpListener;
@@ -43,11 +43,17 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn demo(listen: SocketAddr, data_dir: PathBuf) -> anyhow::Result<()> {
-    let settings = Settings {
+    let mut settings = Settings {
         listen,
         data_dir,
         ..Settings::default()
     };
+    settings.carriers.insert(
+        "own".into(),
+        CarrierSettings {
+            webhook_secret: Secret(depot::demo::DEMO_WEBHOOK_SECRET.into()),
+        },
+    );
     let listener = TcpListener::bind(listen).await.map_err(|e| {
         anyhow::anyhow!("cannot listen on {listen}: {e} (try --listen 127.0.0.1:0)")
     })?;
@@ -61,6 +67,10 @@ async fn demo(listen: SocketAddr, data_dir: PathBuf) -> anyhow::Result<()> {
     println!("  data         {}", settings.database().display());
     println!("  business id  {}", demo.business);
     println!("  API key      {}", demo.key);
+    println!(
+        "  webhooks     carrier \"own\" signs with {:?}",
+        depot::demo::DEMO_WEBHOOK_SECRET
+    );
     println!();
     println!("Try:");
     for e in depot::demo::examples(demo.business) {

@@ -96,4 +96,21 @@ async fn the_printed_examples_work() {
         .await
         .expect("json");
     assert_eq!(r["recordsTotal"], "36");
+    // What the README's warehouse day starts from.
+    for (path, n) in [
+        ("inbounds/{b}/orders/list", "1"),
+        ("printers/{b}/list", "1"),
+    ] {
+        let path = path.replace("{b}", &second.business.to_string());
+        let r: serde_json::Value = client
+            .get(format!("{base}/v1/{path}"))
+            .header("X-API-KEY", &second.key)
+            .send()
+            .await
+            .expect("send")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(r["recordsTotal"], n, "{path}");
+    }
 }
