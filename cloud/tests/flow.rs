@@ -395,3 +395,96 @@ async fn receive_pick_pack_ship_deliver() {
     );
     balanced(&app, "delivery").await;
 }
+
+/// Orders cancelled after being waved or packed drop out of picking and of
+/// the dispatch run instead of blocking them.
+#[tokio::test]
+async fn cancellations_leave_waves_and_runs_workable() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    let w = app.a.warehouses[0].0;
+    app.item("C-1").await;
+    app.receive("C-1", 10).await;
+    let keep = app.order("KEEP", &[("C-1", 1)]).await;
+    let drop = app.order("DROP", &[("C-1", 1)]).await;
+    let late = app.order("LATE", &[("C-1", 1)]).await;
+    for o in [keep, drop, late] {
+        assert_eq!(app.set_status(o, "confirmed").await.status, 200);
+    }
+    let wave = ok(
+        &app,
+        "POST",
+        &format!("/v1/picking/{b}/waves/create"),
+        json!({"warehouse_id": w, "max_orders": 3}),
+    )
+    .await;
+    let wave_id = wave["id"].as_i64().expect("wave");
+    assert_eq!(app.set_status(drop, "cancelled").await.status, 200);
+    let p = format!("/v1/picking/{b}/item/scan");
+    assert_error(
+        &app.post(
+            &p,
+            json!({"wave_id": wave_id, "order_id": drop, "code": "C-1"}),
+        )
+        .await,
+        409,
+    );
+    ok(
+        &app,
+        "POST",
+        &p,
+        json!({"wave_id": wave_id, "order_id": keep, "code": "C-1"}),
+    )
+    .await;
+    let last = ok(
+        &app,
+        "POST",
+        &p,
+        json!({"wave_id": wave_id, "order_id": late, "code": "C-1"}),
+    )
+    .await;
+    assert_eq!(
+        last["wave_remaining"], 0,
+        "the cancelled order's line does not hold the wave open"
+    );
+
+    let pack = format!("/v1/packing/{b}/pack-order");
+    for o in [keep, late] {
+        ok(
+            &app,
+            "POST",
+            &pack,
+            json!({"order_id": o, "items": [{"code": "C-1"}], "packages": [{"weight_g": 100}]}),
+        )
+        .await;
+    }
+    assert_eq!(app.set_status(late, "cancelled").await.status, 200);
+    let runs = app
+        .get(&format!("/v1/outbounds/{b}/dispatch-runs?status=open"))
+        .await;
+    let run_id = runs.body["data"][0]["id"].as_i64().expect("run");
+    let closed = ok(
+        &app,
+        "POST",
+        &format!("/v1/outbounds/{b}/dispatch-runs/{run_id}/close"),
+        json!({}),
+    )
+    .await;
+    let orders: Vec<i64> = closed["shipments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["order_id"].as_i64())
+        .collect();
+    assert_eq!(orders, [keep]);
+    assert_eq!(
+        app.get(&format!("/v1/orders/{b}/{late}")).await.body["data"]["status"],
+        "cancelled"
+    );
+    assert_eq!(
+        app.stock(1).await,
+        (9, 0, 9),
+        "only the kept order left the building"
+    );
+    balanced(&app, "cancellations").await;
+}

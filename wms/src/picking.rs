@@ -154,10 +154,18 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     let business = caller.business_id;
     let wave = load(conn, business, req.wave_id)?;
     let s = scan::resolve(conn, business, &req.code)?;
+    let cancelled = sql::cancelled_orders(conn, wave.id)?;
+    if let Some(o) = req.order_id.filter(|o| cancelled.contains(o)) {
+        return Err(WmsError::conflict(format!(
+            "order {o} was cancelled: put its items back"
+        )));
+    }
     let all: Vec<PickLine> = wave
         .pick_lists
         .iter()
-        .filter(|p| req.order_id.is_none_or(|o| o == p.order_id))
+        .filter(|p| {
+            req.order_id.is_none_or(|o| o == p.order_id) && !cancelled.contains(&p.order_id)
+        })
         .flat_map(|p| p.lines.iter().cloned())
         .collect();
     if let Some(o) = req.order_id {
@@ -278,6 +286,7 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         after
             .pick_lists
             .iter()
+            .filter(|p| !cancelled.contains(&p.order_id))
             .flat_map(|p| p.lines.iter())
             .filter(|l| f(l))
             .map(|l| l.remaining)

@@ -19,6 +19,14 @@ pub struct Resolved {
     pub serial: Option<String>,
     /// Units the code stands for (GS1 AI 37 or 30), if it says.
     pub count: Option<i64>,
+    /// Net weight in grams (GS1 AI 310n), for variable-measure goods.
+    pub net_weight_g: Option<i64>,
+}
+
+/// Grams from a GS1 kilogram measure, rounded to the nearest gram.
+fn grams(m: &depot_protocol::gs1::Measure) -> i64 {
+    let scale = 10i64.pow(u32::from(m.decimals));
+    (i64::from(m.value) * 1000 + scale / 2) / scale
 }
 
 /// Resolves a scan in a business. An unreadable GS1 string is a 400; a code
@@ -26,6 +34,10 @@ pub struct Resolved {
 pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Resolved> {
     let scan = gs1::classify(raw)
         .map_err(|e| WmsError::BadRequest(format!("unreadable scan {raw:?}: {e}")))?;
+    let net_weight_g = match &scan {
+        Scan::Gs1(g) => g.net_weight_kg.as_ref().map(grams),
+        _ => None,
+    };
     let (item, lot, expiry, serial, count) = match &scan {
         Scan::Gs1(g) => {
             let gtin = g.gtin.as_ref().or(g.content.as_ref()).ok_or_else(|| {
@@ -64,15 +76,31 @@ pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Res
     let item_id = item.ok_or_else(|| {
         WmsError::NotFound(format!("unknown barcode {raw:?}: no item answers to it"))
     })?;
-    let it = catalog::item(conn, business, item_id)?
+    let (sku, lot_tracked) = catalog::brief(conn, business, item_id)?
         .ok_or_else(|| WmsError::Internal("item vanished".into()))?;
     Ok(Resolved {
         item_id,
-        sku: it.sku,
-        lot_tracked: it.lot_tracked,
+        sku,
+        lot_tracked,
         lot,
         expiry,
         serial,
         count,
+        net_weight_g,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use depot_protocol::gs1::Measure;
+
+    #[test]
+    fn kilograms_become_grams() {
+        let m = |value, decimals| Measure { value, decimals };
+        assert_eq!(grams(&m(1250, 3)), 1250);
+        assert_eq!(grams(&m(15, 1)), 1500);
+        assert_eq!(grams(&m(123_456, 5)), 1235);
+        assert_eq!(grams(&m(7, 0)), 7000);
+    }
 }

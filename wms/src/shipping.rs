@@ -177,6 +177,13 @@ fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Resul
         .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
     let mut rows = Vec::new();
     for rs in &run.shipments {
+        let status = order_sql::order(conn, business, rs.order_id, false)?.map(|o| o.status);
+        if status == Some(OrderStatus::Cancelled) {
+            // Cancelled after packing: the parcel stays in the building and
+            // leaves the run.
+            sql::detach(conn, rs.shipment_id)?;
+            continue;
+        }
         orders::change_status(
             conn,
             origin,

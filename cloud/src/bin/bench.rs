@@ -23,6 +23,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
+#[path = "bench/picking.rs"]
+mod picking;
+
 /// Engine calls in flight while loading: enough to keep the group-commit
 /// writer's batches full without queueing the whole data set at once.
 const LOAD_PARALLEL: usize = 64;
@@ -208,47 +211,44 @@ struct Run {
     rps: f64,
     p50_ms: f64,
     p99_ms: f64,
+    /// Workers that stopped early because their work was done.
+    ran_out: usize,
 }
 
-/// Closed loop: `concurrency` workers each send, wait for the full answer,
-/// and send again until the time is up. Latency covers send to last byte.
-async fn measure(
-    t: &Arc<Target>,
-    s: Scenario,
+/// What one closed-loop worker brings back.
+#[derive(Default)]
+struct Tally {
+    lat: Vec<Duration>,
+    errors: Vec<String>,
+    /// The worker stopped before the deadline: its work was done.
+    ran_out: bool,
+}
+
+/// Closed loop: `workers` workers each send, wait for the full answer, and
+/// send again until the deadline they are given. Latency covers send to
+/// last byte.
+async fn closed_loop<F, Fut>(
     name: &'static str,
     secs: u64,
-) -> anyhow::Result<Run> {
+    workers: usize,
+    worker: F,
+) -> anyhow::Result<Run>
+where
+    F: Fn(usize, Instant) -> Fut,
+    Fut: Future<Output = Tally> + Send + 'static,
+{
     let started = Instant::now();
     let deadline = started + Duration::from_secs(secs);
     let mut set = JoinSet::new();
-    for w in 0..t.concurrency {
-        let t = t.clone();
-        set.spawn(async move {
-            let (mut lat, mut errors) = (Vec::new(), Vec::new());
-            let mut r = mix(w as u64 + 1);
-            while Instant::now() < deadline {
-                r = mix(r);
-                let sent = Instant::now();
-                // The whole body is read: a list is not served until sent.
-                let outcome = match t.request(s, r).send().await {
-                    Ok(resp) => (resp.status(), resp.text().await),
-                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
-                };
-                lat.push(sent.elapsed());
-                match outcome {
-                    (status, Ok(_)) if status.is_success() => {}
-                    (status, Ok(body)) => errors.push(format!("{status}: {body:.300}")),
-                    (_, Err(e)) => errors.push(e.to_string()),
-                }
-            }
-            (lat, errors)
-        });
+    for w in 0..workers {
+        set.spawn(worker(w, deadline));
     }
-    let (mut lat, mut errors) = (Vec::new(), Vec::new());
+    let (mut lat, mut errors, mut ran_out) = (Vec::new(), Vec::new(), 0);
     while let Some(done) = set.join_next().await {
-        let (l, e) = done.context("client worker panicked")?;
-        lat.extend(l);
-        errors.extend(e);
+        let t = done.context("client worker panicked")?;
+        lat.extend(t.lat);
+        errors.extend(t.errors);
+        ran_out += usize::from(t.ran_out);
     }
     let secs = started.elapsed().as_secs_f64();
     if !errors.is_empty() {
@@ -271,7 +271,60 @@ async fn measure(
         rps,
         p50_ms: pct(50),
         p99_ms: pct(99),
+        ran_out,
     })
+}
+
+/// Runs scenario `s` with `t.concurrency` clients.
+async fn measure(
+    t: &Arc<Target>,
+    s: Scenario,
+    name: &'static str,
+    secs: u64,
+) -> anyhow::Result<Run> {
+    closed_loop(name, secs, t.concurrency, |w, deadline| {
+        let t = t.clone();
+        async move {
+            let mut tally = Tally::default();
+            let mut r = mix(w as u64 + 1);
+            while Instant::now() < deadline {
+                r = mix(r);
+                let sent = Instant::now();
+                // The whole body is read: a list is not served until sent.
+                let outcome = match t.request(s, r).send().await {
+                    Ok(resp) => (resp.status(), resp.text().await),
+                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
+                };
+                tally.lat.push(sent.elapsed());
+                match outcome {
+                    (status, Ok(_)) if status.is_success() => {}
+                    (status, Ok(body)) => tally.errors.push(format!("{status}: {body:.300}")),
+                    (_, Err(e)) => tally.errors.push(e.to_string()),
+                }
+            }
+            tally
+        }
+    })
+    .await
+}
+
+/// The pick-scan scenario: one scanner per wave.
+async fn measure_picks(
+    t: &Arc<Target>,
+    walks: Vec<picking::Walk>,
+    secs: u64,
+) -> anyhow::Result<Run> {
+    let walks = Arc::new(walks);
+    closed_loop("pick scan", secs, walks.len(), |w, deadline| {
+        let (t, walks) = (t.clone(), walks.clone());
+        async move {
+            match walks.get(w) {
+                Some(walk) => picking::scan(&t, walk, deadline).await,
+                None => Tally::default(),
+            }
+        }
+    })
+    .await
 }
 
 /// The group-commit writer's (jobs, commits) so far.
@@ -307,7 +360,9 @@ async fn main() -> anyhow::Result<()> {
     let w1 = wms
         .create_warehouse(bid, "W1", "Main", Address::default(), false)
         .await?;
-    wms.create_warehouse(bid, "W2", "Overflow", Address::default(), false)
+    // W2 holds only the pick scenario's stock, orders and waves.
+    let w2 = wms
+        .create_warehouse(bid, "W2", "Overflow", Address::default(), false)
         .await?;
     let key = wms.create_key(bid, None).await?;
     let caller = Caller {
@@ -439,6 +494,18 @@ async fn main() -> anyhow::Result<()> {
     let created = writer_counts(&wms);
     let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
     let adjusted = writer_counts(&wms);
+    // Built here rather than with the data set, so the scenarios above see
+    // the same data as before: these orders are confirmed, and would count
+    // in the list filter.
+    eprintln!("setting up {} pick waves in W2", args.concurrency);
+    let setting_up = Instant::now();
+    let pick = picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
+    let setup_secs = setting_up.elapsed().as_secs_f64();
+    let set_up = writer_counts(&wms);
+    let scanners = pick.walks.len();
+    let scans = measure_picks(&target, pick.walks, secs).await?;
+    let ran_out = scans.ran_out;
+    let picked = writer_counts(&wms);
     let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
     server.abort();
 
@@ -460,7 +527,7 @@ async fn main() -> anyhow::Result<()> {
         "scenario             req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
     );
     println!("{}", "-".repeat(104));
-    let runs = [hello1, hello2, list, create, adjust];
+    let runs = [hello1, hello2, list, create, adjust, scans];
     for r in &runs {
         println!(
             "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
@@ -483,6 +550,20 @@ async fn main() -> anyhow::Result<()> {
     print_batching("loading", (0, 0), loaded);
     print_batching("order create", loaded, created);
     print_batching("inventory adjust", created, adjusted);
+    println!(
+        "pick setup: {scanners} waves of {} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
+        pick.wave_orders, pick.lines_per_order, pick.units_per_line, pick.writes
+    );
+    print_batching("pick setup", adjusted, set_up);
+    print_batching("pick scan", set_up, picked);
+    println!(
+        "pick scan: {scanners} scanners on {scanners} waves, one unit per scan; {ran_out} ran out of work before the end{}",
+        if ran_out > 0 {
+            " (so its req/s understates)"
+        } else {
+            ""
+        }
+    );
 
     let failed: usize = runs.iter().map(|r| r.errors).sum();
     if failed > 0 {

@@ -6,7 +6,9 @@ use crate::Wms;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
-use depot_protocol::printing::{PrintJob, Printer, PrinterFields};
+use axum::extract::rejection::BytesRejection;
+use axum::http::StatusCode;
+use depot_protocol::printing::{MAX_JOB_BYTES, PrintJob, Printer, PrinterFields};
 use depot_protocol::{DataEnvelope, ErrorBody, ListEnvelope};
 
 /// Registered printers: kind (ZPL or PDF), connection, station and status.
@@ -73,8 +75,17 @@ pub async fn submit(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<DataEnvelope<PrintJob>>, ApiError> {
+    let body = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::PayloadTooLarge {
+                limit: MAX_JOB_BYTES,
+            }
+        } else {
+            ApiError::bad_request(e.body_text())
+        }
+    })?;
     Ok(Json(DataEnvelope {
         data: wms.submit_job(t.0, id, body.to_vec()).await?,
     }))

@@ -33,6 +33,20 @@ pub fn sku_owner(conn: &Connection, business: BusinessId, sku: &str) -> Result<O
     )
 }
 
+/// SKU and lot tracking of an item: what a scan needs, without the rest.
+pub fn brief(
+    conn: &Connection,
+    business: BusinessId,
+    id: ItemId,
+) -> Result<Option<(String, bool)>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT sku, lot_tracked FROM items WHERE business_id = ?1 AND id = ?2",
+        )?
+        .query_row(params![business.0, id.0], |r| Ok((r.get(0)?, r.get(1)?))),
+    )
+}
+
 pub fn insert_item(
     conn: &Connection,
     business: BusinessId,

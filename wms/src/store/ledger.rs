@@ -147,6 +147,8 @@ pub fn list(
 pub struct Inconsistency {
     pub item_id: ItemId,
     pub warehouse_id: WarehouseId,
+    /// Set when the disagreement is in one lot's stock.
+    pub lot: Option<String>,
     pub on_hand: i64,
     pub ledger_sum: i64,
     pub reserved: i64,
@@ -171,13 +173,32 @@ pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
         Ok(Inconsistency {
             item_id: ItemId(r.get(0)?),
             warehouse_id: WarehouseId(r.get(1)?),
+            lot: None,
             on_hand: r.get(2)?,
             ledger_sum: r.get(3)?,
             reserved: r.get(4)?,
             held_by_orders: r.get(5)?,
         })
     })?;
-    let all: Vec<Inconsistency> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut all: Vec<Inconsistency> = rows.collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare(
+        "SELECT l.item_id, l.warehouse_id, l.lot, l.on_hand,
+                COALESCE((SELECT SUM(delta) FROM stock_movements m
+                          WHERE m.item_id = l.item_id AND m.warehouse_id = l.warehouse_id AND m.lot = l.lot), 0)
+         FROM stock_lots l",
+    )?;
+    let lots = stmt.query_map([], |r| {
+        Ok(Inconsistency {
+            item_id: ItemId(r.get(0)?),
+            warehouse_id: WarehouseId(r.get(1)?),
+            lot: Some(r.get(2)?),
+            on_hand: r.get(3)?,
+            ledger_sum: r.get(4)?,
+            reserved: 0,
+            held_by_orders: 0,
+        })
+    })?;
+    all.extend(lots.collect::<rusqlite::Result<Vec<_>>>()?);
     Ok(all
         .into_iter()
         .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)

@@ -140,6 +140,15 @@ pub fn order_lines(conn: &Connection, order: OrderId) -> Result<Vec<PickLine>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Orders of a wave cancelled since it was made: their lines are not to be
+/// picked any more.
+pub fn cancelled_orders(conn: &Connection, wave: i64) -> Result<Vec<OrderId>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'")?;
+    let rows = stmt.query_map([wave], |r| Ok(OrderId(r.get(0)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 pub fn add_picked(conn: &Connection, line: i64, quantity: i64) -> Result<()> {
     conn.prepare_cached("UPDATE pick_lines SET picked = picked + ?2 WHERE id = ?1")?
         .execute(params![line, quantity])?;

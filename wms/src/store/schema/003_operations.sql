@@ -22,6 +22,7 @@ ALTER TABLE orders ADD COLUMN carrier TEXT NOT NULL DEFAULT 'own';
 ALTER TABLE orders ADD COLUMN service TEXT NOT NULL DEFAULT 'standard';
 ALTER TABLE orders ADD COLUMN wave_id INTEGER;
 CREATE INDEX orders_unwaved ON orders (business_id, warehouse_id, status, wave_id, created_at, id);
+CREATE INDEX orders_by_wave ON orders (wave_id, status);
 
 -- Inbound (purchase) orders and what arrived against them.
 CREATE TABLE inbound_orders (
