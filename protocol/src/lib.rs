@@ -18,6 +18,7 @@ pub mod picking;
 pub mod printing;
 pub mod shipping;
 pub mod stock;
+pub mod sync;
 pub mod tenant;
 pub mod validate;
 

@@ -1,0 +1,235 @@
+//! The messages on the sync topics (JSON).
+
+use crate::EventId;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// The largest message either side publishes. The embedded broker and the
+/// clients are configured above it; a larger incoming message is refused.
+pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
+
+/// An event of the edge's log, as it travels up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncEvent {
+    /// Position in the edge's log: contiguous from 1.
+    pub seq: i64,
+    pub id: EventId,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+/// A change of the cloud's log, as it travels down.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    /// Position in the cloud's log: increasing, with holes (an edge sees
+    /// only what concerns it).
+    pub rev: i64,
+    pub id: EventId,
+    /// Where the change was made.
+    pub origin: String,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum UpMessage {
+    /// First message of every connection.
+    Hello {
+        /// Changes a fresh connection has: stale acks from an earlier
+        /// session are told apart by it.
+        session: String,
+        version: String,
+        /// The last cloud rev the edge applied.
+        cursor: i64,
+    },
+    Batch {
+        session: String,
+        events: Vec<SyncEvent>,
+    },
+}
+
+/// Why the cloud refused an event; the edge keeps it as a conflict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rejection {
+    pub seq: i64,
+    pub id: EventId,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DownMessage {
+    /// Everything through `through_seq` is applied (or rejected, listed)
+    /// and durable in the cloud. `gap` says the cloud is missing the event
+    /// after it: send again from there.
+    Ack {
+        session: String,
+        through_seq: i64,
+        gap: bool,
+        rejected: Vec<Rejection>,
+    },
+    /// Changes `(from_rev, to_rev]`; `more` when a replay continues.
+    Changes {
+        from_rev: i64,
+        to_rev: i64,
+        changes: Vec<Change>,
+        more: bool,
+    },
+    /// The cloud cannot serve from the edge's cursor: reload.
+    Reset { reason: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StateMessage {
+    Online { version: String, session: String },
+    Offline { session: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("message of {0} bytes is over the limit of {MAX_MESSAGE_BYTES}")]
+    TooLarge(usize),
+    #[error("malformed message: {0}")]
+    Malformed(String),
+}
+
+/// Decodes a message, refusing oversized payloads before parsing them.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, DecodeError> {
+    if bytes.len() > MAX_MESSAGE_BYTES {
+        return Err(DecodeError::TooLarge(bytes.len()));
+    }
+    serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
+}
+
+pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
+    // Serializing these types cannot fail: no maps with non-string keys, no
+    // custom serializers that error.
+    serde_json::to_vec(message).unwrap_or_default()
+}
+
+/// The kind of the stand-in sent for an event too large to travel: the
+/// receiver records it as rejected and the queue moves on.
+pub const OVERSIZED_KIND: &str = "sync.oversized";
+
+/// Splits events into batches whose encoded size stays under the limit.
+/// An event too large to travel is replaced by a small stand-in with its
+/// seq and id (so the receiver sees no hole and rejects it), and returned
+/// so the caller can record it as a conflict locally.
+pub fn batches(session: &str, events: Vec<SyncEvent>) -> (Vec<UpMessage>, Vec<SyncEvent>) {
+    let envelope = encode(&UpMessage::Batch {
+        session: session.to_owned(),
+        events: vec![],
+    })
+    .len();
+    let budget = MAX_MESSAGE_BYTES - envelope;
+    let mut out = Vec::new();
+    let mut oversized = Vec::new();
+    let mut current: Vec<SyncEvent> = Vec::new();
+    let mut size = 0;
+    for e in events {
+        let n = encode(&e).len() + 1;
+        let (e, n) = if n > budget {
+            let stand_in = SyncEvent {
+                seq: e.seq,
+                id: e.id,
+                kind: OVERSIZED_KIND.into(),
+                payload: serde_json::json!({"kind": e.kind, "bytes": n}),
+                at: e.at,
+            };
+            oversized.push(e);
+            let n = encode(&stand_in).len() + 1;
+            (stand_in, n)
+        } else {
+            (e, n)
+        };
+        if size + n > budget && !current.is_empty() {
+            out.push(UpMessage::Batch {
+                session: session.to_owned(),
+                events: std::mem::take(&mut current),
+            });
+            size = 0;
+        }
+        size += n;
+        current.push(e);
+    }
+    if !current.is_empty() {
+        out.push(UpMessage::Batch {
+            session: session.to_owned(),
+            events: current,
+        });
+    }
+    (out, oversized)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: i64, payload_len: usize) -> SyncEvent {
+        SyncEvent {
+            seq,
+            id: EventId::new(),
+            kind: "stock.moved".into(),
+            payload: serde_json::json!({"note": "x".repeat(payload_len)}),
+            at: crate::now(),
+        }
+    }
+
+    #[test]
+    fn messages_are_tagged_json() {
+        let m = DownMessage::Ack {
+            session: "s".into(),
+            through_seq: 4,
+            gap: false,
+            rejected: vec![],
+        };
+        let json = String::from_utf8(encode(&m)).unwrap_or_default();
+        assert!(json.starts_with(r#"{"type":"ack""#), "{json}");
+        assert_eq!(decode::<DownMessage>(json.as_bytes()), Ok(m));
+        assert!(matches!(
+            decode::<UpMessage>(b"{\"type\":\"nope\"}"),
+            Err(DecodeError::Malformed(_))
+        ));
+        assert!(matches!(
+            decode::<UpMessage>(&vec![b' '; MAX_MESSAGE_BYTES + 1]),
+            Err(DecodeError::TooLarge(_))
+        ));
+    }
+
+    #[test]
+    fn batches_fit_and_keep_order() {
+        let events: Vec<SyncEvent> = (1..=300).map(|s| event(s, 2_000)).collect();
+        let (batches, oversized) = batches("s", events);
+        assert!(oversized.is_empty());
+        assert!(batches.len() > 1);
+        let mut seqs = Vec::new();
+        for b in &batches {
+            assert!(encode(b).len() <= MAX_MESSAGE_BYTES);
+            if let UpMessage::Batch { events, .. } = b {
+                seqs.extend(events.iter().map(|e| e.seq));
+            }
+        }
+        assert_eq!(seqs, (1..=300).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn an_event_too_large_to_travel_is_replaced_by_a_stand_in() {
+        let (batches, oversized) = batches(
+            "s",
+            vec![event(1, 10), event(2, MAX_MESSAGE_BYTES), event(3, 10)],
+        );
+        assert_eq!(oversized.iter().map(|e| e.seq).collect::<Vec<_>>(), [2]);
+        let [UpMessage::Batch { events, .. }] = batches.as_slice() else {
+            panic!("one batch expected")
+        };
+        let kinds: Vec<(i64, &str)> = events.iter().map(|e| (e.seq, e.kind.as_str())).collect();
+        assert_eq!(
+            kinds,
+            [(1, "stock.moved"), (2, OVERSIZED_KIND), (3, "stock.moved")]
+        );
+    }
+}

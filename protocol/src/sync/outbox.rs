@@ -1,0 +1,228 @@
+//! The edge's sending side. The events themselves stay in the edge's
+//! database (the outbox is the source of truth); this machine only decides
+//! which range to publish next, when to start again from the last
+//! acknowledgement, and what may be pruned.
+//!
+//! - After every connect it starts again from the last acknowledgement: the
+//!   broker may have lost what was in flight, and PUBACK is not delivery.
+//! - At most `window` events are in flight beyond the acknowledgement, so a
+//!   long backlog drains at the pace the cloud applies it.
+//! - An ack that reports a gap, or silence past `resend_after` while events
+//!   are in flight, rewinds to the acknowledgement.
+//! - Any ack is a durable fact and may advance the acknowledgement, but only
+//!   an ack of the current session can rewind it (an old session's gap report
+//!   is stale); an ack above what was sent (events acknowledged in an earlier
+//!   connection) moves both marks forward.
+
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    session: String,
+    acked: i64,
+    sent: i64,
+    connected: bool,
+    window: i64,
+    resend_after: Duration,
+    last_progress: Instant,
+}
+
+/// What the I/O layer must do after feeding the machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Publish the events with `from <= seq <= to` (in batches).
+    Send { from: i64, to: i64 },
+    /// The cloud has everything through `through`: it may be deleted from
+    /// the outbox.
+    Prune { through: i64 },
+}
+
+impl Outbox {
+    /// `acked` is what the cloud acknowledged before (kept on disk).
+    pub fn new(acked: i64, window: i64, resend_after: Duration, now: Instant) -> Self {
+        Self {
+            session: String::new(),
+            acked,
+            sent: acked,
+            connected: false,
+            window: window.max(1),
+            resend_after,
+            last_progress: now,
+        }
+    }
+
+    pub fn acked(&self) -> i64 {
+        self.acked
+    }
+
+    pub fn sent(&self) -> i64 {
+        self.sent
+    }
+
+    pub fn session(&self) -> &str {
+        &self.session
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.connected
+    }
+
+    /// A new connection with a new session id: everything unacknowledged
+    /// goes again.
+    pub fn connected(&mut self, session: String, now: Instant) {
+        self.session = session;
+        self.connected = true;
+        self.sent = self.acked;
+        self.last_progress = now;
+    }
+
+    pub fn disconnected(&mut self) {
+        self.connected = false;
+    }
+
+    /// What to publish now, given the newest event in the log.
+    pub fn poll(&mut self, head: i64, now: Instant) -> Option<Action> {
+        if !self.connected {
+            return None;
+        }
+        if self.sent > self.acked && now.duration_since(self.last_progress) >= self.resend_after {
+            // Nothing acknowledged for too long: assume the batches were lost.
+            self.sent = self.acked;
+            self.last_progress = now;
+        }
+        let limit = head.min(self.acked + self.window);
+        if limit <= self.sent {
+            return None;
+        }
+        let from = self.sent + 1;
+        self.sent = limit;
+        if from == self.acked + 1 {
+            self.last_progress = now;
+        }
+        Some(Action::Send { from, to: limit })
+    }
+
+    /// An application-level acknowledgement arrived.
+    pub fn on_ack(
+        &mut self,
+        session: &str,
+        through: i64,
+        gap: bool,
+        now: Instant,
+    ) -> Option<Action> {
+        let mut action = None;
+        if through > self.acked {
+            self.acked = through;
+            self.last_progress = now;
+            action = Some(Action::Prune { through });
+        }
+        if self.sent < self.acked {
+            self.sent = self.acked;
+        }
+        if gap && through == self.acked && session == self.session {
+            self.sent = self.acked;
+            self.last_progress = now;
+        }
+        action
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_secs(10);
+
+    fn outbox(acked: i64) -> (Outbox, Instant) {
+        let now = Instant::now();
+        let mut o = Outbox::new(acked, 100, T, now);
+        o.connected("s1".into(), now);
+        (o, now)
+    }
+
+    #[test]
+    fn sends_in_windows_and_prunes_on_ack() {
+        let (mut o, now) = outbox(0);
+        assert_eq!(o.poll(250, now), Some(Action::Send { from: 1, to: 100 }));
+        assert_eq!(o.poll(250, now), None, "window full");
+        assert_eq!(
+            o.on_ack("s1", 60, false, now),
+            Some(Action::Prune { through: 60 })
+        );
+        assert_eq!(o.poll(250, now), Some(Action::Send { from: 101, to: 160 }));
+        assert_eq!(
+            o.on_ack("s1", 160, false, now),
+            Some(Action::Prune { through: 160 })
+        );
+        assert_eq!(o.poll(250, now), Some(Action::Send { from: 161, to: 250 }));
+        assert_eq!(o.poll(250, now), None, "caught up");
+        assert_eq!(o.poll(251, now), Some(Action::Send { from: 251, to: 251 }));
+    }
+
+    #[test]
+    fn nothing_goes_out_while_disconnected() {
+        let now = Instant::now();
+        let mut o = Outbox::new(5, 100, T, now);
+        assert_eq!(o.poll(10, now), None);
+        o.connected("s".into(), now);
+        assert_eq!(o.poll(10, now), Some(Action::Send { from: 6, to: 10 }));
+        o.disconnected();
+        assert_eq!(o.poll(20, now), None);
+    }
+
+    #[test]
+    fn reconnect_resends_from_the_acknowledgement() {
+        let (mut o, now) = outbox(0);
+        o.poll(50, now);
+        o.on_ack("s1", 20, false, now);
+        o.disconnected();
+        o.connected("s2".into(), now);
+        assert_eq!(o.poll(50, now), Some(Action::Send { from: 21, to: 50 }));
+        assert_eq!(
+            o.on_ack("s1", 10, true, now),
+            None,
+            "an old session's gap report does not rewind"
+        );
+        assert_eq!(o.poll(50, now), None);
+        assert_eq!(
+            o.on_ack("s1", 35, false, now),
+            Some(Action::Prune { through: 35 }),
+            "but its acks are facts"
+        );
+    }
+
+    #[test]
+    fn a_gap_rewinds() {
+        let (mut o, now) = outbox(0);
+        o.poll(50, now);
+        assert_eq!(
+            o.on_ack("s1", 10, true, now),
+            Some(Action::Prune { through: 10 })
+        );
+        assert_eq!(o.poll(50, now), Some(Action::Send { from: 11, to: 50 }));
+        // A repeated gap report at the same point rewinds again.
+        assert_eq!(o.on_ack("s1", 10, true, now), None);
+        assert_eq!(o.poll(50, now), Some(Action::Send { from: 11, to: 50 }));
+    }
+
+    #[test]
+    fn silence_rewinds_after_the_timeout() {
+        let (mut o, now) = outbox(0);
+        o.poll(30, now);
+        assert_eq!(o.poll(30, now + T / 2), None);
+        assert_eq!(o.poll(30, now + T), Some(Action::Send { from: 1, to: 30 }));
+    }
+
+    #[test]
+    fn stale_and_future_acks() {
+        let (mut o, now) = outbox(40);
+        assert_eq!(o.on_ack("s1", 30, false, now), None);
+        assert_eq!(o.acked(), 40);
+        // Acknowledged in an earlier connection beyond what this one sent.
+        assert_eq!(
+            o.on_ack("s1", 70, false, now),
+            Some(Action::Prune { through: 70 })
+        );
+        assert_eq!(o.poll(80, now), Some(Action::Send { from: 71, to: 80 }));
+    }
+}
