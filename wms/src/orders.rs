@@ -66,19 +66,14 @@ fn ingest(
     let mut lines = Vec::with_capacity(o.lines.len());
     let mut total = Money::ZERO;
     for (i, l) in o.lines.iter().enumerate() {
-        let Some(item_id) = catalog::sku_owner(conn, business, &l.sku)? else {
+        let Some(item) = catalog::for_order_line(conn, business, &l.sku)? else {
             errors.push(FieldError::new(
                 format!("lines[{i}].sku"),
                 format!("no item with SKU {}", l.sku),
             ));
             continue;
         };
-        let item = catalog::item(conn, business, item_id)?
-            .ok_or_else(|| WmsError::Internal("item vanished".into()))?;
-        let unit_price = l
-            .unit_price
-            .or_else(|| item.prices.first().map(|p| p.amount))
-            .unwrap_or(Money::ZERO);
+        let unit_price = l.unit_price.or(item.list_price).unwrap_or(Money::ZERO);
         total = unit_price
             .checked_mul(l.quantity)
             .and_then(|line_total| total.checked_add(line_total))
@@ -90,7 +85,7 @@ fn ingest(
             })?;
         lines.push(OrderLine {
             line_no: (i + 1) as u32,
-            item_id,
+            item_id: item.id,
             sku: item.sku,
             name: item.name,
             quantity: l.quantity,

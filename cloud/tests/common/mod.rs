@@ -129,16 +129,7 @@ impl TestApp {
         if let Some(b) = body {
             req = req.json(&b);
         }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.expect("body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Res {
-            status,
-            body,
-            headers,
-        }
+        send(req).await
     }
 
     pub async fn raw(
@@ -158,16 +149,7 @@ impl TestApp {
         if let Some(ct) = content_type {
             req = req.header("content-type", ct);
         }
-        let resp = req.send().await.expect("request");
-        let status = resp.status().as_u16();
-        let headers = resp.headers().clone();
-        let text = resp.text().await.expect("body");
-        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-        Res {
-            status,
-            body,
-            headers,
-        }
+        send(req).await
     }
 
     pub async fn get(&self, path: &str) -> Res {
@@ -250,6 +232,20 @@ impl TestApp {
             .await
             .expect("events")
             .len()
+    }
+}
+
+/// Sends a request and reduces the answer: JSON when it is JSON.
+async fn send(req: reqwest::RequestBuilder) -> Res {
+    let resp = req.send().await.expect("request");
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Res {
+        status,
+        body,
+        headers,
     }
 }
 

@@ -33,6 +33,37 @@ pub fn sku_owner(conn: &Connection, business: BusinessId, sku: &str) -> Result<O
     )
 }
 
+/// What an order line takes from the item it names.
+pub struct LineItem {
+    pub id: ItemId,
+    pub sku: String,
+    pub name: String,
+    /// The price in the item's first price list, if it has one.
+    pub list_price: Option<Money>,
+}
+
+pub fn for_order_line(
+    conn: &Connection,
+    business: BusinessId,
+    sku: &str,
+) -> Result<Option<LineItem>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT i.id, i.sku, i.name,
+                    (SELECT amount_cents FROM item_prices p WHERE p.item_id = i.id ORDER BY price_list_id LIMIT 1)
+             FROM items i WHERE i.business_id = ?1 AND i.sku = ?2",
+        )?
+        .query_row(params![business.0, sku], |r| {
+            Ok(LineItem {
+                id: ItemId(r.get(0)?),
+                sku: r.get(1)?,
+                name: r.get(2)?,
+                list_price: r.get::<_, Option<i64>>(3)?.map(Money),
+            })
+        }),
+    )
+}
+
 /// SKU and lot tracking of an item: what a scan needs, without the rest.
 pub fn brief(
     conn: &Connection,

@@ -122,15 +122,6 @@ pub fn set_status(
     Ok(())
 }
 
-fn date(s: Option<String>) -> rusqlite::Result<Option<chrono::NaiveDate>> {
-    s.map(|s| {
-        s.parse().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
-    })
-    .transpose()
-}
-
 const COLS: &str = "id, business_id, warehouse_id, reference, supplier, status, expected_at, created_at, updated_at";
 
 fn row(r: &Row) -> rusqlite::Result<InboundOrder> {
@@ -144,7 +135,7 @@ fn row(r: &Row) -> rusqlite::Result<InboundOrder> {
         status: InboundStatus::parse(&status).ok_or_else(|| {
             rusqlite::Error::InvalidColumnType(5, status, rusqlite::types::Type::Text)
         })?,
-        expected_at: date(r.get(6)?)?,
+        expected_at: super::parse_date(r.get(6)?)?,
         lines: Vec::new(),
         created_at: parse_ts(&r.get::<_, String>(7)?)?,
         updated_at: parse_ts(&r.get::<_, String>(8)?)?,

@@ -147,6 +147,16 @@ pub(crate) fn parse_ts(s: &str) -> rusqlite::Result<depot_protocol::Timestamp> {
         })
 }
 
+/// A stored `YYYY-MM-DD` date, if any.
+pub(crate) fn parse_date(s: Option<String>) -> rusqlite::Result<Option<chrono::NaiveDate>> {
+    s.map(|s| {
+        s.parse().map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+        })
+    })
+    .transpose()
+}
+
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(s: &str) -> rusqlite::Result<T> {
     serde_json::from_str(s).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))

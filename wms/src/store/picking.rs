@@ -66,7 +66,7 @@ pub fn free_lots(
          ORDER BY s.expiry IS NULL, s.expiry, s.lot",
     )?;
     let rows = stmt.query_map(params![item.0, warehouse.0], |r| {
-        Ok((r.get(0)?, date(r.get(1)?)?, r.get(2)?))
+        Ok((r.get(0)?, super::parse_date(r.get(1)?)?, r.get(2)?))
     })?;
     Ok(rows
         .collect::<rusqlite::Result<Vec<_>>>()?
@@ -95,15 +95,6 @@ pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Resul
     Ok(())
 }
 
-pub(crate) fn date(s: Option<String>) -> rusqlite::Result<Option<NaiveDate>> {
-    s.map(|s| {
-        s.parse().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
-    })
-    .transpose()
-}
-
 const LINE_COLS: &str = "id, order_id, item_id, sku, location, lot, expiry, quantity, picked";
 
 fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
@@ -115,7 +106,7 @@ fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
         sku: r.get(3)?,
         location: r.get(4)?,
         lot: r.get(5)?,
-        expiry: date(r.get(6)?)?,
+        expiry: super::parse_date(r.get(6)?)?,
         quantity,
         picked,
         remaining: quantity - picked,

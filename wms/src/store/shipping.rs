@@ -99,7 +99,7 @@ fn row(r: &Row) -> rusqlite::Result<Shipment> {
             rusqlite::Error::InvalidColumnType(7, status, rusqlite::types::Type::Text)
         })?,
         dispatch_run_id: r.get(8)?,
-        estimated_delivery: super::picking::date(r.get(9)?)?,
+        estimated_delivery: super::parse_date(r.get(9)?)?,
         packages: Vec::new(),
         packed_at: parse_ts(&r.get::<_, String>(10)?)?,
         dispatched_at: opt_ts(r.get(11)?)?,
