@@ -18,8 +18,9 @@ pub trait Carrier: Send + Sync {
     fn estimate(&self, service: &str, from: NaiveDate) -> NaiveDate;
 }
 
-/// The own fleet: `DPT`, ten digits of the shipment id and a GS1 mod-10
-/// check digit, so a mistyped number is caught before any lookup.
+/// The own fleet: `DPT`, the shipment id in sixteen digits (ids of every
+/// node fit, see `store::ids`) and a GS1 mod-10 check digit, so a mistyped
+/// number is caught before any lookup.
 pub struct OwnFleet;
 
 const OWN_PREFIX: &str = "DPT";
@@ -54,7 +55,7 @@ impl Carrier for OwnFleet {
     }
 
     fn tracking_number(&self, shipment_id: i64) -> String {
-        let body = format!("{:010}", shipment_id.rem_euclid(10_000_000_000));
+        let body = format!("{:016}", shipment_id.rem_euclid(10_000_000_000_000_000));
         format!("{OWN_PREFIX}{body}{}", gs1_check_digit(&digits(&body)))
     }
 
@@ -62,11 +63,11 @@ impl Carrier for OwnFleet {
         let Some(rest) = s.strip_prefix(OWN_PREFIX) else {
             return false;
         };
-        if rest.len() != 11 || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        if rest.len() != 17 || !rest.bytes().all(|b| b.is_ascii_digit()) {
             return false;
         }
         let d = digits(rest);
-        let (body, check) = d.split_at(10);
+        let (body, check) = d.split_at(16);
         gs1_check_digit(body) == check[0]
     }
 
@@ -97,9 +98,9 @@ mod tests {
     #[test]
     fn own_tracking_numbers_carry_a_check_digit() {
         let c = OwnFleet;
-        for id in [1, 42, 9_999_999_999, 123_456] {
+        for id in [1, 42, 9_999_999_999, 123_456, (4 << 40) + 17, (1 << 53) - 1] {
             let tn = c.tracking_number(id);
-            assert_eq!(tn.len(), 14, "{tn}");
+            assert_eq!(tn.len(), 20, "{tn}");
             assert!(c.is_tracking_number(&tn), "{tn}");
             let mut bad = tn.clone().into_bytes();
             let last = bad.len() - 1;
@@ -111,6 +112,11 @@ mod tests {
             assert!(!c.is_tracking_number(&String::from_utf8_lossy(&bad)));
         }
         assert_ne!(c.tracking_number(1), c.tracking_number(2));
+        assert_ne!(
+            c.tracking_number(17),
+            c.tracking_number((4 << 40) + 17),
+            "nodes do not collide"
+        );
         assert!(!c.is_tracking_number("DPT12"));
         assert!(!c.is_tracking_number("XYZ00000000011"));
     }

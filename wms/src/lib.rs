@@ -47,15 +47,21 @@ struct Inner {
 }
 
 impl Wms {
-    /// Opens (creating and migrating if needed) the database at `path`.
-    /// `origin` names this node in movements and events ("cloud",
-    /// "edge:<id>").
+    /// Opens (creating and migrating if needed) the cloud's database at
+    /// `path`: node 0. `origin` names it in movements and events.
     pub fn open(path: &Path, origin: &str) -> Result<Self> {
+        Self::open_node(path, origin, 0)
+    }
+
+    /// Opens the database of node `node` (an edge's number; 0 is the
+    /// cloud). A database keeps the node it was first opened as.
+    pub fn open_node(path: &Path, origin: &str, node: u32) -> Result<Self> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)
                 .map_err(|e| WmsError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         }
         let conn = store::open_writer(path)?;
+        store::ids::claim(&conn, node, origin)?;
         let writer = Writer::start(conn)
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
         Ok(Self {

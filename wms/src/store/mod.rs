@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod documents;
 pub mod events;
+pub mod ids;
 pub mod inbound;
 pub mod ledger;
 pub mod orders;
@@ -23,6 +24,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/001_foundation.sql")),
         M::up(include_str!("schema/002_row_counts.sql")),
         M::up(include_str!("schema/003_operations.sql")),
+        M::up(include_str!("schema/004_node.sql")),
     ])
 }
 

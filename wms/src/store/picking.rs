@@ -37,11 +37,20 @@ pub fn insert_wave(
     cutoff: Option<&Timestamp>,
     at: &Timestamp,
 ) -> Result<i64> {
+    let id = super::ids::allocate(conn, "waves")?;
     conn.prepare_cached(
-        "INSERT INTO waves (business_id, warehouse_id, status, carrier, cutoff, created_at) VALUES (?1, ?2, 'open', ?3, ?4, ?5)",
+        "INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at)
+         VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6)",
     )?
-    .execute(params![business.0, warehouse.0, carrier, cutoff.map(ts), ts(at)])?;
-    Ok(conn.last_insert_rowid())
+    .execute(params![
+        id,
+        business.0,
+        warehouse.0,
+        carrier,
+        cutoff.map(ts),
+        ts(at)
+    ])?;
+    Ok(id)
 }
 
 pub fn set_order_wave(conn: &Connection, order: OrderId, wave: i64) -> Result<()> {
@@ -88,10 +97,10 @@ pub struct NewLine {
 
 pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO pick_lines (wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
-    .execute(params![wave, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
+    .execute(params![super::ids::allocate(conn, "pick_lines")?, wave, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
     Ok(())
 }
 

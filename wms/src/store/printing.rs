@@ -85,12 +85,13 @@ pub fn insert_job(
     actor: &str,
     at: &Timestamp,
 ) -> Result<i64> {
+    let id = super::ids::allocate(conn, "print_jobs")?;
     conn.prepare_cached(
-        "INSERT INTO print_jobs (business_id, printer_id, format, data, size, status, actor, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7, ?7)",
+        "INSERT INTO print_jobs (id, business_id, printer_id, format, data, size, status, actor, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?8, ?8)",
     )?
-    .execute(params![business.0, printer, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
-    Ok(conn.last_insert_rowid())
+    .execute(params![id, business.0, printer, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
+    Ok(id)
 }
 
 const JOB_COLS: &str = "id, printer_id, format, size, status, error, created_at, updated_at";

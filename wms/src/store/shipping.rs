@@ -21,12 +21,13 @@ pub struct NewShipment<'a> {
 }
 
 pub fn insert(conn: &Connection, s: &NewShipment) -> Result<i64> {
+    let id = super::ids::allocate(conn, "shipments")?;
     conn.prepare_cached(
-        "INSERT INTO shipments (business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, 'packed', ?6, ?7)",
+        "INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'packed', ?7, ?8)",
     )?
-    .execute(params![s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run, ts(s.packed_at)])?;
-    Ok(conn.last_insert_rowid())
+    .execute(params![id, s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run, ts(s.packed_at)])?;
+    Ok(id)
 }
 
 pub fn set_tracking(
@@ -255,11 +256,13 @@ pub fn open_run(
     if let Some(id) = found {
         return Ok(id);
     }
+    let id = super::ids::allocate(conn, "dispatch_runs")?;
     conn.prepare_cached(
-        "INSERT INTO dispatch_runs (business_id, warehouse_id, carrier, status, created_at) VALUES (?1, ?2, ?3, 'open', ?4)",
+        "INSERT INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
     )?
-    .execute(params![business.0, warehouse.0, carrier, ts(at)])?;
-    Ok(conn.last_insert_rowid())
+    .execute(params![id, business.0, warehouse.0, carrier, ts(at)])?;
+    Ok(id)
 }
 
 /// Takes a shipment out of its dispatch run.
