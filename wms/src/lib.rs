@@ -15,6 +15,7 @@ pub mod picking;
 pub mod printing;
 pub mod reader;
 pub mod render;
+pub mod replica;
 pub mod scan;
 pub mod shipping;
 pub mod store;

@@ -139,7 +139,7 @@ fn ingest(
 }
 
 /// Quantities per item across the order's lines.
-fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
+pub(crate) fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
     let mut m = BTreeMap::new();
     for l in &order.lines {
         *m.entry(l.item_id).or_insert(0) += l.quantity;

@@ -5,7 +5,8 @@ use depot_protocol::event::{Event, EventKind};
 use depot_protocol::{BusinessId, EventId};
 use rusqlite::{Connection, params};
 
-/// Appends an event; call it inside the transaction that made the change.
+/// Appends an event this node made; call it inside the transaction that
+/// made the change. It gets the next `out_seq`: sync sends it up.
 pub fn append(
     conn: &Connection,
     origin: &str,
@@ -15,7 +16,9 @@ pub fn append(
 ) -> Result<i64> {
     let payload = serde_json::to_string(payload)?;
     conn.prepare_cached(
-        "INSERT INTO events (id, origin, business_id, kind, payload, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+                 (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL))",
     )?
     .execute(params![
         EventId::new().0.to_string(),
@@ -28,30 +31,77 @@ pub fn append(
     Ok(conn.last_insert_rowid())
 }
 
+/// Logs an event made elsewhere, once: answers false if its id is already
+/// in the log (a duplicate delivery), in which case it must not be applied.
+pub fn append_remote(conn: &Connection, e: &Event) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO events (id, origin, business_id, kind, payload, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            e.id.0.to_string(),
+            e.origin,
+            e.business_id.map(|b| b.0),
+            e.kind,
+            serde_json::to_string(&e.payload)?,
+            super::ts(&e.at),
+        ])?;
+    Ok(n == 1)
+}
+
+/// This node's own events with `out_seq` in `(after, through]`, in order:
+/// what the outbox publishes.
+pub fn outgoing(
+    conn: &Connection,
+    after: i64,
+    through: i64,
+    limit: u32,
+) -> Result<Vec<(i64, Event)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT out_seq, seq, id, origin, business_id, kind, payload, at FROM events
+         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![after, through, limit], |r| {
+        Ok((r.get(0)?, row_at(r, 1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The newest `out_seq` (0 before the first event).
+pub fn outgoing_head(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(MAX(out_seq), 0) FROM events WHERE out_seq IS NOT NULL")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// Events after `after_seq`, oldest first.
 pub fn since(conn: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![after_seq, limit], |r| {
-        let id: String = r.get(1)?;
-        let payload: String = r.get(5)?;
-        let at: String = r.get(6)?;
-        Ok(Event {
-            seq: r.get(0)?,
-            id: EventId(uuid::Uuid::parse_str(&id).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    1,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?),
-            origin: r.get(2)?,
-            business_id: r.get::<_, Option<i64>>(3)?.map(BusinessId),
-            kind: r.get(4)?,
-            payload: super::parse_json(&payload)?,
-            at: super::parse_ts(&at)?,
-        })
-    })?;
+    let rows = stmt.query_map(params![after_seq, limit], |r| row_at(r, 0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Reads an event from the row's columns starting at `i`: seq, id, origin,
+/// business_id, kind, payload, at.
+fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
+    let id: String = r.get(i + 1)?;
+    let payload: String = r.get(i + 5)?;
+    let at: String = r.get(i + 6)?;
+    Ok(Event {
+        seq: r.get(i)?,
+        id: EventId(uuid::Uuid::parse_str(&id).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(
+                i + 1,
+                rusqlite::types::Type::Text,
+                Box::new(e),
+            )
+        })?),
+        origin: r.get(i + 2)?,
+        business_id: r.get::<_, Option<i64>>(i + 3)?.map(BusinessId),
+        kind: r.get(i + 4)?,
+        payload: super::parse_json(&payload)?,
+        at: super::parse_ts(&at)?,
+    })
 }

@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod orders;
 pub mod picking;
 pub mod printing;
+pub mod replica;
 pub mod shipping;
 pub mod tenants;
 
@@ -25,6 +26,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/002_row_counts.sql")),
         M::up(include_str!("schema/003_operations.sql")),
         M::up(include_str!("schema/004_node.sql")),
+        M::up(include_str!("schema/005_outbound_numbering.sql")),
     ])
 }
 

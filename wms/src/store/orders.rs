@@ -6,6 +6,15 @@ use depot_protocol::order::{Buyer, Order, OrderLine, OrderStatus, StatusChange};
 use depot_protocol::{BusinessId, ItemId, Money, OrderId, Page, Timestamp, WarehouseId};
 use rusqlite::{Connection, Row, params};
 
+/// Whether an order with this id exists (in any business).
+pub fn exists(conn: &Connection, id: OrderId) -> Result<bool> {
+    Ok(maybe(
+        conn.prepare_cached("SELECT 1 FROM orders WHERE id = ?1")?
+            .query_row([id.0], |_| Ok(())),
+    )?
+    .is_some())
+}
+
 pub fn id_by_ref(
     conn: &Connection,
     business: BusinessId,
@@ -22,13 +31,14 @@ pub fn id_by_ref(
     )
 }
 
-/// Stores a new order with its lines (`line_no`s already assigned).
+/// Stores an order with its lines (`line_no`s already assigned). A new order
+/// has id 0 and gets the next one; a replicated order keeps its id.
 pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
     conn.prepare_cached(
         "INSERT INTO orders (business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email,
                              buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at,
-                             carrier, service)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+                             carrier, service, id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, NULLIF(?17, 0))",
     )?
     .execute(params![
         o.business_id.0,
@@ -47,6 +57,7 @@ pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
         ts(&o.updated_at),
         o.carrier,
         o.service,
+        o.id.0,
     ])?;
     let id = OrderId(conn.last_insert_rowid());
     let mut line = conn.prepare_cached(
@@ -210,6 +221,18 @@ pub fn order(
         order.history = history(conn, id)?;
     }
     Ok(Some(order))
+}
+
+/// An order by id whatever its business (replication knows the id only).
+pub fn order_any(conn: &Connection, id: OrderId) -> Result<Option<Order>> {
+    let business: Option<i64> = maybe(
+        conn.prepare_cached("SELECT business_id FROM orders WHERE id = ?1")?
+            .query_row([id.0], |r| r.get(0)),
+    )?;
+    match business {
+        Some(b) => order(conn, BusinessId(b), id, false),
+        None => Ok(None),
+    }
 }
 
 /// Filters of the order list.

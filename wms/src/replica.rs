@@ -1,0 +1,292 @@
+//! Applying what another node did. Sync carries events; the receiving side
+//! logs each one once (by its id: a duplicate is recognized and skipped) and
+//! replays its effect here, keeping the other node's ids. Derived state
+//! (levels, reservations) is recomputed the same way on both sides; facts
+//! (movements) travel as their own events and are never derived twice.
+//!
+//! What cannot be applied (an illegal transition, a reference to something
+//! unknown, a uniqueness clash) is rejected: recorded as a conflict, never
+//! blocking what follows. Order statuses merge by the design's rule:
+//! cancellation wins over warehouse progress until dispatch; once the goods
+//! have left, dispatch stands.
+
+use crate::orders::per_item;
+use crate::store::{self, catalog, events, ledger, orders as order_sql, replica as sql};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::catalog::Item;
+use depot_protocol::event::Event;
+use depot_protocol::order::{Order, OrderStatus, StatusChange, StockEffect, transition};
+use depot_protocol::stock::Movement;
+use depot_protocol::tenant::{ApiKey, Business, Warehouse};
+use depot_protocol::{OrderId, now};
+use rusqlite::Connection;
+use serde::Deserialize;
+
+/// What applying one event did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Applied,
+    /// Already in the log: nothing done.
+    Duplicate,
+    /// Applied, but it clashed with a local change; `resolution` says
+    /// what stands.
+    Merged {
+        reason: String,
+        resolution: String,
+    },
+    /// Not applied; recorded as a conflict.
+    Rejected {
+        reason: String,
+    },
+}
+
+enum ApplyError {
+    Reject(String),
+    Fatal(WmsError),
+}
+
+impl From<WmsError> for ApplyError {
+    fn from(e: WmsError) -> Self {
+        // A uniqueness or reference clash is a property of the event, not a
+        // failure of this node: reject it rather than retrying forever.
+        match &e {
+            WmsError::Storage(rusqlite::Error::SqliteFailure(f, msg))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                ApplyError::Reject(format!(
+                    "constraint: {}",
+                    msg.as_deref().unwrap_or("violated")
+                ))
+            }
+            _ => ApplyError::Fatal(e),
+        }
+    }
+}
+
+impl From<rusqlite::Error> for ApplyError {
+    fn from(e: rusqlite::Error) -> Self {
+        ApplyError::from(WmsError::Storage(e))
+    }
+}
+
+fn payload<T: for<'de> Deserialize<'de>>(e: &Event) -> std::result::Result<T, ApplyError> {
+    serde_json::from_value(e.payload.clone())
+        .map_err(|err| ApplyError::Reject(format!("malformed {} payload: {err}", e.kind)))
+}
+
+#[derive(Deserialize)]
+struct KeyCreated {
+    key: ApiKey,
+    hash: String,
+}
+
+#[derive(Deserialize)]
+struct StatusChanged {
+    order_id: OrderId,
+    change: StatusChange,
+}
+
+type Applied = std::result::Result<Option<(String, String)>, ApplyError>;
+
+fn apply_item(conn: &Connection, item: Item) -> Applied {
+    // Last writer wins, by the time of the edit.
+    if let Some(stored) = sql::item_updated_at(conn, &item)? {
+        if stored > store::ts(&item.updated_at) {
+            return Ok(None);
+        }
+    }
+    sql::insert_item_row(conn, &item)?;
+    catalog::update_item(
+        conn,
+        item.business_id,
+        item.id,
+        &catalog::fields(&item),
+        &item.updated_at,
+    )?;
+    Ok(None)
+}
+
+fn apply_order(conn: &Connection, order: Order) -> Applied {
+    if order_sql::exists(conn, order.id)? {
+        return Ok(None);
+    }
+    order_sql::insert(conn, &order)?;
+    for change in &order.history {
+        order_sql::add_history(conn, order.id, change)?;
+    }
+    if order.status.holds_reservation() {
+        for (item, qty) in per_item(&order) {
+            ledger::reserve(conn, order.business_id, item, order.warehouse_id, qty)?;
+        }
+    }
+    Ok(None)
+}
+
+/// Moves reservations as a transition does, without booking movements: the
+/// movements of a dispatch arrive as their own events.
+fn reservations(conn: &Connection, order: &Order, effect: StockEffect) -> Result<()> {
+    let delta = match effect {
+        StockEffect::Reserve => 1,
+        StockEffect::Release | StockEffect::Ship => -1,
+        StockEffect::None => return Ok(()),
+    };
+    for (item, qty) in per_item(order) {
+        ledger::reserve(
+            conn,
+            order.business_id,
+            item,
+            order.warehouse_id,
+            delta * qty,
+        )?;
+    }
+    Ok(())
+}
+
+fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
+    let order = order_sql::order_any(conn, s.order_id)?
+        .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", s.order_id)))?;
+    let to = s.change.to;
+    let at = s.change.at;
+    match transition(order.status, to) {
+        Ok(t) if t.is_noop() => Ok(None),
+        Ok(t) => {
+            reservations(conn, &order, t.effect)?;
+            order_sql::set_status(conn, order.id, to, &at)?;
+            order_sql::add_history(
+                conn,
+                order.id,
+                &StatusChange {
+                    from: Some(order.status),
+                    ..s.change
+                },
+            )?;
+            Ok(None)
+        }
+        Err(_)
+            if order.status == OrderStatus::Cancelled
+                && matches!(to, OrderStatus::Dispatched | OrderStatus::Delivered) =>
+        {
+            // The goods left before the cancellation could stop them: the
+            // dispatch stands. The cancellation already released the
+            // reservation, so nothing is released again.
+            order_sql::set_status(conn, order.id, to, &at)?;
+            let reason = format!(
+                "order {} was cancelled here but {to} at {}",
+                order.id, s.change.actor
+            );
+            let note = Some(
+                "the warehouse dispatched before the cancellation reached it: dispatch stands"
+                    .to_owned(),
+            );
+            order_sql::add_history(
+                conn,
+                order.id,
+                &StatusChange {
+                    from: Some(order.status),
+                    note,
+                    ..s.change
+                },
+            )?;
+            Ok(Some((reason, format!("{to} stands"))))
+        }
+        Err(e) => Err(ApplyError::Reject(format!("order {}: {e}", order.id))),
+    }
+}
+
+fn apply_kind(conn: &Connection, e: &Event) -> Applied {
+    match e.kind.as_str() {
+        "business.created" => {
+            sql::upsert_business(conn, &payload::<Business>(e)?)?;
+            Ok(None)
+        }
+        "warehouse.created" => {
+            sql::upsert_warehouse(conn, &payload::<Warehouse>(e)?)?;
+            Ok(None)
+        }
+        "key.created" => {
+            let k: KeyCreated = payload(e)?;
+            let hash = hex::decode(&k.hash)
+                .map_err(|err| ApplyError::Reject(format!("bad key hash: {err}")))?;
+            sql::upsert_key(conn, &k.key, &hash)?;
+            Ok(None)
+        }
+        "key.revoked" => {
+            sql::revoke_key(conn, &payload::<ApiKey>(e)?)?;
+            Ok(None)
+        }
+        "item.created" | "item.updated" => apply_item(conn, payload(e)?),
+        "order.created" => apply_order(conn, payload(e)?),
+        "order.status_changed" => apply_status(conn, payload(e)?),
+        "stock.moved" => {
+            let m: Movement = payload(e)?;
+            ledger::record(conn, &m)?;
+            Ok(None)
+        }
+        other => Err(ApplyError::Reject(format!(
+            "events of kind {other} are not replicated"
+        ))),
+    }
+}
+
+/// Applies one event made elsewhere, inside the caller's transaction.
+pub fn apply(conn: &Connection, e: &Event) -> Result<Outcome> {
+    if !events::append_remote(conn, e)? {
+        return Ok(Outcome::Duplicate);
+    }
+    conn.execute_batch("SAVEPOINT apply")?;
+    let result = apply_kind(conn, e);
+    let undo = matches!(result, Err(ApplyError::Reject(_)));
+    conn.execute_batch(if undo {
+        "ROLLBACK TO apply; RELEASE apply"
+    } else {
+        "RELEASE apply"
+    })?;
+    let record =
+        |reason: &str, resolution: &str| sql::record_conflict(conn, e, reason, resolution, &now());
+    match result {
+        Ok(None) => Ok(Outcome::Applied),
+        Ok(Some((reason, resolution))) => {
+            record(&reason, &resolution)?;
+            Ok(Outcome::Merged { reason, resolution })
+        }
+        Err(ApplyError::Reject(reason)) => {
+            tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "rejected a replicated event");
+            record(&reason, "rejected")?;
+            Ok(Outcome::Rejected { reason })
+        }
+        Err(ApplyError::Fatal(err)) => Err(err),
+    }
+}
+
+impl Wms {
+    /// Applies a batch of events from another node in one transaction.
+    pub async fn apply_remote(&self, events: Vec<Event>) -> Result<Vec<Outcome>> {
+        self.write(move |conn| events.iter().map(|e| apply(conn, e)).collect())
+            .await
+    }
+
+    /// Conflicts recorded while applying other nodes' events, newest first.
+    pub async fn conflicts(
+        &self,
+        business: Option<depot_protocol::BusinessId>,
+        limit: u32,
+    ) -> Result<Vec<sql::Conflict>> {
+        self.read(move |conn| sql::conflicts(conn, business, limit))
+            .await
+    }
+
+    /// This node's own events with `out_seq` in `(after, through]`.
+    pub async fn outgoing(
+        &self,
+        after: i64,
+        through: i64,
+        limit: u32,
+    ) -> Result<Vec<(i64, Event)>> {
+        self.read(move |conn| events::outgoing(conn, after, through, limit))
+            .await
+    }
+
+    pub async fn outgoing_head(&self) -> Result<i64> {
+        self.read(events::outgoing_head).await
+    }
+}

@@ -1,0 +1,120 @@
+//! Writes that replay what another node did, keeping that node's ids.
+
+use super::{maybe, ts};
+use crate::error::Result;
+use depot_protocol::catalog::Item;
+use depot_protocol::event::Event;
+use depot_protocol::tenant::{ApiKey, Business, Warehouse};
+use depot_protocol::{BusinessId, Timestamp};
+use rusqlite::{Connection, params};
+
+pub fn upsert_business(conn: &Connection, b: &Business) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO businesses (id, name, currency, timezone, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone",
+    )?
+    .execute(params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at)])?;
+    Ok(())
+}
+
+pub fn upsert_warehouse(conn: &Connection, w: &Warehouse) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (id) DO UPDATE SET code = excluded.code, name = excluded.name, address = excluded.address,
+                                        is_visible_sales = excluded.is_visible_sales",
+    )?
+    .execute(params![
+        w.id.0,
+        w.business_id.0,
+        w.code,
+        w.name,
+        serde_json::to_string(&w.address)?,
+        w.is_visible_sales,
+        ts(&w.created_at)
+    ])?;
+    Ok(())
+}
+
+pub fn upsert_key(conn: &Connection, k: &ApiKey, hash: &[u8]) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at, revoked_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (id) DO UPDATE SET revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)",
+    )?
+    .execute(params![k.id.0, k.business_id.0, hash, k.prefix, k.label, ts(&k.created_at), k.revoked_at.as_ref().map(ts)])?;
+    Ok(())
+}
+
+pub fn revoke_key(conn: &Connection, k: &ApiKey) -> Result<()> {
+    conn.prepare_cached("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1")?
+        .execute(params![k.id.0, k.revoked_at.as_ref().map(ts)])?;
+    Ok(())
+}
+
+/// When the stored copy of an item was last changed, if there is one.
+pub fn item_updated_at(conn: &Connection, item: &Item) -> Result<Option<String>> {
+    maybe(
+        conn.prepare_cached("SELECT updated_at FROM items WHERE id = ?1")?
+            .query_row([item.id.0], |r| r.get(0)),
+    )
+}
+
+/// Creates the bare row of a replicated item so its fields can be written.
+pub fn insert_item_row(conn: &Connection, item: &Item) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO items (id, business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+    )?
+    .execute(params![item.id.0, item.business_id.0, item.sku, item.name, ts(&item.created_at)])?;
+    Ok(())
+}
+
+/// Records that an event from elsewhere clashed here, and how it ended.
+pub fn record_conflict(
+    conn: &Connection,
+    e: &Event,
+    reason: &str,
+    resolution: &str,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![e.business_id.map(|b| b.0), e.id.0.to_string(), e.origin, e.kind, reason, resolution, ts(at)])?;
+    Ok(())
+}
+
+/// A recorded conflict.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct Conflict {
+    pub event_id: String,
+    pub origin: String,
+    pub kind: String,
+    pub reason: String,
+    /// What was kept: "rejected" (the event was not applied) or what won.
+    pub resolution: String,
+    pub at: String,
+}
+
+pub fn conflicts(
+    conn: &Connection,
+    business: Option<BusinessId>,
+    limit: u32,
+) -> Result<Vec<Conflict>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts
+         WHERE ?1 IS NULL OR business_id = ?1 ORDER BY id DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![business.map(|b| b.0), limit], |r| {
+        Ok(Conflict {
+            event_id: r.get(0)?,
+            origin: r.get(1)?,
+            kind: r.get(2)?,
+            reason: r.get(3)?,
+            resolution: r.get(4)?,
+            at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
