@@ -45,6 +45,29 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Key(KeyCmd),
+    /// Manage edges.
+    #[command(subcommand)]
+    Edge(EdgeCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum EdgeCmd {
+    /// Register an edge and print its node number (its depot-edge
+    /// configuration needs it).
+    Register {
+        #[arg(long)]
+        business: i64,
+        /// Letters, digits, '-' or '_' (it appears in MQTT topics).
+        #[arg(long)]
+        edge: String,
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// List a business's edges.
+    List {
+        #[arg(long)]
+        business: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,6 +196,33 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
         Command::Key(KeyCmd::Revoke { id }) => {
             let k = wms.revoke_key(KeyId(id)).await?;
             println!("revoked key {} ({})", k.id, k.prefix);
+        }
+        Command::Edge(EdgeCmd::Register {
+            business,
+            edge,
+            name,
+        }) => {
+            let id = depot_protocol::sync::EdgeId::parse(&edge)?;
+            let e = wms.register_edge(BusinessId(business), id, name).await?;
+            println!(
+                "registered edge {} of business {} as node {}",
+                e.edge_id, e.business_id, e.node
+            );
+        }
+        Command::Edge(EdgeCmd::List { business }) => {
+            for e in wms.edges(BusinessId(business)).await? {
+                let seen = e
+                    .last_seen
+                    .map(|t| depot_protocol::format_ts(&t))
+                    .unwrap_or_else(|| "never".into());
+                println!(
+                    "{}	node {}	applied through {}	last seen {seen}	{}",
+                    e.edge_id,
+                    e.node,
+                    e.up_cursor,
+                    e.version.unwrap_or_default()
+                );
+            }
         }
         Command::Key(KeyCmd::List { business }) => {
             for k in wms.keys(BusinessId(business)).await? {

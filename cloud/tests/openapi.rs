@@ -78,6 +78,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "GET /v1/documents/{business_id}/{entity_type}/{entity_id}/list",
         "POST /v1/documents/{business_id}/{entity_type}/{entity_id}",
         "GET /v1/documents/{business_id}/{entity_type}/{entity_id}/{document_id}",
+        "GET /v1/edges/{business_id}/list",
     ]
     .into_iter()
     .map(str::to_owned)

@@ -19,6 +19,7 @@ pub mod replica;
 pub mod scan;
 pub mod shipping;
 pub mod store;
+pub mod sync;
 pub mod tenants;
 pub mod writer;
 

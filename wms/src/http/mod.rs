@@ -3,6 +3,7 @@
 
 pub mod business;
 pub mod documents;
+pub mod edges;
 pub mod error;
 pub mod extract;
 pub mod inbound;
@@ -34,7 +35,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
     modifiers(&ApiKeyAuth),
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
-        (name = "printers"), (name = "documents"))
+        (name = "printers"), (name = "documents"), (name = "edges"))
 )]
 pub struct ApiDoc;
 
@@ -86,6 +87,7 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(documents::list_categories))
         .routes(routes!(documents::list))
         .routes(routes!(documents::download))
+        .routes(routes!(edges::list))
         .merge(large_bodies())
 }
 

@@ -12,6 +12,7 @@ pub mod picking;
 pub mod printing;
 pub mod replica;
 pub mod shipping;
+pub mod sync;
 pub mod tenants;
 
 use crate::error::{Result, WmsError};
@@ -27,6 +28,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/003_operations.sql")),
         M::up(include_str!("schema/004_node.sql")),
         M::up(include_str!("schema/005_outbound_numbering.sql")),
+        M::up(include_str!("schema/006_sync.sql")),
     ])
 }
 

@@ -1,0 +1,166 @@
+//! The storage side of sync: edge registration and cursors in the cloud,
+//! batches from an edge applied exactly once and in order, and the edge's
+//! own acknowledgement. The protocol rules themselves are pure, in
+//! `depot_protocol::sync`; this module runs them against the database, each
+//! batch in one transaction with its cursor.
+
+use crate::replica::{self, Outcome};
+use crate::store::{replica as conflicts, sync as sql, tenants};
+use crate::{Result, Wms, WmsError};
+use depot_protocol::event::Event;
+use depot_protocol::sync::message::OVERSIZED_KIND;
+use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
+use depot_protocol::{BusinessId, now};
+use rusqlite::Connection;
+
+pub use sql::EdgeRecord;
+
+/// What the cloud answers a batch with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ack {
+    pub through: i64,
+    pub gap: bool,
+    pub rejected: Vec<Rejection>,
+}
+
+/// Kinds an edge may send: what stations do. Catalog, tenants and keys are
+/// the cloud's to change.
+const FROM_EDGES: [&str; 2] = ["stock.moved", "order.status_changed"];
+
+/// The payload's own business, where it names one, must be the topic's: an
+/// edge writes only into its business.
+fn foreign_business(e: &SyncEvent, business: BusinessId) -> bool {
+    e.payload
+        .get("business_id")
+        .and_then(serde_json::Value::as_i64)
+        .is_some_and(|b| b != business.0)
+}
+
+fn receive(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &EdgeId,
+    events: Vec<SyncEvent>,
+) -> Result<Ack> {
+    let record = sql::edge(conn, business, edge.as_str())?.ok_or_else(|| {
+        WmsError::NotFound(format!(
+            "edge {edge} is not registered in business {business}"
+        ))
+    })?;
+    let plan = inbox::plan(record.up_cursor, &events);
+    let origin = format!("edge:{edge}");
+    let mut rejected = Vec::new();
+    for &i in &plan.apply {
+        let e = &events[i];
+        let event = Event {
+            seq: 0,
+            id: e.id,
+            origin: origin.clone(),
+            business_id: Some(business),
+            kind: e.kind.clone(),
+            payload: e.payload.clone(),
+            at: e.at,
+        };
+        let refusal = if e.kind == OVERSIZED_KIND {
+            Some("the event was too large to send".to_owned())
+        } else if !FROM_EDGES.contains(&e.kind.as_str()) {
+            Some(format!("an edge may not send {} events", e.kind))
+        } else if foreign_business(e, business) {
+            Some(format!("the event names another business than {business}"))
+        } else {
+            None
+        };
+        let outcome = match refusal {
+            Some(reason) => {
+                crate::store::events::append_remote(conn, &event)?;
+                conflicts::record_conflict(conn, &event, &reason, "rejected", &now())?;
+                Outcome::Rejected { reason }
+            }
+            None => replica::apply(conn, &event)?,
+        };
+        if let Outcome::Rejected { reason } = outcome {
+            rejected.push(Rejection {
+                seq: e.seq,
+                id: e.id,
+                reason,
+            });
+        }
+    }
+    sql::advance(conn, business, edge.as_str(), plan.through, &now())?;
+    Ok(Ack {
+        through: plan.through,
+        gap: plan.gap,
+        rejected,
+    })
+}
+
+impl Wms {
+    /// Registers an edge in a business and gives it the next node number.
+    pub async fn register_edge(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        name: Option<String>,
+    ) -> Result<EdgeRecord> {
+        self.write(move |conn| {
+            if tenants::business(conn, business)?.is_none() {
+                return Err(WmsError::NotFound(format!(
+                    "business {business} does not exist"
+                )));
+            }
+            if sql::edge(conn, business, edge.as_str())?.is_some() {
+                return Err(WmsError::field_conflict(
+                    "edge",
+                    format!("edge {edge} is already registered"),
+                ));
+            }
+            sql::register_edge(conn, business, edge.as_str(), name.as_deref(), &now())?;
+            sql::edge(conn, business, edge.as_str())?
+                .ok_or_else(|| WmsError::Internal("edge vanished".into()))
+        })
+        .await
+    }
+
+    pub async fn edges(&self, business: BusinessId) -> Result<Vec<EdgeRecord>> {
+        self.read(move |conn| sql::edges(conn, business)).await
+    }
+
+    pub async fn edge(&self, business: BusinessId, edge: EdgeId) -> Result<Option<EdgeRecord>> {
+        self.read(move |conn| sql::edge(conn, business, edge.as_str()))
+            .await
+    }
+
+    /// Cloud: applies a batch from an edge, exactly once and in order, and
+    /// answers the acknowledgement to send back.
+    pub async fn receive_batch(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        events: Vec<SyncEvent>,
+    ) -> Result<Ack> {
+        self.write(move |conn| receive(conn, business, &edge, events))
+            .await
+    }
+
+    /// Cloud: an edge said hello (or sent anything): when, and which version.
+    pub async fn edge_seen(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        version: Option<String>,
+    ) -> Result<()> {
+        self.write(move |conn| sql::seen(conn, business, edge.as_str(), version.as_deref(), &now()))
+            .await
+    }
+
+    /// Edge: (acknowledged out_seq, last cloud rev applied).
+    pub async fn sync_state(&self) -> Result<(i64, i64)> {
+        self.read(sql::state).await
+    }
+
+    /// Edge: the cloud acknowledged this node's log through `through`.
+    pub async fn record_ack(&self, through: i64) -> Result<()> {
+        self.write(move |conn| sql::set_acked(conn, through, &now()))
+            .await
+    }
+}

@@ -1,0 +1,245 @@
+//! The cloud receiving an edge's log: batches applied exactly once and in
+//! order whatever order they arrive in, gaps reported, cursors kept, bad
+//! events rejected without stopping the queue, unknown edges refused.
+
+use depot_protocol::order::Address;
+use depot_protocol::sync::{EdgeId, SyncEvent};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, EventId, ItemId, WarehouseId};
+use depot_wms::Wms;
+use serde_json::json;
+
+struct Setup {
+    cloud: Wms,
+    edge: Wms,
+    edge_id: EdgeId,
+    business: BusinessId,
+    caller: Caller,
+    warehouse: WarehouseId,
+    item: ItemId,
+    _dir: tempfile::TempDir,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("warehouse");
+    let k = cloud.create_key(b.id, None).await.expect("key");
+    let item = cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
+        )
+        .await
+        .expect("item");
+    let edge_id = EdgeId::parse("mad-1").expect("edge id");
+    let record = cloud
+        .register_edge(b.id, edge_id.clone(), Some("Madrid dock".into()))
+        .await
+        .expect("register");
+    assert_eq!(record.node, 1);
+    let edge =
+        Wms::open_node(&dir.path().join("edge.db"), "edge:mad-1", record.node).expect("edge");
+    // The edge starts from the cloud's catalog.
+    let head = cloud.outgoing_head().await.expect("head");
+    let events = cloud
+        .outgoing(0, head, 10_000)
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    edge.apply_remote(events).await.expect("bootstrap");
+    Setup {
+        cloud,
+        edge,
+        edge_id,
+        business: b.id,
+        caller: Caller {
+            key_id: k.key.id,
+            business_id: b.id,
+        },
+        warehouse: w.id,
+        item: item.id,
+        _dir: dir,
+    }
+}
+
+async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
+    let head = s.edge.outgoing_head().await.expect("head");
+    s.edge
+        .outgoing(0, head, 100_000)
+        .await
+        .expect("outgoing")
+        .into_iter()
+        .map(|(seq, e)| SyncEvent {
+            seq,
+            id: e.id,
+            kind: e.kind,
+            payload: e.payload,
+            at: e.at,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn batches_apply_once_and_in_order_however_they_arrive() {
+    let s = setup().await;
+    for delta in [5, -2, 7, 1, -3, 4] {
+        let req = serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta})).expect("adjust");
+        s.edge
+            .adjust(s.caller, req)
+            .await
+            .expect("adjust at the edge");
+    }
+    let log = edge_log(&s).await;
+    assert_eq!(
+        log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=6).collect::<Vec<_>>()
+    );
+
+    // Out of order: the cloud applies nothing past a hole and says so.
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log[3..5].to_vec())
+        .await
+        .expect("batch");
+    assert_eq!((ack.through, ack.gap), (0, true));
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log[0..2].to_vec())
+        .await
+        .expect("batch");
+    assert_eq!((ack.through, ack.gap), (2, false));
+    // A duplicate of what was applied, with the rest.
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log[1..6].to_vec())
+        .await
+        .expect("batch");
+    assert_eq!((ack.through, ack.gap), (6, false));
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log.clone())
+        .await
+        .expect("batch");
+    assert_eq!((ack.through, ack.gap, ack.rejected.len()), (6, false, 0));
+
+    let cloud = s
+        .cloud
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    let edge = s
+        .edge
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    assert_eq!(cloud, edge);
+    assert_eq!(cloud.0, 12);
+    let record = s
+        .cloud
+        .edge(s.business, s.edge_id.clone())
+        .await
+        .expect("edge")
+        .expect("registered");
+    assert_eq!(record.up_cursor, 6);
+    assert!(record.last_seen.is_some());
+}
+
+#[tokio::test]
+async fn bad_events_are_rejected_and_the_queue_moves_on() {
+    let s = setup().await;
+    let ev = |seq: i64, kind: &str, payload: serde_json::Value| SyncEvent {
+        seq,
+        id: EventId::new(),
+        kind: kind.into(),
+        payload,
+        at: depot_protocol::now(),
+    };
+    let good = edge_log(&s).await;
+    assert!(good.is_empty());
+    let req = serde_json::from_value(
+        json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": 3}),
+    )
+    .expect("adjust");
+    s.edge.adjust(s.caller, req).await.expect("adjust");
+    let mut movement = edge_log(&s).await.remove(0).payload;
+    movement["business_id"] = json!(999);
+    movement["id"] = json!(EventId::new().0.to_string());
+    let batch = vec![
+        ev(1, "item.created", json!({"sku": "EVIL"})),
+        ev(2, "stock.moved", movement),
+        ev(
+            3,
+            "sync.oversized",
+            json!({"kind": "stock.moved", "bytes": 999_999}),
+        ),
+        ev(4, "stock.moved", json!({"garbage": true})),
+    ];
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), batch)
+        .await
+        .expect("batch");
+    assert_eq!((ack.through, ack.gap), (4, false));
+    assert_eq!(
+        ack.rejected.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    assert!(
+        ack.rejected[0].reason.contains("may not send"),
+        "{:?}",
+        ack.rejected
+    );
+    assert!(
+        ack.rejected[1].reason.contains("another business"),
+        "{:?}",
+        ack.rejected
+    );
+    assert_eq!(
+        s.cloud
+            .conflicts(Some(s.business), 10)
+            .await
+            .expect("conflicts")
+            .len(),
+        4
+    );
+    assert_eq!(
+        s.cloud
+            .stock_level(s.item, s.warehouse)
+            .await
+            .expect("level")
+            .0,
+        0,
+        "nothing of it was applied"
+    );
+}
+
+#[tokio::test]
+async fn unknown_edges_are_refused() {
+    let s = setup().await;
+    let stranger = EdgeId::parse("bcn-9").expect("id");
+    let r = s.cloud.receive_batch(s.business, stranger, vec![]).await;
+    assert!(matches!(r, Err(depot_wms::WmsError::NotFound(_))));
+    let other_business = s
+        .cloud
+        .receive_batch(BusinessId(77), s.edge_id.clone(), vec![])
+        .await;
+    assert!(matches!(
+        other_business,
+        Err(depot_wms::WmsError::NotFound(_))
+    ));
+    let again = s
+        .cloud
+        .register_edge(s.business, s.edge_id.clone(), None)
+        .await;
+    assert!(matches!(again, Err(depot_wms::WmsError::Conflict { .. })));
+}
