@@ -22,6 +22,19 @@ use depot_protocol::{OrderId, now};
 use rusqlite::Connection;
 use serde::Deserialize;
 
+/// The kinds replicated between nodes.
+pub const REPLICATED: [&str; 9] = [
+    "business.created",
+    "warehouse.created",
+    "key.created",
+    "key.revoked",
+    "item.created",
+    "item.updated",
+    "order.created",
+    "order.status_changed",
+    "stock.moved",
+];
+
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {

@@ -5,9 +5,11 @@
 //! batch in one transaction with its cursor.
 
 use crate::replica::{self, Outcome};
-use crate::store::{replica as conflicts, sync as sql, tenants};
+use crate::store::{self, replica as conflicts, sync as sql, tenants};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::Event;
+use depot_protocol::sync::downstream::{self, PageVerdict};
+use depot_protocol::sync::message::Change;
 use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, now};
@@ -72,7 +74,7 @@ fn receive(
         };
         let outcome = match refusal {
             Some(reason) => {
-                crate::store::events::append_remote(conn, &event)?;
+                store::events::append_remote(conn, &event)?;
                 conflicts::record_conflict(conn, &event, &reason, "rejected", &now())?;
                 Outcome::Rejected { reason }
             }
@@ -94,7 +96,117 @@ fn receive(
     })
 }
 
+/// A page of the cloud's log for one edge: changes in `(from, to]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    pub from: i64,
+    pub to: i64,
+    pub changes: Vec<Change>,
+    /// The page is full: more follow right away.
+    pub more: bool,
+}
+
+/// What an edge did with a page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageOutcome {
+    /// Applied; the cursor is now `cursor`.
+    Applied { cursor: i64, outcomes: Vec<Outcome> },
+    /// Already had it.
+    Stale,
+    /// It starts after the cursor: say hello again with `cursor`.
+    Gap { cursor: i64 },
+}
+
+fn page_for(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &EdgeId,
+    after: i64,
+    limit: u32,
+) -> Result<Page> {
+    let events = store::events::for_edge(
+        conn,
+        business,
+        &format!("edge:{edge}"),
+        &replica::REPLICATED,
+        after,
+        limit,
+    )?;
+    let more = events.len() as u32 == limit;
+    let to = match (more, events.last()) {
+        (true, Some(last)) => last.seq,
+        // Nothing more for this edge up to the head: its cursor may move
+        // there, so it does not ask for the same empty range again.
+        _ => store::events::head(conn)?.max(after),
+    };
+    let changes = events
+        .into_iter()
+        .map(|e| Change {
+            rev: e.seq,
+            id: e.id,
+            origin: e.origin,
+            kind: e.kind,
+            payload: e.payload,
+            at: e.at,
+        })
+        .collect();
+    Ok(Page {
+        from: after,
+        to,
+        changes,
+        more,
+    })
+}
+
+fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
+    let (_, cursor) = sql::state(conn)?;
+    match downstream::plan_page(cursor, page.from, page.to, &page.changes) {
+        PageVerdict::Gap => Ok(PageOutcome::Gap { cursor }),
+        PageVerdict::Stale => Ok(PageOutcome::Stale),
+        PageVerdict::Apply { apply, cursor } => {
+            let mut outcomes = Vec::with_capacity(apply.len());
+            for i in apply {
+                let c = &page.changes[i];
+                let event = Event {
+                    seq: 0,
+                    id: c.id,
+                    origin: c.origin.clone(),
+                    business_id: c
+                        .payload
+                        .get("business_id")
+                        .and_then(serde_json::Value::as_i64)
+                        .map(BusinessId),
+                    kind: c.kind.clone(),
+                    payload: c.payload.clone(),
+                    at: c.at,
+                };
+                outcomes.push(replica::apply(conn, &event)?);
+            }
+            sql::set_down_cursor(conn, cursor)?;
+            Ok(PageOutcome::Applied { cursor, outcomes })
+        }
+    }
+}
+
 impl Wms {
+    /// Cloud: the next page of changes for an edge, after rev `after`.
+    pub async fn changes_for(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        after: i64,
+        limit: u32,
+    ) -> Result<Page> {
+        self.read(move |conn| page_for(conn, business, &edge, after, limit))
+            .await
+    }
+
+    /// Edge: applies a page from the cloud and moves the down cursor, in one
+    /// transaction.
+    pub async fn apply_page(&self, page: Page) -> Result<PageOutcome> {
+        self.write(move |conn| apply_page(conn, page)).await
+    }
+
     /// Registers an edge in a business and gives it the next node number.
     pub async fn register_edge(
         &self,

@@ -74,6 +74,36 @@ pub fn outgoing_head(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
+/// Events of a business after `after` (its log position), of the given
+/// kinds, not made by `exclude_origin`: what one edge should be sent.
+pub fn for_edge(
+    conn: &Connection,
+    business: BusinessId,
+    exclude_origin: &str,
+    kinds: &[&str],
+    after: i64,
+    limit: u32,
+) -> Result<Vec<Event>> {
+    let kinds = serde_json::to_string(kinds)?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, id, origin, business_id, kind, payload, at FROM events
+         WHERE business_id = ?1 AND seq > ?2 AND origin != ?3 AND kind IN (SELECT value FROM json_each(?4))
+         ORDER BY seq LIMIT ?5",
+    )?;
+    let rows = stmt.query_map(
+        params![business.0, after, exclude_origin, kinds, limit],
+        |r| row_at(r, 0),
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// The newest position of the log (0 when empty).
+pub fn head(conn: &Connection) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events")?
+        .query_row([], |r| r.get(0))?)
+}
+
 /// Events after `after_seq`, oldest first.
 pub fn since(conn: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(

@@ -21,3 +21,6 @@ CREATE TABLE sync_state (
     last_ack_at  TEXT
 );
 INSERT INTO sync_state (singleton) VALUES (1);
+
+-- What the cloud sends an edge: its business's changes, in log order.
+CREATE INDEX events_by_business ON events (business_id, seq);
