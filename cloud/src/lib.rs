@@ -3,6 +3,7 @@
 //! parses arguments.
 
 pub mod admin;
+pub mod broker;
 pub mod ratelimit;
 pub mod settings;
 

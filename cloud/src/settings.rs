@@ -2,6 +2,7 @@
 //! environment variables (nested keys joined with `__`, as in
 //! `DEPOT_RATE_LIMIT__PER_SECOND=50`).
 
+use crate::broker::{BrokerError, MqttUrl};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,53 @@ pub struct Settings {
     pub log: String,
     /// Per carrier code: what its webhooks are signed with.
     pub carriers: BTreeMap<String, CarrierSettings>,
+    /// The MQTT broker edges sync through.
+    pub broker: BrokerSettings,
+}
+
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BrokerSettings {
+    /// An external broker (`mqtt://[user:password@]host[:port]` or
+    /// `mqtts://…`). When set, the embedded broker is not started.
+    pub url: Option<String>,
+    /// Where the embedded broker (MQTT 3.1.1, no authentication, no TLS)
+    /// listens when `url` is unset. Loopback by default: expose it beyond a
+    /// trusted network only behind something that authenticates.
+    pub embedded_listen: SocketAddr,
+}
+
+// By hand: the URL may carry a password.
+impl fmt::Debug for BrokerSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BrokerSettings")
+            .field("url", &self.url.as_deref().map(crate::broker::redact))
+            .field("embedded_listen", &self.embedded_listen)
+            .finish()
+    }
+}
+
+impl Default for BrokerSettings {
+    fn default() -> Self {
+        Self {
+            url: None,
+            embedded_listen: SocketAddr::from(([127, 0, 0, 1], 1883)),
+        }
+    }
+}
+
+impl BrokerSettings {
+    /// The external broker to connect to, or `None` to start the embedded
+    /// one on `embedded_listen`. An empty URL counts as unset, so that
+    /// `DEPOT_BROKER__URL=` in a deployment's environment means "embedded".
+    pub fn external(&self) -> Result<Option<MqttUrl>, BrokerError> {
+        self.url
+            .as_deref()
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .map(MqttUrl::parse)
+            .transpose()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -64,6 +112,7 @@ impl Default for Settings {
             rate_limit: RateLimit::default(),
             log: "info".into(),
             carriers: BTreeMap::new(),
+            broker: BrokerSettings::default(),
         }
     }
 }
@@ -90,6 +139,10 @@ impl Settings {
             return Err(Box::new(figment::Error::from(
                 "rate_limit.per_second and rate_limit.burst must be at least 1".to_owned(),
             )));
+        }
+        // A bad broker URL fails at startup, not at the first connect.
+        if let Err(e) = settings.broker.external() {
+            return Err(Box::new(figment::Error::from(format!("broker.url: {e}"))));
         }
         Ok(settings)
     }
@@ -146,6 +199,45 @@ mod tests {
                 Some("hunter2")
             );
             assert!(!format!("{s:?}").contains("hunter2"));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn broker_from_file_and_environment() {
+        figment::Jail::expect_with(|jail| {
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(s.broker, BrokerSettings::default());
+            assert!(matches!(s.broker.external(), Ok(None)));
+
+            jail.create_file(
+                "cloud.toml",
+                "[broker]\nembedded_listen = \"0.0.0.0:1884\"\n",
+            )?;
+            jail.set_env("DEPOT_BROKER__EMBEDDED_LISTEN", "127.0.0.1:1999");
+            jail.set_env("DEPOT_BROKER__URL", "mqtts://edge:hunter2@broker.example");
+            let s = Settings::load(Some(Path::new("cloud.toml"))).map_err(|e| *e)?;
+            assert_eq!(
+                s.broker.embedded_listen,
+                SocketAddr::from(([127, 0, 0, 1], 1999))
+            );
+            let url = s.broker.external().map_err(|e| e.to_string())?;
+            let url = url.ok_or("an external broker")?;
+            assert_eq!(
+                (url.host.as_str(), url.port, url.tls),
+                ("broker.example", 8883, true)
+            );
+            assert_eq!(url.password.as_deref(), Some("hunter2"));
+            assert!(!format!("{s:?}").contains("hunter2"));
+
+            jail.set_env("DEPOT_BROKER__URL", "");
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert!(matches!(s.broker.external(), Ok(None)));
+
+            jail.set_env("DEPOT_BROKER__URL", "http://edge:hunter2@broker.example");
+            let e = Settings::load(None).err().ok_or("a bad URL is refused")?;
+            assert!(e.to_string().contains("unknown scheme"), "{e}");
+            assert!(!e.to_string().contains("hunter2"), "{e}");
             Ok(())
         });
     }
