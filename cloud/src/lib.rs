@@ -9,25 +9,14 @@ pub mod settings;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::http::{Method, Uri};
-use axum::response::IntoResponse;
 use axum::routing::get;
 use depot_wms::Wms;
-use depot_wms::http::error::ApiError;
 use depot_wms::http::{self, BODY_LIMIT};
 use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
-
-async fn no_route(method: Method, uri: Uri) -> impl IntoResponse {
-    ApiError::NoRoute(format!("{method} {}", uri.path()))
-}
-
-async fn wrong_method(method: Method, uri: Uri) -> impl IntoResponse {
-    ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
-}
 
 /// The whole HTTP application.
 pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
@@ -41,8 +30,8 @@ pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
         )
-        .fallback(no_route)
-        .method_not_allowed_fallback(wrong_method)
+        .fallback(http::no_route)
+        .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(secrets))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),

@@ -15,7 +15,7 @@ use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, now};
 use rusqlite::Connection;
 
-pub use sql::EdgeRecord;
+pub use sql::{EdgeRecord, SyncSnapshot};
 
 /// What the cloud answers a batch with.
 #[derive(Debug, Clone, PartialEq)]
@@ -268,6 +268,17 @@ impl Wms {
     /// Edge: (acknowledged out_seq, last cloud rev applied).
     pub async fn sync_state(&self) -> Result<(i64, i64)> {
         self.read(sql::state).await
+    }
+
+    /// Edge: the link to the broker went up or down.
+    pub async fn set_connected(&self, up: bool) -> Result<()> {
+        self.write(move |conn| sql::set_connected(conn, up, &now()))
+            .await
+    }
+
+    /// Edge: the state of sync, for the status route and the CLI.
+    pub async fn sync_snapshot(&self) -> Result<SyncSnapshot> {
+        self.read(sql::snapshot).await
     }
 
     /// Edge: the cloud acknowledged this node's log through `through`.

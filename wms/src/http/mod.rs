@@ -51,6 +51,16 @@ impl Modify for ApiKeyAuth {
     }
 }
 
+/// The answer for a path no route serves: 404 with the error body.
+pub async fn no_route(method: axum::http::Method, uri: axum::http::Uri) -> error::ApiError {
+    error::ApiError::NoRoute(format!("{method} {}", uri.path()))
+}
+
+/// The answer for a method a path does not take: 405 with the error body.
+pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> error::ApiError {
+    error::ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
+}
+
 /// The routes with their OpenAPI description.
 pub fn routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())

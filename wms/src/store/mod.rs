@@ -29,6 +29,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/004_node.sql")),
         M::up(include_str!("schema/005_outbound_numbering.sql")),
         M::up(include_str!("schema/006_sync.sql")),
+        M::up(include_str!("schema/007_link_state.sql")),
     ])
 }
 

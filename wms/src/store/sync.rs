@@ -119,3 +119,61 @@ pub fn set_down_cursor(conn: &Connection, rev: i64) -> Result<()> {
     .execute([rev])?;
     Ok(())
 }
+
+/// Edge side: the link went up or down.
+pub fn set_connected(conn: &Connection, up: bool, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sync_state SET connected = ?1,
+                connected_since = CASE WHEN ?1 = connected THEN connected_since ELSE ?2 END
+         WHERE singleton = 1",
+    )?
+    .execute(params![up, ts(at)])?;
+    Ok(())
+}
+
+/// Edge side: everything the status route and CLI show.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct SyncSnapshot {
+    /// The daemon's link to the broker is up.
+    pub connected: bool,
+    /// Since when the link has been in its current state.
+    pub connected_since: Option<String>,
+    /// Newest event this node made.
+    pub head: i64,
+    /// What the cloud acknowledged.
+    pub acked: i64,
+    /// Events waiting for the cloud: head - acked.
+    pub depth: i64,
+    /// When the oldest of them was made.
+    pub oldest_unacked_at: Option<String>,
+    pub last_ack_at: Option<String>,
+    /// The last cloud rev applied here.
+    pub cloud_cursor: i64,
+    /// Events from elsewhere that clashed here.
+    pub conflicts: i64,
+}
+
+pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
+    let (acked, cloud_cursor, last_ack_at, connected, connected_since): (i64, i64, Option<String>, bool, Option<String>) = conn
+        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since FROM sync_state WHERE singleton = 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+    let head = super::events::outgoing_head(conn)?;
+    let oldest_unacked_at = maybe(
+        conn.prepare_cached("SELECT at FROM events WHERE out_seq = ?1")?
+            .query_row([acked + 1], |r| r.get(0)),
+    )?;
+    let conflicts: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM sync_conflicts")?
+        .query_row([], |r| r.get(0))?;
+    Ok(SyncSnapshot {
+        connected,
+        connected_since,
+        head,
+        acked,
+        depth: (head - acked).max(0),
+        oldest_unacked_at,
+        last_ack_at,
+        cloud_cursor,
+        conflicts,
+    })
+}

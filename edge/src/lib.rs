@@ -1,0 +1,80 @@
+//! `depot-edge`: the warehouse API served from the box's own database, so
+//! the floor keeps working without the internet, and the link that syncs
+//! it with the cloud. `serve` runs both on a listener the caller binds;
+//! `main.rs` only parses arguments.
+
+pub mod link;
+pub mod settings;
+pub mod status;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::get;
+use depot_wms::Wms;
+use depot_wms::http::{self, BODY_LIMIT};
+use settings::Settings;
+use std::future::Future;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tower_http::trace::TraceLayer;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+/// The HTTP application: the warehouse routes plus the edge's own.
+pub fn app(wms: Wms, settings: &Settings) -> Router {
+    let identity = status::Identity {
+        business_id: settings.business_id,
+        edge_id: settings.edge_id.clone(),
+        node: settings.node,
+        version: link::VERSION.into(),
+    };
+    let (api, openapi) = http::routes()
+        .merge(OpenApiRouter::new().routes(routes!(status::status)))
+        .split_for_parts();
+    let openapi = Arc::new(openapi);
+    api.with_state(wms)
+        .route(
+            "/v1/openapi.json",
+            get(move || async move { axum::Json(openapi.as_ref().clone()) }),
+        )
+        .fallback(http::no_route)
+        .method_not_allowed_fallback(http::wrong_method)
+        .layer(axum::Extension(identity))
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(TraceLayer::new_for_http())
+}
+
+/// Opens the edge's database as its node.
+pub fn open(settings: &Settings) -> depot_wms::Result<Wms> {
+    Wms::open_node(&settings.database(), &settings.origin(), settings.node)
+}
+
+/// Serves the API and runs the link until `shutdown` resolves.
+pub async fn serve(
+    listener: TcpListener,
+    wms: Wms,
+    settings: Settings,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let link_wms = wms.clone();
+    let link_settings = settings.clone();
+    let link = tokio::spawn(async move {
+        let mut stopped = stopped;
+        let until = async move {
+            let _ = stopped.wait_for(|s| *s).await;
+        };
+        link::run(link_wms, link_settings, until).await
+    });
+    let router = app(wms, &settings);
+    let served = axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await;
+    let _ = stop.send(true);
+    match link.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::error!(error = %e, "the link stopped"),
+        Err(e) => tracing::error!(error = %e, "the link task failed"),
+    }
+    Ok(served?)
+}

@@ -1,0 +1,322 @@
+//! The edge's link to the cloud. The protocol state (what to send, when to
+//! send it again, what is acknowledged) lives in the sans-IO
+//! `depot_protocol::sync::Outbox`; the events live in the database. This is
+//! the thin shell between them and the broker: one task polls rumqttc's
+//! event loop and forwards what arrives; this task owns the state and does
+//! the work in order.
+
+use crate::settings::Settings;
+use depot_cloud::broker::{MqttUrl, client_options};
+use depot_protocol::BusinessId;
+use depot_protocol::sync::message::{self, DownMessage, StateMessage, SyncEvent, UpMessage};
+use depot_protocol::sync::outbox::{Action, Outbox};
+use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
+use depot_wms::Wms;
+use depot_wms::sync::{Page, PageOutcome};
+use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// How often the outbox is looked at for new events (and silence checked).
+const TICK: Duration = Duration::from_millis(50);
+/// Reconnect backoff bounds.
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    #[error("broker settings: {0}")]
+    Broker(String),
+    #[error("edge id: {0}")]
+    EdgeId(String),
+}
+
+enum Incoming {
+    Connected,
+    Message { topic: String, payload: Vec<u8> },
+    Disconnected(String),
+}
+
+struct Topics {
+    up: String,
+    down: String,
+    state: String,
+}
+
+struct Link {
+    wms: Wms,
+    client: AsyncClient,
+    topics: Topics,
+    outbox: Outbox,
+    boot: String,
+    connections: u64,
+}
+
+impl Link {
+    async fn publish(&self, topic: &str, retain: bool, payload: Vec<u8>) {
+        if let Err(e) = self
+            .client
+            .publish(topic, QoS::AtLeastOnce, retain, payload)
+            .await
+        {
+            tracing::warn!(error = %e, topic, "could not queue a publish");
+        }
+    }
+
+    async fn hello(&self) {
+        let cursor = match self.wms.sync_state().await {
+            Ok((_, cursor)) => cursor,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the sync state");
+                return;
+            }
+        };
+        let hello = UpMessage::Hello {
+            session: self.outbox.session().to_owned(),
+            version: VERSION.into(),
+            cursor,
+        };
+        self.publish(&self.topics.up, false, message::encode(&hello))
+            .await;
+    }
+
+    async fn connected(&mut self) {
+        self.connections += 1;
+        let session = format!("{}-{}", self.boot, self.connections);
+        self.outbox.connected(session, Instant::now());
+        if let Err(e) = self
+            .client
+            .subscribe(&self.topics.down, QoS::AtLeastOnce)
+            .await
+        {
+            tracing::warn!(error = %e, "could not subscribe to the down topic");
+        }
+        let online = StateMessage::Online {
+            version: VERSION.into(),
+            session: self.boot.clone(),
+        };
+        self.publish(&self.topics.state, true, message::encode(&online))
+            .await;
+        self.hello().await;
+        if let Err(e) = self.wms.set_connected(true).await {
+            tracing::warn!(error = %e, "could not record the link state");
+        }
+        tracing::info!(
+            session = self.outbox.session(),
+            acked = self.outbox.acked(),
+            "connected to the broker"
+        );
+    }
+
+    async fn disconnected(&mut self, reason: &str) {
+        if self.outbox.is_connected() {
+            tracing::warn!(reason, "lost the broker; the outbox keeps everything");
+            self.outbox.disconnected();
+            if let Err(e) = self.wms.set_connected(false).await {
+                tracing::warn!(error = %e, "could not record the link state");
+            }
+        }
+    }
+
+    async fn message(&mut self, topic: &str, payload: &[u8]) {
+        if topic != self.topics.down {
+            return;
+        }
+        let msg = match message::decode::<DownMessage>(payload) {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "ignored a malformed message from the cloud");
+                return;
+            }
+        };
+        match msg {
+            DownMessage::Ack {
+                session,
+                through_seq,
+                gap,
+                rejected,
+            } => {
+                for r in &rejected {
+                    tracing::warn!(seq = r.seq, id = %r.id, reason = %r.reason, "the cloud rejected an event");
+                }
+                if let Some(Action::Prune { through }) =
+                    self.outbox
+                        .on_ack(&session, through_seq, gap, Instant::now())
+                {
+                    if let Err(e) = self.wms.record_ack(through).await {
+                        tracing::error!(error = %e, "could not record the acknowledgement");
+                    }
+                }
+            }
+            DownMessage::Changes {
+                from_rev,
+                to_rev,
+                changes,
+                more,
+            } => {
+                match self
+                    .wms
+                    .apply_page(Page {
+                        from: from_rev,
+                        to: to_rev,
+                        changes,
+                        more,
+                    })
+                    .await
+                {
+                    Ok(PageOutcome::Gap { cursor }) => {
+                        tracing::info!(cursor, from_rev, "a page would leave a hole: asking again");
+                        self.hello().await;
+                    }
+                    Ok(_) => {}
+                    Err(e) => tracing::error!(error = %e, "could not apply a page from the cloud"),
+                }
+            }
+            DownMessage::Reset { reason } => {
+                tracing::error!(%reason, "the cloud cannot serve this edge from its cursor; a reload is needed");
+            }
+        }
+    }
+
+    /// Publishes whatever the outbox says is due.
+    async fn pump(&mut self) {
+        if !self.outbox.is_connected() {
+            return;
+        }
+        let head = match self.wms.outgoing_head().await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the outbox");
+                return;
+            }
+        };
+        while let Some(Action::Send { from, to }) = self.outbox.poll(head, Instant::now()) {
+            let limit = u32::try_from(to - from + 1).unwrap_or(u32::MAX);
+            let events = match self.wms.outgoing(from - 1, to, limit).await {
+                Ok(events) => events,
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read the outbox");
+                    return;
+                }
+            };
+            let events: Vec<SyncEvent> = events
+                .into_iter()
+                .map(|(seq, e)| SyncEvent {
+                    seq,
+                    id: e.id,
+                    kind: e.kind,
+                    payload: e.payload,
+                    at: e.at,
+                })
+                .collect();
+            let (batches, oversized) = message::batches(self.outbox.session(), events);
+            for e in oversized {
+                tracing::error!(seq = e.seq, id = %e.id, kind = %e.kind, "an event is too large to send; the cloud will record it as rejected");
+            }
+            for b in batches {
+                self.publish(&self.topics.up, false, message::encode(&b))
+                    .await;
+            }
+        }
+    }
+}
+
+/// Runs the link until `shutdown` resolves: connects (and reconnects,
+/// with backoff, for as long as it takes), sends the outbox, applies what
+/// the cloud sends.
+pub async fn run(
+    wms: Wms,
+    settings: Settings,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LinkError> {
+    let url = MqttUrl::parse(&settings.broker.url).map_err(|e| LinkError::Broker(e.to_string()))?;
+    let edge = EdgeId::parse(&settings.edge_id).map_err(|e| LinkError::EdgeId(e.to_string()))?;
+    let business = BusinessId(settings.business_id);
+    let topic = |c| EdgeTopic::new(business, edge.clone(), c).to_string();
+    let topics = Topics {
+        up: topic(Channel::Up),
+        down: topic(Channel::Down),
+        state: topic(Channel::State),
+    };
+    let boot = uuid::Uuid::now_v7().simple().to_string();
+    let client_id = format!("depot-edge-{business}-{edge}");
+    let mut options = client_options(&url, &client_id, Duration::from_secs(30))
+        .map_err(|e| LinkError::Broker(e.to_string()))?;
+    // The outbox resends from the acknowledgement after every connect, so
+    // nothing depends on the broker keeping a session.
+    options.set_clean_session(true);
+    let will = StateMessage::Offline {
+        session: boot.clone(),
+    };
+    options.set_last_will(LastWill::new(
+        &topics.state,
+        message::encode(&will),
+        QoS::AtLeastOnce,
+        true,
+    ));
+    let (client, mut eventloop) = AsyncClient::new(options, 256);
+
+    // Unbounded on purpose: if this channel could fill while the link task
+    // waits to publish, the event loop would stop polling and neither would
+    // ever move again. What arrives is bounded by the outbox window.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let poller = tokio::spawn(async move {
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            let forwarded = match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    backoff = BACKOFF_MIN;
+                    tx.send(Incoming::Connected)
+                }
+                Ok(Event::Incoming(Packet::Publish(p))) => tx.send(Incoming::Message {
+                    topic: p.topic,
+                    payload: p.payload.to_vec(),
+                }),
+                Ok(_) => Ok(()),
+                Err(e) => {
+                    let sent = tx.send(Incoming::Disconnected(e.to_string()));
+                    tokio::time::sleep(backoff).await;
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                    sent
+                }
+            };
+            if forwarded.is_err() {
+                return;
+            }
+        }
+    });
+
+    let (acked, _) = wms.sync_state().await.unwrap_or((0, 0));
+    let resend = Duration::from_secs(settings.broker.resend_after_secs);
+    let outbox = Outbox::new(acked, settings.broker.window, resend, Instant::now());
+    let mut link = Link {
+        wms,
+        client,
+        topics,
+        outbox,
+        boot,
+        connections: 0,
+    };
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            incoming = rx.recv() => match incoming {
+                Some(Incoming::Connected) => link.connected().await,
+                Some(Incoming::Message { topic, payload }) => link.message(&topic, &payload).await,
+                Some(Incoming::Disconnected(reason)) => link.disconnected(&reason).await,
+                None => break,
+            },
+            _ = tick.tick() => link.pump().await,
+        }
+    }
+    let _ = link.client.disconnect().await;
+    poller.abort();
+    let _ = link.wms.set_connected(false).await;
+    Ok(())
+}

@@ -1,0 +1,146 @@
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use depot_edge::settings::Settings;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "depot-edge",
+    version,
+    about = "Depot edge daemon: the warehouse API on the box, synced with the cloud"
+)]
+struct Cli {
+    /// TOML settings file.
+    #[arg(long, global = true, env = "DEPOT_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the API to the stations and sync with the cloud.
+    Serve,
+    /// Print the sync state from the database (works while the daemon runs).
+    Status,
+    /// Sync commands.
+    Sync {
+        /// Wait, with a progress bar, until the cloud has acknowledged every event.
+        #[arg(long)]
+        wait: bool,
+        /// Give up after this many seconds (exit status 1).
+        #[arg(long, default_value_t = 3600)]
+        timeout: u64,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let settings = Settings::load(cli.config.as_deref()).context("loading settings")?;
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match cli.command {
+        Command::Serve => {
+            let wms = depot_edge::open(&settings)
+                .with_context(|| format!("opening {}", settings.database().display()))?;
+            let listener = TcpListener::bind(settings.listen)
+                .await
+                .with_context(|| format!("cannot listen on {}", settings.listen))?;
+            println!(
+                "depot-edge {} listening on http://{}",
+                settings.edge_id,
+                listener.local_addr()?
+            );
+            depot_edge::serve(listener, wms, settings, depot_cloud::shutdown_signal()).await
+        }
+        Command::Status => {
+            let s = snapshot(&settings)?;
+            println!(
+                "edge          {} (business {}, node {})",
+                settings.edge_id, settings.business_id, settings.node
+            );
+            println!(
+                "link          {}{}",
+                if s.connected {
+                    "connected"
+                } else {
+                    "not connected"
+                },
+                s.connected_since
+                    .map(|t| format!(" since {t}"))
+                    .unwrap_or_default()
+            );
+            println!(
+                "outbox        {} events waiting (made {}, acknowledged {})",
+                s.depth, s.head, s.acked
+            );
+            if let Some(t) = s.oldest_unacked_at {
+                println!("oldest        {t}");
+            }
+            println!(
+                "last ack      {}",
+                s.last_ack_at.unwrap_or_else(|| "never".into())
+            );
+            println!("cloud cursor  {}", s.cloud_cursor);
+            println!("conflicts     {}", s.conflicts);
+            Ok(())
+        }
+        Command::Sync { wait, timeout } => {
+            if !wait {
+                anyhow::bail!("nothing to do: use `depot-edge sync --wait`");
+            }
+            wait_for_drain(&settings, Duration::from_secs(timeout)).await
+        }
+    }
+}
+
+fn snapshot(settings: &Settings) -> anyhow::Result<depot_wms::sync::SyncSnapshot> {
+    let path = settings.database();
+    let conn = depot_wms::store::open_reader(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    Ok(depot_wms::store::sync::snapshot(&conn)?)
+}
+
+/// Shows the backlog draining until the cloud has acknowledged everything.
+async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Result<()> {
+    let start = Instant::now();
+    let first = snapshot(settings)?;
+    let bar = indicatif::ProgressBar::new(first.depth.max(0) as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {msg} [{bar:40}] {pos}/{len} events ({eta} left)",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    loop {
+        let s = snapshot(settings)?;
+        let total = (first.depth + (s.head - first.head)).max(0) as u64;
+        bar.set_length(total);
+        bar.set_position(total.saturating_sub(s.depth.max(0) as u64));
+        bar.set_message(if s.connected {
+            "syncing"
+        } else {
+            "waiting for the broker"
+        });
+        if s.depth == 0 {
+            bar.finish_with_message("in sync");
+            return Ok(());
+        }
+        if start.elapsed() > timeout {
+            bar.abandon_with_message("timed out");
+            anyhow::bail!(
+                "{} events still waiting for the cloud after {}s",
+                s.depth,
+                timeout.as_secs()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}

@@ -1,0 +1,49 @@
+//! `GET /v1/edge/status`: is the box connected, how much is waiting for the
+//! cloud and since when, how far the cloud's changes are applied, conflicts.
+
+use axum::extract::State;
+use axum::{Extension, Json};
+use depot_protocol::{DataEnvelope, ErrorBody};
+use depot_wms::Wms;
+use depot_wms::http::error::ApiError;
+use depot_wms::http::extract::Authed;
+use depot_wms::sync::SyncSnapshot;
+use serde::Serialize;
+
+/// Who this box is.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct Identity {
+    pub business_id: i64,
+    pub edge_id: String,
+    pub node: u32,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct EdgeStatus {
+    #[serde(flatten)]
+    pub identity: Identity,
+    #[serde(flatten)]
+    pub sync: SyncSnapshot,
+}
+
+/// The edge's sync state: link, outbox depth and the age of its oldest
+/// event, last acknowledgement, cloud cursor, conflicts.
+#[utoipa::path(get, path = "/v1/edge/status", tag = "edge",
+    responses((status = 200, body = DataEnvelope<EdgeStatus>), (status = 401, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn status(
+    State(wms): State<Wms>,
+    Extension(identity): Extension<Identity>,
+    Authed(caller): Authed,
+) -> Result<Json<DataEnvelope<EdgeStatus>>, ApiError> {
+    if caller.business_id.0 != identity.business_id {
+        return Err(ApiError::unauthorized(
+            "API key is not valid for this edge's business",
+        ));
+    }
+    let sync = wms.sync_snapshot().await?;
+    Ok(Json(DataEnvelope {
+        data: EdgeStatus { identity, sync },
+    }))
+}
