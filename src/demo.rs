@@ -16,6 +16,21 @@ use serde_json::{Value, json};
 
 pub const DEMO_NAME: &str = "Demo Outfitters";
 
+/// The demo's edge, registered on first use.
+pub const DEMO_EDGE: &str = "demo-edge";
+
+/// The demo edge's node number, registering it on first use.
+pub async fn edge_node(wms: &Wms, business: BusinessId) -> anyhow::Result<u32> {
+    let id = depot_protocol::sync::EdgeId::parse(DEMO_EDGE)?;
+    if let Some(e) = wms.edge(business, id.clone()).await? {
+        return Ok(e.node);
+    }
+    Ok(wms
+        .register_edge(business, id, Some("Demo warehouse box".into()))
+        .await?
+        .node)
+}
+
 /// What the demo's own-fleet carrier signs its webhooks with.
 pub const DEMO_WEBHOOK_SECRET: &str = "demo-webhook-secret";
 

@@ -6,6 +6,7 @@ pub mod admin;
 pub mod broker;
 pub mod ratelimit;
 pub mod settings;
+pub mod sync;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -56,6 +57,69 @@ pub async fn run(
         .await;
     pruner.abort();
     served
+}
+
+/// The broker the service syncs through: an external one from the settings,
+/// or the embedded one, started here and kept running while this lives.
+pub struct Broker {
+    pub url: broker::MqttUrl,
+    embedded: Option<broker::EmbeddedBroker>,
+}
+
+impl Broker {
+    /// Connects to the configured broker, or starts the embedded one.
+    pub async fn start(settings: &Settings) -> anyhow::Result<Self> {
+        if let Some(url) = settings.broker.external()? {
+            return Ok(Self {
+                url,
+                embedded: None,
+            });
+        }
+        let listen = settings.broker.embedded_listen;
+        let embedded = tokio::task::spawn_blocking(move || broker::EmbeddedBroker::start(listen))
+            .await
+            .map_err(|e| anyhow::anyhow!("starting the embedded broker: {e}"))??;
+        tracing::info!(addr = %embedded.addr, "embedded MQTT broker started");
+        Ok(Self {
+            url: embedded.url(),
+            embedded: Some(embedded),
+        })
+    }
+
+    pub fn is_embedded(&self) -> bool {
+        self.embedded.is_some()
+    }
+}
+
+/// Serves the API and syncs with the edges through `broker` until
+/// `shutdown` resolves; then both stop.
+pub async fn serve(
+    listener: TcpListener,
+    wms: Wms,
+    settings: &Settings,
+    broker: &Broker,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let client_id = format!("depot-cloud-{}", uuid::Uuid::now_v7().simple());
+    let sync_stopped = async move {
+        let mut stopped = stopped;
+        let _ = stopped.wait_for(|s| *s).await;
+    };
+    let sync = tokio::spawn(sync::run_sync(
+        wms.clone(),
+        broker.url.clone(),
+        client_id,
+        sync_stopped,
+    ));
+    let served = run(listener, wms, settings, shutdown).await;
+    let _ = stop.send(true);
+    match sync.await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::error!(error = %e, "the sync service stopped"),
+        Err(e) => tracing::error!(error = %e, "the sync task failed"),
+    }
+    Ok(served?)
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

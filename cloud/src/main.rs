@@ -19,8 +19,17 @@ async fn main() -> anyhow::Result<()> {
             let listener = TcpListener::bind(addr)
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
+            let broker = depot_cloud::Broker::start(&settings).await?;
             println!("depot-cloud listening on http://{}", listener.local_addr()?);
-            depot_cloud::run(listener, wms, &settings, depot_cloud::shutdown_signal()).await?;
+            println!("depot-cloud syncing through {}", broker.url);
+            depot_cloud::serve(
+                listener,
+                wms,
+                &settings,
+                &broker,
+                depot_cloud::shutdown_signal(),
+            )
+            .await?;
         }
         command => admin::run_admin(&wms, command).await?,
     }

@@ -54,6 +54,7 @@ async fn answered_writes_survive_a_kill() {
         .env("DEPOT_LOG", "warn")
         .env("DEPOT_RATE_LIMIT__PER_SECOND", "100000")
         .env("DEPOT_RATE_LIMIT__BURST", "100000")
+        .env("DEPOT_BROKER__EMBEDDED_LISTEN", "127.0.0.1:0")
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

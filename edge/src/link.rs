@@ -10,6 +10,7 @@ use depot_cloud::broker::{MqttUrl, client_options};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::message::{self, DownMessage, StateMessage, SyncEvent, UpMessage};
 use depot_protocol::sync::outbox::{Action, Outbox};
+use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::Wms;
 use depot_wms::sync::{Page, PageOutcome};
@@ -51,8 +52,13 @@ struct Link {
     client: AsyncClient,
     topics: Topics,
     outbox: Outbox,
-    boot: String,
-    connections: u64,
+    /// One session per run of the daemon, in hello, `online` and the last
+    /// will alike: the cloud ends a feed when the `offline` it sees names the
+    /// session the feed was opened for.
+    session: String,
+    /// The cloud's own session, from its retained state: a new one means a
+    /// restarted cloud that has forgotten this edge's feed.
+    cloud_session: Option<String>,
 }
 
 impl Link {
@@ -84,19 +90,16 @@ impl Link {
     }
 
     async fn connected(&mut self) {
-        self.connections += 1;
-        let session = format!("{}-{}", self.boot, self.connections);
-        self.outbox.connected(session, Instant::now());
-        if let Err(e) = self
-            .client
-            .subscribe(&self.topics.down, QoS::AtLeastOnce)
-            .await
-        {
-            tracing::warn!(error = %e, "could not subscribe to the down topic");
+        self.outbox.connected(self.session.clone(), Instant::now());
+        // Subscribed before the hello, so the answer cannot be missed.
+        for topic in [self.topics.down.as_str(), CLOUD_STATE] {
+            if let Err(e) = self.client.subscribe(topic, QoS::AtLeastOnce).await {
+                tracing::warn!(error = %e, topic, "could not subscribe");
+            }
         }
         let online = StateMessage::Online {
             version: VERSION.into(),
-            session: self.boot.clone(),
+            session: self.session.clone(),
         };
         self.publish(&self.topics.state, true, message::encode(&online))
             .await;
@@ -121,7 +124,22 @@ impl Link {
         }
     }
 
+    /// The cloud's retained state changed: a cloud that came back with a new
+    /// session needs this edge's hello to serve it again.
+    async fn cloud_state(&mut self, payload: &[u8]) {
+        if let Ok(StateMessage::Online { session, .. }) = message::decode::<StateMessage>(payload) {
+            let known = self.cloud_session.replace(session.clone());
+            if known.is_some_and(|k| k != session) && self.outbox.is_connected() {
+                tracing::info!(%session, "the cloud restarted: saying hello again");
+                self.hello().await;
+            }
+        }
+    }
+
     async fn message(&mut self, topic: &str, payload: &[u8]) {
+        if topic == CLOUD_STATE {
+            return self.cloud_state(payload).await;
+        }
         if topic != self.topics.down {
             return;
         }
@@ -297,8 +315,8 @@ pub async fn run(
         client,
         topics,
         outbox,
-        boot,
-        connections: 0,
+        session: boot,
+        cloud_session: None,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,0 +1,451 @@
+//! The service task: owns the per-edge state and handles one thing at a
+//! time: a message from the broker, or a round of pages down.
+
+use super::connection::Inbound;
+use super::{SyncError, SyncOptions};
+use depot_protocol::BusinessId;
+use depot_protocol::sync::downstream::Feed;
+use depot_protocol::sync::message::{MAX_MESSAGE_BYTES, decode, encode};
+use depot_protocol::sync::topic::{
+    CLOUD_STATE, Channel, EdgeId, EdgeTopic, state_filter, up_filter,
+};
+use depot_protocol::sync::{DownMessage, StateMessage, SyncEvent, UpMessage};
+use depot_wms::Wms;
+use rumqttc::{AsyncClient, Publish, QoS};
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Events of the log read per check for which businesses changed; past it
+/// every edge is checked.
+const SCAN_LIMIT: u32 = 1000;
+
+type EdgeKey = (BusinessId, EdgeId);
+
+/// What the cloud sends one edge that said hello.
+#[derive(Debug)]
+struct Downlink {
+    /// The session of the edge's last hello.
+    session: String,
+    feed: Feed,
+    /// The log may hold changes for it past `feed.sent()`.
+    pending: bool,
+    /// Paging from this rev failed (and was logged at warn): retried every
+    /// tick, logged again only at debug.
+    stalled: Option<i64>,
+}
+
+pub(super) struct Service {
+    wms: Wms,
+    client: AsyncClient,
+    options: SyncOptions,
+    generation: Arc<AtomicU64>,
+    connected: bool,
+    edges: HashMap<EdgeKey, Downlink>,
+    /// How far the log has been checked for businesses with new changes;
+    /// `None` until the head could be read.
+    scanned: Option<i64>,
+    /// A round of pages is due as soon as no message waits.
+    dirty: bool,
+    last_round: Instant,
+}
+
+enum Progress {
+    /// Sent everything there is.
+    Done,
+    /// Sent a round's worth; more follow.
+    More,
+    /// Could not read or send; the next tick tries again.
+    Failed,
+}
+
+impl Service {
+    pub(super) fn new(
+        wms: Wms,
+        client: AsyncClient,
+        options: SyncOptions,
+        generation: Arc<AtomicU64>,
+    ) -> Self {
+        Self {
+            wms,
+            client,
+            options,
+            generation,
+            connected: false,
+            edges: HashMap::new(),
+            scanned: None,
+            dirty: false,
+            last_round: Instant::now(),
+        }
+    }
+
+    /// Handles what arrives and sends pages down, until the connection task
+    /// goes away.
+    pub(super) async fn run(
+        &mut self,
+        mut inbound: mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<(), SyncError> {
+        self.scanned = self.head().await;
+        loop {
+            let tick = tokio::time::sleep_until(self.last_round + self.options.tick);
+            tokio::select! {
+                biased;
+                message = inbound.recv() => {
+                    let Some(message) = message else {
+                        return Err(SyncError::ConnectionTaskEnded);
+                    };
+                    self.handle(message).await;
+                    // A steady stream of messages does not hold pages back
+                    // for longer than a tick.
+                    if self.last_round.elapsed() >= self.options.tick {
+                        self.round().await;
+                    }
+                }
+                () = tick => self.round().await,
+                // Pages go out once the messages waiting are handled, so a
+                // burst of batches makes one round, not one per batch.
+                () = std::future::ready(()), if self.dirty => self.round().await,
+            }
+        }
+    }
+
+    async fn handle(&mut self, message: Inbound) {
+        match message {
+            Inbound::Connected { generation } => self.connected(generation).await,
+            Inbound::Disconnected => self.connected = false,
+            Inbound::Message {
+                generation,
+                publish,
+            } => {
+                self.dispatch(&publish).await;
+                // Acknowledged once handled: the broker's inflight window is
+                // what bounds the queue between the two tasks.
+                if generation == self.generation.load(Ordering::Acquire) {
+                    if let Err(e) = self.client.ack(&publish).await {
+                        tracing::debug!(error = %e, "cannot acknowledge a message");
+                    }
+                }
+            }
+        }
+    }
+
+    /// Subscribes (every connection starts clean), then says `online`: by
+    /// then the subscriptions are in place, so an edge that sees it may say
+    /// hello.
+    async fn connected(&mut self, generation: u64) {
+        self.connected = true;
+        for filter in [up_filter(None), state_filter()] {
+            if let Err(e) = self.client.subscribe(filter, QoS::AtLeastOnce).await {
+                tracing::warn!(error = %e, "cannot subscribe");
+            }
+        }
+        let online = encode(&StateMessage::Online {
+            version: self.options.version.clone(),
+            session: self.options.session.clone(),
+        });
+        if let Err(e) = self
+            .client
+            .publish(CLOUD_STATE, QoS::AtLeastOnce, true, online)
+            .await
+        {
+            tracing::warn!(error = %e, "cannot publish the cloud's state");
+        }
+        tracing::debug!(generation, edges = self.edges.len(), "sync subscribed");
+        // Pages sent while the connection broke may be lost: an edge that
+        // sees a hole asks again with a hello.
+        self.dirty = true;
+    }
+
+    async fn dispatch(&mut self, publish: &Publish) {
+        let topic = match EdgeTopic::parse(&publish.topic) {
+            Ok(topic) => topic,
+            Err(e) => {
+                tracing::warn!(topic = %publish.topic, reason = %e, "ignored a message");
+                return;
+            }
+        };
+        match topic.channel {
+            Channel::Up => self.up(topic, &publish.payload).await,
+            Channel::State => self.state(topic, &publish.payload),
+            Channel::Down => {
+                tracing::warn!(%topic, reason = "the cloud does not read down topics", "ignored a message");
+            }
+        }
+    }
+
+    async fn up(&mut self, topic: EdgeTopic, payload: &[u8]) {
+        match decode::<UpMessage>(payload) {
+            Ok(UpMessage::Hello {
+                session,
+                version,
+                cursor,
+            }) => self.hello(topic, session, version, cursor).await,
+            Ok(UpMessage::Batch { session, events }) => self.batch(topic, session, events).await,
+            Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
+        }
+    }
+
+    async fn hello(&mut self, topic: EdgeTopic, session: String, version: String, cursor: i64) {
+        let EdgeTopic { business, edge, .. } = topic;
+        let record = match self.wms.edge(business, edge.clone()).await {
+            Ok(Some(record)) => record,
+            Ok(None) => {
+                tracing::warn!(%business, %edge, reason = "the edge is not registered", "ignored a hello");
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(%business, %edge, reason = %e, "cannot look up the edge");
+                return;
+            }
+        };
+        if let Err(e) = self
+            .wms
+            .edge_seen(business, edge.clone(), Some(version.clone()))
+            .await
+        {
+            tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");
+        }
+        tracing::info!(%business, %edge, %session, %version, cursor, up_cursor = record.up_cursor, "edge said hello");
+        if let Some(head) = self.head().await.filter(|head| cursor > *head) {
+            // Not a rev of this log (a cloud database restored from an
+            // older backup, say): the edge must reload.
+            let reason = format!("the edge's cursor {cursor} is past the cloud's log (at {head})");
+            tracing::warn!(%business, %edge, %session, %reason, "sent a reset");
+            self.edges.remove(&(business, edge.clone()));
+            self.send(business, &edge, encode(&DownMessage::Reset { reason }))
+                .await;
+            return;
+        }
+        let ack = DownMessage::Ack {
+            session: session.clone(),
+            through_seq: record.up_cursor,
+            gap: false,
+            rejected: vec![],
+        };
+        self.send(business, &edge, encode(&ack)).await;
+        self.edges.insert(
+            (business, edge),
+            Downlink {
+                session,
+                feed: Feed::from_hello(cursor.max(0)),
+                pending: true,
+                stalled: None,
+            },
+        );
+        self.dirty = true;
+    }
+
+    async fn batch(&mut self, topic: EdgeTopic, session: String, events: Vec<SyncEvent>) {
+        let EdgeTopic { business, edge, .. } = topic;
+        let count = events.len();
+        let ack = match self.wms.receive_batch(business, edge.clone(), events).await {
+            Ok(ack) => ack,
+            Err(e) => {
+                tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                return;
+            }
+        };
+        tracing::debug!(
+            %business, %edge, %session, events = count, through = ack.through,
+            gap = ack.gap, rejected = ack.rejected.len(), "applied a batch"
+        );
+        for message in super::ack::messages(&session, ack) {
+            self.send(business, &edge, encode(&message)).await;
+        }
+        // The log may have grown: other edges of the business may need it.
+        self.dirty = true;
+    }
+
+    fn state(&mut self, topic: EdgeTopic, payload: &[u8]) {
+        if payload.is_empty() {
+            // A retained state being cleared.
+            return;
+        }
+        match decode::<StateMessage>(payload) {
+            Ok(StateMessage::Offline { session }) => {
+                let key = (topic.business, topic.edge);
+                if self.edges.get(&key).is_some_and(|d| d.session == session) {
+                    tracing::debug!(business = %key.0, edge = %key.1, %session, "edge went offline");
+                    self.edges.remove(&key);
+                }
+            }
+            Ok(StateMessage::Online { version, session }) => {
+                tracing::debug!(%topic, %version, %session, "edge is online");
+            }
+            Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
+        }
+    }
+
+    /// Publishes to an edge's down topic; false when the connection task is
+    /// gone.
+    async fn send(&self, business: BusinessId, edge: &EdgeId, payload: Vec<u8>) -> bool {
+        let topic = EdgeTopic::new(business, edge.clone(), Channel::Down).to_string();
+        match self
+            .client
+            .publish(topic, QoS::AtLeastOnce, false, payload)
+            .await
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(%business, %edge, error = %e, "cannot publish");
+                false
+            }
+        }
+    }
+
+    /// The log's newest rev, or `None` (logged) when it cannot be read.
+    async fn head(&self) -> Option<i64> {
+        match self.wms.read(depot_wms::store::events::head).await {
+            Ok(head) => Some(head),
+            Err(e) => {
+                tracing::warn!(reason = %e, "cannot read the head of the log");
+                None
+            }
+        }
+    }
+
+    /// Marks the edges of businesses with new changes in the log.
+    async fn scan(&mut self) {
+        let Some(after) = self.scanned else {
+            // Nothing is known about what changed: check every edge.
+            self.scanned = self.head().await;
+            if self.scanned.is_some() {
+                self.edges.values_mut().for_each(|d| d.pending = true);
+            }
+            return;
+        };
+        let events = match self.wms.events_since(after, SCAN_LIMIT).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(reason = %e, "cannot read the log");
+                return;
+            }
+        };
+        let Some(last) = events.last().map(|e| e.seq) else {
+            return;
+        };
+        let all = events.len() >= SCAN_LIMIT as usize;
+        let touched: HashSet<BusinessId> = events.iter().filter_map(|e| e.business_id).collect();
+        for ((business, _), downlink) in &mut self.edges {
+            if all || touched.contains(business) {
+                downlink.pending = true;
+            }
+        }
+        self.scanned = Some(last);
+    }
+
+    /// Sends every edge with pending changes a round of pages.
+    async fn round(&mut self) {
+        self.dirty = false;
+        self.last_round = Instant::now();
+        if !self.connected {
+            return;
+        }
+        self.scan().await;
+        let due: Vec<EdgeKey> = self
+            .edges
+            .iter()
+            .filter(|(_, d)| d.pending)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in due {
+            match self.feed(&key).await {
+                Progress::Done => {
+                    if let Some(d) = self.edges.get_mut(&key) {
+                        d.pending = false;
+                    }
+                }
+                Progress::More => self.dirty = true,
+                Progress::Failed => {}
+            }
+        }
+    }
+
+    /// Up to a round's worth of pages for one edge.
+    async fn feed(&mut self, key: &EdgeKey) -> Progress {
+        let (business, edge) = key;
+        for _ in 0..self.options.pages_per_round {
+            let Some(after) = self.edges.get(key).map(|d| d.feed.sent()) else {
+                return Progress::Done;
+            };
+            let page = match self.page(*business, edge, after).await {
+                Ok(Some(page)) => page,
+                Ok(None) => return Progress::Done,
+                Err(reason) => {
+                    let d = self.edges.get_mut(key);
+                    if d.as_ref().is_some_and(|d| d.stalled == Some(after)) {
+                        tracing::debug!(%business, %edge, after, %reason, "cannot page the log down");
+                    } else {
+                        tracing::warn!(%business, %edge, after, %reason, "cannot page the log down");
+                    }
+                    if let Some(d) = d {
+                        d.stalled = Some(after);
+                    }
+                    return Progress::Failed;
+                }
+            };
+            if !self.send(*business, edge, page.payload).await {
+                return Progress::Failed;
+            }
+            if let Some(d) = self.edges.get_mut(key) {
+                d.feed.published(page.to);
+                d.stalled = None;
+            }
+            if !page.more {
+                return Progress::Done;
+            }
+        }
+        Progress::More
+    }
+
+    /// The next page after `after`, encoded, or `None` when there is
+    /// nothing past it. A page too large for a message is read again with
+    /// half as many changes.
+    async fn page(
+        &self,
+        business: BusinessId,
+        edge: &EdgeId,
+        after: i64,
+    ) -> Result<Option<EncodedPage>, String> {
+        let mut limit = self.options.page_size;
+        loop {
+            let page = self
+                .wms
+                .changes_for(business, edge.clone(), after, limit)
+                .await
+                .map_err(|e| e.to_string())?;
+            if page.to <= after {
+                return Ok(None);
+            }
+            let first = page.changes.first().map(|c| c.rev);
+            let (to, more) = (page.to, page.more);
+            let payload = encode(&DownMessage::Changes {
+                from_rev: page.from,
+                to_rev: page.to,
+                changes: page.changes,
+                more: page.more,
+            });
+            if payload.len() <= MAX_MESSAGE_BYTES {
+                return Ok(Some(EncodedPage { payload, to, more }));
+            }
+            if limit == 1 {
+                // Never skipped: the edge would miss it for good. It waits
+                // here (retried every tick) until someone looks.
+                return Err(format!(
+                    "change {} is too large to send ({} bytes encoded, the limit is {MAX_MESSAGE_BYTES})",
+                    first.unwrap_or(to),
+                    payload.len()
+                ));
+            }
+            limit = (limit / 2).max(1);
+        }
+    }
+}
+
+struct EncodedPage {
+    payload: Vec<u8>,
+    to: i64,
+    more: bool,
+}

@@ -1,0 +1,178 @@
+//! Cloud, embedded broker and an edge, each serving for real: what the
+//! cloud knows reaches the edge, what the stations do at the edge reaches
+//! the cloud, and the edge's key works at the edge.
+
+use depot_cloud::settings::Settings as CloudSettings;
+use depot_edge::settings::{Broker, Settings as EdgeSettings};
+use depot_protocol::order::{Address, OrderStatus};
+use depot_protocol::sync::EdgeId;
+use depot_protocol::tenant::Caller;
+use depot_wms::Wms;
+use serde_json::json;
+use std::future::Future;
+use std::time::Duration;
+
+/// Waits for a condition that sync makes true, checking every 20 ms, for
+/// at most 15 s.
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cloud_and_edge_converge_over_mqtt() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cloud_settings = CloudSettings {
+        data_dir: dir.path().join("cloud"),
+        ..CloudSettings::default()
+    };
+    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
+    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
+        cloud_settings.broker.url = Some(url);
+    }
+    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "MAD1", "Madrid", Address::default(), false)
+        .await
+        .expect("warehouse");
+    let key = cloud.create_key(b.id, None).await.expect("key");
+    let caller = Caller {
+        key_id: key.key.id,
+        business_id: b.id,
+    };
+    let item = cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
+        )
+        .await
+        .expect("item");
+    let edge_id = format!("e{}", std::process::id());
+    let record = cloud
+        .register_edge(b.id, EdgeId::parse(&edge_id).expect("id"), None)
+        .await
+        .expect("register");
+
+    let broker = depot_cloud::Broker::start(&cloud_settings)
+        .await
+        .expect("broker");
+    let broker_url = broker.url.to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let (stop_cloud, cloud_stopped) = tokio::sync::oneshot::channel::<()>();
+    let cloud_task = {
+        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
+        tokio::spawn(async move {
+            depot_cloud::serve(listener, cloud, &settings, &broker, async {
+                let _ = cloud_stopped.await;
+            })
+            .await
+        })
+    };
+
+    let edge_settings = EdgeSettings {
+        business_id: b.id.0,
+        edge_id: edge_id.clone(),
+        node: record.node,
+        data_dir: dir.path().join("edge"),
+        broker: Broker {
+            url: broker_url,
+            ..Broker::default()
+        },
+        ..EdgeSettings::default()
+    };
+    let edge = depot_edge::open(&edge_settings).expect("edge");
+    let edge_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let edge_base = format!("http://{}", edge_listener.local_addr().expect("addr"));
+    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
+    let edge_task = tokio::spawn(depot_edge::serve(
+        edge_listener,
+        edge.clone(),
+        edge_settings,
+        async {
+            let _ = edge_stopped.await;
+        },
+    ));
+
+    // Down: the catalog and the key reach the edge.
+    eventually("the item at the edge", || async {
+        edge.item(b.id, item.id).await.is_ok()
+    })
+    .await;
+    eventually("the key at the edge", || async {
+        matches!(edge.authenticate(&key.secret).await, Ok(Some(_)))
+    })
+    .await;
+
+    // Up: a station receives stock at the edge, over HTTP, with the key.
+    let client = reqwest::Client::new();
+    let r = client
+        .post(format!("{edge_base}/v1/inventory/{}/adjust", b.id))
+        .header("X-API-KEY", &key.secret)
+        .json(&json!({"warehouse_id": w.id.0, "sku": "A", "reason": "received", "quantity": 7}))
+        .send()
+        .await
+        .expect("adjust at the edge");
+    assert_eq!(r.status(), 200);
+    eventually("the movement in the cloud", || async {
+        cloud.stock_level(item.id, w.id).await.map(|l| l.0).ok() == Some(7)
+    })
+    .await;
+
+    // Down again: an order confirmed in the cloud is confirmed at the edge.
+    let order = serde_json::from_value(
+        json!({"channel": "web", "external_ref": "E2E-1", "warehouse_id": w.id.0,
+        "lines": [{"sku": "A", "quantity": 2}]}),
+    )
+    .expect("order");
+    let (o, _) = cloud.create_order(caller, order).await.expect("ingest");
+    cloud
+        .set_order_status(caller, o.id, OrderStatus::Confirmed, None)
+        .await
+        .expect("confirm");
+    eventually("the confirmed order at the edge", || async {
+        edge.order(b.id, o.id).await.map(|o| o.status).ok() == Some(OrderStatus::Confirmed)
+    })
+    .await;
+    assert_eq!(
+        edge.stock_level(item.id, w.id).await.expect("level"),
+        (7, 2)
+    );
+
+    // The edge's own movement was not sent back down to it.
+    eventually("an empty outbox", || async {
+        edge.sync_snapshot()
+            .await
+            .map(|s| s.depth == 0 && s.connected)
+            .unwrap_or(false)
+    })
+    .await;
+    assert_eq!(
+        edge.stock_level(item.id, w.id).await.expect("level"),
+        cloud.stock_level(item.id, w.id).await.expect("level")
+    );
+    assert!(cloud.check_ledger().await.expect("check").is_empty());
+    assert!(edge.check_ledger().await.expect("check").is_empty());
+
+    let _ = stop_edge.send(());
+    edge_task.await.expect("join").expect("edge");
+    let _ = stop_cloud.send(());
+    cloud_task.await.expect("join").expect("cloud");
+}
