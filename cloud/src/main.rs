@@ -1,5 +1,6 @@
 use clap::Parser;
 use depot_cloud::admin::{self, Cli, Command};
+use std::io::Write;
 use tokio::net::TcpListener;
 
 #[tokio::main]
@@ -20,8 +21,14 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
             let broker = depot_cloud::Broker::start(&settings).await?;
-            println!("depot-cloud listening on http://{}", listener.local_addr()?);
-            println!("depot-cloud syncing through {}", broker.url);
+            // A daemon must not die because nobody reads its stdout.
+            let mut out = std::io::stdout();
+            let _ = writeln!(
+                out,
+                "depot-cloud listening on http://{}",
+                listener.local_addr()?
+            );
+            let _ = writeln!(out, "depot-cloud syncing through {}", broker.url);
             depot_cloud::serve(
                 listener,
                 wms,
