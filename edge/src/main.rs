@@ -54,7 +54,9 @@ async fn main() -> anyhow::Result<()> {
             let listener = TcpListener::bind(settings.listen)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.listen))?;
-            println!(
+            // A daemon must not die because nobody reads its stdout.
+            let _ = writeln!(
+                std::io::stdout(),
                 "depot-edge {} listening on http://{}",
                 settings.edge_id,
                 listener.local_addr()?
