@@ -134,7 +134,7 @@ impl Settings {
         if let Some(file) = file {
             fig = fig.merge(Toml::file_exact(file));
         }
-        let settings: Settings = fig.merge(Env::prefixed("DEPOT_").split("__")).extract()?;
+        let settings: Settings = fig.merge(settings_env()).extract()?;
         if settings.rate_limit.per_second == 0 || settings.rate_limit.burst == 0 {
             return Err(Box::new(figment::Error::from(
                 "rate_limit.per_second and rate_limit.burst must be at least 1".to_owned(),
@@ -159,6 +159,29 @@ impl Settings {
     pub fn database(&self) -> PathBuf {
         self.data_dir.join("cloud.db")
     }
+}
+
+/// The top-level settings the environment may set. Other `DEPOT_…`
+/// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
+/// not settings, so they are left alone rather than refused.
+const FIELDS: [&str; 6] = [
+    "listen",
+    "data_dir",
+    "rate_limit",
+    "log",
+    "carriers",
+    "broker",
+];
+
+fn settings_env() -> Env {
+    Env::prefixed("DEPOT_")
+        .filter(|key| {
+            let key = key.as_str().to_ascii_lowercase();
+            FIELDS
+                .iter()
+                .any(|f| key == *f || key.starts_with(&format!("{f}__")))
+        })
+        .split("__")
 }
 
 #[cfg(test)]

@@ -74,10 +74,7 @@ impl Settings {
         if let Some(file) = file {
             fig = fig.merge(Toml::file_exact(file));
         }
-        let s: Settings = fig
-            .merge(Env::prefixed("DEPOT_").split("__"))
-            .extract()
-            .map_err(Box::new)?;
+        let s: Settings = fig.merge(settings_env()).extract().map_err(Box::new)?;
         s.check()?;
         Ok(s)
     }
@@ -116,6 +113,30 @@ impl Settings {
     pub fn origin(&self) -> String {
         format!("edge:{}", self.edge_id)
     }
+}
+
+/// The top-level settings the environment may set. Other `DEPOT_…`
+/// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
+/// not settings, so they are left alone rather than refused.
+const FIELDS: [&str; 7] = [
+    "business_id",
+    "edge_id",
+    "node",
+    "listen",
+    "data_dir",
+    "broker",
+    "log",
+];
+
+fn settings_env() -> Env {
+    Env::prefixed("DEPOT_")
+        .filter(|key| {
+            let key = key.as_str().to_ascii_lowercase();
+            FIELDS
+                .iter()
+                .any(|f| key == *f || key.starts_with(&format!("{f}__")))
+        })
+        .split("__")
 }
 
 #[cfg(test)]

@@ -1,0 +1,243 @@
+//! `depot-edge`, a real process, SIGKILLed again and again in the middle of
+//! a stream of station writes: after each restart every write it had
+//! answered is there exactly once, and once the link drains, exactly once
+//! in the cloud too.
+
+use depot_cloud::settings::Settings as CloudSettings;
+use depot_protocol::order::Address;
+use depot_protocol::sync::EdgeId;
+use depot_wms::Wms;
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
+
+struct Edge {
+    child: Child,
+    base: String,
+}
+
+fn spawn(env: &[(&str, String)]) -> Edge {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .env("DEPOT_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn depot-edge");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("address line");
+    let base = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    Edge { child, base }
+}
+
+/// Counts, per movement id, how often it appears in a node's event log.
+async fn movements(wms: &Wms) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for e in wms.events_since(0, u32::MAX).await.expect("events") {
+        if e.kind == "stock.moved" {
+            if let Some(id) = e.payload["id"].as_str() {
+                *seen.entry(id.to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}
+
+async fn eventually<F, Fut>(what: &str, mut check: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !check().await {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cloud_settings = CloudSettings {
+        data_dir: dir.path().join("cloud"),
+        ..CloudSettings::default()
+    };
+    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
+    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
+        cloud_settings.broker.url = Some(url);
+    }
+    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("wh");
+    let key = cloud.create_key(b.id, None).await.expect("key").secret;
+    let item = cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "K", "name": "K"})).expect("item"),
+        )
+        .await
+        .expect("item");
+    let edge_id = format!("crash{}", std::process::id());
+    let node = cloud
+        .register_edge(b.id, EdgeId::parse(&edge_id).expect("id"), None)
+        .await
+        .expect("register")
+        .node;
+    let broker = depot_cloud::Broker::start(&cloud_settings)
+        .await
+        .expect("broker");
+    let broker_url = broker.url.to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let cloud_task = {
+        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
+        tokio::spawn(async move {
+            depot_cloud::serve(listener, cloud, &settings, &broker, async {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+
+    let env = vec![
+        ("DEPOT_BUSINESS_ID", b.id.0.to_string()),
+        ("DEPOT_EDGE_ID", edge_id.clone()),
+        ("DEPOT_NODE", node.to_string()),
+        (
+            "DEPOT_DATA_DIR",
+            dir.path().join("edge").display().to_string(),
+        ),
+        ("DEPOT_LISTEN", "127.0.0.1:0".into()),
+        ("DEPOT_BROKER__URL", broker_url),
+    ];
+    let client = reqwest::Client::new();
+    let mut answered: Vec<String> = Vec::new();
+    for round in 0..5 {
+        let mut edge = spawn(&env);
+        // The key arrives from the cloud in the first round; later rounds
+        // start from what the edge kept on disk.
+        let (base, k) = (edge.base.clone(), key.clone());
+        eventually("the edge to accept the key", || {
+            let (client, base, k) = (client.clone(), base.clone(), k.clone());
+            async move {
+                client
+                    .get(format!("{base}/v1/edge/status"))
+                    .header("X-API-KEY", k)
+                    .send()
+                    .await
+                    .is_ok_and(|r| r.status() == 200)
+            }
+        })
+        .await;
+        let stop_writing = Arc::new(AtomicBool::new(false));
+        let mut writers = tokio::task::JoinSet::new();
+        for _ in 0..6 {
+            let (client, base, k, stop_writing) = (
+                client.clone(),
+                edge.base.clone(),
+                key.clone(),
+                stop_writing.clone(),
+            );
+            let (bid, wid) = (b.id.0, w.id.0);
+            writers.spawn(async move {
+                let mut ids = Vec::new();
+                while !stop_writing.load(Ordering::Relaxed) {
+                    let sent = client
+                        .post(format!("{base}/v1/inventory/{bid}/adjust"))
+                        .header("X-API-KEY", &k)
+                        .json(&json!({"warehouse_id": wid, "sku": "K", "reason": "received", "quantity": 1}))
+                        .timeout(Duration::from_secs(5))
+                        .send()
+                        .await;
+                    let Ok(resp) = sent else { break };
+                    if resp.status() != 200 {
+                        break;
+                    }
+                    let Ok(body) = resp.json::<serde_json::Value>().await else { break };
+                    if let Some(id) = body["data"]["movements"][0]["id"].as_str() {
+                        ids.push(id.to_owned());
+                    }
+                }
+                ids
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(150 + 70 * round)).await;
+        edge.child.kill().expect("SIGKILL");
+        let _ = edge.child.wait();
+        stop_writing.store(true, Ordering::Relaxed);
+        while let Some(ids) = writers.join_next().await {
+            answered.extend(ids.expect("writer"));
+        }
+    }
+    assert!(
+        answered.len() > 20,
+        "too few writes to mean anything: {}",
+        answered.len()
+    );
+    let unique: HashSet<&String> = answered.iter().collect();
+    assert_eq!(unique.len(), answered.len(), "an answer was given twice");
+
+    // One last run drains the outbox.
+    let mut edge = spawn(&env);
+    let edge_db = Wms::open_node(
+        &dir.path().join("edge").join("edge.db"),
+        &format!("edge:{edge_id}"),
+        node,
+    )
+    .expect("edge db");
+    eventually("the outbox to drain", || async {
+        edge_db
+            .sync_snapshot()
+            .await
+            .is_ok_and(|s| s.depth == 0 && s.acked > 0)
+    })
+    .await;
+    let at_edge = movements(&edge_db).await;
+    let at_cloud = movements(&cloud).await;
+    for id in &answered {
+        assert_eq!(at_edge.get(id), Some(&1), "movement {id} at the edge");
+        assert_eq!(at_cloud.get(id), Some(&1), "movement {id} in the cloud");
+    }
+    assert!(
+        at_cloud.values().all(|n| *n == 1),
+        "something was applied twice in the cloud"
+    );
+    let (edge_level, cloud_level) = (
+        edge_db.stock_level(item.id, w.id).await.expect("level"),
+        cloud.stock_level(item.id, w.id).await.expect("level"),
+    );
+    assert_eq!(edge_level, cloud_level);
+    assert!(edge_level.0 as usize >= answered.len());
+    assert!(cloud.check_ledger().await.expect("check").is_empty());
+    edge.child.kill().expect("kill");
+    let _ = edge.child.wait();
+    let _ = stop.send(());
+    cloud_task.await.expect("join").expect("cloud");
+}
