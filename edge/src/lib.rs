@@ -3,6 +3,7 @@
 //! it with the cloud. `serve` runs both on a listener the caller binds;
 //! `main.rs` only parses arguments.
 
+pub mod faults;
 pub mod link;
 pub mod settings;
 pub mod status;
@@ -56,6 +57,17 @@ pub async fn serve(
     settings: Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with_faults(listener, wms, settings, faults::Faults::default(), shutdown).await
+}
+
+/// `serve`, with faults injected into the link (for tests).
+pub async fn serve_with_faults(
+    listener: TcpListener,
+    wms: Wms,
+    settings: Settings,
+    faults: faults::Faults,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let link_wms = wms.clone();
     let link_settings = settings.clone();
@@ -64,7 +76,7 @@ pub async fn serve(
         let until = async move {
             let _ = stopped.wait_for(|s| *s).await;
         };
-        link::run(link_wms, link_settings, until).await
+        link::run_with_faults(link_wms, link_settings, faults, until).await
     });
     let router = app(wms, &settings);
     let served = axum::serve(listener, router)

@@ -5,6 +5,7 @@
 //! event loop and forwards what arrives; this task owns the state and does
 //! the work in order.
 
+use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
 use depot_cloud::broker::{MqttUrl, client_options};
 use depot_protocol::BusinessId;
@@ -23,6 +24,14 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// How often the outbox is looked at for new events (and silence checked).
 const TICK: Duration = Duration::from_millis(50);
+/// How long a hello may go unanswered before it is said again.
+const HELLO_RETRY: Duration = Duration::from_secs(2);
+/// A hello at least this often while connected. The cloud drops the feed of
+/// an edge it sees go offline; the broker may deliver an old connection's
+/// last will after the new connection's hello, so a feed can end while the
+/// edge is online. A periodic hello (cheap: a replay from the cursor that
+/// is usually empty) heals that and anything else that loses a feed.
+const HELLO_EVERY: Duration = Duration::from_secs(10);
 /// Reconnect backoff bounds.
 const BACKOFF_MIN: Duration = Duration::from_millis(100);
 const BACKOFF_MAX: Duration = Duration::from_secs(5);
@@ -59,9 +68,27 @@ struct Link {
     /// The cloud's own session, from its retained state: a new one means a
     /// restarted cloud that has forgotten this edge's feed.
     cloud_session: Option<String>,
+    /// Faults injected on the sync topics (tests only).
+    faults: Option<Injector>,
+    /// When the last hello went out, until the cloud answers anything: a
+    /// hello can be lost (the cloud not yet subscribed, a dropped link).
+    awaiting_answer: Option<Instant>,
+    last_hello: Instant,
 }
 
 impl Link {
+    /// Publishes on the up topic, through the fault injector if there is one.
+    async fn publish_up(&mut self, payload: Vec<u8>) {
+        let topic = self.topics.up.clone();
+        let messages = match self.faults.as_mut() {
+            Some(f) => f.pass(topic, payload),
+            None => vec![(topic, payload)],
+        };
+        for (topic, payload) in messages {
+            self.publish(&topic, false, payload).await;
+        }
+    }
+
     async fn publish(&self, topic: &str, retain: bool, payload: Vec<u8>) {
         if let Err(e) = self
             .client
@@ -72,7 +99,7 @@ impl Link {
         }
     }
 
-    async fn hello(&self) {
+    async fn hello(&mut self) {
         let cursor = match self.wms.sync_state().await {
             Ok((_, cursor)) => cursor,
             Err(e) => {
@@ -85,8 +112,9 @@ impl Link {
             version: VERSION.into(),
             cursor,
         };
-        self.publish(&self.topics.up, false, message::encode(&hello))
-            .await;
+        self.publish_up(message::encode(&hello)).await;
+        self.awaiting_answer = Some(Instant::now());
+        self.last_hello = Instant::now();
     }
 
     async fn connected(&mut self) {
@@ -128,9 +156,14 @@ impl Link {
     /// session needs this edge's hello to serve it again.
     async fn cloud_state(&mut self, payload: &[u8]) {
         if let Ok(StateMessage::Online { session, .. }) = message::decode::<StateMessage>(payload) {
+            // The first `online` after a connect may mean the cloud only now
+            // subscribed and missed the hello; a new session means a
+            // restarted cloud that forgot this edge. Either way, hello again
+            // (a repeated hello only replays from the cursor).
             let known = self.cloud_session.replace(session.clone());
-            if known.is_some_and(|k| k != session) && self.outbox.is_connected() {
-                tracing::info!(%session, "the cloud restarted: saying hello again");
+            let news = known.as_deref() != Some(session.as_str()) || self.awaiting_answer.is_some();
+            if news && self.outbox.is_connected() {
+                tracing::info!(%session, "the cloud is online: saying hello");
                 self.hello().await;
             }
         }
@@ -150,6 +183,7 @@ impl Link {
                 return;
             }
         };
+        self.awaiting_answer = None;
         match msg {
             DownMessage::Ack {
                 session,
@@ -199,10 +233,33 @@ impl Link {
         }
     }
 
+    /// Delivers what the fault injector held back, both ways.
+    async fn release_held(&mut self) {
+        let Some(held) = self.faults.as_mut().map(Injector::release) else {
+            return;
+        };
+        for (topic, payload) in held {
+            if topic == self.topics.up {
+                self.publish(&topic, false, payload).await;
+            } else {
+                self.message(&topic, &payload).await;
+            }
+        }
+    }
+
     /// Publishes whatever the outbox says is due.
     async fn pump(&mut self) {
         if !self.outbox.is_connected() {
             return;
+        }
+        if self
+            .awaiting_answer
+            .is_some_and(|at| at.elapsed() >= HELLO_RETRY)
+        {
+            tracing::info!("no answer to hello: saying it again");
+            self.hello().await;
+        } else if self.last_hello.elapsed() >= HELLO_EVERY {
+            self.hello().await;
         }
         let head = match self.wms.outgoing_head().await {
             Ok(h) => h,
@@ -235,8 +292,7 @@ impl Link {
                 tracing::error!(seq = e.seq, id = %e.id, kind = %e.kind, "an event is too large to send; the cloud will record it as rejected");
             }
             for b in batches {
-                self.publish(&self.topics.up, false, message::encode(&b))
-                    .await;
+                self.publish_up(message::encode(&b)).await;
             }
         }
     }
@@ -248,6 +304,16 @@ impl Link {
 pub async fn run(
     wms: Wms,
     settings: Settings,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LinkError> {
+    run_with_faults(wms, settings, Faults::default(), shutdown).await
+}
+
+/// `run`, with faults injected on the sync topics (for tests).
+pub async fn run_with_faults(
+    wms: Wms,
+    settings: Settings,
+    faults: Faults,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LinkError> {
     let url = MqttUrl::parse(&settings.broker.url).map_err(|e| LinkError::Broker(e.to_string()))?;
@@ -317,6 +383,9 @@ pub async fn run(
         outbox,
         session: boot,
         cloud_session: None,
+        faults: (!faults.is_off()).then(|| Injector::new(faults)),
+        awaiting_answer: None,
+        last_hello: Instant::now(),
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -326,11 +395,22 @@ pub async fn run(
             () = &mut shutdown => break,
             incoming = rx.recv() => match incoming {
                 Some(Incoming::Connected) => link.connected().await,
-                Some(Incoming::Message { topic, payload }) => link.message(&topic, &payload).await,
+                Some(Incoming::Message { topic, payload }) => {
+                    let messages = match link.faults.as_mut() {
+                        Some(f) if topic == link.topics.down => f.pass(topic, payload),
+                        _ => vec![(topic, payload)],
+                    };
+                    for (topic, payload) in messages {
+                        link.message(&topic, &payload).await;
+                    }
+                }
                 Some(Incoming::Disconnected(reason)) => link.disconnected(&reason).await,
                 None => break,
             },
-            _ = tick.tick() => link.pump().await,
+            _ = tick.tick() => {
+                link.release_held().await;
+                link.pump().await;
+            }
         }
     }
     let _ = link.client.disconnect().await;

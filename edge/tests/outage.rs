@@ -3,6 +3,9 @@
 //! edge, the cloud keeps working too, and once the link is back everything
 //! converges: the same on-hand, the same order statuses, each event once.
 
+mod common;
+
+use common::{Link, event_ids, eventually};
 use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
 use depot_protocol::order::{Address, OrderStatus};
@@ -10,82 +13,8 @@ use depot_protocol::sync::EdgeId;
 use depot_protocol::tenant::Caller;
 use depot_wms::Wms;
 use serde_json::json;
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::AbortHandle;
-
-/// A TCP proxy that can be cut and restored.
-struct Link {
-    addr: SocketAddr,
-    up: Arc<AtomicBool>,
-    pipes: Arc<Mutex<Vec<AbortHandle>>>,
-}
-
-impl Link {
-    async fn start(target: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind proxy");
-        let addr = listener.local_addr().expect("addr");
-        let up = Arc::new(AtomicBool::new(true));
-        let pipes: Arc<Mutex<Vec<AbortHandle>>> = Arc::default();
-        let (up2, pipes2) = (up.clone(), pipes.clone());
-        tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                if !up2.load(Ordering::SeqCst) {
-                    continue; // dropped: the connection is refused
-                }
-                let pipe = tokio::spawn(async move {
-                    if let Ok(mut outbound) = TcpStream::connect(target).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
-                    }
-                });
-                if let Ok(mut p) = pipes2.lock() {
-                    p.push(pipe.abort_handle());
-                }
-            }
-        });
-        Self { addr, up, pipes }
-    }
-
-    fn cut(&self) {
-        self.up.store(false, Ordering::SeqCst);
-        if let Ok(mut p) = self.pipes.lock() {
-            for pipe in p.drain(..) {
-                pipe.abort();
-            }
-        }
-    }
-
-    fn restore(&self) {
-        self.up.store(true, Ordering::SeqCst);
-    }
-}
-
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-async fn event_ids(wms: &Wms) -> HashMap<String, usize> {
-    let mut ids = HashMap::new();
-    for e in wms.events_since(0, u32::MAX).await.expect("events") {
-        *ids.entry(e.id.to_string()).or_insert(0) += 1;
-    }
-    ids
-}
+use tokio::net::TcpListener;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn stations_work_through_an_outage_and_everything_converges() {

@@ -124,12 +124,18 @@ fn page_for(
     after: i64,
     limit: u32,
 ) -> Result<Page> {
+    // The head first: every event up to it is committed (one writer commits
+    // in log order), so a page that ends at the head leaves nothing out. Read
+    // after the events, it could include a commit the events query missed,
+    // and the edge's cursor would step over it for good.
+    let head = store::events::head(conn)?;
     let events = store::events::for_edge(
         conn,
         business,
         &format!("edge:{edge}"),
         &replica::REPLICATED,
         after,
+        head,
         limit,
     )?;
     let more = events.len() as u32 == limit;
@@ -137,7 +143,7 @@ fn page_for(
         (true, Some(last)) => last.seq,
         // Nothing more for this edge up to the head: its cursor may move
         // there, so it does not ask for the same empty range again.
-        _ => store::events::head(conn)?.max(after),
+        _ => head.max(after),
     };
     let changes = events
         .into_iter()

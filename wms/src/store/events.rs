@@ -74,7 +74,7 @@ pub fn outgoing_head(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
-/// Events of a business after `after` (its log position), of the given
+/// Events of a business in `(after, upto]` (log positions), of the given
 /// kinds, not made by `exclude_origin`: what one edge should be sent.
 pub fn for_edge(
     conn: &Connection,
@@ -82,16 +82,18 @@ pub fn for_edge(
     exclude_origin: &str,
     kinds: &[&str],
     after: i64,
+    upto: i64,
     limit: u32,
 ) -> Result<Vec<Event>> {
     let kinds = serde_json::to_string(kinds)?;
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM events
-         WHERE business_id = ?1 AND seq > ?2 AND origin != ?3 AND kind IN (SELECT value FROM json_each(?4))
+         WHERE business_id = ?1 AND seq > ?2 AND seq <= ?6 AND origin != ?3
+           AND kind IN (SELECT value FROM json_each(?4))
          ORDER BY seq LIMIT ?5",
     )?;
     let rows = stmt.query_map(
-        params![business.0, after, exclude_origin, kinds, limit],
+        params![business.0, after, exclude_origin, kinds, limit, upto],
         |r| row_at(r, 0),
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

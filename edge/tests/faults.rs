@@ -1,0 +1,247 @@
+//! Duplicated, delayed and reordered messages (20% each way, injected in
+//! the edge's link) and connections dropped at random points, while
+//! stations and the cloud both keep writing: the result converges with
+//! nothing lost and nothing applied twice.
+
+mod common;
+
+use common::{Link, event_ids, eventually};
+use depot_cloud::settings::Settings as CloudSettings;
+use depot_edge::faults::Faults;
+use depot_edge::settings::{Broker, Settings as EdgeSettings};
+use depot_protocol::order::{Address, OrderStatus};
+use depot_protocol::sync::EdgeId;
+use depot_protocol::tenant::Caller;
+use depot_wms::Wms;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn converges_through_duplicates_reordering_and_drops() {
+    // Shown when the test fails: what the link and the cloud were doing.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DEPOT_TEST_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .with_test_writer()
+        .try_init();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut cloud_settings = CloudSettings {
+        data_dir: dir.path().join("cloud"),
+        ..CloudSettings::default()
+    };
+    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
+    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("wh");
+    let key = cloud.create_key(b.id, None).await.expect("key");
+    let caller = Caller {
+        key_id: key.key.id,
+        business_id: b.id,
+    };
+    let mut items = Vec::new();
+    for sku in ["EDGE", "CLOUD"] {
+        items.push(
+            cloud
+                .create_item(
+                    b.id,
+                    serde_json::from_value(json!({"sku": sku, "name": sku})).expect("item"),
+                )
+                .await
+                .expect("item")
+                .id,
+        );
+    }
+    cloud.adjust(caller, serde_json::from_value(json!({"warehouse_id": w.id.0, "sku": "EDGE", "reason": "received", "quantity": 100})).expect("adj")).await.expect("stock");
+    let mut orders = Vec::new();
+    for n in 0..4 {
+        let (o, _) = cloud
+            .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": format!("F{n}"), "warehouse_id": w.id.0, "lines": [{"sku": "EDGE", "quantity": 2}]})).expect("order"))
+            .await
+            .expect("order");
+        cloud
+            .set_order_status(caller, o.id, OrderStatus::Confirmed, None)
+            .await
+            .expect("confirm");
+        orders.push(o.id);
+    }
+    let node = cloud
+        .register_edge(b.id, EdgeId::parse("chaos-1").expect("id"), None)
+        .await
+        .expect("register")
+        .node;
+
+    let broker = depot_cloud::Broker::start(&cloud_settings)
+        .await
+        .expect("broker");
+    let broker_addr: SocketAddr = broker
+        .url
+        .to_string()
+        .trim_start_matches("mqtt://")
+        .parse()
+        .expect("addr");
+    let link = Link::start(broker_addr).await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let (stop_cloud, cloud_stopped) = tokio::sync::oneshot::channel::<()>();
+    let cloud_task = {
+        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
+        tokio::spawn(async move {
+            depot_cloud::serve(listener, cloud, &settings, &broker, async {
+                let _ = cloud_stopped.await;
+            })
+            .await
+        })
+    };
+    let settings = EdgeSettings {
+        business_id: b.id.0,
+        edge_id: "chaos-1".into(),
+        node,
+        data_dir: dir.path().join("edge"),
+        broker: Broker {
+            url: format!("mqtt://{}", link.addr),
+            window: 40,
+            resend_after_secs: 1,
+        },
+        ..EdgeSettings::default()
+    };
+    let edge = depot_edge::open(&settings).expect("edge");
+    let edge_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", edge_listener.local_addr().expect("addr"));
+    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
+    let faults = Faults {
+        duplicate: 0.2,
+        delay: 0.2,
+        seed: 20261121,
+    };
+    let edge_task = tokio::spawn(depot_edge::serve_with_faults(
+        edge_listener,
+        edge.clone(),
+        settings,
+        faults,
+        async {
+            let _ = edge_stopped.await;
+        },
+    ));
+    eventually("the orders at the edge", || async {
+        edge.order(b.id, orders[3])
+            .await
+            .is_ok_and(|o| o.status == OrderStatus::Confirmed)
+    })
+    .await;
+
+    // Stations at the edge: many small writes and order progress.
+    let client = reqwest::Client::new();
+    let stations = {
+        let (client, base, secret, bid, wid, orders) = (
+            client.clone(),
+            base.clone(),
+            key.secret.clone(),
+            b.id.0,
+            w.id.0,
+            orders.clone(),
+        );
+        tokio::spawn(async move {
+            for n in 0..150 {
+                let delta = if n % 4 == 0 { -1 } else { 1 };
+                let r = client
+                    .post(format!("{base}/v1/inventory/{bid}/adjust"))
+                    .header("X-API-KEY", &secret)
+                    .json(&json!({"warehouse_id": wid, "sku": "EDGE", "reason": "adjusted", "delta": delta}))
+                    .send()
+                    .await
+                    .expect("adjust");
+                assert_eq!(r.status(), 200);
+                if n % 30 == 0 {
+                    let o = orders[(n / 30) % orders.len()];
+                    let next = ["picking", "packed"][(n / 30 / orders.len()) % 2];
+                    let _ = client
+                        .put(format!("{base}/v1/orders/{bid}/{o}/status"))
+                        .header("X-API-KEY", &secret)
+                        .json(&json!({"status": next}))
+                        .send()
+                        .await;
+                }
+            }
+        })
+    };
+    // The cloud writes too, on its own item.
+    let office = {
+        let cloud = cloud.clone();
+        let wid = w.id.0;
+        tokio::spawn(async move {
+            for _ in 0..40 {
+                let req = serde_json::from_value(json!({"warehouse_id": wid, "sku": "CLOUD", "reason": "received", "quantity": 3})).expect("adj");
+                cloud.adjust(caller, req).await.expect("cloud adjust");
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+    };
+    // And the connection drops at random points.
+    let mut rng = 0x5eed_u64;
+    for _ in 0..6 {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        tokio::time::sleep(Duration::from_millis(40 + (rng >> 33) % 120)).await;
+        link.cut();
+        tokio::time::sleep(Duration::from_millis(30 + (rng >> 40) % 80)).await;
+        link.restore();
+    }
+    stations.await.expect("stations");
+    office.await.expect("office");
+
+    eventually("the edge's backlog to drain", || async {
+        edge.sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.depth == 0)
+    })
+    .await;
+    eventually("the cloud's writes at the edge", || async {
+        edge.stock_level(items[1], w.id).await.ok() == cloud.stock_level(items[1], w.id).await.ok()
+    })
+    .await;
+    for item in &items {
+        assert_eq!(
+            edge.stock_level(*item, w.id).await.expect("level"),
+            cloud.stock_level(*item, w.id).await.expect("level")
+        );
+    }
+    assert_eq!(
+        cloud.stock_level(items[1], w.id).await.expect("level").0,
+        120
+    );
+    for o in &orders {
+        assert_eq!(
+            edge.order(b.id, *o).await.expect("order").status,
+            cloud.order(b.id, *o).await.expect("order").status
+        );
+    }
+    let (at_cloud, at_edge) = (event_ids(&cloud).await, event_ids(&edge).await);
+    assert!(
+        at_cloud.values().chain(at_edge.values()).all(|n| *n == 1),
+        "an event applied twice"
+    );
+    let own = edge.outgoing(0, i64::MAX, u32::MAX).await.expect("own");
+    assert_eq!(own.len(), 150 + 5);
+    assert!(
+        own.iter()
+            .all(|(_, e)| at_cloud.contains_key(&e.id.to_string())),
+        "an edge event is missing in the cloud"
+    );
+    assert!(cloud.check_ledger().await.expect("check").is_empty());
+    assert!(edge.check_ledger().await.expect("check").is_empty());
+
+    let _ = stop_edge.send(());
+    edge_task.await.expect("join").expect("edge");
+    let _ = stop_cloud.send(());
+    cloud_task.await.expect("join").expect("cloud");
+}
