@@ -3,9 +3,9 @@
 //! answered is there exactly once, and once the link drains, exactly once
 //! in the cloud too.
 
-use depot_cloud::settings::Settings as CloudSettings;
-use depot_protocol::order::Address;
-use depot_protocol::sync::EdgeId;
+mod common;
+
+use common::{Rig, eventually};
 use depot_wms::Wms;
 use serde_json::json;
 use std::collections::{HashMap, HashSet};
@@ -59,83 +59,26 @@ async fn movements(wms: &Wms) -> HashMap<String, usize> {
     seen
 }
 
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.path().join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
-        cloud_settings.broker.url = Some(url);
-    }
-    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh");
-    let key = cloud.create_key(b.id, None).await.expect("key").secret;
-    let item = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "K", "name": "K"})).expect("item"),
-        )
-        .await
-        .expect("item");
     let edge_id = format!("crash{}", std::process::id());
-    let node = cloud
-        .register_edge(b.id, EdgeId::parse(&edge_id).expect("id"), None)
-        .await
-        .expect("register")
-        .node;
-    let broker = depot_cloud::Broker::start(&cloud_settings)
-        .await
-        .expect("broker");
-    let broker_url = broker.url.to_string();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let cloud_task = {
-        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
-        tokio::spawn(async move {
-            depot_cloud::serve(listener, cloud, &settings, &broker, async {
-                let _ = stopped.await;
-            })
-            .await
-        })
-    };
-
+    let rig = Rig::start(&edge_id, false).await;
+    let (b, w, cloud, key, node) = (
+        rig.business,
+        rig.warehouse,
+        rig.cloud.clone(),
+        rig.key.clone(),
+        rig.node,
+    );
+    let item = rig.item("K").await;
+    let dir = rig.dir.path().to_owned();
     let env = vec![
-        ("DEPOT_BUSINESS_ID", b.id.0.to_string()),
+        ("DEPOT_BUSINESS_ID", b.0.to_string()),
         ("DEPOT_EDGE_ID", edge_id.clone()),
         ("DEPOT_NODE", node.to_string()),
-        (
-            "DEPOT_DATA_DIR",
-            dir.path().join("edge").display().to_string(),
-        ),
+        ("DEPOT_DATA_DIR", dir.join("edge").display().to_string()),
         ("DEPOT_LISTEN", "127.0.0.1:0".into()),
-        ("DEPOT_BROKER__URL", broker_url),
+        ("DEPOT_BROKER__URL", rig.broker_url.clone()),
     ];
     let client = reqwest::Client::new();
     let mut answered: Vec<String> = Vec::new();
@@ -165,7 +108,7 @@ async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
                 key.clone(),
                 stop_writing.clone(),
             );
-            let (bid, wid) = (b.id.0, w.id.0);
+            let (bid, wid) = (b.0, w.0);
             writers.spawn(async move {
                 let mut ids = Vec::new();
                 while !stop_writing.load(Ordering::Relaxed) {
@@ -207,7 +150,7 @@ async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
     // One last run drains the outbox.
     let mut edge = spawn(&env);
     let edge_db = Wms::open_node(
-        &dir.path().join("edge").join("edge.db"),
+        &dir.join("edge").join("edge.db"),
         &format!("edge:{edge_id}"),
         node,
     )
@@ -230,14 +173,13 @@ async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
         "something was applied twice in the cloud"
     );
     let (edge_level, cloud_level) = (
-        edge_db.stock_level(item.id, w.id).await.expect("level"),
-        cloud.stock_level(item.id, w.id).await.expect("level"),
+        edge_db.stock_level(item, w).await.expect("level"),
+        cloud.stock_level(item, w).await.expect("level"),
     );
     assert_eq!(edge_level, cloud_level);
     assert!(edge_level.0 as usize >= answered.len());
     assert!(cloud.check_ledger().await.expect("check").is_empty());
     edge.child.kill().expect("kill");
     let _ = edge.child.wait();
-    let _ = stop.send(());
-    cloud_task.await.expect("join").expect("cloud");
+    rig.stop().await;
 }

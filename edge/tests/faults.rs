@@ -5,18 +5,11 @@
 
 mod common;
 
-use common::{Link, event_ids, eventually};
-use depot_cloud::settings::Settings as CloudSettings;
+use common::{Rig, RunningEdge, event_ids, eventually};
 use depot_edge::faults::Faults;
-use depot_edge::settings::{Broker, Settings as EdgeSettings};
-use depot_protocol::order::{Address, OrderStatus};
-use depot_protocol::sync::EdgeId;
-use depot_protocol::tenant::Caller;
-use depot_wms::Wms;
+use depot_protocol::order::OrderStatus;
 use serde_json::json;
-use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpListener;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn converges_through_duplicates_reordering_and_drops() {
@@ -28,44 +21,23 @@ async fn converges_through_duplicates_reordering_and_drops() {
         )
         .with_test_writer()
         .try_init();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.path().join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
+    let rig = Rig::start("chaos-1", true).await;
+    let (b, w, caller, cloud) = (rig.business, rig.warehouse, rig.caller, rig.cloud.clone());
+    let items = [rig.item("EDGE").await, rig.item("CLOUD").await];
+    cloud
+        .adjust(
+            caller,
+            serde_json::from_value(
+                json!({"warehouse_id": w.0, "sku": "EDGE", "reason": "received", "quantity": 100}),
+            )
+            .expect("adj"),
+        )
         .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh");
-    let key = cloud.create_key(b.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: key.key.id,
-        business_id: b.id,
-    };
-    let mut items = Vec::new();
-    for sku in ["EDGE", "CLOUD"] {
-        items.push(
-            cloud
-                .create_item(
-                    b.id,
-                    serde_json::from_value(json!({"sku": sku, "name": sku})).expect("item"),
-                )
-                .await
-                .expect("item")
-                .id,
-        );
-    }
-    cloud.adjust(caller, serde_json::from_value(json!({"warehouse_id": w.id.0, "sku": "EDGE", "reason": "received", "quantity": 100})).expect("adj")).await.expect("stock");
+        .expect("stock");
     let mut orders = Vec::new();
     for n in 0..4 {
         let (o, _) = cloud
-            .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": format!("F{n}"), "warehouse_id": w.id.0, "lines": [{"sku": "EDGE", "quantity": 2}]})).expect("order"))
+            .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": format!("F{n}"), "warehouse_id": w.0, "lines": [{"sku": "EDGE", "quantity": 2}]})).expect("order"))
             .await
             .expect("order");
         cloud
@@ -74,65 +46,22 @@ async fn converges_through_duplicates_reordering_and_drops() {
             .expect("confirm");
         orders.push(o.id);
     }
-    let node = cloud
-        .register_edge(b.id, EdgeId::parse("chaos-1").expect("id"), None)
-        .await
-        .expect("register")
-        .node;
-
-    let broker = depot_cloud::Broker::start(&cloud_settings)
-        .await
-        .expect("broker");
-    let broker_addr: SocketAddr = broker
-        .url
-        .to_string()
-        .trim_start_matches("mqtt://")
-        .parse()
-        .expect("addr");
-    let link = Link::start(broker_addr).await;
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let (stop_cloud, cloud_stopped) = tokio::sync::oneshot::channel::<()>();
-    let cloud_task = {
-        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
-        tokio::spawn(async move {
-            depot_cloud::serve(listener, cloud, &settings, &broker, async {
-                let _ = cloud_stopped.await;
-            })
-            .await
-        })
-    };
-    let settings = EdgeSettings {
-        business_id: b.id.0,
-        edge_id: "chaos-1".into(),
-        node,
-        data_dir: dir.path().join("edge"),
-        broker: Broker {
-            url: format!("mqtt://{}", link.addr),
-            window: 40,
-            resend_after_secs: 1,
-        },
-        ..EdgeSettings::default()
-    };
-    let edge = depot_edge::open(&settings).expect("edge");
-    let edge_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", edge_listener.local_addr().expect("addr"));
-    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
-    let faults = Faults {
-        duplicate: 0.2,
-        delay: 0.2,
-        seed: 20261121,
-    };
-    let edge_task = tokio::spawn(depot_edge::serve_with_faults(
-        edge_listener,
-        edge.clone(),
+    let mut settings = rig.edge_settings();
+    settings.broker.window = 40;
+    settings.broker.resend_after_secs = 1;
+    let running = RunningEdge::start(
         settings,
-        faults,
-        async {
-            let _ = edge_stopped.await;
+        Faults {
+            duplicate: 0.2,
+            delay: 0.2,
+            seed: 20261121,
         },
-    ));
+    )
+    .await;
+    let (edge, base) = (running.wms.clone(), running.base.clone());
+    let key = rig.key.clone();
     eventually("the orders at the edge", || async {
-        edge.order(b.id, orders[3])
+        edge.order(b, orders[3])
             .await
             .is_ok_and(|o| o.status == OrderStatus::Confirmed)
     })
@@ -144,9 +73,9 @@ async fn converges_through_duplicates_reordering_and_drops() {
         let (client, base, secret, bid, wid, orders) = (
             client.clone(),
             base.clone(),
-            key.secret.clone(),
-            b.id.0,
-            w.id.0,
+            key.clone(),
+            b.0,
+            w.0,
             orders.clone(),
         );
         tokio::spawn(async move {
@@ -176,7 +105,7 @@ async fn converges_through_duplicates_reordering_and_drops() {
     // The cloud writes too, on its own item.
     let office = {
         let cloud = cloud.clone();
-        let wid = w.id.0;
+        let wid = w.0;
         tokio::spawn(async move {
             for _ in 0..40 {
                 let req = serde_json::from_value(json!({"warehouse_id": wid, "sku": "CLOUD", "reason": "received", "quantity": 3})).expect("adj");
@@ -192,9 +121,9 @@ async fn converges_through_duplicates_reordering_and_drops() {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         tokio::time::sleep(Duration::from_millis(40 + (rng >> 33) % 120)).await;
-        link.cut();
+        rig.link().cut();
         tokio::time::sleep(Duration::from_millis(30 + (rng >> 40) % 80)).await;
-        link.restore();
+        rig.link().restore();
     }
     stations.await.expect("stations");
     office.await.expect("office");
@@ -206,23 +135,20 @@ async fn converges_through_duplicates_reordering_and_drops() {
     })
     .await;
     eventually("the cloud's writes at the edge", || async {
-        edge.stock_level(items[1], w.id).await.ok() == cloud.stock_level(items[1], w.id).await.ok()
+        edge.stock_level(items[1], w).await.ok() == cloud.stock_level(items[1], w).await.ok()
     })
     .await;
     for item in &items {
         assert_eq!(
-            edge.stock_level(*item, w.id).await.expect("level"),
-            cloud.stock_level(*item, w.id).await.expect("level")
+            edge.stock_level(*item, w).await.expect("level"),
+            cloud.stock_level(*item, w).await.expect("level")
         );
     }
-    assert_eq!(
-        cloud.stock_level(items[1], w.id).await.expect("level").0,
-        120
-    );
+    assert_eq!(cloud.stock_level(items[1], w).await.expect("level").0, 120);
     for o in &orders {
         assert_eq!(
-            edge.order(b.id, *o).await.expect("order").status,
-            cloud.order(b.id, *o).await.expect("order").status
+            edge.order(b, *o).await.expect("order").status,
+            cloud.order(b, *o).await.expect("order").status
         );
     }
     let (at_cloud, at_edge) = (event_ids(&cloud).await, event_ids(&edge).await);
@@ -240,8 +166,6 @@ async fn converges_through_duplicates_reordering_and_drops() {
     assert!(cloud.check_ledger().await.expect("check").is_empty());
     assert!(edge.check_ledger().await.expect("check").is_empty());
 
-    let _ = stop_edge.send(());
-    edge_task.await.expect("join").expect("edge");
-    let _ = stop_cloud.send(());
-    cloud_task.await.expect("join").expect("cloud");
+    running.stop().await;
+    rig.stop().await;
 }

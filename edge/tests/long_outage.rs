@@ -5,17 +5,10 @@
 
 mod common;
 
-use common::{Link, eventually};
-use depot_cloud::settings::Settings as CloudSettings;
-use depot_edge::settings::{Broker, Settings as EdgeSettings};
-use depot_protocol::order::Address;
-use depot_protocol::sync::EdgeId;
-use depot_protocol::tenant::Caller;
-use depot_wms::Wms;
+use common::{Rig, RunningEdge, eventually};
+use depot_edge::faults::Faults;
 use serde_json::json;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use tokio::net::TcpListener;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_long_outage_drains_without_stopping_the_floor() {
@@ -23,98 +16,19 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200_000);
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.path().join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh");
-    let key = cloud.create_key(b.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: key.key.id,
-        business_id: b.id,
-    };
-    let floor = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "FLOOR", "name": "F"})).expect("item"),
-        )
-        .await
-        .expect("item")
-        .id;
-    let office = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "OFFICE", "name": "O"})).expect("item"),
-        )
-        .await
-        .expect("item")
-        .id;
-    let node = cloud
-        .register_edge(b.id, EdgeId::parse("long-1").expect("id"), None)
-        .await
-        .expect("register")
-        .node;
-    let broker = depot_cloud::Broker::start(&cloud_settings)
-        .await
-        .expect("broker");
-    let broker_addr: SocketAddr = broker
-        .url
-        .to_string()
-        .trim_start_matches("mqtt://")
-        .parse()
-        .expect("addr");
-    let link = Link::start(broker_addr).await;
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let (stop_cloud, cloud_stopped) = tokio::sync::oneshot::channel::<()>();
-    let cloud_task = {
-        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
-        tokio::spawn(async move {
-            depot_cloud::serve(listener, cloud, &settings, &broker, async {
-                let _ = cloud_stopped.await;
-            })
-            .await
-        })
-    };
-    let settings = EdgeSettings {
-        business_id: b.id.0,
-        edge_id: "long-1".into(),
-        node,
-        data_dir: dir.path().join("edge"),
-        broker: Broker {
-            url: format!("mqtt://{}", link.addr),
-            ..Broker::default()
-        },
-        ..EdgeSettings::default()
-    };
-    let edge = depot_edge::open(&settings).expect("edge");
-    let edge_listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let base = format!("http://{}", edge_listener.local_addr().expect("addr"));
-    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
-    let edge_task = tokio::spawn(depot_edge::serve(
-        edge_listener,
-        edge.clone(),
-        settings,
-        async {
-            let _ = edge_stopped.await;
-        },
-    ));
+    let rig = Rig::start("long-1", true).await;
+    let (b, w, caller, cloud) = (rig.business, rig.warehouse, rig.caller, rig.cloud.clone());
+    let floor = rig.item("FLOOR").await;
+    let office = rig.item("OFFICE").await;
+    let running = RunningEdge::start(rig.edge_settings(), Faults::default()).await;
+    let (edge, base) = (running.wms.clone(), running.base.clone());
     eventually("the catalog at the edge", || async {
-        edge.item(b.id, office).await.is_ok()
+        edge.item(b, office).await.is_ok()
     })
     .await;
 
     // The week offline: the backlog piles up at the edge.
-    link.cut();
+    rig.link().cut();
     eventually("the edge to notice", || async {
         edge.sync_snapshot().await.is_ok_and(|s| !s.connected)
     })
@@ -126,7 +40,10 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
         let edge = edge.clone();
         writers.spawn(async move {
             for _ in 0..per {
-                let req = serde_json::from_value(json!({"warehouse_id": w.id.0, "sku": "FLOOR", "reason": "adjusted", "delta": 1})).expect("adj");
+                let req = serde_json::from_value(
+                    json!({"warehouse_id": w.0, "sku": "FLOOR", "reason": "adjusted", "delta": 1}),
+                )
+                .expect("adj");
                 edge.adjust(caller, req).await.expect("adjust");
             }
         });
@@ -138,20 +55,27 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
 
     // Back online: the drain starts; stations keep working and the cloud's
     // own change comes down while the backlog still goes up.
-    link.restore();
+    rig.link().restore();
     let drain = Instant::now();
-    cloud.adjust(caller, serde_json::from_value(json!({"warehouse_id": w.id.0, "sku": "OFFICE", "reason": "received", "quantity": 9})).expect("adj")).await.expect("office");
+    cloud
+        .adjust(
+            caller,
+            serde_json::from_value(
+                json!({"warehouse_id": w.0, "sku": "OFFICE", "reason": "received", "quantity": 9}),
+            )
+            .expect("adj"),
+        )
+        .await
+        .expect("office");
     let client = reqwest::Client::new();
     let mut slowest = Duration::ZERO;
     let mut live_arrived_with_backlog = None;
     loop {
         let t = Instant::now();
         let r = client
-            .post(format!("{base}/v1/inventory/{}/adjust", b.id))
-            .header("X-API-KEY", &key.secret)
-            .json(
-                &json!({"warehouse_id": w.id.0, "sku": "FLOOR", "reason": "adjusted", "delta": 1}),
-            )
+            .post(format!("{base}/v1/inventory/{b}/adjust"))
+            .header("X-API-KEY", &rig.key)
+            .json(&json!({"warehouse_id": w.0, "sku": "FLOOR", "reason": "adjusted", "delta": 1}))
             .send()
             .await
             .expect("a station during the drain");
@@ -163,7 +87,7 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
         slowest = slowest.max(t.elapsed());
         let s = edge.sync_snapshot().await.expect("snapshot");
         if live_arrived_with_backlog.is_none()
-            && edge.stock_level(office, w.id).await.expect("level").0 == 9
+            && edge.stock_level(office, w).await.expect("level").0 == 9
         {
             live_arrived_with_backlog = Some(s.depth);
         }
@@ -181,7 +105,7 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
     }
     let drained = drain.elapsed();
     eventually("the cloud to match the edge", || async {
-        cloud.stock_level(floor, w.id).await.ok() == edge.stock_level(floor, w.id).await.ok()
+        cloud.stock_level(floor, w).await.ok() == edge.stock_level(floor, w).await.ok()
     })
     .await;
     let waiting = live_arrived_with_backlog.expect("the cloud's change reached the edge");
@@ -199,8 +123,6 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
     );
     assert!(cloud.check_ledger().await.expect("check").is_empty());
 
-    let _ = stop_edge.send(());
-    edge_task.await.expect("join").expect("edge");
-    let _ = stop_cloud.send(());
-    cloud_task.await.expect("join").expect("cloud");
+    running.stop().await;
+    rig.stop().await;
 }

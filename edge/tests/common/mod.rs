@@ -78,3 +78,176 @@ pub async fn event_ids(wms: &Wms) -> HashMap<String, usize> {
     }
     ids
 }
+
+use depot_cloud::settings::Settings as CloudSettings;
+use depot_edge::faults::Faults;
+use depot_edge::settings::{Broker, Settings as EdgeSettings};
+use depot_protocol::order::Address;
+use depot_protocol::sync::EdgeId;
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, ItemId, WarehouseId};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A cloud with a business, a warehouse, a key and a registered edge,
+/// serving and syncing through a broker (the embedded one, or
+/// `DEPOT_TEST_MQTT_URL`), optionally reached through a cuttable link.
+pub struct Rig {
+    pub dir: tempfile::TempDir,
+    pub cloud: Wms,
+    pub business: BusinessId,
+    pub warehouse: WarehouseId,
+    pub key: String,
+    pub caller: Caller,
+    pub edge_id: String,
+    pub node: u32,
+    /// What the edge connects to: the link when there is one.
+    pub broker_url: String,
+    pub link: Option<Link>,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+impl Rig {
+    pub async fn start(edge_id: &str, through_link: bool) -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut settings = CloudSettings {
+            data_dir: dir.path().join("cloud"),
+            ..CloudSettings::default()
+        };
+        settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
+        if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
+            settings.broker.url = Some(url);
+        }
+        let cloud = Wms::open(&settings.database(), "cloud").expect("cloud");
+        let b = cloud
+            .create_business("B", "EUR", "UTC")
+            .await
+            .expect("business");
+        let w = cloud
+            .create_warehouse(b.id, "W", "W", Address::default(), false)
+            .await
+            .expect("warehouse");
+        let key = cloud.create_key(b.id, None).await.expect("key");
+        let caller = Caller {
+            key_id: key.key.id,
+            business_id: b.id,
+        };
+        let node = cloud
+            .register_edge(b.id, EdgeId::parse(edge_id).expect("edge id"), None)
+            .await
+            .expect("register")
+            .node;
+        let broker = depot_cloud::Broker::start(&settings).await.expect("broker");
+        let (link, broker_url) = if through_link {
+            let addr: SocketAddr = broker
+                .url
+                .to_string()
+                .trim_start_matches("mqtt://")
+                .parse()
+                .expect("broker address");
+            let link = Link::start(addr).await;
+            let url = format!("mqtt://{}", link.addr);
+            (Some(link), url)
+        } else {
+            (None, broker.url.to_string())
+        };
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = {
+            let cloud = cloud.clone();
+            tokio::spawn(async move {
+                depot_cloud::serve(listener, cloud, &settings, &broker, async {
+                    let _ = stopped.await;
+                })
+                .await
+            })
+        };
+        Self {
+            dir,
+            cloud,
+            business: b.id,
+            warehouse: w.id,
+            key: key.secret,
+            caller,
+            edge_id: edge_id.to_owned(),
+            node,
+            broker_url,
+            link,
+            stop,
+            task,
+        }
+    }
+
+    pub async fn item(&self, sku: &str) -> ItemId {
+        let req =
+            serde_json::from_value(serde_json::json!({"sku": sku, "name": sku})).expect("item");
+        self.cloud
+            .create_item(self.business, req)
+            .await
+            .expect("item")
+            .id
+    }
+
+    pub fn edge_settings(&self) -> EdgeSettings {
+        EdgeSettings {
+            business_id: self.business.0,
+            edge_id: self.edge_id.clone(),
+            node: self.node,
+            data_dir: self.dir.path().join("edge"),
+            broker: Broker {
+                url: self.broker_url.clone(),
+                ..Broker::default()
+            },
+            ..EdgeSettings::default()
+        }
+    }
+
+    pub fn link(&self) -> &Link {
+        self.link
+            .as_ref()
+            .expect("the rig was started without a link")
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("join").expect("cloud");
+    }
+}
+
+/// An edge serving in this process.
+pub struct RunningEdge {
+    pub wms: Wms,
+    pub base: String,
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<anyhow::Result<()>>,
+}
+
+impl RunningEdge {
+    pub async fn start(settings: EdgeSettings, faults: Faults) -> Self {
+        let wms = depot_edge::open(&settings).expect("edge");
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(depot_edge::serve_with_faults(
+            listener,
+            wms.clone(),
+            settings,
+            faults,
+            async {
+                let _ = stopped.await;
+            },
+        ));
+        Self {
+            wms,
+            base,
+            stop,
+            task,
+        }
+    }
+
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        self.task.await.expect("join").expect("edge");
+    }
+}
