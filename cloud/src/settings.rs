@@ -70,6 +70,7 @@ impl BrokerSettings {
             .filter(|u| !u.is_empty())
             .map(MqttUrl::parse)
             .transpose()
+            .map_err(BrokerError::from)
     }
 }
 

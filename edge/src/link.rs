@@ -7,7 +7,7 @@
 
 use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
-use depot_cloud::broker::{MqttUrl, client_options};
+use depot_mqtt::{MqttUrl, client_options};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::message::{self, DownMessage, StateMessage, SyncEvent, UpMessage};
 use depot_protocol::sync::outbox::{Action, Outbox};

@@ -61,7 +61,7 @@ async fn main() -> anyhow::Result<()> {
                 settings.edge_id,
                 listener.local_addr()?
             );
-            depot_edge::serve(listener, wms, settings, depot_cloud::shutdown_signal()).await
+            depot_edge::serve(listener, wms, settings, shutdown_signal()).await
         }
         Command::Status => {
             let s = snapshot(&settings)?;
@@ -145,5 +145,24 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
             );
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {},
+        () = term => {},
     }
 }

@@ -95,7 +95,7 @@ impl Settings {
         if self.node == 0 || self.node > depot_wms::store::ids::MAX_NODE {
             return bad("node must be the number `depot-cloud edge register` printed (DEPOT_NODE)");
         }
-        if depot_cloud::broker::MqttUrl::parse(&self.broker.url).is_err() {
+        if depot_mqtt::MqttUrl::parse(&self.broker.url).is_err() {
             return bad(
                 "broker.url must be mqtt://host:port or mqtts://host:port (DEPOT_BROKER__URL)",
             );

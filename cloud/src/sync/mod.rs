@@ -115,6 +115,8 @@ pub enum SyncError {
     /// retries them forever.
     #[error(transparent)]
     Broker(#[from] BrokerError),
+    #[error(transparent)]
+    Mqtt(#[from] crate::broker::MqttError),
     /// The MQTT event loop's task ended on its own (it does not, short of a
     /// bug in it).
     #[error("the MQTT connection task stopped unexpectedly")]
