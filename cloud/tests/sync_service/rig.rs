@@ -1,0 +1,133 @@
+//! The cloud under test: a database with a registered edge, the broker,
+//! and the sync service started and stopped around each scenario.
+
+use super::*;
+
+/// Bound on every wait.
+pub(crate) const WAIT: Duration = Duration::from_secs(10);
+
+pub(crate) fn init_logs() {
+    // `RUST_LOG=depot_cloud=debug cargo test … -- --nocapture` shows the
+    // service's side of a failure.
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+pub(crate) fn unique_tag() -> String {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!("{}-{}", std::process::id(), nanos % 1_000_000_000_000)
+}
+
+pub(crate) async fn embedded_broker(listen: SocketAddr) -> EmbeddedBroker {
+    tokio::task::spawn_blocking(move || EmbeddedBroker::start(listen))
+        .await
+        .expect("broker thread")
+        .expect("embedded broker")
+}
+
+/// The cloud's database with a business, a warehouse, a key, an item and a
+/// registered edge, and that edge's own database.
+pub(crate) struct World {
+    pub(crate) cloud: Wms,
+    pub(crate) edge: Wms,
+    pub(crate) edge_id: EdgeId,
+    pub(crate) business: BusinessId,
+    pub(crate) warehouse: WarehouseId,
+    pub(crate) item: ItemId,
+    pub(crate) caller: Caller,
+    pub(crate) _dir: tempfile::TempDir,
+}
+
+pub(crate) async fn world(edge_name: &str) -> World {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("warehouse");
+    let k = cloud.create_key(b.id, None).await.expect("key");
+    let item = cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
+        )
+        .await
+        .expect("item");
+    let edge_id = EdgeId::parse(edge_name).expect("edge id");
+    let record = cloud
+        .register_edge(b.id, edge_id.clone(), None)
+        .await
+        .expect("register");
+    assert_eq!(record.node, 1);
+    let edge = Wms::open_node(
+        &dir.path().join("edge.db"),
+        &format!("edge:{edge_id}"),
+        record.node,
+    )
+    .expect("edge");
+    World {
+        cloud,
+        edge,
+        edge_id,
+        business: b.id,
+        warehouse: w.id,
+        item: item.id,
+        caller: Caller {
+            key_id: k.key.id,
+            business_id: b.id,
+        },
+        _dir: dir,
+    }
+}
+
+/// The service on its own task, and how to stop it.
+pub(crate) struct Service {
+    pub(crate) session: String,
+    pub(crate) stop: oneshot::Sender<()>,
+    pub(crate) task: JoinHandle<Result<(), depot_cloud::sync::SyncError>>,
+}
+
+pub(crate) fn start_service(wms: &Wms, url: &MqttUrl, tag: &str) -> Service {
+    let session = format!("cloud-{tag}");
+    let options = SyncOptions {
+        session: session.clone(),
+        ..SyncOptions::default()
+    };
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(run_sync_with(
+        wms.clone(),
+        url.clone(),
+        format!("cloud-{tag}"),
+        options,
+        async move {
+            let _ = stopped.await;
+        },
+    ));
+    Service {
+        session,
+        stop,
+        task,
+    }
+}
+
+impl Service {
+    pub(crate) async fn shut_down(self) {
+        let _ = self.stop.send(());
+        let ended = timeout(WAIT, self.task)
+            .await
+            .expect("the service stops in time")
+            .expect("the service's task");
+        assert!(ended.is_ok(), "{ended:?}");
+    }
+}
