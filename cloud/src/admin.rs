@@ -48,6 +48,26 @@ pub enum Command {
     /// Manage edges.
     #[command(subcommand)]
     Edge(EdgeCmd),
+    /// Publish and list releases of the software (every edge receives them).
+    #[command(subcommand)]
+    Release(ReleaseCmd),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ReleaseCmd {
+    /// Publish a release: its version, a title, and notes in Markdown.
+    Publish {
+        /// A semantic version, e.g. 1.4.0.
+        #[arg(long)]
+        version: String,
+        #[arg(long)]
+        title: String,
+        /// A Markdown file with the notes ("-" reads standard input).
+        #[arg(long)]
+        notes: Option<PathBuf>,
+    },
+    /// List releases, newest first.
+    List,
 }
 
 #[derive(Debug, Subcommand)]
@@ -208,6 +228,37 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
                 "registered edge {} of business {} as node {}",
                 e.edge_id, e.business_id, e.node
             );
+        }
+        Command::Release(ReleaseCmd::Publish {
+            version,
+            title,
+            notes,
+        }) => {
+            let notes = match notes {
+                None => String::new(),
+                Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())
+                    .context("reading the notes from standard input")?,
+                Some(p) => std::fs::read_to_string(&p)
+                    .with_context(|| format!("reading the notes from {}", p.display()))?,
+            };
+            let r = wms
+                .publish_release(depot_protocol::release::ReleaseCreate {
+                    version,
+                    title,
+                    notes,
+                })
+                .await?;
+            println!("published release {} ({})", r.version, r.title);
+        }
+        Command::Release(ReleaseCmd::List) => {
+            for r in wms.releases(1000).await? {
+                println!(
+                    "{}\t{}\t{}",
+                    r.version,
+                    depot_protocol::format_ts(&r.published_at),
+                    r.title
+                );
+            }
         }
         Command::Edge(EdgeCmd::List { business }) => {
             for e in wms.edges(BusinessId(business)).await? {

@@ -146,6 +146,8 @@ async fn every_route_refuses_every_bad_key() {
         ("GET", format!("/v1/printers/jobs/{b}/1"), None, false),
         ("GET", format!("/v1/documents/{b}/categories"), None, true),
         ("GET", format!("/v1/edges/{b}/list"), None, true),
+        ("GET", format!("/v1/conflicts/{b}/list"), None, true),
+        ("GET", format!("/v1/events/{b}/list"), None, true),
         (
             "GET",
             format!("/v1/documents/{b}/order/{order}/list"),

@@ -79,6 +79,8 @@ async fn describes_every_route_with_resolvable_schemas() {
         "POST /v1/documents/{business_id}/{entity_type}/{entity_id}",
         "GET /v1/documents/{business_id}/{entity_type}/{entity_id}/{document_id}",
         "GET /v1/edges/{business_id}/list",
+        "GET /v1/conflicts/{business_id}/list",
+        "GET /v1/events/{business_id}/list",
     ]
     .into_iter()
     .map(str::to_owned)

@@ -330,3 +330,70 @@ async fn list_query_errors() {
         405,
     );
 }
+
+#[tokio::test]
+async fn log_and_conflict_listing_errors() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    for (query, fields) in [
+        ("after=-1", vec!["after"]),
+        ("length=0", vec!["length"]),
+        ("after=-5&length=5000", vec!["after", "length"]),
+    ] {
+        let r = app
+            .call(
+                "GET",
+                &format!("/v1/events/{b}/list?{query}"),
+                Some(&app.a.key),
+                None,
+            )
+            .await;
+        assert_error(&r, 422);
+        assert_eq!(field_names(&r.body), fields, "{query}");
+    }
+    let r = app
+        .call(
+            "GET",
+            &format!("/v1/events/{b}/list?after=x"),
+            Some(&app.a.key),
+            None,
+        )
+        .await;
+    assert_error(&r, 400);
+    let r = app
+        .call(
+            "GET",
+            &format!("/v1/conflicts/{b}/list?rejected=maybe"),
+            Some(&app.a.key),
+            None,
+        )
+        .await;
+    assert_error(&r, 422);
+    assert_eq!(field_names(&r.body), ["rejected"]);
+
+    // The log reads forward from a position, a page at a time.
+    let r = app
+        .call(
+            "GET",
+            &format!("/v1/events/{b}/list?length=2"),
+            Some(&app.a.key),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    let first = r.body["data"].clone();
+    assert_eq!(first["events"].as_array().map(Vec::len), Some(2));
+    assert_eq!(first["more"], true);
+    let next = first["next"].as_i64().expect("next");
+    let r = app
+        .call(
+            "GET",
+            &format!("/v1/events/{b}/list?after={next}&length=1000"),
+            Some(&app.a.key),
+            None,
+        )
+        .await;
+    let rest = r.body["data"]["events"].as_array().expect("events").clone();
+    assert!(rest.iter().all(|e| e["seq"].as_i64() > Some(next)));
+    assert!(rest.iter().all(|e| e["business_id"] == b.0));
+}

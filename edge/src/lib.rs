@@ -5,6 +5,7 @@
 
 pub mod faults;
 pub mod link;
+pub mod releases;
 pub mod settings;
 pub mod status;
 
@@ -29,8 +30,12 @@ pub fn app(wms: Wms, settings: &Settings) -> Router {
         node: settings.node,
         version: link::VERSION.into(),
     };
-    let (api, openapi) = http::routes()
-        .merge(OpenApiRouter::new().routes(routes!(status::status)))
+    let (api, openapi) = http::edge_routes()
+        .merge(
+            OpenApiRouter::new()
+                .routes(routes!(status::status))
+                .routes(routes!(releases::releases)),
+        )
         .split_for_parts();
     let openapi = Arc::new(openapi);
     api.with_state(wms)
@@ -68,6 +73,12 @@ pub async fn serve_with_faults(
     faults: faults::Faults,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    // Before the API serves: a box that has never been online has no
+    // other keys.
+    let live = settings.install_local_keys(&wms).await?;
+    if !settings.local_keys.is_empty() {
+        tracing::info!(live, "keys provisioned in the configuration installed");
+    }
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let link_wms = wms.clone();
     let link_settings = settings.clone();

@@ -10,7 +10,7 @@ use crate::settings::Settings;
 use depot_mqtt::{MqttUrl, client_options};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::message::{self, DownMessage, StateMessage, SyncEvent, UpMessage};
-use depot_protocol::sync::outbox::{Action, Outbox};
+use depot_protocol::sync::outbox::{AckIn, Action, Outbox};
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::Wms;
@@ -99,6 +99,19 @@ impl Link {
         }
     }
 
+    /// The newest event of this node's log, for the cloud's edge list
+    /// (backlog); `None` (logged) when it cannot be read, which only leaves
+    /// the list less precise.
+    async fn head(&self) -> Option<i64> {
+        match self.wms.outgoing_head().await {
+            Ok(head) => Some(head),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the outbox");
+                None
+            }
+        }
+    }
+
     async fn hello(&mut self) {
         let cursor = match self.wms.sync_state().await {
             Ok((_, cursor)) => cursor,
@@ -111,6 +124,7 @@ impl Link {
             session: self.outbox.session().to_owned(),
             version: VERSION.into(),
             cursor,
+            head: self.head().await,
         };
         self.publish_up(message::encode(&hello)).await;
         self.awaiting_answer = Some(Instant::now());
@@ -128,6 +142,7 @@ impl Link {
         let online = StateMessage::Online {
             version: VERSION.into(),
             session: self.session.clone(),
+            head: self.head().await,
         };
         self.publish(&self.topics.state, true, message::encode(&online))
             .await;
@@ -190,17 +205,44 @@ impl Link {
                 through_seq,
                 gap,
                 rejected,
+                hello,
             } => {
                 for r in &rejected {
                     tracing::warn!(seq = r.seq, id = %r.id, reason = %r.reason, "the cloud rejected an event");
                 }
-                if let Some(Action::Prune { through }) =
-                    self.outbox
-                        .on_ack(&session, through_seq, gap, Instant::now())
-                {
-                    if let Err(e) = self.wms.record_ack(through).await {
-                        tracing::error!(error = %e, "could not record the acknowledgement");
+                // Kept as conflicts here, where the station that made them
+                // sees them (the status route, the event log).
+                if !rejected.is_empty() {
+                    if let Err(e) = self.wms.record_rejections(rejected.clone()).await {
+                        tracing::error!(error = %e, "could not record the cloud's rejections");
                     }
+                }
+                let ack = AckIn {
+                    session: &session,
+                    through: through_seq,
+                    gap,
+                    hello,
+                };
+                let before = self.outbox.acked();
+                match self.outbox.on_ack(ack, Instant::now()) {
+                    Some(Action::Prune { through }) => {
+                        if let Err(e) = self.wms.record_ack(through).await {
+                            tracing::error!(error = %e, "could not record the acknowledgement");
+                        }
+                    }
+                    Some(Action::Rewind { to }) => {
+                        tracing::warn!(
+                            acknowledged = before,
+                            cloud_has = to,
+                            "the cloud has less than it acknowledged (restored from a backup?): sending the rest again"
+                        );
+                        // Persisted, so a restart before the resend is
+                        // acknowledged still starts from here.
+                        if let Err(e) = self.wms.rewind_ack(to).await {
+                            tracing::error!(error = %e, "could not record the acknowledgement");
+                        }
+                    }
+                    Some(Action::Send { .. }) | None => {}
                 }
             }
             DownMessage::Changes {
@@ -228,7 +270,17 @@ impl Link {
                 }
             }
             DownMessage::Reset { reason } => {
-                tracing::error!(%reason, "the cloud cannot serve this edge from its cursor; a reload is needed");
+                // The cloud's log is never trimmed and applying a change is
+                // idempotent by event id, so a reload is a replay from the
+                // start: what is here already is skipped, what the cloud
+                // (restored from an older backup, say) has is filled in.
+                tracing::warn!(%reason, "the cloud cannot serve this edge from its cursor: reloading its changes from the start");
+                match self.wms.reset_down_cursor().await {
+                    Ok(()) => self.hello().await,
+                    Err(e) => {
+                        tracing::error!(error = %e, "could not reset the cloud cursor; the next hello asks again");
+                    }
+                }
             }
         }
     }
@@ -412,6 +464,17 @@ pub async fn run_with_faults(
                 link.pump().await;
             }
         }
+    }
+    // A clean DISCONNECT makes the broker drop the last will, so say
+    // `offline` first: the cloud ends this edge's feed and lists it offline.
+    // Whatever of the two is not flushed before the socket closes, the will
+    // says the same.
+    if link.outbox.is_connected() {
+        let offline = StateMessage::Offline {
+            session: link.session.clone(),
+        };
+        link.publish(&link.topics.state, true, message::encode(&offline))
+            .await;
     }
     let _ = link.client.disconnect().await;
     poller.abort();

@@ -92,6 +92,13 @@ async fn main() -> anyhow::Result<()> {
                 s.last_ack_at.unwrap_or_else(|| "never".into())
             );
             println!("cloud cursor  {}", s.cloud_cursor);
+            if s.resets > 0 {
+                println!(
+                    "reloads       {} (the cloud's log from the start; last {})",
+                    s.resets,
+                    s.last_reset_at.unwrap_or_default()
+                );
+            }
             println!("conflicts     {}", s.conflicts);
             Ok(())
         }

@@ -1,9 +1,12 @@
 //! The edge's settings: defaults, then a TOML file, then `DEPOT_…`
 //! environment variables (nested keys joined with `__`).
 
+use depot_protocol::BusinessId;
+use depot_wms::Wms;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use serde::{Deserialize, Serialize};
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -21,11 +24,73 @@ pub struct Settings {
     /// Where the database lives (`edge.db` inside it).
     pub data_dir: PathBuf,
     pub broker: Broker,
+    /// Keys the box accepts besides those the cloud sends down, so that a
+    /// box that has never been online can serve the stations: each the hex
+    /// SHA-256 of a key, or the key itself (see [`LocalKey`]). Bound to
+    /// `business_id`, stored as hashes only, never sent to the cloud.
+    pub local_keys: Vec<LocalKey>,
     /// Log filter, in `tracing` env-filter syntax.
     pub log: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A key provisioned in configuration: 64 hex digits are its SHA-256 (what
+/// `printf %s "$KEY" | sha256sum` prints for a key `depot-cloud key create`
+/// made); anything else is the key itself, 16 to 256 visible ASCII
+/// characters, hashed as it is read.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct LocalKey(pub String);
+
+// By hand: a plain key is a secret, and even a hash is more than logs need.
+impl fmt::Debug for LocalKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.stored() {
+            Ok(k) => f.write_str(&k.prefix),
+            Err(_) => f.write_str("(invalid)"),
+        }
+    }
+}
+
+impl LocalKey {
+    /// What the database keeps of it: the hash, and a prefix of the hash
+    /// (never of the key) to tell keys apart.
+    pub fn stored(&self) -> Result<depot_wms::sync::LocalKey, String> {
+        let v = self.0.trim();
+        let hash = match parse_sha256(v) {
+            Some(hash) => hash,
+            None if (16..=256).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()) => {
+                depot_wms::tenants::hash_key(v)
+            }
+            None => {
+                return Err(
+                    "a local key must be its SHA-256 in 64 hex digits, or the key itself: 16 to 256 visible ASCII characters"
+                        .into(),
+                );
+            }
+        };
+        let prefix = format!("sha256:{}", hex(&hash[..4]));
+        Ok(depot_wms::sync::LocalKey { hash, prefix })
+    }
+}
+
+fn parse_sha256(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, pair) in s.as_bytes().chunks(2).enumerate() {
+        let digit = |b: u8| char::from(b).to_digit(16);
+        let byte = digit(pair[0])? * 16 + digit(pair[1])?;
+        out[i] = u8::try_from(byte).ok()?;
+    }
+    Some(out)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Broker {
     /// `mqtt://host:1883` or `mqtts://user:password@host:8883`.
@@ -34,6 +99,17 @@ pub struct Broker {
     pub window: i64,
     /// Seconds without an acknowledgement before sending again.
     pub resend_after_secs: u64,
+}
+
+// By hand: the URL may carry a password.
+impl fmt::Debug for Broker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Broker")
+            .field("url", &depot_mqtt::redact(&self.url))
+            .field("window", &self.window)
+            .field("resend_after_secs", &self.resend_after_secs)
+            .finish()
+    }
 }
 
 impl Default for Settings {
@@ -45,6 +121,7 @@ impl Default for Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8081)),
             data_dir: PathBuf::from("depot-edge-data"),
             broker: Broker::default(),
+            local_keys: Vec::new(),
             log: "info".into(),
         }
     }
@@ -103,7 +180,27 @@ impl Settings {
         if self.broker.window < 1 || self.broker.resend_after_secs == 0 {
             return bad("broker.window and broker.resend_after_secs must be at least 1");
         }
+        for (i, k) in self.local_keys.iter().enumerate() {
+            if let Err(e) = k.stored() {
+                return bad(&format!("local_keys[{i}]: {e} (DEPOT_LOCAL_KEYS)"));
+            }
+        }
         Ok(())
+    }
+
+    /// Installs `local_keys` in the database (and removes keys provisioned
+    /// before and no longer listed); answers how many are live. Run at start,
+    /// before the API serves.
+    pub async fn install_local_keys(&self, wms: &Wms) -> depot_wms::Result<usize> {
+        let mut keys: Vec<depot_wms::sync::LocalKey> = Vec::new();
+        // `check` refused invalid ones; a key listed twice is one key.
+        for k in self.local_keys.iter().filter_map(|k| k.stored().ok()) {
+            if !keys.iter().any(|known| known.hash == k.hash) {
+                keys.push(k);
+            }
+        }
+        wms.install_local_keys(BusinessId(self.business_id), keys)
+            .await
     }
 
     pub fn database(&self) -> PathBuf {
@@ -118,13 +215,14 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 7] = [
+const FIELDS: [&str; 8] = [
     "business_id",
     "edge_id",
     "node",
     "listen",
     "data_dir",
     "broker",
+    "local_keys",
     "log",
 ];
 
@@ -185,5 +283,69 @@ mod tests {
             ..Settings::default()
         };
         assert!(s.check().is_ok());
+    }
+
+    #[test]
+    fn local_keys_come_from_file_and_environment_and_never_show() {
+        let key = "dpk_0123456789abcdef0123456789abcdef0123456789abcdef";
+        let hash = hex(&depot_wms::tenants::hash_key(key));
+        figment::Jail::expect_with(|jail| {
+            jail.create_file(
+                "edge.toml",
+                &format!(
+                    "business_id = 3\nedge_id = \"mad-1\"\nnode = 2\nlocal_keys = [\"{hash}\"]\n[broker]\nurl = \"mqtt://u:pw@broker:1883\"\n"
+                ),
+            )?;
+            let s = Settings::load(Some(Path::new("edge.toml")))
+                .map_err(|e| figment::Error::from(e.to_string()))?;
+            assert_eq!(s.local_keys, [LocalKey(hash.clone())]);
+            let shown = format!("{s:?}");
+            assert!(!shown.contains(&hash) && !shown.contains("pw"), "{shown}");
+            assert!(shown.contains(&format!("sha256:{}", &hash[..8])), "{shown}");
+            // The environment replaces the list: a hash and a plain key.
+            jail.set_env(
+                "DEPOT_LOCAL_KEYS",
+                format!("[\"{}\", \"{key}\"]", hash.to_uppercase()),
+            );
+            let s = Settings::load(Some(Path::new("edge.toml")))
+                .map_err(|e| figment::Error::from(e.to_string()))?;
+            let stored: Vec<[u8; 32]> = s
+                .local_keys
+                .iter()
+                .filter_map(|k| k.stored().ok())
+                .map(|k| k.hash)
+                .collect();
+            // The same key twice, once by hash and once as itself.
+            assert_eq!(stored, [depot_wms::tenants::hash_key(key); 2]);
+            assert!(!format!("{s:?}").contains(key));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn a_local_key_that_is_neither_a_hash_nor_a_usable_key_is_refused() {
+        for bad in [
+            "short",
+            "has a space in it ok",
+            &"é".repeat(20),
+            &"a".repeat(257),
+        ] {
+            let s = Settings {
+                business_id: 1,
+                edge_id: "a".into(),
+                node: 1,
+                local_keys: vec![LocalKey(bad.to_owned())],
+                ..Settings::default()
+            };
+            let e = s.check().err().map(|e| e.to_string()).unwrap_or_default();
+            assert!(e.contains("local_keys[0]"), "{bad}: {e}");
+            assert!(!e.contains(bad), "the message repeats the key: {e}");
+        }
+        // 64 characters that are not all hex are a plain key, not a hash.
+        let k = LocalKey("g".repeat(64));
+        assert_eq!(
+            k.stored().map(|s| s.hash).ok(),
+            Some(depot_wms::tenants::hash_key(&"g".repeat(64)))
+        );
     }
 }

@@ -47,6 +47,11 @@ pub enum EventKind {
     PrintJobCreated,
     #[serde(rename = "document.attached")]
     DocumentAttached,
+    #[serde(rename = "release.published")]
+    ReleasePublished,
+    /// Applying another node's event clashed here: what and why.
+    #[serde(rename = "sync.conflict")]
+    SyncConflict,
 }
 
 impl EventKind {
@@ -71,12 +76,14 @@ impl EventKind {
             Self::PrinterSaved => "printer.saved",
             Self::PrintJobCreated => "print_job.created",
             Self::DocumentAttached => "document.attached",
+            Self::ReleasePublished => "release.published",
+            Self::SyncConflict => "sync.conflict",
         }
     }
 }
 
 /// One entry of the log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Event {
     /// Position in the local log (assigned on append).
     pub seq: i64,
@@ -115,6 +122,8 @@ mod tests {
             EventKind::PrinterSaved,
             EventKind::PrintJobCreated,
             EventKind::DocumentAttached,
+            EventKind::ReleasePublished,
+            EventKind::SyncConflict,
         ] {
             assert_eq!(
                 serde_json::to_string(&k).unwrap_or_default(),

@@ -16,6 +16,7 @@ pub mod order;
 pub mod order_request;
 pub mod picking;
 pub mod printing;
+pub mod release;
 pub mod shipping;
 pub mod stock;
 pub mod sync;

@@ -139,8 +139,7 @@ fn receive(
         sql::set_status(conn, inbound_id, status, &at)?;
         order = load(conn, business, inbound_id)?;
     }
-    let payload =
-        serde_json::json!({"inbound_id": inbound_id, "received": received, "status": status});
+    let payload = serde_json::json!({"inbound_id": inbound_id, "business_id": business, "received": received, "status": status});
     store::events::append(
         conn,
         origin,

@@ -14,6 +14,7 @@ pub mod packing;
 pub mod picking;
 pub mod printing;
 pub mod reader;
+pub mod releases;
 pub mod render;
 pub mod replica;
 pub mod scan;

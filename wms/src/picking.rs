@@ -23,8 +23,25 @@ use depot_protocol::picking::{PickLine, ScanRequest, ScanResult, Wave, WaveCreat
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, OrderStatus, Page, WarehouseId, now};
 use rusqlite::Connection;
+use serde::{Deserialize, Serialize};
 
 pub use sql::WaveFilter;
+
+/// The `pick.scanned` event: what the station was answered, and how the
+/// units were spread over lines, so another node can book the same picks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct PickScanned {
+    #[serde(flatten)]
+    pub result: ScanResult,
+    pub business_id: BusinessId,
+    pub takes: Vec<Take>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct Take {
+    pub line_id: i64,
+    pub quantity: i64,
+}
 
 fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Wave> {
     sql::wave(conn, business, id)?
@@ -254,12 +271,17 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     }
     let mut left = quantity;
     let mut first = None;
+    let mut takes = Vec::new();
     for l in &usable {
         if left == 0 {
             break;
         }
         let take = l.remaining.min(left);
         sql::add_picked(conn, l.id, take)?;
+        takes.push(Take {
+            line_id: l.id,
+            quantity: take,
+        });
         left -= take;
         first.get_or_insert(*l);
     }
@@ -316,14 +338,13 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         wave_remaining,
         order_status,
     };
-    store::events::append(
-        conn,
-        origin,
-        Some(business),
-        EventKind::PickScanned,
-        &result,
-    )?;
-    Ok(result)
+    let event = PickScanned {
+        result,
+        business_id: business,
+        takes,
+    };
+    store::events::append(conn, origin, Some(business), EventKind::PickScanned, &event)?;
+    Ok(event.result)
 }
 
 impl Wms {

@@ -12,8 +12,8 @@ use depot_protocol::shipping::{
     CarrierEvent, DispatchRun, LabelFormat, Milestone, RunStatus, Shipment, ShipmentStatus,
     Tracking, TrackingEvent,
 };
-use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, OrderStatus, Page, now};
+use depot_protocol::tenant::{Caller, Warehouse};
+use depot_protocol::{BusinessId, OrderStatus, Page, Timestamp, now};
 use rusqlite::Connection;
 
 pub use sql::{RunFilter, ShipmentFilter};
@@ -108,13 +108,8 @@ fn carrier_event(
         city: e.city.clone(),
         at: chrono::SubsecRound::trunc_subsecs(e.at, 0),
     };
-    let recorded = sql::add_event(
-        conn,
-        s.id,
-        &event,
-        carrier,
-        &format!("{carrier}:{}", e.event_id),
-    )?;
+    let dedup_key = format!("{carrier}:{}", e.event_id);
+    let recorded = sql::add_event(conn, s.id, &event, carrier, &dedup_key)?;
     let order = order_sql::order(conn, s.business_id, s.order_id, false)?
         .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
     let mut outcome = EventOutcome {
@@ -130,7 +125,8 @@ fn carrier_event(
         origin,
         Some(s.business_id),
         EventKind::ShipmentMilestone,
-        &serde_json::json!({"shipment_id": s.id, "event": event}),
+        &serde_json::json!({"shipment_id": s.id, "business_id": s.business_id, "event": event,
+                            "source": carrier, "dedup_key": dedup_key}),
     )?;
     if e.milestone == Milestone::Delivered && s.status != ShipmentStatus::Delivered {
         // The carrier has the goods only after dispatch; a delivery reported
@@ -155,6 +151,58 @@ fn carrier_event(
     Ok(outcome)
 }
 
+/// The carrier has the parcel: the shipment is dispatched, with its
+/// milestone (keyed, so a node applying another's closing records it once).
+pub(crate) fn hand_over(
+    conn: &Connection,
+    shipment: i64,
+    w: &Warehouse,
+    at: &Timestamp,
+) -> Result<()> {
+    sql::set_status(conn, shipment, ShipmentStatus::Dispatched, at)?;
+    let event = TrackingEvent {
+        milestone: Milestone::Dispatched,
+        description: Milestone::Dispatched.describe().into(),
+        city: w.address.city.clone(),
+        at: *at,
+    };
+    sql::add_event(conn, shipment, &event, "depot", "dispatched")?;
+    Ok(())
+}
+
+/// The manifest of a run's shipments as they stand, for the driver to sign.
+pub(crate) fn manifest(
+    conn: &Connection,
+    business: BusinessId,
+    run: i64,
+    w: &Warehouse,
+    at: &Timestamp,
+) -> Result<Vec<u8>> {
+    let run =
+        sql::run(conn, business, run)?.ok_or_else(|| WmsError::Internal("run vanished".into()))?;
+    let mut rows = Vec::with_capacity(run.shipments.len());
+    for rs in &run.shipments {
+        let order = order_sql::order(conn, business, rs.order_id, false)?
+            .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+        rows.push(ManifestRow {
+            tracking_number: rs.tracking_number.clone(),
+            order_ref: order.external_ref,
+            packages: rs.packages,
+            weight_g: rs.weight_g,
+            city: order.shipping_address.city.unwrap_or_default(),
+            country: order.shipping_address.country.unwrap_or_default(),
+        });
+    }
+    let manifest = Manifest {
+        run_id: run.id.to_string(),
+        carrier: carriers::get(&run.carrier).map_or(run.carrier.clone(), |c| c.name().to_owned()),
+        closed_at: *at,
+        warehouse: format!("{} {}", w.code, w.name),
+        shipments: rows,
+    };
+    render::manifest_pdf(&manifest).map_err(|e| WmsError::Internal(format!("manifest: {e}")))
+}
+
 /// Closes a run: its orders are dispatched (booking the goods out), its
 /// shipments handed over, and a manifest produced.
 fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Result<DispatchRun> {
@@ -175,7 +223,6 @@ fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Resul
     let actor = caller.actor();
     let w = tenants::warehouse(conn, business, run.warehouse_id)?
         .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
-    let mut rows = Vec::new();
     for rs in &run.shipments {
         let status = order_sql::order(conn, business, rs.order_id, false)?.map(|o| o.status);
         if status == Some(OrderStatus::Cancelled) {
@@ -193,34 +240,9 @@ fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Resul
             Some(format!("dispatch run {id}")),
             &actor,
         )?;
-        sql::set_status(conn, rs.shipment_id, ShipmentStatus::Dispatched, &at)?;
-        let event = TrackingEvent {
-            milestone: Milestone::Dispatched,
-            description: Milestone::Dispatched.describe().into(),
-            city: w.address.city.clone(),
-            at,
-        };
-        sql::add_event(conn, rs.shipment_id, &event, "depot", "dispatched")?;
-        let order = order_sql::order(conn, business, rs.order_id, false)?
-            .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
-        rows.push(ManifestRow {
-            tracking_number: rs.tracking_number.clone(),
-            order_ref: order.external_ref,
-            packages: rs.packages,
-            weight_g: rs.weight_g,
-            city: order.shipping_address.city.unwrap_or_default(),
-            country: order.shipping_address.country.unwrap_or_default(),
-        });
+        hand_over(conn, rs.shipment_id, &w, &at)?;
     }
-    let manifest = Manifest {
-        run_id: id.to_string(),
-        carrier: carriers::get(&run.carrier).map_or(run.carrier.clone(), |c| c.name().to_owned()),
-        closed_at: at,
-        warehouse: format!("{} {}", w.code, w.name),
-        shipments: rows,
-    };
-    let pdf = render::manifest_pdf(&manifest)
-        .map_err(|e| WmsError::Internal(format!("manifest: {e}")))?;
+    let pdf = manifest(conn, business, id, &w, &at)?;
     sql::close_run(conn, id, &at, &pdf)?;
     let closed =
         sql::run(conn, business, id)?.ok_or_else(|| WmsError::Internal("run vanished".into()))?;

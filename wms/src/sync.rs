@@ -15,7 +15,7 @@ use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, now};
 use rusqlite::Connection;
 
-pub use sql::{EdgeRecord, SyncSnapshot};
+pub use sql::{EdgeRecord, LocalKey, Sighting, SyncSnapshot};
 
 /// What the cloud answers a batch with.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,9 +25,20 @@ pub struct Ack {
     pub rejected: Vec<Rejection>,
 }
 
-/// Kinds an edge may send: what stations do. Catalog, tenants and keys are
-/// the cloud's to change.
-const FROM_EDGES: [&str; 2] = ["stock.moved", "order.status_changed"];
+/// Kinds an edge may send: what the floor does. Catalog, tenants, keys,
+/// orders, inbound orders and printers are the cloud's to create.
+const FROM_EDGES: [&str; 10] = [
+    "stock.moved",
+    "order.status_changed",
+    "inbound.received",
+    "wave.created",
+    "pick.scanned",
+    "shipment.packed",
+    "shipment.milestone",
+    "dispatch_run.closed",
+    "print_job.created",
+    "sync.conflict",
+];
 
 /// The payload's own business, where it names one, must be the topic's: an
 /// edge writes only into its business.
@@ -151,6 +162,7 @@ fn page_for(
             rev: e.seq,
             id: e.id,
             origin: e.origin,
+            business_id: e.business_id,
             kind: e.kind,
             payload: e.payload,
             at: e.at,
@@ -177,11 +189,12 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                     seq: 0,
                     id: c.id,
                     origin: c.origin.clone(),
-                    business_id: c
-                        .payload
-                        .get("business_id")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(BusinessId),
+                    business_id: c.business_id.or_else(|| {
+                        c.payload
+                            .get("business_id")
+                            .and_then(serde_json::Value::as_i64)
+                            .map(BusinessId)
+                    }),
                     kind: c.kind.clone(),
                     payload: c.payload.clone(),
                     at: c.at,
@@ -260,14 +273,27 @@ impl Wms {
             .await
     }
 
-    /// Cloud: an edge said hello (or sent anything): when, and which version.
+    /// Cloud: an edge said hello or `online`: when, in which session, which
+    /// version, and the newest event of its log.
     pub async fn edge_seen(
         &self,
         business: BusinessId,
         edge: EdgeId,
-        version: Option<String>,
+        sighting: Sighting,
     ) -> Result<()> {
-        self.write(move |conn| sql::seen(conn, business, edge.as_str(), version.as_deref(), &now()))
+        self.write(move |conn| sql::seen(conn, business, edge.as_str(), &sighting, &now()))
+            .await
+    }
+
+    /// Cloud: an edge's state went `offline` (its last will, or a goodbye)
+    /// for `session`.
+    pub async fn edge_gone(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        session: String,
+    ) -> Result<()> {
+        self.write(move |conn| sql::gone(conn, business, edge.as_str(), &session, &now()))
             .await
     }
 
@@ -287,9 +313,60 @@ impl Wms {
         self.read(sql::snapshot).await
     }
 
+    /// Edge: the cloud refused some of this node's events. Each becomes a
+    /// conflict here, where the station that made it can see it (once, however
+    /// often the acknowledgement is delivered).
+    pub async fn record_rejections(&self, rejected: Vec<Rejection>) -> Result<()> {
+        self.write(move |conn| {
+            for r in &rejected {
+                match store::events::by_id(conn, r.id)? {
+                    Some(e) => conflicts::record_conflict(
+                        conn,
+                        &e,
+                        &format!("the cloud refused it: {}", r.reason),
+                        "rejected",
+                        &now(),
+                    )?,
+                    None => tracing::warn!(id = %r.id, "the cloud rejected an event this node does not have"),
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
     /// Edge: the cloud acknowledged this node's log through `through`.
     pub async fn record_ack(&self, through: i64) -> Result<()> {
         self.write(move |conn| sql::set_acked(conn, through, &now()))
+            .await
+    }
+
+    /// Edge: the cloud has less of this node's log than it acknowledged (a
+    /// cloud restored from an older backup): the acknowledgement moves back
+    /// to `to`, so what follows is sent again, after a restart too.
+    pub async fn rewind_ack(&self, to: i64) -> Result<()> {
+        self.write(move |conn| sql::rewind_acked(conn, to)).await
+    }
+
+    /// Edge: the cloud cannot serve from the down cursor (`reset`): it goes
+    /// back to 0, in one transaction, and the reset is counted. The next
+    /// hello asks for the cloud's whole log; what is already here is
+    /// recognized by event id and skipped.
+    pub async fn reset_down_cursor(&self) -> Result<()> {
+        self.write(|conn| sql::reset_down_cursor(conn, &now()))
+            .await
+    }
+
+    /// Edge: installs the keys provisioned in the configuration (by hash,
+    /// bound to `business`, never sent to the cloud) and removes those no
+    /// longer there; answers how many are live. See
+    /// `store::sync::install_local_keys`.
+    pub async fn install_local_keys(
+        &self,
+        business: BusinessId,
+        keys: Vec<LocalKey>,
+    ) -> Result<usize> {
+        self.write(move |conn| sql::install_local_keys(conn, business, &keys, &now()))
             .await
     }
 }

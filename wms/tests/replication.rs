@@ -7,7 +7,7 @@ use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{ItemId, OrderId, WarehouseId};
 use depot_wms::Wms;
-use depot_wms::replica::Outcome;
+use depot_wms::replica::{self, Outcome};
 use serde_json::json;
 
 struct Node {
@@ -26,6 +26,8 @@ async fn exchange(from: &mut Node, to: &Node) -> Vec<Outcome> {
         .expect("outgoing")
         .into_iter()
         .map(|(_, e)| e)
+        // As sync does: the cloud sends an edge only the kinds it applies.
+        .filter(|e| from.wms.origin() != "cloud" || replica::REPLICATED.contains(&e.kind.as_str()))
         .collect();
     from.sent = head;
     to.wms.apply_remote(events).await.expect("apply")
@@ -354,4 +356,228 @@ async fn unknown_and_malformed_events_are_rejected_not_fatal() {
             .len(),
         3
     );
+}
+
+/// Confirms an order made in the cloud.
+async fn confirmed(p: &mut Pair, reference: &str, quantity: i64) -> OrderId {
+    let o = order(p, reference, quantity).await;
+    p.cloud
+        .wms
+        .set_order_status(p.caller, o, OrderStatus::Confirmed, None)
+        .await
+        .expect("confirm");
+    o
+}
+
+fn no_rejections(outcomes: &[Outcome]) {
+    assert!(
+        outcomes
+            .iter()
+            .all(|o| matches!(o, Outcome::Applied | Outcome::Duplicate)),
+        "{outcomes:?}"
+    );
+}
+
+#[tokio::test]
+async fn warehouse_work_travels_whole_both_ways() {
+    let mut p = pair().await;
+    let b = p.caller.business_id;
+    adjust(&p.cloud.wms, p.caller, p.warehouse, 10).await;
+    // The cloud configures a printer and announces a delivery…
+    let printer = p
+        .cloud
+        .wms
+        .create_printer(
+            b,
+            serde_json::from_value(
+                json!({"name": "Pack 1", "kind": "zpl", "connection": "tcp://10.0.0.5:9100"}),
+            )
+            .expect("printer"),
+        )
+        .await
+        .expect("create printer");
+    let inbound = p
+        .cloud
+        .wms
+        .create_inbound(
+            b,
+            serde_json::from_value(json!({"warehouse_id": p.warehouse.0, "reference": "PO-1",
+                "supplier": "Acme", "lines": [{"sku": "A", "quantity": 5}]}))
+            .expect("inbound"),
+        )
+        .await
+        .expect("create inbound");
+    let r1 = confirmed(&mut p, "R1", 2).await;
+    let r2 = confirmed(&mut p, "R2", 1).await;
+    no_rejections(&exchange(&mut p.cloud, &p.edge).await);
+    let at_edge = p.edge.wms.printers(b).await.expect("printers");
+    assert_eq!(at_edge.len(), 1);
+    assert_eq!(
+        (at_edge[0].id, at_edge[0].connection.as_str()),
+        (printer.id, "tcp://10.0.0.5:9100")
+    );
+    assert_eq!(
+        p.edge
+            .wms
+            .inbound(b, inbound.id)
+            .await
+            .expect("inbound")
+            .reference,
+        "PO-1"
+    );
+
+    // …and the floor, at the edge, receives it, picks, packs and dispatches.
+    let edge = p.edge.wms.clone();
+    edge.receive(
+        p.caller,
+        serde_json::from_value(
+            json!({"inbound_id": inbound.id, "lines": [{"code": "A", "quantity": 5}]}),
+        )
+        .expect("reception"),
+    )
+    .await
+    .expect("receive");
+    let wave = edge
+        .create_wave(
+            b,
+            serde_json::from_value(json!({"warehouse_id": p.warehouse.0})).expect("wave"),
+        )
+        .await
+        .expect("create wave");
+    for (o, q) in [(r1, 2), (r2, 1)] {
+        edge.pick_scan(
+            p.caller,
+            serde_json::from_value(
+                json!({"wave_id": wave.id, "order_id": o, "code": "A", "quantity": q}),
+            )
+            .expect("scan"),
+        )
+        .await
+        .expect("pick");
+        edge.pack_order(
+            p.caller,
+            serde_json::from_value(
+                json!({"order_id": o, "items": [{"code": "A", "quantity": q}],
+                "packages": [{"weight_g": 800}]}),
+            )
+            .expect("pack"),
+        )
+        .await
+        .expect("pack");
+    }
+    let (runs, _, _) = edge
+        .dispatch_runs(b, Default::default(), Default::default())
+        .await
+        .expect("runs");
+    assert_eq!(runs.len(), 1);
+    let run = edge
+        .close_dispatch_run(p.caller, runs[0].id)
+        .await
+        .expect("close");
+
+    let at_cloud = exchange(&mut p.edge, &p.cloud).await;
+    no_rejections(&at_cloud);
+    let cloud = p.cloud.wms.clone();
+    let received = cloud.inbound(b, inbound.id).await.expect("inbound");
+    assert_eq!(
+        (received.lines[0].accepted, received.status.as_str()),
+        (5, "received")
+    );
+    let w = cloud.wave(b, wave.id).await.expect("wave in the cloud");
+    assert_eq!((w.units_picked, w.status.as_str()), (3, "completed"));
+    for o in [r1, r2] {
+        assert_eq!(status(&cloud, &p, o).await, OrderStatus::Dispatched);
+    }
+    let (shipped, _, _) = cloud
+        .list_shipments(b, Default::default(), Default::default())
+        .await
+        .expect("shipments");
+    let (made, _, _) = edge
+        .list_shipments(b, Default::default(), Default::default())
+        .await
+        .expect("shipments");
+    assert_eq!(
+        shipped, made,
+        "the cloud shows the edge's shipments as made"
+    );
+    let (closed, _, _) = cloud
+        .dispatch_runs(b, Default::default(), Default::default())
+        .await
+        .expect("runs");
+    assert_eq!(closed, vec![run.clone()]);
+    assert!(
+        cloud
+            .manifest(b, run.id)
+            .await
+            .expect("manifest")
+            .starts_with(b"%PDF")
+    );
+    same_books(&p).await;
+    assert_eq!(
+        cloud.stock_level(p.item, p.warehouse).await.expect("level"),
+        (10 + 5 - 3, 0)
+    );
+
+    // Delivered twice (a redelivery after a lost ack): nothing moves.
+    p.edge.sent = 0;
+    let again = exchange(&mut p.edge, &p.cloud).await;
+    assert!(again.iter().all(|o| *o == Outcome::Duplicate), "{again:?}");
+    same_books(&p).await;
+    for node in [&p.cloud.wms, &p.edge.wms] {
+        assert!(
+            node.conflicts(None, 10)
+                .await
+                .expect("conflicts")
+                .is_empty()
+        );
+    }
+}
+
+#[tokio::test]
+async fn releases_reach_every_edge_once() {
+    let mut p = pair().await;
+    let b = p.caller.business_id;
+    let publish = |version: &str| depot_protocol::release::ReleaseCreate {
+        version: version.into(),
+        title: format!("Depot {version}"),
+        notes: "- faster picking\n".into(),
+    };
+    let r = p
+        .cloud
+        .wms
+        .publish_release(publish("1.4.0"))
+        .await
+        .expect("publish");
+    assert!(matches!(
+        p.cloud.wms.publish_release(publish("1.4.0")).await,
+        Err(depot_wms::WmsError::Conflict { .. })
+    ));
+    assert!(matches!(
+        p.cloud.wms.publish_release(publish("next")).await,
+        Err(depot_wms::WmsError::Invalid { .. })
+    ));
+    // A release names no business, and still is in every edge's feed.
+    let edge_id = depot_protocol::sync::EdgeId::parse("mad-1").expect("edge id");
+    p.cloud
+        .wms
+        .register_edge(b, edge_id.clone(), None)
+        .await
+        .expect("register");
+    let page = p
+        .cloud
+        .wms
+        .changes_for(b, edge_id, 0, 1000)
+        .await
+        .expect("page");
+    assert!(
+        page.changes
+            .iter()
+            .any(|c| c.kind == "release.published" && c.payload["version"] == "1.4.0"),
+        "{page:?}"
+    );
+    no_rejections(&exchange(&mut p.cloud, &p.edge).await);
+    assert_eq!(p.edge.wms.releases(10).await.expect("releases"), vec![r]);
+    p.cloud.sent = 0;
+    exchange(&mut p.cloud, &p.edge).await;
+    assert_eq!(p.edge.wms.releases(10).await.expect("releases").len(), 1);
 }

@@ -14,6 +14,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         through_seq: ack.through,
         gap: ack.gap,
         rejected: ack.rejected,
+        hello: false,
     };
     if encode(&whole).len() <= MAX_MESSAGE_BYTES {
         return vec![whole];
@@ -26,6 +27,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         through_seq: i64::MIN,
         gap: false,
         rejected: vec![],
+        hello: false,
     })
     .len();
     let budget = MAX_MESSAGE_BYTES.saturating_sub(envelope);
@@ -37,6 +39,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         through_seq: through,
         gap,
         rejected: chunk,
+        hello: false,
     };
     let mut rejected = rejected;
     rejected.sort_by_key(|r| r.seq);
@@ -82,6 +85,7 @@ mod tests {
                 through_seq: 9,
                 gap: true,
                 rejected: ack.rejected,
+                hello: false,
             }]
         );
     }

@@ -30,7 +30,14 @@
 //! its own reconnects the service keeps paging the edges it knew (a page
 //! lost meanwhile shows the edge a hole, and it says hello); an edge's
 //! `offline` state (its session's) ends its feed. A hello whose cursor is
-//! past the head of the cloud's log is answered with `reset`.
+//! past the head of the cloud's log is answered with `reset`; any other with
+//! an ack marked `hello` carrying the edge's cursor here as it stands, from
+//! which an edge acknowledged further (this database restored from an older
+//! backup) sends again.
+//!
+//! What edges say about themselves (version, the head of their log, online
+//! or offline, from hellos, batches and their retained state) is recorded in
+//! their `edges` row for the edge list and its backlog.
 
 mod ack;
 mod connection;

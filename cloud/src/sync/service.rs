@@ -11,6 +11,7 @@ use depot_protocol::sync::topic::{
 };
 use depot_protocol::sync::{DownMessage, StateMessage, SyncEvent, UpMessage};
 use depot_wms::Wms;
+use depot_wms::sync::Sighting;
 use rumqttc::{AsyncClient, Publish, QoS};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -144,6 +145,7 @@ impl Service {
         let online = encode(&StateMessage::Online {
             version: self.options.version.clone(),
             session: self.options.session.clone(),
+            head: None,
         });
         if let Err(e) = self
             .client
@@ -168,7 +170,7 @@ impl Service {
         };
         match topic.channel {
             Channel::Up => self.up(topic, &publish.payload).await,
-            Channel::State => self.state(topic, &publish.payload),
+            Channel::State => self.state(topic, &publish.payload).await,
             Channel::Down => {
                 tracing::warn!(%topic, reason = "the cloud does not read down topics", "ignored a message");
             }
@@ -181,14 +183,25 @@ impl Service {
                 session,
                 version,
                 cursor,
-            }) => self.hello(topic, session, version, cursor).await,
+                head,
+            }) => {
+                let sighting = Sighting {
+                    session: Some(session),
+                    version: Some(version),
+                    head,
+                };
+                self.hello(topic, sighting, cursor).await;
+            }
             Ok(UpMessage::Batch { session, events }) => self.batch(topic, session, events).await,
             Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
         }
     }
 
-    async fn hello(&mut self, topic: EdgeTopic, session: String, version: String, cursor: i64) {
+    async fn hello(&mut self, topic: EdgeTopic, sighting: Sighting, cursor: i64) {
         let EdgeTopic { business, edge, .. } = topic;
+        let session = sighting.session.clone().unwrap_or_default();
+        let version = sighting.version.clone().unwrap_or_default();
+        let head = sighting.head;
         let record = match self.wms.edge(business, edge.clone()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
@@ -200,14 +213,10 @@ impl Service {
                 return;
             }
         };
-        if let Err(e) = self
-            .wms
-            .edge_seen(business, edge.clone(), Some(version.clone()))
-            .await
-        {
+        if let Err(e) = self.wms.edge_seen(business, edge.clone(), sighting).await {
             tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");
         }
-        tracing::info!(%business, %edge, %session, %version, cursor, up_cursor = record.up_cursor, "edge said hello");
+        tracing::info!(%business, %edge, %session, %version, cursor, ?head, up_cursor = record.up_cursor, "edge said hello");
         if let Some(head) = self.head().await.filter(|head| cursor > *head) {
             // Not a rev of this log (a cloud database restored from an
             // older backup, say): the edge must reload.
@@ -218,11 +227,14 @@ impl Service {
                 .await;
             return;
         }
+        // The cursor as it stands: an edge acknowledged further than this
+        // (a cloud restored from an older backup) sends the rest again.
         let ack = DownMessage::Ack {
             session: session.clone(),
             through_seq: record.up_cursor,
             gap: false,
             rejected: vec![],
+            hello: true,
         };
         self.send(business, &edge, encode(&ack)).await;
         self.edges.insert(
@@ -258,23 +270,43 @@ impl Service {
         self.dirty = true;
     }
 
-    fn state(&mut self, topic: EdgeTopic, payload: &[u8]) {
+    /// An edge's retained state: recorded for the edge list (an edge that
+    /// is not registered changes no row), and `offline` ends its feed.
+    async fn state(&mut self, topic: EdgeTopic, payload: &[u8]) {
         if payload.is_empty() {
             // A retained state being cleared.
             return;
         }
-        match decode::<StateMessage>(payload) {
+        let (business, edge) = (topic.business, topic.edge.clone());
+        let recorded = match decode::<StateMessage>(payload) {
             Ok(StateMessage::Offline { session }) => {
-                let key = (topic.business, topic.edge);
+                let key = (business, edge.clone());
                 if self.edges.get(&key).is_some_and(|d| d.session == session) {
-                    tracing::debug!(business = %key.0, edge = %key.1, %session, "edge went offline");
+                    tracing::debug!(%business, %edge, %session, "edge went offline");
                     self.edges.remove(&key);
                 }
+                self.wms.edge_gone(business, edge, session).await
             }
-            Ok(StateMessage::Online { version, session }) => {
-                tracing::debug!(%topic, %version, %session, "edge is online");
+            Ok(StateMessage::Online {
+                version,
+                session,
+                head,
+            }) => {
+                tracing::debug!(%topic, %version, %session, ?head, "edge is online");
+                let sighting = Sighting {
+                    session: Some(session),
+                    version: Some(version),
+                    head,
+                };
+                self.wms.edge_seen(business, edge, sighting).await
             }
-            Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
+            Err(e) => {
+                tracing::warn!(%topic, reason = %e, "ignored a message");
+                return;
+            }
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(%topic, reason = %e, "cannot record the edge's state");
         }
     }
 
@@ -326,7 +358,9 @@ impl Service {
         let Some(last) = events.last().map(|e| e.seq) else {
             return;
         };
-        let all = events.len() >= SCAN_LIMIT as usize;
+        // A change of no business (a release) concerns every edge.
+        let all =
+            events.len() >= SCAN_LIMIT as usize || events.iter().any(|e| e.business_id.is_none());
         let touched: HashSet<BusinessId> = events.iter().filter_map(|e| e.business_id).collect();
         for ((business, _), downlink) in &mut self.edges {
             if all || touched.contains(business) {

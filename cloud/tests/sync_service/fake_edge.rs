@@ -107,10 +107,22 @@ impl FakeEdge {
     }
 
     pub(crate) async fn hello(&self, session: &str, cursor: i64) {
+        self.hello_as(session, "t", cursor, None).await;
+    }
+
+    /// A hello that reports a version and, as newer edges do, a head.
+    pub(crate) async fn hello_as(
+        &self,
+        session: &str,
+        version: &str,
+        cursor: i64,
+        head: Option<i64>,
+    ) {
         self.send(&UpMessage::Hello {
             session: session.into(),
-            version: "t".into(),
+            version: version.into(),
             cursor,
+            head,
         })
         .await;
     }

@@ -9,6 +9,7 @@
 //! embedded one. Client ids, edge ids and sessions carry a per-run tag, so
 //! runs sharing a broker do not take each other's messages.
 
+mod backlog;
 mod fake_edge;
 mod rig;
 
@@ -72,7 +73,8 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             session: "s1".into(),
             through_seq: 0,
             gap: false,
-            rejected: vec![]
+            rejected: vec![],
+            hello: true,
         }
     );
     let replay = edge
@@ -149,6 +151,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             session: session.into(),
             version: "t".into(),
             cursor: 0,
+            head: None,
         })
     };
     edge.send_raw(&up, b"not json".to_vec()).await;

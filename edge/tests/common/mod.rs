@@ -104,6 +104,8 @@ pub struct Rig {
     /// What the edge connects to: the link when there is one.
     pub broker_url: String,
     pub link: Option<Link>,
+    /// The cloud's HTTP API.
+    pub cloud_base: String,
     stop: oneshot::Sender<()>,
     task: JoinHandle<anyhow::Result<()>>,
 }
@@ -153,6 +155,7 @@ impl Rig {
             (None, broker.url.to_string())
         };
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let cloud_base = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = {
             let cloud = cloud.clone();
@@ -174,6 +177,7 @@ impl Rig {
             node,
             broker_url,
             link,
+            cloud_base,
             stop,
             task,
         }

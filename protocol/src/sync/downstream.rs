@@ -75,6 +75,7 @@ mod tests {
                 rev,
                 id: EventId::new(),
                 origin: "cloud".into(),
+                business_id: None,
                 kind: "k".into(),
                 payload: serde_json::Value::Null,
                 at: crate::now(),

@@ -28,6 +28,10 @@ pub struct Change {
     pub id: EventId,
     /// Where the change was made.
     pub origin: String,
+    /// The business it belongs to; none for what concerns every business
+    /// (a release).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub business_id: Option<crate::BusinessId>,
     pub kind: String,
     pub payload: serde_json::Value,
     pub at: DateTime<Utc>,
@@ -44,6 +48,11 @@ pub enum UpMessage {
         version: String,
         /// The last cloud rev the edge applied.
         cursor: i64,
+        /// The newest event of the edge's own log (its `seq`): with the
+        /// cloud's cursor, how much is still to come up. Optional so that
+        /// peers of either age parse each other.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head: Option<i64>,
     },
     Batch {
         session: String,
@@ -70,6 +79,12 @@ pub enum DownMessage {
         through_seq: i64,
         gap: bool,
         rejected: Vec<Rejection>,
+        /// This acknowledgement answers a hello: `through_seq` is the
+        /// cloud's cursor as it stands, not news about a batch. An edge that
+        /// holds a higher acknowledgement (a cloud restored from an older
+        /// backup) sends again from here. Absent from older clouds' acks.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hello: bool,
     },
     /// Changes `(from_rev, to_rev]`; `more` when a replay continues.
     Changes {
@@ -85,8 +100,17 @@ pub enum DownMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StateMessage {
-    Online { version: String, session: String },
-    Offline { session: String },
+    Online {
+        version: String,
+        session: String,
+        /// The newest event of the edge's log when it came online (edges
+        /// only; optional so that peers of either age parse each other).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        head: Option<i64>,
+    },
+    Offline {
+        session: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -186,6 +210,7 @@ mod tests {
             through_seq: 4,
             gap: false,
             rejected: vec![],
+            hello: false,
         };
         let json = String::from_utf8(encode(&m)).unwrap_or_default();
         assert!(json.starts_with(r#"{"type":"ack""#), "{json}");
@@ -198,6 +223,41 @@ mod tests {
             decode::<UpMessage>(&vec![b' '; MAX_MESSAGE_BYTES + 1]),
             Err(DecodeError::TooLarge(_))
         ));
+    }
+
+    #[test]
+    fn new_fields_are_optional_both_ways() {
+        // What an older edge or cloud sends still parses…
+        let hello: UpMessage =
+            decode(br#"{"type":"hello","session":"s","version":"0.1.0","cursor":3}"#)
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(hello, UpMessage::Hello { head: None, .. }));
+        let ack: DownMessage =
+            decode(br#"{"type":"ack","session":"s","through_seq":2,"gap":false,"rejected":[]}"#)
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(ack, DownMessage::Ack { hello: false, .. }));
+        let online: StateMessage = decode(br#"{"type":"online","version":"0.1.0","session":"s"}"#)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(matches!(online, StateMessage::Online { head: None, .. }));
+        // …and what a newer one sends carries the fields, which an older
+        // reader (no `deny_unknown_fields`) skips.
+        let hello = UpMessage::Hello {
+            session: "s".into(),
+            version: "v".into(),
+            cursor: 3,
+            head: Some(9),
+        };
+        let json = String::from_utf8(encode(&hello)).unwrap_or_default();
+        assert!(json.contains(r#""head":9"#), "{json}");
+        assert_eq!(decode::<UpMessage>(json.as_bytes()), Ok(hello));
+        let ack = DownMessage::Ack {
+            session: "s".into(),
+            through_seq: 2,
+            gap: false,
+            rejected: vec![],
+            hello: true,
+        };
+        assert_eq!(decode::<DownMessage>(&encode(&ack)), Ok(ack));
     }
 
     #[test]

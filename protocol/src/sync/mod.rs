@@ -8,11 +8,15 @@
 //! cloud applies an event only when it is the next one (`seq == cursor + 1`),
 //! skips what it already has, and acknowledges at application level; the
 //! edge prunes only what was acknowledged and, after any reconnect or a
-//! reported gap, sends again from the last acknowledgement.
+//! reported gap, sends again from the last acknowledgement. A cloud that
+//! answers a hello with less than it once acknowledged (restored from an
+//! older backup) moves the acknowledgement back, and the rest goes again.
 //!
 //! Down (cloud → edge): pages of changes `(from_rev, to_rev]` of the cloud's
 //! log; the edge applies a page that starts at or before its cursor and
-//! asks again (hello) when a page would leave a hole.
+//! asks again (hello) when a page would leave a hole. A cursor past the
+//! cloud's log is answered with `reset`: the edge starts over from 0, and
+//! what it already has is skipped by event id.
 
 pub mod downstream;
 pub mod inbox;

@@ -13,6 +13,14 @@
 //!   an ack of the current session can rewind it (an old session's gap report
 //!   is stale); an ack above what was sent (events acknowledged in an earlier
 //!   connection) moves both marks forward.
+//! - The acknowledgement itself moves back only when the cloud says, in the
+//!   current session, that it has less than it once acknowledged: its answer
+//!   to a hello (its cursor as it stands) or a gap report below the
+//!   acknowledgement. That is a cloud restored from an older backup: what it
+//!   lost goes again, and the lower acknowledgement is persisted so a restart
+//!   does not forget it. A stale answer taken for such news costs a resend,
+//!   which the cloud recognizes as duplicates; the opposite mistake would
+//!   lose events, so the rule leans this way.
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +43,22 @@ pub enum Action {
     /// The cloud has everything through `through`: it may be deleted from
     /// the outbox.
     Prune { through: i64 },
+    /// The cloud no longer has what it acknowledged after `to`: record `to`
+    /// as the acknowledgement (lower than before); what follows is sent
+    /// again.
+    Rewind { to: i64 },
+}
+
+/// An application-level acknowledgement, as the cloud sent it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckIn<'a> {
+    /// The session of the hello or batch it answers.
+    pub session: &'a str,
+    pub through: i64,
+    /// The cloud is missing the event after `through`.
+    pub gap: bool,
+    /// It answers a hello: `through` is the cloud's cursor as it stands.
+    pub hello: bool,
 }
 
 impl Outbox {
@@ -103,13 +127,16 @@ impl Outbox {
     }
 
     /// An application-level acknowledgement arrived.
-    pub fn on_ack(
-        &mut self,
-        session: &str,
-        through: i64,
-        gap: bool,
-        now: Instant,
-    ) -> Option<Action> {
+    pub fn on_ack(&mut self, ack: AckIn<'_>, now: Instant) -> Option<Action> {
+        let current = ack.session == self.session;
+        // A seq is never below 0: a negative cursor is nonsense from the wire.
+        let through = ack.through.max(0);
+        if through < self.acked && current && (ack.hello || ack.gap) {
+            self.acked = through;
+            self.sent = through;
+            self.last_progress = now;
+            return Some(Action::Rewind { to: through });
+        }
         let mut action = None;
         if through > self.acked {
             self.acked = through;
@@ -119,7 +146,7 @@ impl Outbox {
         if self.sent < self.acked {
             self.sent = self.acked;
         }
-        if gap && through == self.acked && session == self.session {
+        if ack.gap && through == self.acked && current {
             self.sent = self.acked;
             self.last_progress = now;
         }
@@ -132,6 +159,26 @@ mod tests {
     use super::*;
 
     const T: Duration = Duration::from_secs(10);
+
+    /// The acknowledgement of a batch.
+    fn batch(session: &str, through: i64, gap: bool) -> AckIn<'_> {
+        AckIn {
+            session,
+            through,
+            gap,
+            hello: false,
+        }
+    }
+
+    /// The answer to a hello.
+    fn hello(session: &str, through: i64) -> AckIn<'_> {
+        AckIn {
+            session,
+            through,
+            gap: false,
+            hello: true,
+        }
+    }
 
     fn outbox(acked: i64) -> (Outbox, Instant) {
         let now = Instant::now();
@@ -146,12 +193,12 @@ mod tests {
         assert_eq!(o.poll(250, now), Some(Action::Send { from: 1, to: 100 }));
         assert_eq!(o.poll(250, now), None, "window full");
         assert_eq!(
-            o.on_ack("s1", 60, false, now),
+            o.on_ack(batch("s1", 60, false), now),
             Some(Action::Prune { through: 60 })
         );
         assert_eq!(o.poll(250, now), Some(Action::Send { from: 101, to: 160 }));
         assert_eq!(
-            o.on_ack("s1", 160, false, now),
+            o.on_ack(batch("s1", 160, false), now),
             Some(Action::Prune { through: 160 })
         );
         assert_eq!(o.poll(250, now), Some(Action::Send { from: 161, to: 250 }));
@@ -174,18 +221,18 @@ mod tests {
     fn reconnect_resends_from_the_acknowledgement() {
         let (mut o, now) = outbox(0);
         o.poll(50, now);
-        o.on_ack("s1", 20, false, now);
+        o.on_ack(batch("s1", 20, false), now);
         o.disconnected();
         o.connected("s2".into(), now);
         assert_eq!(o.poll(50, now), Some(Action::Send { from: 21, to: 50 }));
         assert_eq!(
-            o.on_ack("s1", 10, true, now),
+            o.on_ack(batch("s1", 10, true), now),
             None,
             "an old session's gap report does not rewind"
         );
         assert_eq!(o.poll(50, now), None);
         assert_eq!(
-            o.on_ack("s1", 35, false, now),
+            o.on_ack(batch("s1", 35, false), now),
             Some(Action::Prune { through: 35 }),
             "but its acks are facts"
         );
@@ -196,12 +243,12 @@ mod tests {
         let (mut o, now) = outbox(0);
         o.poll(50, now);
         assert_eq!(
-            o.on_ack("s1", 10, true, now),
+            o.on_ack(batch("s1", 10, true), now),
             Some(Action::Prune { through: 10 })
         );
         assert_eq!(o.poll(50, now), Some(Action::Send { from: 11, to: 50 }));
         // A repeated gap report at the same point rewinds again.
-        assert_eq!(o.on_ack("s1", 10, true, now), None);
+        assert_eq!(o.on_ack(batch("s1", 10, true), now), None);
         assert_eq!(o.poll(50, now), Some(Action::Send { from: 11, to: 50 }));
     }
 
@@ -216,13 +263,71 @@ mod tests {
     #[test]
     fn stale_and_future_acks() {
         let (mut o, now) = outbox(40);
-        assert_eq!(o.on_ack("s1", 30, false, now), None);
+        assert_eq!(o.on_ack(batch("s1", 30, false), now), None);
         assert_eq!(o.acked(), 40);
         // Acknowledged in an earlier connection beyond what this one sent.
         assert_eq!(
-            o.on_ack("s1", 70, false, now),
+            o.on_ack(batch("s1", 70, false), now),
             Some(Action::Prune { through: 70 })
         );
         assert_eq!(o.poll(80, now), Some(Action::Send { from: 71, to: 80 }));
+    }
+
+    #[test]
+    fn a_cloud_that_lost_acknowledged_events_gets_them_again() {
+        let (mut o, now) = outbox(0);
+        assert_eq!(o.poll(80, now), Some(Action::Send { from: 1, to: 80 }));
+        assert_eq!(
+            o.on_ack(batch("s1", 80, false), now),
+            Some(Action::Prune { through: 80 })
+        );
+        assert_eq!(o.poll(80, now), None, "all acknowledged");
+        // A cloud restored from a backup answers the hello with less.
+        assert_eq!(
+            o.on_ack(hello("s1", 30), now),
+            Some(Action::Rewind { to: 30 })
+        );
+        assert_eq!(o.acked(), 30);
+        assert_eq!(o.poll(80, now), Some(Action::Send { from: 31, to: 80 }));
+        assert_eq!(
+            o.on_ack(batch("s1", 80, false), now),
+            Some(Action::Prune { through: 80 })
+        );
+        assert_eq!(o.poll(80, now), None);
+    }
+
+    #[test]
+    fn a_gap_below_the_acknowledgement_rewinds_it() {
+        // A stale ack of the old cloud moved the acknowledgement past what
+        // the restored one has; its gap report puts it back.
+        let (mut o, now) = outbox(50);
+        assert_eq!(o.poll(60, now), Some(Action::Send { from: 51, to: 60 }));
+        assert_eq!(
+            o.on_ack(batch("s1", 20, true), now),
+            Some(Action::Rewind { to: 20 })
+        );
+        assert_eq!(o.poll(60, now), Some(Action::Send { from: 21, to: 60 }));
+    }
+
+    #[test]
+    fn only_the_current_session_moves_the_acknowledgement_back() {
+        let (mut o, now) = outbox(40);
+        assert_eq!(o.on_ack(hello("s0", 10), now), None);
+        assert_eq!(o.on_ack(batch("s0", 10, true), now), None);
+        // A plain ack below the acknowledgement is old news.
+        assert_eq!(o.on_ack(batch("s1", 10, false), now), None);
+        assert_eq!(o.acked(), 40);
+        // An answer to a hello at or above it is an ordinary ack.
+        assert_eq!(o.on_ack(hello("s1", 40), now), None);
+        assert_eq!(
+            o.on_ack(hello("s1", 45), now),
+            Some(Action::Prune { through: 45 })
+        );
+        // Nonsense from the wire does not move it below 0.
+        assert_eq!(
+            o.on_ack(hello("s1", -7), now),
+            Some(Action::Rewind { to: 0 })
+        );
+        assert_eq!(o.poll(3, now), Some(Action::Send { from: 1, to: 3 }));
     }
 }

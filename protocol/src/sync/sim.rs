@@ -1,11 +1,13 @@
 //! A simulated link between an edge's outbox and the cloud's inbox that
-//! duplicates, drops, delays and reorders messages and reconnects at random:
-//! whatever happens, once the link heals every event is applied exactly
-//! once, in order, and the edge may prune all of it.
+//! duplicates, drops, delays and reorders messages and reconnects at random,
+//! while the cloud is now and then restored from an older backup (it loses
+//! the tail of what it applied): whatever happens, once the link heals every
+//! event is applied exactly once, in order, in the cloud as it now is, and
+//! the edge's acknowledgement covers all of it.
 
 use super::inbox;
 use super::message::{DownMessage, SyncEvent, UpMessage};
-use super::outbox::{Action, Outbox};
+use super::outbox::{AckIn, Action, Outbox};
 use crate::EventId;
 use proptest::prelude::*;
 use std::time::{Duration, Instant};
@@ -15,13 +17,19 @@ const RESEND: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone)]
 enum Op {
     Append(i64),
-    Poll { chunk: usize },
+    Poll {
+        chunk: usize,
+    },
     DeliverUp(usize),
     DuplicateUp(usize),
     DropUp(usize),
     DeliverDown(usize),
     DropDown(usize),
     Reconnect,
+    Hello,
+    /// The cloud comes back from a backup holding this share (in 1/8ths) of
+    /// what it had applied.
+    Restore(i64),
     Tick(u64),
 }
 
@@ -35,6 +43,8 @@ fn op() -> impl Strategy<Value = Op> {
         5 => any::<usize>().prop_map(Op::DeliverDown),
         1 => any::<usize>().prop_map(Op::DropDown),
         1 => Just(Op::Reconnect),
+        1 => Just(Op::Hello),
+        1 => (0i64..8).prop_map(Op::Restore),
         1 => (0u64..8).prop_map(Op::Tick),
     ]
 }
@@ -47,6 +57,9 @@ struct World {
     up: Vec<UpMessage>,
     down: Vec<DownMessage>,
     cursor: i64,
+    /// The highest cursor any copy of the cloud ever had: no ack can
+    /// report more.
+    high_water: i64,
     applied: Vec<i64>,
     pruned: i64,
 }
@@ -64,6 +77,7 @@ impl World {
             up: vec![],
             down: vec![],
             cursor: 0,
+            high_water: 0,
             applied: vec![],
             pruned: 0,
         }
@@ -92,11 +106,15 @@ impl World {
             }
             Some(Action::Prune { through }) => {
                 assert!(
-                    through <= self.cursor,
+                    through <= self.high_water,
                     "pruned {through} before the cloud applied it ({})",
-                    self.cursor
+                    self.high_water
                 );
                 self.pruned = self.pruned.max(through);
+            }
+            Some(Action::Rewind { to }) => {
+                assert!(to < self.pruned, "a rewind to {to} from {}", self.pruned);
+                self.pruned = to;
             }
             None => {}
         }
@@ -106,20 +124,40 @@ impl World {
         if self.up.is_empty() {
             return;
         }
-        let m = self.up.remove(i % self.up.len());
-        if let UpMessage::Batch { session, events } = m {
-            let plan = inbox::plan(self.cursor, &events);
-            for &i in &plan.apply {
-                self.applied.push(events[i].seq);
+        match self.up.remove(i % self.up.len()) {
+            UpMessage::Batch { session, events } => {
+                let plan = inbox::plan(self.cursor, &events);
+                for &i in &plan.apply {
+                    self.applied.push(events[i].seq);
+                }
+                self.cursor = plan.through;
+                self.high_water = self.high_water.max(self.cursor);
+                self.down.push(DownMessage::Ack {
+                    session,
+                    through_seq: plan.through,
+                    gap: plan.gap,
+                    rejected: vec![],
+                    hello: false,
+                });
             }
-            self.cursor = plan.through;
-            self.down.push(DownMessage::Ack {
+            // The cloud answers a hello with its cursor as it stands.
+            UpMessage::Hello { session, .. } => self.down.push(DownMessage::Ack {
                 session,
-                through_seq: plan.through,
-                gap: plan.gap,
+                through_seq: self.cursor,
+                gap: false,
                 rejected: vec![],
-            });
+                hello: true,
+            }),
         }
+    }
+
+    fn hello(&mut self) {
+        self.up.push(UpMessage::Hello {
+            session: self.outbox.session().to_owned(),
+            version: "sim".into(),
+            cursor: 0,
+            head: Some(self.head),
+        });
     }
 
     fn deliver_down(&mut self, i: usize) {
@@ -130,10 +168,17 @@ impl World {
             session,
             through_seq,
             gap,
+            hello,
             ..
         } = self.down.remove(i % self.down.len())
         {
-            let action = self.outbox.on_ack(&session, through_seq, gap, self.now);
+            let ack = AckIn {
+                session: &session,
+                through: through_seq,
+                gap,
+                hello,
+            };
+            let action = self.outbox.on_ack(ack, self.now);
             self.act(action, 1);
         }
     }
@@ -162,17 +207,34 @@ impl World {
                 self.outbox.disconnected();
                 self.outbox
                     .connected(format!("s{}", self.sessions), self.now);
+                self.hello();
+            }
+            Op::Hello => self.hello(),
+            Op::Restore(eighths) => {
+                // Consistent, as a backup is: the events and the cursor
+                // from the same moment. What was in flight stays in flight.
+                self.cursor = self.cursor * eighths / 8;
+                self.applied
+                    .truncate(usize::try_from(self.cursor).unwrap_or(0));
             }
             Op::Tick(s) => self.now += Duration::from_secs(s),
             _ => {}
         }
     }
 
-    /// The link heals: messages flow in order, time passes.
+    /// The link heals: messages flow in order, time passes, and the edge
+    /// says hello now and then (as it does every few seconds).
     fn heal(&mut self) {
-        for _ in 0..10_000 {
-            if self.outbox.acked() == self.head && self.up.is_empty() && self.down.is_empty() {
+        for round in 0..10_000 {
+            if round > 0
+                && self.outbox.acked() == self.head
+                && self.up.is_empty()
+                && self.down.is_empty()
+            {
                 return;
+            }
+            if round % 5 == 0 {
+                self.hello();
             }
             let a = self.outbox.poll(self.head, self.now);
             self.act(a, 7);
@@ -199,6 +261,7 @@ proptest! {
         }
         w.heal();
         prop_assert_eq!(&w.applied, &(1..=w.head).collect::<Vec<_>>());
+        prop_assert_eq!(w.cursor, w.head);
         prop_assert_eq!(w.outbox.acked(), w.head);
         prop_assert_eq!(w.pruned, w.head);
     }

@@ -9,7 +9,9 @@ use axum::extract::State;
 use depot_protocol::{ErrorBody, ListEnvelope};
 
 /// The business's registered edges (extension): node number, version, last
-/// seen, and how far their log has been applied in the cloud.
+/// seen, how far their log has been applied in the cloud (`up_cursor`), the
+/// newest event each reported (`reported_head`) and so its `backlog`, and
+/// whether it is `online` (its retained state, or a hello since).
 #[utoipa::path(get, path = "/v1/edges/{business_id}/list", tag = "edges",
     params(("business_id" = i32, Path, description = "The business")),
     responses((status = 200, body = ListEnvelope<EdgeRecord>), (status = 401, body = ErrorBody)),

@@ -2,9 +2,11 @@
 //! (and by the edge), described as OpenAPI from the same code.
 
 pub mod business;
+pub mod conflicts;
 pub mod documents;
 pub mod edges;
 pub mod error;
+pub mod events;
 pub mod extract;
 pub mod inbound;
 pub mod inventory;
@@ -35,7 +37,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
     modifiers(&ApiKeyAuth),
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
-        (name = "printers"), (name = "documents"), (name = "edges"))
+        (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"))
 )]
 pub struct ApiDoc;
 
@@ -63,22 +65,34 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> e
 
 /// The routes with their OpenAPI description.
 pub fn routes() -> OpenApiRouter<Wms> {
+    edge_routes()
+        .routes(routes!(items::create))
+        .routes(routes!(items::edit))
+        .routes(routes!(orders::create))
+        .routes(routes!(inbound::create))
+        .routes(routes!(tracking::carrier_webhook))
+        .routes(routes!(printers::create))
+        .routes(routes!(printers::edit))
+        .routes(routes!(edges::list))
+        .merge(uploads())
+}
+
+/// What an edge serves: the warehouse floor's routes. What only the cloud
+/// may create (items, orders, inbound orders, printers, documents) is
+/// read-only here, so nothing made at the edge has to be refused later.
+pub fn edge_routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(business::my))
         .routes(routes!(business::my_warehouses))
         .routes(routes!(business::get))
         .routes(routes!(business::warehouses))
         .routes(routes!(items::list))
-        .routes(routes!(items::create))
-        .routes(routes!(items::edit))
         .routes(routes!(inventory::list))
         .routes(routes!(inventory::adjust))
         .routes(routes!(orders::list))
-        .routes(routes!(orders::create))
         .routes(routes!(orders::get))
         .routes(routes!(orders::set_status))
         .routes(routes!(inbound::list))
-        .routes(routes!(inbound::create))
         .routes(routes!(inbound::reception))
         .routes(routes!(picking::list))
         .routes(routes!(picking::create))
@@ -87,32 +101,33 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(shipments::list))
         .routes(routes!(shipments::generate_label))
         .routes(routes!(tracking::track))
-        .routes(routes!(tracking::carrier_webhook))
         .routes(routes!(outbounds::list))
         .routes(routes!(outbounds::close))
         .routes(routes!(outbounds::manifest))
         .routes(routes!(printers::list))
-        .routes(routes!(printers::create))
-        .routes(routes!(printers::edit))
         .routes(routes!(documents::list_categories))
         .routes(routes!(documents::list))
         .routes(routes!(documents::download))
-        .routes(routes!(edges::list))
-        .merge(large_bodies())
+        .routes(routes!(conflicts::list))
+        .routes(routes!(events::list))
+        .merge(print_jobs())
 }
 
-/// Routes that take more than the JSON body limit: print jobs and document
-/// uploads, each with its own ceiling (the innermost limit wins).
-fn large_bodies() -> OpenApiRouter<Wms> {
-    let jobs = OpenApiRouter::new()
+/// Print jobs take more than the JSON body limit: their own ceiling (the
+/// innermost limit wins).
+fn print_jobs() -> OpenApiRouter<Wms> {
+    OpenApiRouter::new()
         .routes(routes!(printers::submit, printers::jobs))
         .layer(DefaultBodyLimit::max(
             depot_protocol::printing::MAX_JOB_BYTES,
-        ));
-    let uploads = OpenApiRouter::new()
+        ))
+}
+
+/// Document uploads, with a ceiling of their own.
+fn uploads() -> OpenApiRouter<Wms> {
+    OpenApiRouter::new()
         .routes(routes!(documents::upload))
         .layer(DefaultBodyLimit::max(
             depot_protocol::document::MAX_DOCUMENT_BYTES + 64 * 1024,
-        ));
-    jobs.merge(uploads)
+        ))
 }

@@ -74,8 +74,10 @@ pub fn outgoing_head(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
-/// Events of a business in `(after, upto]` (log positions), of the given
-/// kinds, not made by `exclude_origin`: what one edge should be sent.
+/// Events of a business in `(after, upto]` (log positions), and those of
+/// no business (releases), of the given kinds, not made by
+/// `exclude_origin`: what one edge should be sent. Two ordered index scans
+/// merged, so a page costs its length however long the log.
 pub fn for_edge(
     conn: &Connection,
     business: BusinessId,
@@ -87,9 +89,14 @@ pub fn for_edge(
 ) -> Result<Vec<Event>> {
     let kinds = serde_json::to_string(kinds)?;
     let mut stmt = conn.prepare_cached(
-        "SELECT seq, id, origin, business_id, kind, payload, at FROM events
-         WHERE business_id = ?1 AND seq > ?2 AND seq <= ?6 AND origin != ?3
-           AND kind IN (SELECT value FROM json_each(?4))
+        "SELECT seq, id, origin, business_id, kind, payload, at FROM (
+             SELECT seq, id, origin, business_id, kind, payload, at FROM events
+             WHERE business_id = ?1 AND seq > ?2 AND seq <= ?6 AND origin != ?3
+               AND kind IN (SELECT value FROM json_each(?4))
+             UNION ALL
+             SELECT seq, id, origin, business_id, kind, payload, at FROM events
+             WHERE business_id IS NULL AND seq > ?2 AND seq <= ?6 AND origin != ?3
+               AND kind IN (SELECT value FROM json_each(?4)))
          ORDER BY seq LIMIT ?5",
     )?;
     let rows = stmt.query_map(
@@ -97,6 +104,34 @@ pub fn for_edge(
         |r| row_at(r, 0),
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A business's events after `after`, oldest first, optionally of one
+/// kind: what a station screen follows.
+pub fn for_business(
+    conn: &Connection,
+    business: BusinessId,
+    after: i64,
+    kind: Option<&str>,
+    limit: u32,
+) -> Result<Vec<Event>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, id, origin, business_id, kind, payload, at FROM events
+         WHERE business_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3)
+         ORDER BY seq LIMIT ?4",
+    )?;
+    let rows = stmt.query_map(params![business.0, after, kind, limit], |r| row_at(r, 0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// One event by its id.
+pub fn by_id(conn: &Connection, id: EventId) -> Result<Option<Event>> {
+    super::maybe(
+        conn.prepare_cached(
+            "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE id = ?1",
+        )?
+        .query_row([id.0.to_string()], |r| row_at(r, 0)),
+    )
 }
 
 /// The newest position of the log (0 when empty).

@@ -211,3 +211,42 @@ pub fn list(
     }
     Ok((orders, total, filtered))
 }
+
+/// An inbound order made on another node, with its id and lines; a second
+/// delivery of it changes nothing.
+pub fn insert_replica(conn: &Connection, o: &InboundOrder) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "INSERT OR IGNORE INTO inbound_orders (id, business_id, warehouse_id, reference, supplier, status, expected_at,
+                                         created_at, updated_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            o.id,
+            o.business_id.0,
+            o.warehouse_id.0,
+            o.reference,
+            o.supplier,
+            o.status.as_str(),
+            o.expected_at.map(|d| d.to_string()),
+            ts(&o.created_at),
+            ts(&o.updated_at)
+        ])?;
+    if n == 0 {
+        return Ok(false);
+    }
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO inbound_lines (inbound_id, line_no, item_id, expected, accepted, rejected) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for l in &o.lines {
+        stmt.execute(params![
+            o.id,
+            l.line_no,
+            l.item_id.0,
+            l.expected,
+            l.accepted,
+            l.rejected
+        ])?;
+    }
+    Ok(true)
+}

@@ -10,6 +10,7 @@ pub mod ledger;
 pub mod orders;
 pub mod picking;
 pub mod printing;
+pub mod releases;
 pub mod replica;
 pub mod shipping;
 pub mod sync;
@@ -30,6 +31,8 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/005_outbound_numbering.sql")),
         M::up(include_str!("schema/006_sync.sql")),
         M::up(include_str!("schema/007_link_state.sql")),
+        M::up(include_str!("schema/008_releases.sql")),
+        M::up(include_str!("schema/009_edge_backlog.sql")),
     ])
 }
 

@@ -256,3 +256,78 @@ pub fn location(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Resu
         .query_row(params![item.0, warehouse.0], |r| r.get(0)),
     )
 }
+
+/// A wave made on another node, with its ids and lines as they were there;
+/// the lines keep the order they were laid out in.
+pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at, completed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        w.id,
+        w.business_id.0,
+        w.warehouse_id.0,
+        w.status.as_str(),
+        w.carrier,
+        w.cutoff.as_ref().map(ts),
+        ts(&w.created_at),
+        w.completed_at.as_ref().map(ts)
+    ])?;
+    let mut lines: Vec<&PickLine> = w.pick_lists.iter().flat_map(|p| &p.lines).collect();
+    lines.sort_by(|a, b| {
+        (a.location.is_none(), &a.location, &a.sku, a.id).cmp(&(
+            b.location.is_none(),
+            &b.location,
+            &b.sku,
+            b.id,
+        ))
+    });
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, picked, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for (seq, l) in lines.into_iter().enumerate() {
+        stmt.execute(params![
+            l.id,
+            w.id,
+            l.order_id.0,
+            l.item_id.0,
+            l.sku,
+            l.location,
+            l.lot,
+            l.expiry.map(|d| d.to_string()),
+            l.quantity,
+            l.picked,
+            seq as i64
+        ])?;
+    }
+    Ok(())
+}
+
+/// The wave an order is in, if any.
+pub fn order_wave(conn: &Connection, order: OrderId) -> Result<Option<i64>> {
+    Ok(maybe(
+        conn.prepare_cached("SELECT wave_id FROM orders WHERE id = ?1")?
+            .query_row([order.0], |r| r.get::<_, Option<i64>>(0)),
+    )?
+    .flatten())
+}
+
+/// Units still to pick in a wave, leaving out cancelled orders' lines.
+pub fn wave_remaining(conn: &Connection, wave: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(p.quantity - p.picked), 0) FROM pick_lines p JOIN orders o ON o.id = p.order_id
+             WHERE p.wave_id = ?1 AND o.status != 'cancelled'",
+        )?
+        .query_row([wave], |r| r.get(0))?)
+}
+
+/// The wave and remaining units of a pick line.
+pub fn line_state(conn: &Connection, line: i64) -> Result<Option<(i64, i64)>> {
+    maybe(
+        conn.prepare_cached("SELECT wave_id, quantity - picked FROM pick_lines WHERE id = ?1")?
+            .query_row([line], |r| Ok((r.get(0)?, r.get(1)?))),
+    )
+}

@@ -127,3 +127,26 @@ pub fn jobs(conn: &Connection, printer: i64, limit: u32) -> Result<Vec<PrintJob>
     let rows = stmt.query_map(params![printer, limit], job_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
+
+/// A printer as the cloud configured it. The device state (status, last
+/// seen) is this node's own observation and is kept.
+pub fn upsert_replica(conn: &Connection, p: &Printer) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO printers (id, business_id, name, kind, connection, station, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind, connection = excluded.connection,
+             station = excluded.station, updated_at = excluded.updated_at
+         WHERE excluded.updated_at >= printers.updated_at",
+    )?
+    .execute(params![
+        p.id,
+        p.business_id.0,
+        p.name,
+        p.kind.as_str(),
+        p.connection,
+        p.station,
+        ts(&p.created_at),
+        ts(&p.updated_at)
+    ])?;
+    Ok(())
+}

@@ -3,7 +3,7 @@
 use super::{maybe, ts};
 use crate::error::Result;
 use depot_protocol::catalog::Item;
-use depot_protocol::event::Event;
+use depot_protocol::event::{Event, EventKind};
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
 use depot_protocol::{BusinessId, Timestamp};
 use rusqlite::{Connection, params};
@@ -11,7 +11,8 @@ use rusqlite::{Connection, params};
 pub fn upsert_business(conn: &Connection, b: &Business) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO businesses (id, name, currency, timezone, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone",
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone,
+                                        created_at = excluded.created_at",
     )?
     .execute(params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at)])?;
     Ok(())
@@ -37,6 +38,11 @@ pub fn upsert_warehouse(conn: &Connection, w: &Warehouse) -> Result<()> {
 }
 
 pub fn upsert_key(conn: &Connection, k: &ApiKey, hash: &[u8]) -> Result<()> {
+    // The same key provisioned in an edge's configuration (a row of the
+    // edge's own, under another id): the cloud's record takes its place, so
+    // the cloud's revocation reaches it.
+    conn.prepare_cached("DELETE FROM api_keys WHERE hash = ?1 AND id <> ?2")?
+        .execute(params![hash, k.id.0])?;
     conn.prepare_cached(
         "INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at, revoked_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
@@ -77,12 +83,44 @@ pub fn record_conflict(
     resolution: &str,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached(
+    let n = conn.prepare_cached(
         "INSERT OR IGNORE INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?
     .execute(params![e.business_id.map(|b| b.0), e.id.0.to_string(), e.origin, e.kind, reason, resolution, ts(at)])?;
+    if n == 0 {
+        return Ok(());
+    }
+    // Into this node's own log too, so whoever follows the log (a station
+    // screen, the cloud for an edge) sees it happen.
+    let origin: String = conn
+        .prepare_cached("SELECT origin FROM node WHERE singleton = 1")?
+        .query_row([], |r| r.get(0))?;
+    let noted = ConflictNoted {
+        event_id: e.id.0.to_string(),
+        origin: e.origin.clone(),
+        kind: e.kind.clone(),
+        reason: reason.to_owned(),
+        resolution: resolution.to_owned(),
+    };
+    super::events::append(
+        conn,
+        &origin,
+        e.business_id,
+        EventKind::SyncConflict,
+        &noted,
+    )?;
     Ok(())
+}
+
+/// The payload of a `sync.conflict` event.
+#[derive(serde::Serialize)]
+struct ConflictNoted {
+    event_id: String,
+    origin: String,
+    kind: String,
+    reason: String,
+    resolution: String,
 }
 
 /// A recorded conflict.
@@ -97,6 +135,63 @@ pub struct Conflict {
     pub at: String,
 }
 
+/// Narrows a conflict listing.
+#[derive(Debug, Clone, Default)]
+pub struct ConflictFilter {
+    pub kind: Option<String>,
+    /// Only events that were not applied (true) or only merges (false).
+    pub rejected: Option<bool>,
+}
+
+/// A page of a business's conflicts, newest first, with the business's
+/// total and the filtered count.
+pub fn conflict_page(
+    conn: &Connection,
+    business: BusinessId,
+    f: &ConflictFilter,
+    page: depot_protocol::Page,
+) -> Result<(Vec<Conflict>, u64, u64)> {
+    const WHERE: &str = "WHERE business_id = ?1 AND (?2 IS NULL OR kind = ?2)
+           AND (?3 IS NULL OR (resolution = 'rejected') = ?3)";
+    let args = params![business.0, f.kind, f.rejected];
+    let total: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM sync_conflicts WHERE business_id = ?1")?
+        .query_row([business.0], |r| r.get(0))?;
+    let filtered: i64 = conn
+        .prepare_cached(&format!("SELECT COUNT(*) FROM sync_conflicts {WHERE}"))?
+        .query_row(args, |r| r.get(0))?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts {WHERE}
+         ORDER BY id DESC LIMIT ?4 OFFSET ?5"
+    ))?;
+    let rows = stmt.query_map(
+        params![
+            business.0,
+            f.kind,
+            f.rejected,
+            page.length as i64,
+            page.start as i64
+        ],
+        conflict_row,
+    )?;
+    Ok((
+        rows.collect::<rusqlite::Result<_>>()?,
+        total as u64,
+        filtered as u64,
+    ))
+}
+
+fn conflict_row(r: &rusqlite::Row) -> rusqlite::Result<Conflict> {
+    Ok(Conflict {
+        event_id: r.get(0)?,
+        origin: r.get(1)?,
+        kind: r.get(2)?,
+        reason: r.get(3)?,
+        resolution: r.get(4)?,
+        at: r.get(5)?,
+    })
+}
+
 pub fn conflicts(
     conn: &Connection,
     business: Option<BusinessId>,
@@ -106,15 +201,6 @@ pub fn conflicts(
         "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts
          WHERE ?1 IS NULL OR business_id = ?1 ORDER BY id DESC LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![business.map(|b| b.0), limit], |r| {
-        Ok(Conflict {
-            event_id: r.get(0)?,
-            origin: r.get(1)?,
-            kind: r.get(2)?,
-            reason: r.get(3)?,
-            resolution: r.get(4)?,
-            at: r.get(5)?,
-        })
-    })?;
+    let rows = stmt.query_map(params![business.map(|b| b.0), limit], conflict_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -376,3 +376,57 @@ pub fn runs(
     }
     Ok((list, total, filtered))
 }
+
+/// A shipment made on another node, with its id, tracking number and
+/// packages as they were there.
+pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, tracking_number, status,
+                                dispatch_run_id, estimated_delivery, packed_at, dispatched_at, delivered_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+    )?
+    .execute(params![
+        s.id,
+        s.business_id.0,
+        s.order_id.0,
+        s.warehouse_id.0,
+        s.carrier,
+        s.service,
+        Some(&s.tracking_number).filter(|t| !t.is_empty()),
+        s.status.as_str(),
+        s.dispatch_run_id,
+        s.estimated_delivery.map(|d| d.to_string()),
+        ts(&s.packed_at),
+        s.dispatched_at.as_ref().map(ts),
+        s.delivered_at.as_ref().map(ts)
+    ])?;
+    for p in &s.packages {
+        insert_package(conn, s.id, p)?;
+    }
+    Ok(())
+}
+
+/// A run another node opened, known here by its id (open until its
+/// closing arrives).
+pub fn ensure_run(
+    conn: &Connection,
+    id: i64,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    carrier: &str,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT OR IGNORE INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
+    )?
+    .execute(params![id, business.0, warehouse.0, carrier, ts(at)])?;
+    Ok(())
+}
+
+/// Puts a shipment in a run (or takes it out, with `None`).
+pub fn set_run(conn: &Connection, shipment: i64, run: Option<i64>) -> Result<()> {
+    conn.prepare_cached("UPDATE shipments SET dispatch_run_id = ?2 WHERE id = ?1")?
+        .execute(params![shipment, run])?;
+    Ok(())
+}

@@ -1,5 +1,6 @@
-//! Sync bookkeeping: registered edges and cursors (cloud side), the
-//! acknowledgement and down cursor (edge side).
+//! Sync bookkeeping: registered edges, their cursors and what they report
+//! (cloud side), the acknowledgement, down cursor and keys provisioned in
+//! the box's configuration (edge side).
 
 use super::{maybe, parse_ts, ts};
 use crate::error::Result;
@@ -18,7 +19,19 @@ pub struct EdgeRecord {
     /// The last event of its log applied here.
     pub up_cursor: i64,
     pub last_seen: Option<chrono::DateTime<chrono::Utc>>,
+    /// The version it runs, from its hello or state.
     pub version: Option<String>,
+    /// The newest event of its log, as it last reported (hello, state,
+    /// batches); `None` until an edge that reports it has been heard from.
+    pub reported_head: Option<i64>,
+    /// Events it made that are not applied here yet: `reported_head -
+    /// up_cursor` (never below 0; `None` when the head is unknown).
+    pub backlog: Option<i64>,
+    /// Its retained state says it is connected (`online`; `offline` once its
+    /// last will is published), or it said hello since.
+    pub online: bool,
+    /// When its state last changed, as seen here.
+    pub state_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 pub fn register_edge(
@@ -36,21 +49,33 @@ pub fn register_edge(
     Ok(node)
 }
 
-const COLS: &str = "business_id, edge_id, node, name, registered_at, up_cursor, last_seen, version";
+const COLS: &str = "business_id, edge_id, node, name, registered_at, up_cursor, last_seen, version,
+                    reported_head, online, state_at";
+
+fn opt_ts(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Option<chrono::DateTime<chrono::Utc>>> {
+    r.get::<_, Option<String>>(i)?
+        .map(|s| parse_ts(&s))
+        .transpose()
+}
 
 fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
+    let up_cursor: i64 = r.get(5)?;
+    let reported_head: Option<i64> = r.get(8)?;
     Ok(EdgeRecord {
         business_id: BusinessId(r.get(0)?),
         edge_id: r.get(1)?,
         node: r.get(2)?,
         name: r.get(3)?,
         registered_at: parse_ts(&r.get::<_, String>(4)?)?,
-        up_cursor: r.get(5)?,
-        last_seen: r
-            .get::<_, Option<String>>(6)?
-            .map(|s| parse_ts(&s))
-            .transpose()?,
+        up_cursor,
+        last_seen: opt_ts(r, 6)?,
         version: r.get(7)?,
+        reported_head,
+        // A head reported before the events reached here can be below the
+        // cursor for a moment (a late hello): nothing is waiting then.
+        backlog: reported_head.map(|h| (h - up_cursor).max(0)),
+        online: r.get(9)?,
+        state_at: opt_ts(r, 10)?,
     })
 }
 
@@ -78,22 +103,74 @@ pub fn advance(
     cursor: i64,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached("UPDATE edges SET up_cursor = MAX(up_cursor, ?3), last_seen = ?4 WHERE business_id = ?1 AND edge_id = ?2")?
-        .execute(params![business.0, edge, cursor, ts(at)])?;
+    // The edge's head is at least what it sent: a batch keeps the backlog
+    // from going stale between hellos without a write of its own. An edge
+    // that never reported a head (an older version) keeps an unknown one,
+    // rather than a backlog of 0 that nobody measured.
+    conn.prepare_cached(
+        "UPDATE edges SET up_cursor = MAX(up_cursor, ?3), last_seen = ?4,
+                reported_head = MAX(reported_head, ?3)
+         WHERE business_id = ?1 AND edge_id = ?2",
+    )?
+    .execute(params![business.0, edge, cursor, ts(at)])?;
     Ok(())
 }
 
+/// What an edge said about itself in a hello or its `online` state.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sighting {
+    /// The edge's run (its hello's and state's session).
+    pub session: Option<String>,
+    pub version: Option<String>,
+    /// The newest event of its log.
+    pub head: Option<i64>,
+}
+
+/// An edge said hello or `online`: it is there, now, in this session. The
+/// head it reports replaces the stored one (a head only grows, short of a
+/// new box; an old report arriving late is corrected by the next).
 pub fn seen(
     conn: &Connection,
     business: BusinessId,
     edge: &str,
-    version: Option<&str>,
+    s: &Sighting,
     at: &Timestamp,
 ) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version) WHERE business_id = ?1 AND edge_id = ?2",
+        "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
+                reported_head = COALESCE(?5, reported_head),
+                state_at = CASE WHEN online = 1 AND state_session IS ?6 THEN state_at ELSE ?3 END,
+                online = 1, state_session = COALESCE(?6, state_session)
+         WHERE business_id = ?1 AND edge_id = ?2",
     )?
-    .execute(params![business.0, edge, ts(at), version])?;
+    .execute(params![
+        business.0,
+        edge,
+        ts(at),
+        s.version,
+        s.head,
+        s.session
+    ])?;
+    Ok(())
+}
+
+/// An edge's last will (or clean goodbye) said `offline` for `session`.
+/// Only the run that is online can go offline: the will of an earlier run,
+/// which the broker may publish after the next run's `online`, changes
+/// nothing.
+pub fn gone(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &str,
+    session: &str,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE edges SET online = 0, state_at = ?4
+         WHERE business_id = ?1 AND edge_id = ?2 AND online = 1
+           AND (state_session IS NULL OR state_session = ?3)",
+    )?
+    .execute(params![business.0, edge, session, ts(at)])?;
     Ok(())
 }
 
@@ -109,6 +186,27 @@ pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> 
         "UPDATE sync_state SET acked = MAX(acked, ?1), last_ack_at = ?2 WHERE singleton = 1",
     )?
     .execute(params![through, ts(at)])?;
+    Ok(())
+}
+
+/// Edge side: the cloud has less than it acknowledged (restored from an
+/// older backup); the acknowledgement moves back to `to` so the outbox sends
+/// the rest again, after a restart too. Never moves it forward.
+pub fn rewind_acked(conn: &Connection, to: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE sync_state SET acked = ?1 WHERE singleton = 1 AND acked > ?1")?
+        .execute([to.max(0)])?;
+    Ok(())
+}
+
+/// Edge side: the cloud cannot serve from the down cursor: start over from
+/// the beginning of its log (applying is idempotent by event id), and count
+/// it.
+pub fn reset_down_cursor(conn: &Connection, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sync_state SET down_cursor = 0, resets = resets + 1, last_reset_at = ?1
+         WHERE singleton = 1",
+    )?
+    .execute([ts(at)])?;
     Ok(())
 }
 
@@ -151,12 +249,26 @@ pub struct SyncSnapshot {
     pub cloud_cursor: i64,
     /// Events from elsewhere that clashed here.
     pub conflicts: i64,
+    /// How often the cloud made this box reload its changes from the start
+    /// (`reset`: a cloud restored from an older backup), and when last.
+    pub resets: i64,
+    pub last_reset_at: Option<String>,
 }
 
 pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
-    let (acked, cloud_cursor, last_ack_at, connected, connected_since): (i64, i64, Option<String>, bool, Option<String>) = conn
-        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since FROM sync_state WHERE singleton = 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))?;
+    type Row = (
+        i64,
+        i64,
+        Option<String>,
+        bool,
+        Option<String>,
+        i64,
+        Option<String>,
+    );
+    let (acked, cloud_cursor, last_ack_at, connected, connected_since, resets, last_reset_at): Row = conn
+        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since, resets, last_reset_at
+                         FROM sync_state WHERE singleton = 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))?;
     let head = super::events::outgoing_head(conn)?;
     let oldest_unacked_at = maybe(
         conn.prepare_cached("SELECT at FROM events WHERE out_seq = ?1")?
@@ -175,5 +287,111 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
         last_ack_at,
         cloud_cursor,
         conflicts,
+        resets,
+        last_reset_at,
     })
+}
+
+/// Edge side: a key provisioned in the box's configuration, by its SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct LocalKey {
+    pub hash: [u8; 32],
+    /// What lists show to tell keys apart (never enough to use the key).
+    pub prefix: String,
+}
+
+// By hand: even a hash is more than logs need.
+impl std::fmt::Debug for LocalKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalKey")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+const LOCAL_LABEL: &str = "provisioned in the edge's configuration";
+
+/// Edge side: makes the box's provisioned keys exactly `keys`, bound to
+/// `business`, and answers how many are live. Run at every start, so it is
+/// idempotent, and a key taken out of the configuration stops working.
+///
+/// They are numbered in this node's id range (`node << 40` up, as records
+/// an edge makes), which no key from the cloud uses, so the two never
+/// collide and the box can tell its own apart. No event is logged: they
+/// never leave the box. A configured key the cloud also knows is the
+/// cloud's (its record replaces the local one when it arrives, see
+/// `replica::upsert_key`), so the cloud's revocation reaches the box, and it
+/// is not installed again next to it.
+pub fn install_local_keys(
+    conn: &Connection,
+    business: BusinessId,
+    keys: &[LocalKey],
+    at: &Timestamp,
+) -> Result<usize> {
+    let node = super::ids::node(conn)?;
+    if node == 0 {
+        return Err(crate::WmsError::Internal(
+            "keys are provisioned locally only on an edge (node 1 or above)".into(),
+        ));
+    }
+    let (lo, hi) = (
+        i64::from(node) << super::ids::NODE_SHIFT,
+        (i64::from(node) + 1) << super::ids::NODE_SHIFT,
+    );
+    let installed: Vec<(i64, Vec<u8>, i64)> = conn
+        .prepare_cached("SELECT id, hash, business_id FROM api_keys WHERE id > ?1 AND id < ?2")?
+        .query_map(params![lo, hi], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, hash, owner) in &installed {
+        if *owner != business.0 || !keys.iter().any(|k| k.hash[..] == hash[..]) {
+            conn.prepare_cached("DELETE FROM api_keys WHERE id = ?1")?
+                .execute([id])?;
+        }
+    }
+    if !keys.is_empty() {
+        // A box that has never been online has no business row yet, and a
+        // key must belong to one: a stand-in, which the cloud's
+        // `business.created` overwrites when it arrives.
+        conn.prepare_cached(
+            "INSERT OR IGNORE INTO businesses (id, name, currency, timezone, created_at)
+             VALUES (?1, ?2, 'XXX', 'UTC', ?3)",
+        )?
+        .execute(params![
+            business.0,
+            format!("business {business} (not synced yet)"),
+            ts(at)
+        ])?;
+    }
+    let mut live = 0;
+    for k in keys {
+        let known: Option<Option<String>> = maybe(
+            conn.prepare_cached("SELECT revoked_at FROM api_keys WHERE hash = ?1")?
+                .query_row([&k.hash[..]], |r| r.get(0)),
+        )?;
+        match known {
+            // Installed before, or the cloud's own key: left as it is.
+            Some(revoked) => live += usize::from(revoked.is_none()),
+            None => {
+                let next: i64 = conn
+                    .prepare_cached(
+                        "SELECT COALESCE(MAX(id), ?1) + 1 FROM api_keys WHERE id > ?1 AND id < ?2",
+                    )?
+                    .query_row(params![lo, hi], |r| r.get(0))?;
+                conn.prepare_cached(
+                    "INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![
+                    next,
+                    business.0,
+                    &k.hash[..],
+                    k.prefix,
+                    LOCAL_LABEL,
+                    ts(at)
+                ])?;
+                live += 1;
+            }
+        }
+    }
+    Ok(live)
 }

@@ -22,8 +22,10 @@ use depot_protocol::{OrderId, now};
 use rusqlite::Connection;
 use serde::Deserialize;
 
-/// The kinds replicated between nodes.
-pub const REPLICATED: [&str; 9] = [
+mod operations;
+
+/// The kinds replicated between nodes: applied where they arrive.
+pub const REPLICATED: [&str; 18] = [
     "business.created",
     "warehouse.created",
     "key.created",
@@ -33,7 +35,21 @@ pub const REPLICATED: [&str; 9] = [
     "order.created",
     "order.status_changed",
     "stock.moved",
+    "inbound.created",
+    "inbound.received",
+    "wave.created",
+    "pick.scanned",
+    "shipment.packed",
+    "shipment.milestone",
+    "dispatch_run.closed",
+    "printer.saved",
+    "release.published",
 ];
+
+/// Kinds another node logs for the record without applying them: a print
+/// job belongs to the node whose printer prints it, a document's bytes
+/// stay where it was uploaded, a conflict was another node's to resolve.
+pub const RECORDED: [&str; 3] = ["print_job.created", "document.attached", "sync.conflict"];
 
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -235,6 +251,19 @@ fn apply_kind(conn: &Connection, e: &Event) -> Applied {
             ledger::record(conn, &m)?;
             Ok(None)
         }
+        "inbound.created" => operations::inbound(conn, payload(e)?),
+        "inbound.received" => operations::received(conn, e, payload(e)?),
+        "wave.created" => operations::wave(conn, payload(e)?),
+        "pick.scanned" => operations::pick(conn, payload(e)?),
+        "shipment.packed" => operations::shipment(conn, payload(e)?),
+        "shipment.milestone" => operations::milestone(conn, e, payload(e)?),
+        "dispatch_run.closed" => operations::run_closed(conn, payload(e)?),
+        "printer.saved" => operations::printer(conn, payload(e)?),
+        "release.published" => {
+            store::releases::insert_replica(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        kind if RECORDED.contains(&kind) => Ok(None),
         other => Err(ApplyError::Reject(format!(
             "events of kind {other} are not replicated"
         ))),
@@ -285,6 +314,29 @@ impl Wms {
         limit: u32,
     ) -> Result<Vec<sql::Conflict>> {
         self.read(move |conn| sql::conflicts(conn, business, limit))
+            .await
+    }
+
+    /// A page of a business's conflicts, newest first.
+    pub async fn conflict_page(
+        &self,
+        business: depot_protocol::BusinessId,
+        filter: sql::ConflictFilter,
+        page: depot_protocol::Page,
+    ) -> Result<(Vec<sql::Conflict>, u64, u64)> {
+        self.read(move |conn| sql::conflict_page(conn, business, &filter, page))
+            .await
+    }
+
+    /// A business's events after log position `after`, oldest first.
+    pub async fn business_events(
+        &self,
+        business: depot_protocol::BusinessId,
+        after: i64,
+        kind: Option<String>,
+        limit: u32,
+    ) -> Result<Vec<Event>> {
+        self.read(move |conn| events::for_business(conn, business, after, kind.as_deref(), limit))
             .await
     }
 

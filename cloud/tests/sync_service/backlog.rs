@@ -1,0 +1,206 @@
+//! The cloud's edge list (`GET /v1/edges/{business_id}/list`) over the real
+//! service: an edge with events it has not sent yet shows them as its
+//! backlog, with its version and online state, from what it reports in its
+//! retained state and hello; the backlog falls to 0 as its batches are
+//! applied; its last will takes it offline.
+
+use super::*;
+
+/// The cloud's HTTP API on its own task.
+async fn serve_api(w: &World) -> (String, oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let wms = w.cloud.clone();
+    tokio::spawn(async move {
+        let settings = depot_cloud::settings::Settings::default();
+        let _ = depot_cloud::run(listener, wms, &settings, async {
+            let _ = stopped.await;
+        })
+        .await;
+    });
+    (base, stop)
+}
+
+/// This edge's row of the list, once `want` accepts it.
+async fn listed(
+    base: &str,
+    w: &World,
+    key: &str,
+    what: &str,
+    want: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let client = reqwest::Client::new();
+    let url = format!("{base}/v1/edges/{}/list", w.business);
+    let mut last = serde_json::Value::Null;
+    let found = timeout(WAIT, async {
+        loop {
+            let r = client
+                .get(&url)
+                .header("X-API-KEY", key)
+                .send()
+                .await
+                .expect("list");
+            assert_eq!(r.status(), 200);
+            let body: serde_json::Value = r.json().await.expect("json");
+            let row = body["data"]
+                .as_array()
+                .and_then(|rows| {
+                    rows.iter()
+                        .find(|e| e["edge_id"] == w.edge_id.as_str())
+                        .cloned()
+                })
+                .unwrap_or_default();
+            if want(&row) {
+                return row;
+            }
+            last = row;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    found.unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; the row is {last}"))
+}
+
+async fn backlog_scenario(url: &MqttUrl, tag: &str) {
+    let w = world(&format!("bl-{tag}")).await;
+    let key = w.cloud.create_key(w.business, None).await.expect("key");
+    let service = start_service(&w.cloud, url, tag);
+    let (base, stop_api) = serve_api(&w).await;
+    let mut edge = FakeEdge::connect(url, &w, tag).await;
+    edge.cloud_online(&service.session).await;
+
+    let fresh = listed(&base, &w, &key.secret, "the registered edge", |r| {
+        r["edge_id"].is_string()
+    })
+    .await;
+    assert_eq!(fresh["online"], false);
+    assert!(fresh["backlog"].is_null() && fresh["reported_head"].is_null());
+
+    // Its first hello: online, nothing to send; the replay brings it the
+    // catalog.
+    edge.hello_as("run-1", "9.9.8", 0, Some(0)).await;
+    edge.until(WAIT, "the end of the replay", |m| {
+        matches!(m, DownMessage::Changes { more: false, .. })
+    })
+    .await;
+    let row = listed(&base, &w, &key.secret, "the hello", |r| r["online"] == true).await;
+    assert_eq!(
+        (row["version"].as_str(), row["backlog"].as_i64()),
+        (Some("9.9.8"), Some(0))
+    );
+
+    // The edge makes three events while its link is down, then comes back
+    // online: its retained state says so, with its version and head.
+    for delta in [5, -1, 2] {
+        adjust(&w, delta).await;
+    }
+    let state = edge.topic(Channel::State);
+    let online = StateMessage::Online {
+        version: "9.9.9".into(),
+        session: "run-1".into(),
+        head: Some(3),
+    };
+    edge.client
+        .publish(&state, QoS::AtLeastOnce, true, encode(&online))
+        .await
+        .expect("publish state");
+    let row = listed(&base, &w, &key.secret, "the state's version", |r| {
+        r["version"] == "9.9.9"
+    })
+    .await;
+    assert_eq!(row["online"], true);
+    assert_eq!(
+        (row["up_cursor"].as_i64(), row["backlog"].as_i64()),
+        (Some(0), Some(3))
+    );
+    assert_eq!(row["reported_head"], 3);
+
+    // Hello with the same head: the backlog stands while nothing is sent.
+    let (_, cursor) = w.edge.sync_state().await.expect("state");
+    edge.hello_as("run-1", "9.9.10", cursor, Some(3)).await;
+    assert_eq!(edge.ack("run-1").await, (0, false, 0));
+    let row = listed(&base, &w, &key.secret, "the hello's version", |r| {
+        r["version"] == "9.9.10"
+    })
+    .await;
+    assert_eq!(row["backlog"], 3);
+    assert!(row["last_seen"].is_string());
+
+    // The batches drain it.
+    let events = edge.outgoing(0).await;
+    edge.batch("run-1", events[..2].to_vec()).await;
+    assert_eq!(edge.ack("run-1").await, (2, false, 0));
+    let row = listed(&base, &w, &key.secret, "a backlog of 1", |r| {
+        r["backlog"] == 1
+    })
+    .await;
+    assert_eq!(row["up_cursor"], 2);
+    edge.batch("run-1", events[2..].to_vec()).await;
+    assert_eq!(edge.ack("run-1").await, (3, false, 0));
+    let row = listed(&base, &w, &key.secret, "a backlog of 0", |r| {
+        r["backlog"] == 0
+    })
+    .await;
+    assert_eq!(
+        (row["up_cursor"].as_i64(), row["reported_head"].as_i64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(row["online"], true);
+
+    // Its last will: offline.
+    let will = StateMessage::Offline {
+        session: "run-1".into(),
+    };
+    edge.client
+        .publish(&state, QoS::AtLeastOnce, true, encode(&will))
+        .await
+        .expect("publish will");
+    let row = listed(&base, &w, &key.secret, "the edge offline", |r| {
+        r["online"] == false
+    })
+    .await;
+    assert!(row["state_at"].is_string());
+
+    // Another tenant's key does not see the list.
+    let other = w
+        .cloud
+        .create_business("Other", "EUR", "UTC")
+        .await
+        .expect("business");
+    let other_key = w.cloud.create_key(other.id, None).await.expect("key");
+    let r = reqwest::Client::new()
+        .get(format!("{base}/v1/edges/{}/list", w.business))
+        .header("X-API-KEY", &other_key.secret)
+        .send()
+        .await
+        .expect("list");
+    assert_eq!(r.status(), 401);
+
+    // Leave no retained state behind on a shared broker.
+    edge.client
+        .publish(&state, QoS::AtLeastOnce, true, Vec::new())
+        .await
+        .expect("clear state");
+    let _ = stop_api.send(());
+    service.shut_down().await;
+    edge.leave().await;
+}
+
+#[tokio::test]
+async fn the_edge_list_shows_backlog_version_and_state() {
+    init_logs();
+    let tag = unique_tag();
+    match std::env::var("DEPOT_TEST_MQTT_URL") {
+        Ok(url) => {
+            let url = MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL");
+            backlog_scenario(&url, &tag).await;
+        }
+        Err(_) => {
+            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
+            backlog_scenario(&broker.url(), &tag).await;
+        }
+    }
+}

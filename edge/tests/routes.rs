@@ -1,0 +1,112 @@
+//! What the edge serves: the floor's routes. What only the cloud creates
+//! (items, orders, inbound orders, printers, documents) is refused at the
+//! edge with the error body, writing nothing; releases published in the
+//! cloud show up on the edge's own route beside the version it runs.
+
+mod common;
+
+use common::{Rig, RunningEdge, eventually};
+use depot_edge::faults::Faults;
+use depot_protocol::release::ReleaseCreate;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_edge_serves_the_floor_and_shows_releases() {
+    let rig = Rig::start("routes-1", false).await;
+    let b = rig.business;
+    let edge = RunningEdge::start(rig.edge_settings(), Faults::default()).await;
+    let ew = edge.wms.clone();
+    let client = reqwest::Client::new();
+    eventually("the key at the edge", || async {
+        client
+            .get(format!("{}/v1/edge/status", edge.base))
+            .header("X-API-KEY", &rig.key)
+            .send()
+            .await
+            .is_ok_and(|r| r.status() == 200)
+    })
+    .await;
+
+    let before = ew.outgoing_head().await.expect("head");
+    for (method, path, body) in [
+        (
+            "POST",
+            format!("/v1/items/{b}/create"),
+            json!({"sku": "X", "name": "X"}),
+        ),
+        ("PUT", format!("/v1/items/{b}/1/edit"), json!({"name": "Y"})),
+        (
+            "POST",
+            format!("/v1/orders/{b}/create"),
+            json!({"channel": "web", "external_ref": "E1", "lines": []}),
+        ),
+        (
+            "POST",
+            format!("/v1/inbounds/{b}/orders/create"),
+            json!({"reference": "PO", "supplier": "S", "lines": []}),
+        ),
+        (
+            "POST",
+            format!("/v1/printers/{b}/create"),
+            json!({"name": "P", "kind": "zpl", "connection": "tcp://10.0.0.9:9100"}),
+        ),
+    ] {
+        let r = client
+            .request(
+                method.parse().expect("method"),
+                format!("{}{path}", edge.base),
+            )
+            .header("X-API-KEY", &rig.key)
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        let status = r.status().as_u16();
+        assert!(status == 404 || status == 405, "{method} {path}: {status}");
+        let body: Value = r.json().await.expect("error body");
+        assert_eq!(
+            (body["error"].clone(), body["code"].clone()),
+            (json!(1), json!(status))
+        );
+    }
+    assert_eq!(
+        ew.outgoing_head().await.expect("head"),
+        before,
+        "a refused request wrote"
+    );
+
+    // A release published in the cloud reaches the box.
+    let get_releases = || async {
+        let r = client
+            .get(format!("{}/v1/edge/releases", edge.base))
+            .header("X-API-KEY", &rig.key)
+            .send()
+            .await
+            .expect("releases");
+        assert_eq!(r.status(), 200);
+        r.json::<Value>().await.expect("json")["data"].clone()
+    };
+    let none = get_releases().await;
+    assert_eq!(none["latest"], Value::Null);
+    assert_eq!(none["update_available"], false);
+    assert_eq!(none["running"], env!("CARGO_PKG_VERSION"));
+    rig.cloud
+        .publish_release(ReleaseCreate {
+            version: "99.0.0".into(),
+            title: "The future".into(),
+            notes: "- everything\n".into(),
+        })
+        .await
+        .expect("publish");
+    eventually("the release at the edge", || async {
+        ew.releases(10).await.is_ok_and(|r| r.len() == 1)
+    })
+    .await;
+    let one = get_releases().await;
+    assert_eq!(one["latest"], "99.0.0");
+    assert_eq!(one["update_available"], true);
+    assert_eq!(one["releases"][0]["title"], "The future");
+
+    edge.stop().await;
+    rig.stop().await;
+}

@@ -1,0 +1,76 @@
+//! `/v1/events/...` (extension): the node's event log, read forward from a
+//! position. Station screens follow it to see what the floor and sync do,
+//! conflicts included (`sync.conflict`).
+
+use super::error::ApiError;
+use super::extract::{ApiQuery, Tenant};
+use crate::Wms;
+use axum::Json;
+use axum::extract::State;
+use depot_protocol::event::Event;
+use depot_protocol::{DataEnvelope, ErrorBody, FieldError};
+use serde::{Deserialize, Serialize};
+
+/// The most events one call answers.
+pub const MAX_EVENTS: u32 = 1000;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventQuery {
+    /// Answer events after this log position (0, the default: from the
+    /// start); pass the previous answer's `next` to follow the log.
+    after: Option<i64>,
+    /// Only events of this kind, e.g. `sync.conflict`.
+    kind: Option<String>,
+    /// At most this many (1 to 1000, default 100).
+    length: Option<i64>,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EventPage {
+    pub events: Vec<Event>,
+    /// The position to ask after next time.
+    pub next: i64,
+    /// More events are waiting right now.
+    pub more: bool,
+}
+
+/// The business's events after a position, oldest first.
+#[utoipa::path(get, path = "/v1/events/{business_id}/list", tag = "events",
+    params(("business_id" = i32, Path, description = "The business"), EventQuery),
+    responses((status = 200, body = DataEnvelope<EventPage>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn list(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiQuery(q): ApiQuery<EventQuery>,
+) -> Result<Json<DataEnvelope<EventPage>>, ApiError> {
+    let mut errors = Vec::new();
+    let after = q.after.unwrap_or(0);
+    if after < 0 {
+        errors.push(FieldError::new("after", "must be 0 or more"));
+    }
+    let length = q.length.unwrap_or(100);
+    if !(1..=i64::from(MAX_EVENTS)).contains(&length) {
+        errors.push(FieldError::new(
+            "length",
+            format!("must be between 1 and {MAX_EVENTS}"),
+        ));
+    }
+    if !errors.is_empty() {
+        return Err(ApiError::invalid(errors));
+    }
+    let kind = q
+        .kind
+        .map(|k| k.trim().to_owned())
+        .filter(|k| !k.is_empty());
+    let limit = length as u32;
+    let events = wms
+        .business_events(t.business_id(), after, kind, limit)
+        .await?;
+    let next = events.last().map_or(after, |e| e.seq);
+    let more = events.len() as u32 == limit;
+    Ok(Json(DataEnvelope {
+        data: EventPage { events, next, more },
+    }))
+}
