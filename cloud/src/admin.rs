@@ -266,10 +266,14 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
                     .last_seen
                     .map(|t| depot_protocol::format_ts(&t))
                     .unwrap_or_else(|| "never".into());
+                let backlog = e
+                    .backlog
+                    .map_or_else(|| "backlog unknown".to_owned(), |n| format!("backlog {n}"));
                 println!(
-                    "{}	node {}	applied through {}	last seen {seen}	{}",
+                    "{}\tnode {}\t{}\tapplied through {}\t{backlog}\tlast seen {seen}\t{}",
                     e.edge_id,
                     e.node,
+                    if e.online { "online" } else { "offline" },
                     e.up_cursor,
                     e.version.unwrap_or_default()
                 );
