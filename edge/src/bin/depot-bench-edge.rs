@@ -1,0 +1,538 @@
+//! `depot-bench-edge`: what a warehouse's box does under its stations, and
+//! what it costs to keep running.
+//!
+//! 1. Pick scans over HTTP: the edge's own router on loopback, one wave per
+//!    station, every station scanning closed-loop; against a hello-world
+//!    route served by the same process in the same run.
+//! 2. The real `depot-edge serve` process on a database with a long history
+//!    (a million events by default): time from spawn until
+//!    `GET /v1/edge/status` answers, and resident memory once idle; against
+//!    the same binary on a database holding only what the cloud sent it.
+//!
+//! Per the design's conventions every figure is reported as a ratio against
+//! its baseline, with absolute figures beside it.
+
+use anyhow::{Context, bail};
+use clap::Parser;
+use depot_wms::Wms;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+#[path = "bench_edge/picking.rs"]
+mod picking;
+#[path = "bench_edge/seed.rs"]
+mod seed;
+#[path = "bench_edge/startup.rs"]
+mod startup;
+
+/// The pick-scan goals from the issue: at least half of hello-world's
+/// throughput, and a p99 of at most 2 ms.
+const GOAL_RATIO: f64 = 0.5;
+const GOAL_P99_MS: f64 = 2.0;
+
+#[derive(Parser, Debug)]
+#[command(about = "Benchmarks the edge: pick scans over HTTP, start-up and idle memory")]
+struct Args {
+    /// Seconds each HTTP run lasts.
+    #[arg(long, default_value_t = 10)]
+    seconds: u64,
+    /// Concurrent stations scanning (closed loop: each waits for its
+    /// answer), one wave each.
+    #[arg(long, default_value_t = 64)]
+    stations: usize,
+    /// Catalog items of the pick scenario.
+    #[arg(long, default_value_t = 1_000)]
+    items: usize,
+    /// Events in the history of the start-up scenario's database.
+    #[arg(long, default_value_t = 1_000_000)]
+    events: usize,
+    /// Keep the start-up scenario's database here, and use it again on the
+    /// next run if it has at least `--events` events (a temporary directory,
+    /// removed at the end, otherwise).
+    #[arg(long)]
+    data: Option<PathBuf>,
+    /// Starts of the daemon per database; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    starts: usize,
+    /// Seconds the daemon idles before its memory is read.
+    #[arg(long, default_value_t = 2)]
+    idle_secs: u64,
+    /// Skip the pick-scan scenario.
+    #[arg(long)]
+    skip_pick: bool,
+    /// Skip the start-up scenario.
+    #[arg(long)]
+    skip_startup: bool,
+}
+
+/// Removes a directory however `main` ends.
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `f(0..n)` with `parallel` calls in flight, with a progress bar.
+/// Results come back in completion order.
+async fn load<T, F, Fut>(what: &str, n: usize, parallel: usize, f: F) -> anyhow::Result<Vec<T>>
+where
+    T: Send + 'static,
+    F: Fn(usize) -> Fut,
+    Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
+{
+    let started = Instant::now();
+    let bar = ProgressBar::new(n as u64).with_message(what.to_owned());
+    bar.set_style(
+        ProgressStyle::with_template("  {msg} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut set = JoinSet::new();
+    let mut out = Vec::with_capacity(n);
+    let mut next = 0;
+    while out.len() < n {
+        while next < n && set.len() < parallel.max(1) {
+            set.spawn(f(next));
+            next += 1;
+        }
+        let Some(done) = set.join_next().await else {
+            break;
+        };
+        out.push(done.context("load task panicked")??);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let secs = started.elapsed().as_secs_f64();
+    eprintln!("  {what}: {n} in {secs:.1} s ({:.0}/s)", n as f64 / secs);
+    Ok(out)
+}
+
+/// What one HTTP run measured.
+struct Run {
+    name: &'static str,
+    requests: usize,
+    errors: usize,
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    /// Workers that stopped early because their work was done.
+    ran_out: usize,
+}
+
+/// What one closed-loop worker brings back.
+#[derive(Default)]
+pub struct Tally {
+    pub lat: Vec<Duration>,
+    pub errors: Vec<String>,
+    /// The worker stopped before the deadline: its work was done.
+    pub ran_out: bool,
+}
+
+/// Closed loop: `workers` workers each send, wait for the full answer, and
+/// send again until the deadline they are given. Latency covers send to
+/// last byte; every answer, good or bad, counts.
+async fn closed_loop<F, Fut>(
+    name: &'static str,
+    secs: u64,
+    workers: usize,
+    worker: F,
+) -> anyhow::Result<Run>
+where
+    F: Fn(usize, Instant) -> Fut,
+    Fut: Future<Output = Tally> + Send + 'static,
+{
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(secs);
+    let mut set = JoinSet::new();
+    for w in 0..workers {
+        set.spawn(worker(w, deadline));
+    }
+    let (mut lat, mut errors, mut ran_out) = (Vec::new(), Vec::new(), 0);
+    while let Some(done) = set.join_next().await {
+        let t = done.context("client worker panicked")?;
+        lat.extend(t.lat);
+        errors.extend(t.errors);
+        ran_out += usize::from(t.ran_out);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    if !errors.is_empty() {
+        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
+        for e in errors.iter().take(5) {
+            eprintln!("!!   {e}");
+        }
+    }
+    lat.sort_unstable();
+    let pct = |p: usize| {
+        lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    let rps = lat.len() as f64 / secs;
+    eprintln!("  {name}: {} requests, {rps:.0} req/s", lat.len());
+    Ok(Run {
+        name,
+        requests: lat.len(),
+        errors: errors.len(),
+        rps,
+        p50_ms: pct(50),
+        p99_ms: pct(99),
+        ran_out,
+    })
+}
+
+/// `GET /hello`, closed loop, `workers` clients.
+async fn hello(
+    client: &reqwest::Client,
+    base: &str,
+    name: &'static str,
+    secs: u64,
+    workers: usize,
+) -> anyhow::Result<Run> {
+    let url = Arc::new(format!("{base}/hello"));
+    closed_loop(name, secs, workers, |_, deadline| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let mut tally = Tally::default();
+            while Instant::now() < deadline {
+                let sent = Instant::now();
+                let outcome = match client.get(url.as_str()).send().await {
+                    Ok(resp) => (resp.status(), resp.text().await),
+                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
+                };
+                tally.lat.push(sent.elapsed());
+                match outcome {
+                    (status, Ok(_)) if status.is_success() => {}
+                    (status, Ok(body)) => tally.errors.push(format!("{status}: {body:.300}")),
+                    (_, Err(e)) => tally.errors.push(e.to_string()),
+                }
+            }
+            tally
+        }
+    })
+    .await
+}
+
+/// The group-commit writer's (jobs, commits) so far.
+fn writer_counts(wms: &Wms) -> (u64, u64) {
+    let s = wms.writer_stats();
+    (
+        s.jobs.load(Ordering::Relaxed),
+        s.commits.load(Ordering::Relaxed),
+    )
+}
+
+/// Cores and the 1-minute load average before a run: other work on the
+/// machine moves every figure, the ratios less than the absolute ones.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, std::num::NonZero::get);
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into());
+    format!("{cores} cores, load average {load} before the run")
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT met" }
+}
+
+/// The pick-scan scenario; prints its table, answers the failed requests.
+async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
+    eprintln!("== pick scan: {} stations", args.stations);
+    let machine = machine();
+    let items = args.items.max(1);
+    let cloud = seed::Cloud::create(&dir.join("cloud.db"), items, "bench-edge").await?;
+    let settings = cloud.edge_settings(&dir.join("edge"), "mqtt://127.0.0.1:1");
+    let edge = depot_edge::open(&settings)?;
+    let catalog = cloud.replicate_to(&edge).await?;
+    let setting_up = Instant::now();
+    // Twice the waves: one set scanned over HTTP, the other through the
+    // engine directly (what the engine alone can do).
+    let mut setup =
+        picking::setup(&cloud, &edge, 2 * args.stations, items as u64, args.seconds).await?;
+    let setup_secs = setting_up.elapsed().as_secs_f64();
+    let direct_walks = Arc::new(setup.walks.split_off(args.stations));
+    let walks = Arc::new(std::mem::take(&mut setup.walks));
+
+    // The edge's router exactly as `depot-edge serve` builds it, plus a
+    // hello-world route (outside its layers) as the baseline.
+    let router = depot_edge::app(edge.clone(), &settings)
+        .route("/hello", axum::routing::get(|| async { "hello" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()?;
+
+    let (secs, n) = (args.seconds, args.stations);
+    eprintln!("measuring: {n} clients, {secs} s per run");
+    // Unrecorded warm-up: opens the connections and wakes the CPU.
+    hello(&client, &base, "warm-up", 1, n).await?;
+    let hello1 = hello(&client, &base, "hello (1st run)", secs, n).await?;
+    let before = writer_counts(&edge);
+    let url = Arc::new(format!("{base}/v1/picking/{}/item/scan", cloud.business));
+    let key = Arc::new(cloud.key.clone());
+    let scans = closed_loop("pick scan (HTTP)", secs, walks.len(), |w, deadline| {
+        let (client, walks, url, key) = (client.clone(), walks.clone(), url.clone(), key.clone());
+        async move {
+            let Some(walk) = walks.get(w) else {
+                return Tally::default();
+            };
+            picking::station(walk, deadline, |s| {
+                picking::over_http(&client, &url, &key, s)
+            })
+            .await
+        }
+    })
+    .await?;
+    let after = writer_counts(&edge);
+    let caller = cloud.caller;
+    let direct = closed_loop(
+        "scan, engine only",
+        secs,
+        direct_walks.len(),
+        |w, deadline| {
+            let (edge, walks) = (edge.clone(), direct_walks.clone());
+            async move {
+                let Some(walk) = walks.get(w) else {
+                    return Tally::default();
+                };
+                picking::station(walk, deadline, |s| picking::direct(&edge, caller, s)).await
+            }
+        },
+    )
+    .await?;
+    let directed = writer_counts(&edge);
+    let hello2 = hello(&client, &base, "hello (2nd run)", secs, n).await?;
+    server.abort();
+
+    let base_rps = (hello1.rps + hello2.rps) / 2.0;
+    let base_p50 = (hello1.p50_ms + hello2.p50_ms) / 2.0;
+    let base_p99 = (hello1.p99_ms + hello2.p99_ms) / 2.0;
+    println!();
+    println!(
+        "depot-edge pick scan over HTTP: {n} stations on {} waves, {secs} s per run, one unit per scan",
+        walks.len()
+    );
+    println!("machine: {machine}");
+    println!(
+        "the link to the broker is not running: the edge serves its stations from its own database, as when offline"
+    );
+    println!(
+        "baseline = mean of two hello-world runs on the same server: {base_rps:.0} req/s, p50 {base_p50:.3} ms, p99 {base_p99:.3} ms"
+    );
+    println!();
+    println!(
+        "run                  req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
+    );
+    println!("{}", "-".repeat(104));
+    let runs = [&hello1, &hello2, &scans, &direct];
+    for r in runs {
+        println!(
+            "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
+            r.name,
+            r.rps / base_rps,
+            r.p50_ms / base_p50,
+            r.p99_ms / base_p99,
+            r.requests,
+            r.rps,
+            r.p50_ms,
+            r.p99_ms,
+            r.errors
+        );
+    }
+    println!();
+    let ratio = scans.rps / base_rps;
+    println!(
+        "goal: pick-scan throughput >= {GOAL_RATIO} x hello-world: {ratio:.3} x -> {}",
+        verdict(ratio >= GOAL_RATIO)
+    );
+    println!(
+        "goal: pick-scan p99 <= {GOAL_P99_MS} ms: {:.3} ms -> {}",
+        scans.p99_ms,
+        verdict(scans.p99_ms <= GOAL_P99_MS)
+    );
+    println!(
+        "\"scan, engine only\": the same scans on {} other waves as engine calls (Wms::pick_scan), no HTTP: what the engine alone serves",
+        direct_walks.len()
+    );
+    for (what, from, to) in [("HTTP", before, after), ("engine only", after, directed)] {
+        let (jobs, commits) = (to.0 - from.0, to.1 - from.1);
+        println!(
+            "edge writer during the scans ({what}): {jobs} jobs in {commits} commits = {:.1} jobs/commit (synchronous=FULL)",
+            jobs as f64 / commits.max(1) as f64
+        );
+    }
+    println!(
+        "setup: {catalog} changes (business, key, catalog) then {} (stock, {} confirmed orders of {} lines x {} units) applied from the cloud's feed, {} waves made at the edge, in {setup_secs:.1} s",
+        setup.replicated,
+        setup.orders,
+        setup.lines_per_order,
+        setup.units_per_line,
+        walks.len() + direct_walks.len(),
+    );
+    let ran_out = scans.ran_out + direct.ran_out;
+    println!(
+        "{ran_out} stations ran out of work before the end{}",
+        if ran_out > 0 {
+            " (so the scan req/s understates)"
+        } else {
+            ""
+        }
+    );
+    Ok(runs.iter().map(|r| r.errors).sum())
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// The start-up and idle-memory scenario; prints its table.
+async fn start_up(args: &Args, tmp: &Path) -> anyhow::Result<()> {
+    let exe = std::env::current_exe()?.with_file_name("depot-edge");
+    if !exe.exists() {
+        bail!(
+            "{} is missing: build it with the bench (cargo build --release -p depot-edge --bins)",
+            exe.display()
+        );
+    }
+    eprintln!("== start-up and idle memory: {}", exe.display());
+    let machine = machine();
+    let data = args.data.clone().unwrap_or_else(|| tmp.join("history"));
+    let full = startup::prepare(&data, args.events).await?;
+    let empty = startup::prepare_empty(&tmp.join("empty")).await?;
+    let idle = Duration::from_secs(args.idle_secs);
+    let mut samples: [Vec<startup::Start>; 2] = [Vec::new(), Vec::new()];
+    // Interleaved, so drift over the run weighs on both.
+    for i in 0..args.starts.max(1) {
+        for (k, db) in [&empty, &full].into_iter().enumerate() {
+            let s = startup::start(&exe, db, idle).await?;
+            eprintln!(
+                "  start {} of the {} database: listening after {:.1} ms, ready after {:.1} ms, RSS {:.1} MiB",
+                i + 1,
+                if k == 0 { "baseline" } else { "history" },
+                s.listening.as_secs_f64() * 1e3,
+                s.ready.as_secs_f64() * 1e3,
+                mib(s.rss_kib)
+            );
+            samples[k].push(s);
+        }
+    }
+    let size = |db: &startup::EdgeDb| {
+        ["edge.db", "edge.db-wal"]
+            .iter()
+            .filter_map(|f| std::fs::metadata(db.dir.join(f)).ok())
+            .map(|m| m.len())
+            .sum::<u64>() as f64
+            / (1024.0 * 1024.0)
+    };
+    struct Row {
+        name: String,
+        events: i64,
+        size_mib: f64,
+        listening_ms: f64,
+        ready_ms: f64,
+        rss: f64,
+        anon: f64,
+        file: f64,
+        peak: f64,
+    }
+    let row = |name: String, db: &startup::EdgeDb, s: &[startup::Start]| Row {
+        name,
+        events: db.events,
+        size_mib: size(db),
+        listening_ms: median(s.iter().map(|s| s.listening.as_secs_f64() * 1e3).collect()),
+        ready_ms: median(s.iter().map(|s| s.ready.as_secs_f64() * 1e3).collect()),
+        rss: median(s.iter().map(|s| mib(s.rss_kib)).collect()),
+        anon: median(s.iter().map(|s| mib(s.anon_kib)).collect()),
+        file: median(s.iter().map(|s| mib(s.file_kib)).collect()),
+        peak: median(s.iter().map(|s| mib(s.peak_kib)).collect()),
+    };
+    let rows = [
+        row("baseline (cloud's data only)".into(), &empty, &samples[0]),
+        row(
+            format!("history ({} events)", full.events),
+            &full,
+            &samples[1],
+        ),
+    ];
+    let b = &rows[0];
+    println!();
+    println!(
+        "depot-edge serve: start to ready (GET /v1/edge/status answers 200) and resident memory after {} s idle",
+        args.idle_secs
+    );
+    println!("machine: {machine}");
+    println!(
+        "median of {} starts per database, interleaved; broker URL points at a closed port; page cache warm",
+        args.starts.max(1)
+    );
+    println!(
+        "baseline = the same binary on a database holding only the cloud's business, warehouse, key and catalog"
+    );
+    println!();
+    println!(
+        "database                         ready ×     RSS ×   |    events   db MiB  listening ms  ready ms  RSS MiB  anon MiB  file MiB  peak MiB"
+    );
+    println!("{}", "-".repeat(138));
+    for r in &rows {
+        println!(
+            "{:<30} {:>8.2} {:>8.2}   | {:>9} {:>8.1} {:>13.1} {:>9.1} {:>8.1} {:>9.1} {:>9.1} {:>9.1}",
+            r.name,
+            r.ready_ms / b.ready_ms,
+            r.rss / b.rss,
+            r.events,
+            r.size_mib,
+            r.listening_ms,
+            r.ready_ms,
+            r.rss,
+            r.anon,
+            r.file,
+            r.peak
+        );
+    }
+    println!();
+    println!(
+        "the history is {} stock adjustments made at the edge and acknowledged by the cloud (outbox empty){}",
+        full.own,
+        if args.data.is_some() {
+            format!("; kept in {}", data.display())
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    // The pid makes the name unique among running benches; a leftover of a
+    // killed run that had the same pid is cleared first.
+    let tmp =
+        TempDir(std::env::temp_dir().join(format!("depot-bench-edge-{}", std::process::id())));
+    let _ = std::fs::remove_dir_all(&tmp.0);
+    std::fs::create_dir_all(&tmp.0)?;
+    let mut failed = 0;
+    if !args.skip_pick {
+        failed += pick_scan(&args, &tmp.0.join("pick")).await?;
+    }
+    if !args.skip_startup {
+        start_up(&args, &tmp.0).await?;
+    }
+    if failed > 0 {
+        bail!("{failed} requests failed; the figures above are not valid");
+    }
+    Ok(())
+}
