@@ -228,7 +228,7 @@ fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Resul
         if status == Some(OrderStatus::Cancelled) {
             // Cancelled after packing: the parcel stays in the building and
             // leaves the run.
-            sql::detach(conn, rs.shipment_id)?;
+            sql::set_run(conn, rs.shipment_id, None)?;
             continue;
         }
         orders::change_status(

@@ -265,13 +265,6 @@ pub fn open_run(
     Ok(id)
 }
 
-/// Takes a shipment out of its dispatch run.
-pub fn detach(conn: &Connection, shipment: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE shipments SET dispatch_run_id = NULL WHERE id = ?1")?
-        .execute([shipment])?;
-    Ok(())
-}
-
 pub fn close_run(conn: &Connection, id: i64, at: &Timestamp, manifest: &[u8]) -> Result<()> {
     conn.prepare_cached(
         "UPDATE dispatch_runs SET status = 'closed', closed_at = ?2, manifest = ?3 WHERE id = ?1",
