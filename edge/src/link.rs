@@ -74,6 +74,9 @@ struct Link {
     /// hello can be lost (the cloud not yet subscribed, a dropped link).
     awaiting_answer: Option<Instant>,
     last_hello: Instant,
+    /// An acknowledgement moved the window: what it opened is sent at once
+    /// instead of at the next tick, which would otherwise pace a backlog.
+    window_opened: bool,
 }
 
 impl Link {
@@ -226,6 +229,7 @@ impl Link {
                 let before = self.outbox.acked();
                 match self.outbox.on_ack(ack, Instant::now()) {
                     Some(Action::Prune { through }) => {
+                        self.window_opened = true;
                         if let Err(e) = self.wms.record_ack(through).await {
                             tracing::error!(error = %e, "could not record the acknowledgement");
                         }
@@ -438,6 +442,7 @@ pub async fn run_with_faults(
         faults: (!faults.is_off()).then(|| Injector::new(faults)),
         awaiting_answer: None,
         last_hello: Instant::now(),
+        window_opened: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -454,6 +459,9 @@ pub async fn run_with_faults(
                     };
                     for (topic, payload) in messages {
                         link.message(&topic, &payload).await;
+                    }
+                    if std::mem::take(&mut link.window_opened) {
+                        link.pump().await;
                     }
                 }
                 Some(Incoming::Disconnected(reason)) => link.disconnected(&reason).await,

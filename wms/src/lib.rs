@@ -8,6 +8,7 @@ pub mod documents;
 pub mod error;
 pub mod http;
 pub mod inbound;
+pub mod keycache;
 pub mod ledger;
 pub mod orders;
 pub mod packing;
@@ -44,6 +45,7 @@ pub struct Wms {
 
 struct Inner {
     writer: Writer,
+    keys: keycache::KeyCache,
     reader: Reader,
     origin: String,
     path: PathBuf,
@@ -69,6 +71,7 @@ impl Wms {
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {
+                keys: keycache::KeyCache::new(writer.key_epoch()),
                 writer,
                 reader: Reader::new(path.to_owned(), READERS),
                 origin: origin.to_owned(),

@@ -167,44 +167,37 @@ fn mismatch(name: &str, message: String) -> WmsError {
     }
 }
 
+/// A scan reads only the lines of the scanned item and sums what is left in
+/// SQL: the writer serves every station, so a scan must not cost a whole
+/// wave's worth of rows.
 fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
     let business = caller.business_id;
-    let wave = load(conn, business, req.wave_id)?;
+    let wave = sql::wave_head(conn, business, req.wave_id)?
+        .ok_or_else(|| WmsError::NotFound(format!("wave {} does not exist", req.wave_id)))?;
     let s = scan::resolve(conn, business, &req.code)?;
-    let cancelled = sql::cancelled_orders(conn, wave.id)?;
-    if let Some(o) = req.order_id.filter(|o| cancelled.contains(o)) {
-        return Err(WmsError::conflict(format!(
-            "order {o} was cancelled: put its items back"
-        )));
-    }
-    let all: Vec<PickLine> = wave
-        .pick_lists
-        .iter()
-        .filter(|p| {
-            req.order_id.is_none_or(|o| o == p.order_id) && !cancelled.contains(&p.order_id)
-        })
-        .flat_map(|p| p.lines.iter().cloned())
-        .collect();
     if let Some(o) = req.order_id {
-        if all.is_empty() {
-            return Err(WmsError::NotFound(format!(
-                "order {o} is not in wave {}",
-                wave.id
+        if sql::cancelled_orders(conn, wave.id)?.contains(&o) {
+            return Err(WmsError::conflict(format!(
+                "order {o} was cancelled: put its items back"
             )));
         }
     }
-    let of_item: Vec<&PickLine> = all.iter().filter(|l| l.item_id == s.item_id).collect();
+    let of_item = sql::item_lines(conn, wave.id, s.item_id, req.order_id)?;
     if of_item.is_empty() {
+        if let Some(o) = req.order_id {
+            if !sql::order_in_wave(conn, wave.id, o)? {
+                return Err(WmsError::NotFound(format!(
+                    "order {o} is not in wave {}",
+                    wave.id
+                )));
+            }
+        }
         return Err(WmsError::invalid(vec![FieldError::new(
             "code",
             format!("{} is not on this pick list: put it back", s.sku),
         )]));
     }
-    let open: Vec<&PickLine> = of_item
-        .iter()
-        .copied()
-        .filter(|l| l.remaining > 0)
-        .collect();
+    let open: Vec<&PickLine> = of_item.iter().filter(|l| l.remaining > 0).collect();
     if open.is_empty() {
         let n: i64 = of_item.iter().map(|l| l.quantity).sum();
         return Err(WmsError::field_conflict(
@@ -270,7 +263,6 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         ));
     }
     let mut left = quantity;
-    let mut first = None;
     let mut takes = Vec::new();
     for l in &usable {
         if left == 0 {
@@ -283,13 +275,14 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
             quantity: take,
         });
         left -= take;
-        first.get_or_insert(*l);
     }
-    let line = first.ok_or_else(|| WmsError::Internal("no line took the scan".into()))?;
+    let (Some(line), Some(first_take)) = (usable.first(), takes.first().map(|t| t.quantity)) else {
+        return Err(WmsError::Internal("no line took the scan".into()));
+    };
     let order_id = line.order_id;
-    let order = order_sql::order(conn, business, order_id, false)?
+    let status = order_sql::status_of(conn, business, order_id)?
         .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
-    let order_status = if order.status == OrderStatus::Confirmed {
+    let order_status = if status == OrderStatus::Confirmed {
         orders::change_status(
             conn,
             origin,
@@ -301,29 +294,12 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         )?
         .status
     } else {
-        order.status
+        status
     };
-    let after = load(conn, business, wave.id)?;
-    let remaining_of = |f: &dyn Fn(&PickLine) -> bool| -> i64 {
-        after
-            .pick_lists
-            .iter()
-            .filter(|p| !cancelled.contains(&p.order_id))
-            .flat_map(|p| p.lines.iter())
-            .filter(|l| f(l))
-            .map(|l| l.remaining)
-            .sum()
-    };
-    let wave_remaining = remaining_of(&|_| true);
-    let at = now();
+    let (wave_remaining, order_remaining) = sql::remaining(conn, wave.id, order_id)?;
     if wave_remaining == 0 {
-        sql::complete_wave(conn, wave.id, &at)?;
+        sql::complete_wave(conn, wave.id, &now())?;
     }
-    let updated = after
-        .pick_lists
-        .iter()
-        .flat_map(|p| p.lines.iter())
-        .find(|l| l.id == line.id);
     let result = ScanResult {
         wave_id: wave.id,
         order_id,
@@ -331,10 +307,10 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         sku: s.sku.clone(),
         location: line.location.clone(),
         lot: line.lot.clone().or(s.lot.clone()),
-        picked: updated.map_or(0, |l| l.picked),
+        picked: line.picked + first_take,
         quantity: line.quantity,
-        remaining: updated.map_or(0, |l| l.remaining),
-        order_remaining: remaining_of(&|l| l.order_id == order_id),
+        remaining: line.remaining - first_take,
+        order_remaining,
         wave_remaining,
         order_status,
     };

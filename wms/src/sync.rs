@@ -62,43 +62,58 @@ fn receive(
     })?;
     let plan = inbox::plan(record.up_cursor, &events);
     let origin = format!("edge:{edge}");
-    let mut rejected = Vec::new();
+    let mut events: Vec<Option<SyncEvent>> = events.into_iter().map(Some).collect();
+    let mut todo = Vec::with_capacity(plan.apply.len());
     for &i in &plan.apply {
-        let e = &events[i];
-        let event = Event {
-            seq: 0,
-            id: e.id,
-            origin: origin.clone(),
-            business_id: Some(business),
-            kind: e.kind.clone(),
-            payload: e.payload.clone(),
-            at: e.at,
+        let Some(e) = events.get_mut(i).and_then(Option::take) else {
+            continue;
         };
         let refusal = if e.kind == OVERSIZED_KIND {
             Some("the event was too large to send".to_owned())
         } else if !FROM_EDGES.contains(&e.kind.as_str()) {
             Some(format!("an edge may not send {} events", e.kind))
-        } else if foreign_business(e, business) {
+        } else if foreign_business(&e, business) {
             Some(format!("the event names another business than {business}"))
         } else {
             None
         };
-        let outcome = match refusal {
-            Some(reason) => {
-                store::events::append_remote(conn, &event)?;
-                conflicts::record_conflict(conn, &event, &reason, "rejected", &now())?;
-                Outcome::Rejected { reason }
-            }
-            None => replica::apply(conn, &event)?,
+        let event = Event {
+            seq: 0,
+            id: e.id,
+            origin: origin.clone(),
+            business_id: Some(business),
+            kind: e.kind,
+            payload: e.payload,
+            at: e.at,
         };
-        if let Outcome::Rejected { reason } = outcome {
-            rejected.push(Rejection {
-                seq: e.seq,
-                id: e.id,
-                reason,
-            });
-        }
+        todo.push((e.seq, event, refusal));
     }
+    let rejected = replica::optimistic(conn, |conn, guard| {
+        let mut rejected = Vec::new();
+        for (seq, event, refusal) in &todo {
+            let outcome = match refusal {
+                Some(reason) => {
+                    store::events::append_remote(conn, event)?;
+                    conflicts::record_conflict(conn, event, reason, "rejected", &now())?;
+                    Outcome::Rejected {
+                        reason: reason.clone(),
+                    }
+                }
+                None => match replica::apply_guarded(conn, event, guard)? {
+                    Some(outcome) => outcome,
+                    None => return Ok(None),
+                },
+            };
+            if let Outcome::Rejected { reason } = outcome {
+                rejected.push(Rejection {
+                    seq: *seq,
+                    id: event.id,
+                    reason,
+                });
+            }
+        }
+        Ok(Some(rejected))
+    })?;
     sql::advance(conn, business, edge.as_str(), plan.through, &now())?;
     Ok(Ack {
         through: plan.through,
@@ -182,10 +197,12 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
         PageVerdict::Gap => Ok(PageOutcome::Gap { cursor }),
         PageVerdict::Stale => Ok(PageOutcome::Stale),
         PageVerdict::Apply { apply, cursor } => {
-            let mut outcomes = Vec::with_capacity(apply.len());
+            let mut events = Vec::with_capacity(apply.len());
             for i in apply {
-                let c = &page.changes[i];
-                let event = Event {
+                let Some(c) = page.changes.get(i) else {
+                    continue;
+                };
+                events.push(Event {
                     seq: 0,
                     id: c.id,
                     origin: c.origin.clone(),
@@ -198,9 +215,14 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                     kind: c.kind.clone(),
                     payload: c.payload.clone(),
                     at: c.at,
-                };
-                outcomes.push(replica::apply(conn, &event)?);
+                });
             }
+            let outcomes = replica::optimistic(conn, |conn, guard| {
+                events
+                    .iter()
+                    .map(|e| replica::apply_guarded(conn, e, guard))
+                    .collect()
+            })?;
             sql::set_down_cursor(conn, cursor)?;
             Ok(PageOutcome::Applied { cursor, outcomes })
         }
@@ -271,6 +293,25 @@ impl Wms {
     ) -> Result<Ack> {
         self.write(move |conn| receive(conn, business, &edge, events))
             .await
+    }
+
+    /// Cloud: several batches (of one edge or many) in one transaction, in
+    /// order, each as [`Wms::receive_batch`] would apply it: a batch that is
+    /// refused leaves the others applied. A burst of batches then costs one
+    /// commit instead of one each.
+    pub async fn receive_batches(
+        &self,
+        batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
+    ) -> Result<Vec<Result<Ack>>> {
+        self.write(move |conn| {
+            Ok(batches
+                .into_iter()
+                .map(|(business, edge, events)| {
+                    crate::writer::savepoint(conn, |conn| receive(conn, business, &edge, events))
+                })
+                .collect())
+        })
+        .await
     }
 
     /// Cloud: an edge said hello or `online`: when, in which session, which

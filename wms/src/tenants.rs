@@ -187,8 +187,17 @@ impl Wms {
     /// revoked key.
     pub async fn authenticate(&self, secret: &str) -> Result<Option<Caller>> {
         let hash = hash_key(secret);
-        self.read(move |conn| sql::caller_by_hash(conn, &hash))
-            .await
+        if let Some(caller) = self.inner.keys.get(&hash) {
+            return Ok(Some(caller));
+        }
+        let epoch = self.inner.keys.epoch();
+        let found = self
+            .read(move |conn| sql::caller_by_hash(conn, &hash))
+            .await?;
+        if let Some(caller) = found {
+            self.inner.keys.put(hash, caller, epoch);
+        }
+        Ok(found)
     }
 
     pub async fn business(&self, id: BusinessId) -> Result<Business> {

@@ -10,7 +10,7 @@
 use crate::error::{Result, WmsError};
 use rusqlite::Connection;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot};
 
 /// How many jobs one transaction takes at most: bounds the latency a job
@@ -35,6 +35,7 @@ pub struct WriterStats {
 pub struct Writer {
     tx: mpsc::Sender<Job>,
     stats: Arc<WriterStats>,
+    key_epoch: Arc<AtomicU64>,
 }
 
 impl Writer {
@@ -43,15 +44,42 @@ impl Writer {
     pub fn start(conn: Connection) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::default());
+        let key_epoch = Arc::new(AtomicU64::new(0));
+        let keys_touched = Arc::new(AtomicBool::new(false));
+        let touched = keys_touched.clone();
+        conn.update_hook(Some(
+            move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+                if table == "api_keys" {
+                    touched.store(true, Ordering::Relaxed);
+                }
+            },
+        ));
         let thread_stats = stats.clone();
+        let epoch = key_epoch.clone();
         std::thread::Builder::new()
             .name("depot-writer".into())
-            .spawn(move || run(conn, rx, &thread_stats))?;
-        Ok(Self { tx, stats })
+            .spawn(move || {
+                run(conn, rx, &thread_stats, || {
+                    if keys_touched.swap(false, Ordering::Relaxed) {
+                        epoch.fetch_add(1, Ordering::Release);
+                    }
+                })
+            })?;
+        Ok(Self {
+            tx,
+            stats,
+            key_epoch,
+        })
     }
 
     pub fn stats(&self) -> &WriterStats {
         &self.stats
+    }
+
+    /// Bumped after every commit (or rollback) that wrote to `api_keys`:
+    /// what [`crate::keycache::KeyCache`] checks its entries against.
+    pub fn key_epoch(&self) -> Arc<AtomicU64> {
+        self.key_epoch.clone()
     }
 
     /// Runs `f` in the writer's transaction and answers once it is committed.
@@ -63,7 +91,7 @@ impl Writer {
         let (otx, orx) = oneshot::channel();
         let job: Job = Box::new(move |conn| {
             let outcome = match conn {
-                Some(conn) => in_savepoint(conn, f),
+                Some(conn) => savepoint(conn, f),
                 None => Err(WmsError::Internal(
                     "no write transaction could be opened".into(),
                 )),
@@ -85,19 +113,28 @@ impl Writer {
     }
 }
 
-fn in_savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    conn.execute_batch("SAVEPOINT job")?;
+/// Runs `f` in a savepoint (nested in the job's own, when called from a
+/// job): an error undoes what `f` wrote and nothing else. The statements are
+/// prepared once and cached: parsing them for every job cost more than some
+/// jobs themselves.
+pub fn savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    conn.prepare_cached("SAVEPOINT part")?.execute([])?;
     let result = f(conn);
-    let end = if result.is_ok() {
-        "RELEASE job"
-    } else {
-        "ROLLBACK TO job; RELEASE job"
-    };
-    conn.execute_batch(end)?;
+    if result.is_err() {
+        conn.prepare_cached("ROLLBACK TO part")?.execute([])?;
+    }
+    conn.prepare_cached("RELEASE part")?.execute([])?;
     result
 }
 
-fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, stats: &WriterStats) {
+/// `after_commit` runs once a group's transaction has ended and before any
+/// of its callers is answered.
+fn run(
+    conn: Connection,
+    mut rx: mpsc::Receiver<Job>,
+    stats: &WriterStats,
+    after_commit: impl Fn(),
+) {
     let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
     while let Some(first) = rx.blocking_recv() {
         group.push(first);
@@ -109,6 +146,7 @@ fn run(conn: Connection, mut rx: mpsc::Receiver<Job>, stats: &WriterStats) {
         }
         let n = group.len() as u64;
         let replies = commit_group(&conn, &mut group);
+        after_commit();
         stats.commits.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(n, Ordering::Relaxed);
         for (reply, outcome) in replies {

@@ -22,6 +22,10 @@ use tokio::time::Instant;
 /// Events of the log read per check for which businesses changed; past it
 /// every edge is checked.
 const SCAN_LIMIT: u32 = 1000;
+/// Messages taken from the queue at once. The batches among them are
+/// applied in one transaction, so a backlog draining from many edges (or a
+/// window of batches from one) costs one commit per group, not per batch.
+const GROUP: usize = 64;
 
 type EdgeKey = (BusinessId, EdgeId);
 
@@ -51,6 +55,31 @@ pub(super) struct Service {
     /// A round of pages is due as soon as no message waits.
     dirty: bool,
     last_round: Instant,
+}
+
+/// A batch from an edge, decoded, waiting to be applied with the others of
+/// its group.
+struct Pending {
+    topic: EdgeTopic,
+    session: String,
+    events: Vec<SyncEvent>,
+}
+
+/// The batch a message carries, if it is one (anything else, malformed
+/// input included, is left to `dispatch`, which reports it).
+fn batch_of(publish: &Publish) -> Option<Pending> {
+    let topic = EdgeTopic::parse(&publish.topic).ok()?;
+    if topic.channel != Channel::Up {
+        return None;
+    }
+    match decode::<UpMessage>(&publish.payload).ok()? {
+        UpMessage::Batch { session, events } => Some(Pending {
+            topic,
+            session,
+            events,
+        }),
+        UpMessage::Hello { .. } => None,
+    }
 }
 
 enum Progress {
@@ -94,10 +123,17 @@ impl Service {
             tokio::select! {
                 biased;
                 message = inbound.recv() => {
-                    let Some(message) = message else {
+                    let Some(first) = message else {
                         return Err(SyncError::ConnectionTaskEnded);
                     };
-                    self.handle(message).await;
+                    let mut group = vec![first];
+                    while group.len() < GROUP {
+                        match inbound.try_recv() {
+                            Ok(message) => group.push(message),
+                            Err(_) => break,
+                        }
+                    }
+                    self.handle(group).await;
                     // A steady stream of messages does not hold pages back
                     // for longer than a tick.
                     if self.last_round.elapsed() >= self.options.tick {
@@ -112,21 +148,53 @@ impl Service {
         }
     }
 
-    async fn handle(&mut self, message: Inbound) {
-        match message {
-            Inbound::Connected { generation } => self.connected(generation).await,
-            Inbound::Disconnected => self.connected = false,
-            Inbound::Message {
-                generation,
-                publish,
-            } => {
-                self.dispatch(&publish).await;
-                // Acknowledged once handled: the broker's inflight window is
-                // what bounds the queue between the two tasks.
-                if generation == self.generation.load(Ordering::Acquire) {
-                    if let Err(e) = self.client.ack(&publish).await {
-                        tracing::debug!(error = %e, "cannot acknowledge a message");
+    /// Handles messages in the order they came. Batches wait to be applied
+    /// together until the group ends or another kind of message comes, which
+    /// then sees them applied: a hello after a batch answers with a cursor
+    /// that includes it.
+    async fn handle(&mut self, group: Vec<Inbound>) {
+        let mut batches = Vec::new();
+        let mut handled = Vec::new();
+        for message in group {
+            match message {
+                Inbound::Message {
+                    generation,
+                    publish,
+                } => {
+                    match batch_of(&publish) {
+                        Some(batch) => batches.push(batch),
+                        None => {
+                            self.apply(std::mem::take(&mut batches)).await;
+                            self.dispatch(&publish).await;
+                        }
                     }
+                    handled.push((generation, publish));
+                }
+                Inbound::Connected { generation } => {
+                    self.apply(std::mem::take(&mut batches)).await;
+                    self.acknowledge(std::mem::take(&mut handled)).await;
+                    self.connected(generation).await;
+                }
+                Inbound::Disconnected => {
+                    self.apply(std::mem::take(&mut batches)).await;
+                    self.acknowledge(std::mem::take(&mut handled)).await;
+                    self.connected = false;
+                }
+            }
+        }
+        self.apply(batches).await;
+        self.acknowledge(handled).await;
+    }
+
+    /// Acknowledged to the broker once handled: its inflight window is what
+    /// bounds the queue between the two tasks. A message of an earlier
+    /// connection cannot be acknowledged on this one.
+    async fn acknowledge(&self, handled: Vec<(u64, Publish)>) {
+        let current = self.generation.load(Ordering::Acquire);
+        for (generation, publish) in handled {
+            if generation == current {
+                if let Err(e) = self.client.ack(&publish).await {
+                    tracing::debug!(error = %e, "cannot acknowledge a message");
                 }
             }
         }
@@ -192,7 +260,14 @@ impl Service {
                 };
                 self.hello(topic, sighting, cursor).await;
             }
-            Ok(UpMessage::Batch { session, events }) => self.batch(topic, session, events).await,
+            Ok(UpMessage::Batch { session, events }) => {
+                self.apply(vec![Pending {
+                    topic,
+                    session,
+                    events,
+                }])
+                .await;
+            }
             Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
         }
     }
@@ -249,22 +324,46 @@ impl Service {
         self.dirty = true;
     }
 
-    async fn batch(&mut self, topic: EdgeTopic, session: String, events: Vec<SyncEvent>) {
-        let EdgeTopic { business, edge, .. } = topic;
-        let count = events.len();
-        let ack = match self.wms.receive_batch(business, edge.clone(), events).await {
-            Ok(ack) => ack,
+    /// Applies batches in one transaction, then acknowledges each.
+    async fn apply(&mut self, batches: Vec<Pending>) {
+        if batches.is_empty() {
+            return;
+        }
+        let mut heads = Vec::with_capacity(batches.len());
+        let mut inputs = Vec::with_capacity(batches.len());
+        for Pending {
+            topic,
+            session,
+            events,
+        } in batches
+        {
+            heads.push((topic.business, topic.edge.clone(), session, events.len()));
+            inputs.push((topic.business, topic.edge, events));
+        }
+        let results = match self.wms.receive_batches(inputs).await {
+            Ok(results) => results,
             Err(e) => {
-                tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                for (business, edge, _, count) in &heads {
+                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                }
                 return;
             }
         };
-        tracing::debug!(
-            %business, %edge, %session, events = count, through = ack.through,
-            gap = ack.gap, rejected = ack.rejected.len(), "applied a batch"
-        );
-        for message in super::ack::messages(&session, ack) {
-            self.send(business, &edge, encode(&message)).await;
+        for ((business, edge, session, count), result) in heads.into_iter().zip(results) {
+            let ack = match result {
+                Ok(ack) => ack,
+                Err(e) => {
+                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                    continue;
+                }
+            };
+            tracing::debug!(
+                %business, %edge, %session, events = count, through = ack.through,
+                gap = ack.gap, rejected = ack.rejected.len(), "applied a batch"
+            );
+            for message in super::ack::messages(&session, ack) {
+                self.send(business, &edge, encode(&message)).await;
+            }
         }
         // The log may have grown: other edges of the business may need it.
         self.dirty = true;

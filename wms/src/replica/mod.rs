@@ -270,31 +270,79 @@ fn apply_kind(conn: &Connection, e: &Event) -> Applied {
     }
 }
 
+/// How the writes of one applied event are kept apart from the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Guard {
+    /// In a savepoint of its own: a refused event is undone alone.
+    Event,
+    /// Not at all: a refused event answers `None`, and the caller undoes its
+    /// whole batch and applies it again with [`Guard::Event`] (see
+    /// [`optimistic`]).
+    Batch,
+}
+
+/// Runs `body` over a batch of events without a savepoint per event (one
+/// costs about as much as a small event's own writes, and refusals are
+/// rare); if it answers `None`, an event was refused after writing, so all
+/// it wrote is undone and it runs again with a savepoint per event.
+pub fn optimistic<T>(
+    conn: &Connection,
+    mut body: impl FnMut(&Connection, Guard) -> Result<Option<T>>,
+) -> Result<T> {
+    conn.prepare_cached("SAVEPOINT optimistic")?.execute([])?;
+    let first = body(conn, Guard::Batch);
+    if !matches!(first, Ok(Some(_))) {
+        conn.prepare_cached("ROLLBACK TO optimistic")?.execute([])?;
+    }
+    conn.prepare_cached("RELEASE optimistic")?.execute([])?;
+    match first? {
+        Some(done) => Ok(done),
+        None => body(conn, Guard::Event)?.ok_or_else(|| {
+            WmsError::Internal("a batch was refused with a savepoint per event".into())
+        }),
+    }
+}
+
 /// Applies one event made elsewhere, inside the caller's transaction.
 pub fn apply(conn: &Connection, e: &Event) -> Result<Outcome> {
+    apply_guarded(conn, e, Guard::Event)?
+        .ok_or_else(|| WmsError::Internal("an event escaped its savepoint".into()))
+}
+
+/// [`apply`], isolated as `guard` says: `None` when the event was refused
+/// under [`Guard::Batch`].
+pub fn apply_guarded(conn: &Connection, e: &Event, guard: Guard) -> Result<Option<Outcome>> {
     if !events::append_remote(conn, e)? {
-        return Ok(Outcome::Duplicate);
+        return Ok(Some(Outcome::Duplicate));
     }
-    conn.execute_batch("SAVEPOINT apply")?;
-    let result = apply_kind(conn, e);
-    let undo = matches!(result, Err(ApplyError::Reject(_)));
-    conn.execute_batch(if undo {
-        "ROLLBACK TO apply; RELEASE apply"
-    } else {
-        "RELEASE apply"
-    })?;
+    let result = match guard {
+        Guard::Batch => match apply_kind(conn, e) {
+            Err(ApplyError::Reject(_)) => return Ok(None),
+            result => result,
+        },
+        Guard::Event => {
+            // Prepared once: a batch with a refusal runs this per event.
+            conn.prepare_cached("SAVEPOINT apply")?.execute([])?;
+            let result = apply_kind(conn, e);
+            if matches!(result, Err(ApplyError::Reject(_))) {
+                conn.prepare_cached("ROLLBACK TO apply")?.execute([])?;
+            }
+            conn.prepare_cached("RELEASE apply")?.execute([])?;
+            result
+        }
+    };
     let record =
         |reason: &str, resolution: &str| sql::record_conflict(conn, e, reason, resolution, &now());
     match result {
-        Ok(None) => Ok(Outcome::Applied),
+        Ok(None) => Ok(Some(Outcome::Applied)),
         Ok(Some((reason, resolution))) => {
             record(&reason, &resolution)?;
-            Ok(Outcome::Merged { reason, resolution })
+            Ok(Some(Outcome::Merged { reason, resolution }))
         }
         Err(ApplyError::Reject(reason)) => {
             tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "rejected a replicated event");
             record(&reason, "rejected")?;
-            Ok(Outcome::Rejected { reason })
+            Ok(Some(Outcome::Rejected { reason }))
         }
         Err(ApplyError::Fatal(err)) => Err(err),
     }
@@ -303,8 +351,15 @@ pub fn apply(conn: &Connection, e: &Event) -> Result<Outcome> {
 impl Wms {
     /// Applies a batch of events from another node in one transaction.
     pub async fn apply_remote(&self, events: Vec<Event>) -> Result<Vec<Outcome>> {
-        self.write(move |conn| events.iter().map(|e| apply(conn, e)).collect())
-            .await
+        self.write(move |conn| {
+            optimistic(conn, |conn, guard| {
+                events
+                    .iter()
+                    .map(|e| apply_guarded(conn, e, guard))
+                    .collect()
+            })
+        })
+        .await
     }
 
     /// Conflicts recorded while applying other nodes' events, newest first.

@@ -33,6 +33,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/007_link_state.sql")),
         M::up(include_str!("schema/008_releases.sql")),
         M::up(include_str!("schema/009_edge_backlog.sql")),
+        M::up(include_str!("schema/010_pick_lines_by_item.sql")),
     ])
 }
 
@@ -56,6 +57,11 @@ pub fn open_writer(path: &Path) -> Result<Connection> {
         )));
     }
     configure(&conn)?;
+    // Every job runs in a savepoint, so pages it changes are first copied
+    // to a statement journal: in memory, not a temporary file written
+    // through a syscall per page. A larger cache keeps the indexes a busy
+    // writer touches.
+    conn.execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;")?;
     migrations().to_latest(&mut conn)?;
     Ok(conn)
 }

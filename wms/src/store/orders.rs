@@ -15,6 +15,20 @@ pub fn exists(conn: &Connection, id: OrderId) -> Result<bool> {
     .is_some())
 }
 
+/// An order's status alone, for paths that need nothing else of it.
+pub fn status_of(
+    conn: &Connection,
+    business: BusinessId,
+    id: OrderId,
+) -> Result<Option<OrderStatus>> {
+    maybe(
+        conn.prepare_cached("SELECT status FROM orders WHERE business_id = ?1 AND id = ?2")?
+            .query_row(params![business.0, id.0], |r| {
+                status(&r.get::<_, String>(0)?)
+            }),
+    )
+}
+
 pub fn id_by_ref(
     conn: &Connection,
     business: BusinessId,

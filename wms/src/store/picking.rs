@@ -209,15 +209,64 @@ fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
 }
 
 pub fn wave(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
-    let found = maybe(
+    let Some(mut w) = wave_head(conn, business, id)? else {
+        return Ok(None);
+    };
+    fill(conn, &mut w)?;
+    Ok(Some(w))
+}
+
+/// A wave without its pick lists: what a scan needs to know of it.
+pub fn wave_head(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
+    maybe(
         conn.prepare_cached(&format!(
             "SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"
         ))?
         .query_row(params![business.0, id], wave_row),
-    )?;
-    let Some(mut w) = found else { return Ok(None) };
-    fill(conn, &mut w)?;
-    Ok(Some(w))
+    )
+}
+
+/// The lines of a wave for one item (and one order, if given) whose order
+/// is not cancelled, in walking order: the lines a scan can fill.
+pub fn item_lines(
+    conn: &Connection,
+    wave: i64,
+    item: ItemId,
+    order: Option<OrderId>,
+) -> Result<Vec<PickLine>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {LINE_COLS} FROM pick_lines p
+         WHERE wave_id = ?1 AND item_id = ?2 AND (?3 IS NULL OR order_id = ?3)
+           AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = p.order_id AND o.status = 'cancelled')
+         ORDER BY seq, id"
+    ))?;
+    let rows = stmt.query_map(params![wave, item.0, order.map(|o| o.0)], line_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Whether an order has lines in a wave.
+pub fn order_in_wave(conn: &Connection, wave: i64, order: OrderId) -> Result<bool> {
+    Ok(maybe(
+        conn.prepare_cached(
+            "SELECT 1 FROM pick_lines WHERE wave_id = ?1 AND order_id = ?2 LIMIT 1",
+        )?
+        .query_row(params![wave, order.0], |_| Ok(())),
+    )?
+    .is_some())
+}
+
+/// Units left to pick in a wave and in one of its orders, leaving out
+/// cancelled orders.
+pub fn remaining(conn: &Connection, wave: i64, order: OrderId) -> Result<(i64, i64)> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT COALESCE(SUM(quantity - picked), 0),
+                    COALESCE(SUM(CASE WHEN order_id = ?2 THEN quantity - picked ELSE 0 END), 0)
+             FROM pick_lines
+             WHERE wave_id = ?1
+               AND order_id NOT IN (SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled')",
+        )?
+        .query_row(params![wave, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
 
 #[derive(Debug, Clone, Default)]
