@@ -1,0 +1,155 @@
+//! The Toledo 8217 driver against the simulated scale, over a
+//! pseudo-terminal at 9600 7E1.
+
+// Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
+mod scale {
+    use std::time::Duration;
+
+    use depot_hardware::scale::{
+        self, ScaleConfig, ScaleError, ScaleHandle, ScaleState, SerialScaleConfig, Unit, Weight,
+        sim::{SerialScaleSim, SimProtocol},
+    };
+
+    const WAIT: Duration = Duration::from_secs(10);
+    /// How long to ask a faulty scale for a weight: long enough for several
+    /// polls to fail, so that the fault is what the driver reports.
+    const FAULT: Duration = Duration::from_secs(2);
+
+    fn weight(text: &str) -> Weight {
+        text.parse().expect("valid weight")
+    }
+
+    fn sim() -> SerialScaleSim {
+        SerialScaleSim::start(SimProtocol::Toledo8217, Unit::Pound).expect("pseudo-terminal")
+    }
+
+    fn start(path: &str) -> ScaleHandle {
+        let mut config = SerialScaleConfig::toledo_8217(path, Unit::Pound);
+        config.poll_interval = Duration::from_millis(50);
+        config.reply_timeout = Duration::from_millis(300);
+        config.command_timeout = Duration::from_secs(2);
+        scale::spawn(ScaleConfig::Serial(config)).expect("valid config")
+    }
+
+    async fn wait_for(scale: &ScaleHandle, what: impl Fn(&ScaleState) -> bool) -> ScaleState {
+        let mut latest = scale.latest();
+        let state = tokio::time::timeout(WAIT, latest.wait_for(|s| what(s)))
+            .await
+            .expect("state reached in time")
+            .expect("driver running");
+        state.clone()
+    }
+
+    #[tokio::test]
+    async fn stable_weight_in_the_configured_unit() {
+        let sim = sim();
+        sim.set_weight(weight("1.234"));
+        let scale = start(sim.path());
+        let reading = scale.weigh_stable(WAIT).await.expect("stable weight");
+        assert_eq!(reading.weight, weight("1.234"));
+        assert_eq!(reading.unit, Unit::Pound);
+        assert!(reading.stable);
+    }
+
+    #[tokio::test]
+    async fn motion_then_stable() {
+        let sim = sim();
+        sim.set_weight(weight("2.5"));
+        sim.set_stable(false);
+        let scale = start(sim.path());
+        wait_for(&scale, |s| matches!(s, ScaleState::Motion { .. })).await;
+        let waiting = tokio::spawn({
+            let scale = scale.clone();
+            async move { scale.weigh_stable(WAIT).await }
+        });
+        let mut latest = scale.latest();
+        for _ in 0..3 {
+            latest.changed().await.expect("driver running");
+        }
+        assert!(!waiting.is_finished());
+        sim.set_stable(true);
+        let reading = waiting.await.expect("task").expect("stable weight");
+        assert_eq!(reading.weight, weight("2.5"));
+    }
+
+    #[tokio::test]
+    async fn overload_and_under_zero_are_errors() {
+        let sim = sim();
+        sim.set_overload(true);
+        let scale = start(sim.path());
+        assert_eq!(scale.weigh_stable(FAULT).await, Err(ScaleError::Overload));
+        sim.set_overload(false);
+        sim.set_weight(weight("-0.5"));
+        assert_eq!(scale.weigh_stable(FAULT).await, Err(ScaleError::Underload));
+        sim.set_weight(weight("0.5"));
+        assert!(scale.weigh_stable(WAIT).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn silence_times_out_then_recovers() {
+        let sim = sim();
+        let scale = start(sim.path());
+        scale.weigh_stable(WAIT).await.expect("answering at first");
+        sim.set_silent(true);
+        assert_eq!(
+            scale.weigh_stable(FAULT).await,
+            Err(ScaleError::Timeout { command: "W" })
+        );
+        sim.set_silent(false);
+        assert!(scale.weigh_stable(WAIT).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn garbage_and_slow_answers() {
+        let sim = sim();
+        sim.set_garbage(true);
+        let scale = start(sim.path());
+        assert!(matches!(
+            scale.weigh_stable(FAULT).await,
+            Err(ScaleError::Malformed(_))
+        ));
+        sim.set_garbage(false);
+        sim.set_delay(Duration::from_millis(600));
+        wait_for(&scale, |s| {
+            matches!(
+                s,
+                ScaleState::Fault {
+                    error: ScaleError::Timeout { command: "W" },
+                    ..
+                }
+            )
+        })
+        .await;
+        sim.set_delay(Duration::ZERO);
+        sim.set_weight(weight("3.5"));
+        wait_for(&scale, |s| {
+            s.reading().is_some_and(|r| r.weight == weight("3.5"))
+        })
+        .await;
+    }
+
+    #[tokio::test]
+    async fn zero_but_no_tare() {
+        let sim = sim();
+        sim.set_weight(weight("0.02"));
+        let scale = start(sim.path());
+        wait_for(&scale, |s| s.reading().is_some()).await;
+        scale.zero().await.expect("zeroed");
+        wait_for(&scale, |s| {
+            s.reading().is_some_and(|r| r.weight == weight("0"))
+        })
+        .await;
+        sim.set_stable(false);
+        assert_eq!(
+            scale.zero().await,
+            Err(ScaleError::NotExecutable { command: "Z" })
+        );
+        assert_eq!(
+            scale.tare().await,
+            Err(ScaleError::Unsupported {
+                operation: "tare",
+                protocol: "Toledo 8217"
+            })
+        );
+    }
+}
