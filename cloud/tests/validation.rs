@@ -339,6 +339,8 @@ async fn log_and_conflict_listing_errors() {
         ("after=-1", vec!["after"]),
         ("length=0", vec!["length"]),
         ("after=-5&length=5000", vec!["after", "length"]),
+        ("wait=-1", vec!["wait"]),
+        ("wait=30001", vec!["wait"]),
     ] {
         let r = app
             .call(
@@ -396,4 +398,55 @@ async fn log_and_conflict_listing_errors() {
     let rest = r.body["data"]["events"].as_array().expect("events").clone();
     assert!(rest.iter().all(|e| e["seq"].as_i64() > Some(next)));
     assert!(rest.iter().all(|e| e["business_id"] == b.0));
+}
+
+#[tokio::test]
+async fn the_log_can_be_long_polled() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    let head = app.get(&format!("/v1/events/{b}/list?length=1000")).await;
+    let next = head.body["data"]["next"].as_i64().expect("next");
+
+    // Nothing comes: the answer is empty, after the wait.
+    let started = std::time::Instant::now();
+    let r = app
+        .get(&format!("/v1/events/{b}/list?after={next}&wait=200"))
+        .await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body["data"]["events"], serde_json::json!([]));
+    assert_eq!(r.body["data"]["next"], next);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(200));
+
+    // An event comes while a reader waits: it is answered with it, long
+    // before its wait is over.
+    let path = format!("/v1/events/{b}/list?after={next}&wait=20000");
+    let waiting = app.get(&path);
+    let write = async {
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        app.wms
+            .station_event(
+                b,
+                serde_json::json!({"station": "pack-1", "business_id": b.0}),
+            )
+            .await
+            .expect("event")
+    };
+    let started = std::time::Instant::now();
+    let (r, written) = tokio::join!(waiting, write);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    let events = r.body["data"]["events"].as_array().expect("events");
+    assert_eq!(events.len(), 1, "{}", r.body);
+    assert_eq!(events[0]["kind"], "station.scanned");
+    assert_eq!(events[0]["seq"], written.seq);
+    // Another business's events do not answer it.
+    let other = app.b.business;
+    let r = app
+        .call(
+            "GET",
+            &format!("/v1/events/{other}/list?after={}&wait=100", written.seq),
+            Some(&app.b.key),
+            None,
+        )
+        .await;
+    assert_eq!(r.body["data"]["events"], serde_json::json!([]));
 }

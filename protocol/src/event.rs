@@ -45,6 +45,13 @@ pub enum EventKind {
     PrinterSaved,
     #[serde(rename = "print_job.created")]
     PrintJobCreated,
+    /// A device printed a job, failed it, or is waiting to retry it.
+    #[serde(rename = "print_job.updated")]
+    PrintJobUpdated,
+    /// What a station did with a scan from its scanner (or a weighing):
+    /// the station screens follow these.
+    #[serde(rename = "station.scanned")]
+    StationScanned,
     #[serde(rename = "document.attached")]
     DocumentAttached,
     #[serde(rename = "release.published")]
@@ -75,6 +82,8 @@ impl EventKind {
             Self::DispatchRunClosed => "dispatch_run.closed",
             Self::PrinterSaved => "printer.saved",
             Self::PrintJobCreated => "print_job.created",
+            Self::PrintJobUpdated => "print_job.updated",
+            Self::StationScanned => "station.scanned",
             Self::DocumentAttached => "document.attached",
             Self::ReleasePublished => "release.published",
             Self::SyncConflict => "sync.conflict",
@@ -121,6 +130,8 @@ mod tests {
             EventKind::DispatchRunClosed,
             EventKind::PrinterSaved,
             EventKind::PrintJobCreated,
+            EventKind::PrintJobUpdated,
+            EventKind::StationScanned,
             EventKind::DocumentAttached,
             EventKind::ReleasePublished,
             EventKind::SyncConflict,

@@ -223,6 +223,33 @@ pub struct PrintJob {
     pub updated_at: DateTime<Utc>,
 }
 
+/// Largest job for a printer attached to an edge: it travels to the edge
+/// inside one sync message (base64 in JSON), which must stay under
+/// `sync::message::MAX_MESSAGE_BYTES`.
+pub const MAX_EDGE_JOB_BYTES: usize = 128 * 1024;
+
+/// The `print_job.created` event: the job, its business, and, for a printer
+/// attached to an edge, its bytes (base64), so the edge can print it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrintJobCreated {
+    #[serde(flatten)]
+    pub job: PrintJob,
+    pub business_id: BusinessId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_base64: Option<String>,
+}
+
+/// The `print_job.updated` event: what the device did with a job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrintJobUpdated {
+    pub id: i64,
+    pub business_id: BusinessId,
+    pub printer_id: i64,
+    pub status: JobStatus,
+    pub error: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

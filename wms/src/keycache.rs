@@ -7,9 +7,9 @@
 
 use depot_protocol::tenant::Caller;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 pub const TTL: Duration = Duration::from_secs(2);
 /// Only valid keys are kept, so the map grows with real keys, not with
@@ -17,13 +17,13 @@ pub const TTL: Duration = Duration::from_secs(2);
 const CAPACITY: usize = 10_000;
 
 pub struct KeyCache {
-    epoch: Arc<AtomicU64>,
+    epoch: watch::Receiver<u64>,
     map: Mutex<HashMap<[u8; 32], (Caller, u64, Instant)>>,
 }
 
 impl KeyCache {
     /// `epoch` is bumped by the writer after each commit that touched keys.
-    pub fn new(epoch: Arc<AtomicU64>) -> Self {
+    pub fn new(epoch: watch::Receiver<u64>) -> Self {
         Self {
             epoch,
             map: Mutex::new(HashMap::new()),
@@ -33,7 +33,7 @@ impl KeyCache {
     /// The epoch to pass to [`KeyCache::put`]: read before the lookup, so a
     /// commit landing during the lookup makes its answer stale at once.
     pub fn epoch(&self) -> u64 {
-        self.epoch.load(Ordering::Acquire)
+        *self.epoch.borrow()
     }
 
     pub fn get(&self, hash: &[u8; 32]) -> Option<Caller> {
@@ -67,23 +67,23 @@ mod tests {
 
     #[test]
     fn a_commit_to_the_keys_forgets_every_entry() {
-        let epoch = Arc::new(AtomicU64::new(0));
-        let cache = KeyCache::new(epoch.clone());
+        let epoch = watch::Sender::new(0);
+        let cache = KeyCache::new(epoch.subscribe());
         let e = cache.epoch();
         cache.put([1; 32], caller(), e);
         assert_eq!(cache.get(&[1; 32]).map(|c| c.key_id), Some(KeyId(7)));
         assert!(cache.get(&[2; 32]).is_none());
-        epoch.fetch_add(1, Ordering::Release);
+        epoch.send_modify(|n| *n += 1);
         assert!(cache.get(&[1; 32]).is_none());
     }
 
     #[test]
     fn an_answer_read_across_a_commit_is_never_served() {
-        let epoch = Arc::new(AtomicU64::new(0));
-        let cache = KeyCache::new(epoch.clone());
+        let epoch = watch::Sender::new(0);
+        let cache = KeyCache::new(epoch.subscribe());
         let before = cache.epoch();
         // The key is revoked and committed while the lookup runs.
-        epoch.fetch_add(1, Ordering::Release);
+        epoch.send_modify(|n| *n += 1);
         cache.put([1; 32], caller(), before);
         assert!(cache.get(&[1; 32]).is_none());
     }

@@ -71,7 +71,7 @@ impl Wms {
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
         Ok(Self {
             inner: Arc::new(Inner {
-                keys: keycache::KeyCache::new(writer.key_epoch()),
+                keys: keycache::KeyCache::new(writer.watch(writer::Watched::ApiKeys)),
                 writer,
                 reader: Reader::new(path.to_owned(), READERS),
                 origin: origin.to_owned(),
@@ -86,6 +86,41 @@ impl Wms {
 
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Changes after every commit that touched print jobs: a job submitted
+    /// here, one that arrived by sync, or a status change.
+    pub fn print_jobs_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.writer.watch(writer::Watched::PrintJobs)
+    }
+
+    /// Changes after every commit that appended to the event log.
+    pub fn events_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.writer.watch(writer::Watched::Events)
+    }
+
+    /// Appends a `station.scanned` event: what a station did with a scan or
+    /// a weighing, for the station screens (and, synced, the cloud's record).
+    pub async fn station_event(
+        &self,
+        business: depot_protocol::BusinessId,
+        payload: serde_json::Value,
+    ) -> Result<depot_protocol::event::Event> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            let seq = store::events::append(
+                conn,
+                &origin,
+                Some(business),
+                depot_protocol::event::EventKind::StationScanned,
+                &payload,
+            )?;
+            store::events::since(conn, seq - 1, 1)?
+                .into_iter()
+                .next()
+                .ok_or_else(|| WmsError::Internal("event vanished".into()))
+        })
+        .await
     }
 
     pub fn writer_stats(&self) -> &writer::WriterStats {

@@ -3,21 +3,24 @@
 
 use crate::store::{self, printing as sql};
 use crate::{Result, Wms, WmsError};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use depot_protocol::event::EventKind;
 use depot_protocol::printing::{
-    CheckedPrinter, MAX_JOB_BYTES, PrintJob, Printer, PrinterFields, PrinterKind,
+    CheckedPrinter, Connection, JobStatus, MAX_EDGE_JOB_BYTES, MAX_JOB_BYTES, PrintJob,
+    PrintJobCreated, PrintJobUpdated, Printer, PrinterFields, PrinterKind,
 };
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, now};
-use rusqlite::Connection;
+use rusqlite::Connection as Db;
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Printer> {
+fn load(conn: &Db, business: BusinessId, id: i64) -> Result<Printer> {
     sql::printer(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("printer {id} does not exist")))
 }
 
 fn save(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     id: Option<i64>,
@@ -126,6 +129,23 @@ impl Wms {
         self.write(move |conn| {
             let business = caller.business_id;
             let p = load(conn, business, printer)?;
+            let edge = match Connection::parse(&p.connection) {
+                Ok(Connection::Edge { edge_id }) => Some(edge_id),
+                _ => None,
+            };
+            let at_edge = edge.is_some();
+            // The bytes travel to the edge that prints them, unless this is
+            // that edge.
+            let send_bytes = edge.is_some_and(|e| origin != format!("edge:{e}"));
+            if at_edge && data.len() > MAX_EDGE_JOB_BYTES {
+                return Err(WmsError::invalid(vec![FieldError::new(
+                    "body",
+                    format!(
+                        "printer {} is attached to an edge box: a job for it is at most {MAX_EDGE_JOB_BYTES} bytes",
+                        p.name
+                    ),
+                )]));
+            }
             if p.kind != format {
                 return Err(WmsError::invalid(vec![FieldError::new(
                     "body",
@@ -148,14 +168,63 @@ impl Wms {
             )?;
             let job =
                 sql::job(conn, id)?.ok_or_else(|| WmsError::Internal("job vanished".into()))?;
+            let event = PrintJobCreated {
+                job,
+                business_id: business,
+                data_base64: send_bytes.then(|| BASE64.encode(&data)),
+            };
             store::events::append(
                 conn,
                 &origin,
                 Some(business),
                 EventKind::PrintJobCreated,
-                &job,
+                &event,
             )?;
-            Ok(job)
+            Ok(event.job)
+        })
+        .await
+    }
+
+    /// Queued jobs of some printers, oldest first, with their bytes: what a
+    /// spooler has to print.
+    pub async fn queued_print_jobs(&self, printers: Vec<i64>) -> Result<Vec<(PrintJob, Vec<u8>)>> {
+        self.read(move |conn| sql::queued_jobs(conn, &printers))
+            .await
+    }
+
+    /// What a device did with a job: printed, failed, or queued again with
+    /// the reason it waits ("paper out"). Logged as `print_job.updated`, so
+    /// the cloud's job list follows the edge's printer.
+    pub async fn print_job_update(
+        &self,
+        job: i64,
+        status: JobStatus,
+        error: Option<String>,
+    ) -> Result<PrintJob> {
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            let current = sql::job(conn, job)?
+                .ok_or_else(|| WmsError::NotFound(format!("print job {job} does not exist")))?;
+            let business = store::printing::printer_business(conn, current.printer_id)?
+                .ok_or_else(|| WmsError::Internal("the job's printer vanished".into()))?;
+            let at = now();
+            sql::set_job_status(conn, job, status, error.as_deref(), &at)?;
+            let update = PrintJobUpdated {
+                id: job,
+                business_id: business,
+                printer_id: current.printer_id,
+                status,
+                error,
+                at,
+            };
+            store::events::append(
+                conn,
+                &origin,
+                Some(business),
+                EventKind::PrintJobUpdated,
+                &update,
+            )?;
+            sql::job(conn, job)?.ok_or_else(|| WmsError::Internal("job vanished".into()))
         })
         .await
     }

@@ -27,7 +27,7 @@ pub struct Ack {
 
 /// Kinds an edge may send: what the floor does. Catalog, tenants, keys,
 /// orders, inbound orders and printers are the cloud's to create.
-const FROM_EDGES: [&str; 10] = [
+const FROM_EDGES: [&str; 12] = [
     "stock.moved",
     "order.status_changed",
     "inbound.received",
@@ -37,6 +37,8 @@ const FROM_EDGES: [&str; 10] = [
     "shipment.milestone",
     "dispatch_run.closed",
     "print_job.created",
+    "print_job.updated",
+    "station.scanned",
     "sync.conflict",
 ];
 

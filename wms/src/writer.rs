@@ -11,7 +11,7 @@ use crate::error::{Result, WmsError};
 use rusqlite::Connection;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// How many jobs one transaction takes at most: bounds the latency a job
 /// can add to the others of its group.
@@ -31,11 +31,27 @@ pub struct WriterStats {
     pub jobs: AtomicU64,
 }
 
+/// Tables whose commits others wait for or cache against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    /// The key cache.
+    ApiKeys = 0,
+    /// The edge's print spooler.
+    PrintJobs = 1,
+    /// Readers following the event log (long polls).
+    Events = 2,
+}
+
+/// Table names, indexed by [`Watched`].
+const WATCHED: [&str; 3] = ["api_keys", "print_jobs", "events"];
+
 #[derive(Clone)]
 pub struct Writer {
     tx: mpsc::Sender<Job>,
     stats: Arc<WriterStats>,
-    key_epoch: Arc<AtomicU64>,
+    /// One per [`Watched`] table, bumped after each commit (or rollback)
+    /// that wrote to it.
+    watches: Arc<[watch::Sender<u64>; 3]>,
 }
 
 impl Writer {
@@ -44,42 +60,39 @@ impl Writer {
     pub fn start(conn: Connection) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::default());
-        let key_epoch = Arc::new(AtomicU64::new(0));
-        let keys_touched = Arc::new(AtomicBool::new(false));
-        let touched = keys_touched.clone();
+        let watches = Arc::new(WATCHED.map(|_| watch::Sender::new(0)));
+        let touched = Arc::new(WATCHED.map(|_| AtomicBool::new(false)));
+        let hook = touched.clone();
         conn.update_hook(Some(
             move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
-                if table == "api_keys" {
-                    touched.store(true, Ordering::Relaxed);
+                if let Some(i) = WATCHED.iter().position(|t| *t == table) {
+                    hook[i].store(true, Ordering::Relaxed);
                 }
             },
         ));
         let thread_stats = stats.clone();
-        let epoch = key_epoch.clone();
+        let bump = watches.clone();
         std::thread::Builder::new()
             .name("depot-writer".into())
             .spawn(move || {
                 run(conn, rx, &thread_stats, || {
-                    if keys_touched.swap(false, Ordering::Relaxed) {
-                        epoch.fetch_add(1, Ordering::Release);
+                    for (flag, watch) in touched.iter().zip(bump.iter()) {
+                        if flag.swap(false, Ordering::Relaxed) {
+                            watch.send_modify(|n| *n += 1);
+                        }
                     }
                 })
             })?;
-        Ok(Self {
-            tx,
-            stats,
-            key_epoch,
-        })
+        Ok(Self { tx, stats, watches })
     }
 
     pub fn stats(&self) -> &WriterStats {
         &self.stats
     }
 
-    /// Bumped after every commit (or rollback) that wrote to `api_keys`:
-    /// what [`crate::keycache::KeyCache`] checks its entries against.
-    pub fn key_epoch(&self) -> Arc<AtomicU64> {
-        self.key_epoch.clone()
+    /// Changes after every commit that wrote to the table.
+    pub fn watch(&self, table: Watched) -> watch::Receiver<u64> {
+        self.watches[table as usize].subscribe()
     }
 
     /// Runs `f` in the writer's transaction and answers once it is committed.

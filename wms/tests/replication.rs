@@ -581,3 +581,98 @@ async fn releases_reach_every_edge_once() {
     exchange(&mut p.cloud, &p.edge).await;
     assert_eq!(p.edge.wms.releases(10).await.expect("releases").len(), 1);
 }
+
+#[tokio::test]
+async fn print_jobs_reach_their_printer_and_report_back() {
+    use depot_protocol::printing::{JobStatus, MAX_EDGE_JOB_BYTES};
+    let mut p = pair().await;
+    let b = p.caller.business_id;
+    let printer = p
+        .cloud
+        .wms
+        .create_printer(b, serde_json::from_value(json!({"name": "Pack 1", "kind": "zpl", "connection": "edge://mad-1", "station": "pack-1"})).expect("fields"))
+        .await
+        .expect("printer");
+    let label = b"^XA^FO20,20^A0N,30,30^FDOrder 1001^FS^XZ".to_vec();
+    let cloud_job = p
+        .cloud
+        .wms
+        .submit_job(p.caller, printer.id, label.clone())
+        .await
+        .expect("job");
+    // A job for a printer at an edge travels in one sync message: capped.
+    let mut big = b"^XA".to_vec();
+    big.resize(MAX_EDGE_JOB_BYTES + 1, b' ');
+    assert!(matches!(
+        p.cloud.wms.submit_job(p.caller, printer.id, big).await,
+        Err(depot_wms::WmsError::Invalid { .. })
+    ));
+    no_rejections(&exchange(&mut p.cloud, &p.edge).await);
+
+    // The edge has the job, with its bytes, under the cloud's id.
+    let queued = p
+        .edge
+        .wms
+        .queued_print_jobs(vec![printer.id])
+        .await
+        .expect("queued");
+    assert_eq!(queued.len(), 1);
+    assert_eq!(queued[0].0.id, cloud_job.id);
+    assert_eq!(queued[0].1, label);
+
+    // The edge's printer prints it; a station there prints one of its own.
+    p.edge
+        .wms
+        .print_job_update(cloud_job.id, JobStatus::Printed, None)
+        .await
+        .expect("printed");
+    let local = p
+        .edge
+        .wms
+        .submit_job(p.caller, printer.id, b"^XA^FDbin A-01^FS^XZ".to_vec())
+        .await
+        .expect("local job");
+    p.edge
+        .wms
+        .print_job_update(local.id, JobStatus::Queued, Some("paper out".into()))
+        .await
+        .expect("waiting");
+    assert_eq!(
+        p.edge
+            .wms
+            .queued_print_jobs(vec![printer.id])
+            .await
+            .expect("queued")
+            .iter()
+            .map(|(j, _)| j.id)
+            .collect::<Vec<_>>(),
+        vec![local.id]
+    );
+    no_rejections(&exchange(&mut p.edge, &p.cloud).await);
+
+    // The cloud's job list follows the edge's printer.
+    let jobs = p.cloud.wms.print_jobs(b, printer.id).await.expect("jobs");
+    let by_id = |id: i64| jobs.iter().find(|j| j.id == id).expect("job listed");
+    assert_eq!(by_id(cloud_job.id).status, JobStatus::Printed);
+    assert_eq!(by_id(local.id).status, JobStatus::Queued);
+    assert_eq!(by_id(local.id).error.as_deref(), Some("paper out"));
+    assert_eq!(by_id(local.id).size, local.size);
+    // The cloud does not print an edge's jobs.
+    assert!(
+        p.cloud
+            .wms
+            .queued_print_jobs(vec![printer.id])
+            .await
+            .expect("queued")
+            .iter()
+            .all(|(j, data)| j.id != local.id || data.is_empty())
+    );
+
+    // Delivered twice: nothing changes.
+    p.edge.sent = 0;
+    exchange(&mut p.edge, &p.cloud).await;
+    assert_eq!(
+        p.cloud.wms.print_jobs(b, printer.id).await.expect("jobs"),
+        jobs
+    );
+}

@@ -13,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 /// The most events one call answers.
 pub const MAX_EVENTS: u32 = 1000;
+/// The longest a call waits for an event to come.
+pub const MAX_WAIT_MS: i64 = 30_000;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -24,6 +26,9 @@ pub struct EventQuery {
     kind: Option<String>,
     /// At most this many (1 to 1000, default 100).
     length: Option<i64>,
+    /// When nothing is there yet, wait up to this many milliseconds (0 to
+    /// 30000, default 0) and answer as soon as an event comes: a long poll.
+    wait: Option<i64>,
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -57,6 +62,13 @@ pub async fn list(
             format!("must be between 1 and {MAX_EVENTS}"),
         ));
     }
+    let wait = q.wait.unwrap_or(0);
+    if !(0..=MAX_WAIT_MS).contains(&wait) {
+        errors.push(FieldError::new(
+            "wait",
+            format!("must be between 0 and {MAX_WAIT_MS} (milliseconds)"),
+        ));
+    }
     if !errors.is_empty() {
         return Err(ApiError::invalid(errors));
     }
@@ -65,9 +77,23 @@ pub async fn list(
         .map(|k| k.trim().to_owned())
         .filter(|k| !k.is_empty());
     let limit = length as u32;
-    let events = wms
-        .business_events(t.business_id(), after, kind, limit)
-        .await?;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_millis(wait as u64);
+    // Subscribed before the first read, so a commit between the read and
+    // the wait still wakes it.
+    let mut commits = wms.events_changed();
+    let events = loop {
+        commits.borrow_and_update();
+        let events = wms
+            .business_events(t.business_id(), after, kind.clone(), limit)
+            .await?;
+        if !events.is_empty() {
+            break events;
+        }
+        match tokio::time::timeout_at(deadline, commits.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) | Err(_) => break events,
+        }
+    };
     let next = events.last().map_or(after, |e| e.seq);
     let more = events.len() as u32 == limit;
     Ok(Json(DataEnvelope {

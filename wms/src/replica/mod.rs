@@ -23,9 +23,10 @@ use rusqlite::Connection;
 use serde::Deserialize;
 
 mod operations;
+mod printing;
 
 /// The kinds replicated between nodes: applied where they arrive.
-pub const REPLICATED: [&str; 18] = [
+pub const REPLICATED: [&str; 20] = [
     "business.created",
     "warehouse.created",
     "key.created",
@@ -43,13 +44,15 @@ pub const REPLICATED: [&str; 18] = [
     "shipment.milestone",
     "dispatch_run.closed",
     "printer.saved",
+    "print_job.created",
+    "print_job.updated",
     "release.published",
 ];
 
-/// Kinds another node logs for the record without applying them: a print
-/// job belongs to the node whose printer prints it, a document's bytes
-/// stay where it was uploaded, a conflict was another node's to resolve.
-pub const RECORDED: [&str; 3] = ["print_job.created", "document.attached", "sync.conflict"];
+/// Kinds another node logs for the record without applying them: a
+/// document's bytes stay where it was uploaded, a conflict was another
+/// node's to resolve, a station's scans are the floor's history.
+pub const RECORDED: [&str; 3] = ["document.attached", "sync.conflict", "station.scanned"];
 
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -259,6 +262,8 @@ fn apply_kind(conn: &Connection, e: &Event) -> Applied {
         "shipment.milestone" => operations::milestone(conn, e, payload(e)?),
         "dispatch_run.closed" => operations::run_closed(conn, payload(e)?),
         "printer.saved" => operations::printer(conn, payload(e)?),
+        "print_job.created" => printing::created(conn, e, payload(e)?),
+        "print_job.updated" => printing::updated(conn, payload(e)?),
         "release.published" => {
             store::releases::insert_replica(conn, &payload(e)?)?;
             Ok(None)

@@ -6,6 +6,14 @@ use depot_protocol::printing::{CheckedPrinter, JobStatus, PrintJob, Printer, Pri
 use depot_protocol::{BusinessId, Timestamp};
 use rusqlite::{Connection, Row, params};
 
+/// The business a printer belongs to.
+pub fn printer_business(conn: &Connection, printer: i64) -> Result<Option<BusinessId>> {
+    maybe(
+        conn.prepare_cached("SELECT business_id FROM printers WHERE id = ?1")?
+            .query_row([printer], |r| Ok(BusinessId(r.get(0)?))),
+    )
+}
+
 pub fn name_owner(conn: &Connection, business: BusinessId, name: &str) -> Result<Option<i64>> {
     maybe(
         conn.prepare_cached("SELECT id FROM printers WHERE business_id = ?1 AND name = ?2")?
@@ -92,6 +100,66 @@ pub fn insert_job(
     )?
     .execute(params![id, business.0, printer, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
     Ok(id)
+}
+
+/// A job made on another node, with its id; its bytes only where this node
+/// is to print it (empty otherwise). Already here: nothing done.
+pub fn insert_job_replica(
+    conn: &Connection,
+    business: BusinessId,
+    job: &PrintJob,
+    data: &[u8],
+    actor: &str,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO print_jobs (id, business_id, printer_id, format, data, size, status, error, actor, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (id) DO NOTHING",
+    )?
+    .execute(params![
+        job.id,
+        business.0,
+        job.printer_id,
+        job.format.as_str(),
+        data,
+        job.size,
+        job.status.as_str(),
+        job.error,
+        actor,
+        ts(&job.created_at),
+        ts(&job.updated_at)
+    ])?;
+    Ok(())
+}
+
+/// Sets a job's status; false when there is no such job.
+pub fn set_job_status(
+    conn: &Connection,
+    id: i64,
+    status: JobStatus,
+    error: Option<&str>,
+    at: &Timestamp,
+) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE print_jobs SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
+        )?
+        .execute(params![id, status.as_str(), error, ts(at)])?
+        > 0)
+}
+
+/// Queued jobs of some printers, oldest first, with their bytes.
+pub fn queued_jobs(conn: &Connection, printers: &[i64]) -> Result<Vec<(PrintJob, Vec<u8>)>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {JOB_COLS}, data, business_id FROM print_jobs
+         WHERE printer_id = ?1 AND status = 'queued' ORDER BY id"
+    ))?;
+    let mut out = Vec::new();
+    for printer in printers {
+        let rows = stmt.query_map([printer], |r| Ok((job_row(r)?, r.get::<_, Vec<u8>>(8)?)))?;
+        out.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
+    }
+    out.sort_by_key(|(job, _)| job.id);
+    Ok(out)
 }
 
 const JOB_COLS: &str = "id, printer_id, format, size, status, error, created_at, updated_at";

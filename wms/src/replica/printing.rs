@@ -1,0 +1,55 @@
+//! Print jobs made on another node. A job is printed by the node whose
+//! printer it is: a cloud job for a printer attached to an edge arrives
+//! there with its bytes; an edge's jobs and what its printers did with them
+//! arrive in the cloud without, so its job list shows them.
+
+use super::{Applied, ApplyError};
+use crate::store::printing as sql;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use depot_protocol::BusinessId;
+use depot_protocol::event::Event;
+use depot_protocol::printing::{PrintJobCreated, PrintJobUpdated};
+use rusqlite::Connection;
+
+fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Result<(), ApplyError> {
+    match sql::printer_business(conn, printer)? {
+        Some(owner) if owner == business => Ok(()),
+        Some(_) => Err(ApplyError::Reject(format!(
+            "printer {printer} belongs to another business"
+        ))),
+        None => Err(ApplyError::Reject(format!(
+            "printer {printer} is not known here"
+        ))),
+    }
+}
+
+pub(super) fn created(conn: &Connection, e: &Event, c: PrintJobCreated) -> Applied {
+    check_printer(conn, c.job.printer_id, c.business_id)?;
+    let data = match &c.data_base64 {
+        Some(b64) => BASE64
+            .decode(b64)
+            .map_err(|err| ApplyError::Reject(format!("the job's bytes are not base64: {err}")))?,
+        None => Vec::new(),
+    };
+    if c.data_base64.is_some() && data.len() as i64 != c.job.size {
+        return Err(ApplyError::Reject(format!(
+            "the job says {} bytes and carries {}",
+            c.job.size,
+            data.len()
+        )));
+    }
+    sql::insert_job_replica(conn, c.business_id, &c.job, &data, &e.origin)?;
+    Ok(None)
+}
+
+pub(super) fn updated(conn: &Connection, u: PrintJobUpdated) -> Applied {
+    check_printer(conn, u.printer_id, u.business_id)?;
+    if !sql::set_job_status(conn, u.id, u.status, u.error.as_deref(), &u.at)? {
+        return Err(ApplyError::Reject(format!(
+            "print job {} is not known here",
+            u.id
+        )));
+    }
+    Ok(None)
+}
