@@ -40,13 +40,17 @@ pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
         )?
         .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), m.delta])?;
     }
+    // An upsert, then a read, not one statement with RETURNING: closing a
+    // RETURNING statement inside the writer's transaction cost more than
+    // the rest of the movement (its statement journal).
+    conn.prepare_cached(
+        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = on_hand + excluded.on_hand",
+    )?
+    .execute(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, m.delta])?;
     let on_hand: i64 = conn
-        .prepare_cached(
-            "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = on_hand + excluded.on_hand
-             RETURNING on_hand",
-        )?
-        .query_row(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, m.delta], |r| r.get(0))?;
+        .prepare_cached("SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2")?
+        .query_row(params![m.item_id.0, m.warehouse_id.0], |r| r.get(0))?;
     if on_hand < 0 {
         conn.prepare_cached(
             "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
