@@ -106,10 +106,16 @@ pub async fn serve(
         let mut stopped = stopped;
         let _ = stopped.wait_for(|s| *s).await;
     };
-    let sync = tokio::spawn(sync::run_sync(
+    let options = sync::SyncOptions {
+        share_group: settings.broker.share_group.clone(),
+        ..sync::SyncOptions::default()
+    };
+    options.check()?;
+    let sync = tokio::spawn(sync::run_sync_with(
         wms.clone(),
         broker.url.clone(),
         client_id,
+        options,
         sync_stopped,
     ));
     let served = run(listener, wms, settings, shutdown).await;

@@ -38,6 +38,10 @@ pub struct BrokerSettings {
     /// listens when `url` is unset. Loopback by default: expose it beyond a
     /// trusted network only behind something that authenticates.
     pub embedded_listen: SocketAddr,
+    /// With an external broker: the MQTT shared-subscription group of the
+    /// cloud instances that serve the same database, which then share the
+    /// edges' messages (`$share/<group>/...`). Unset: one instance.
+    pub share_group: Option<String>,
 }
 
 // By hand: the URL may carry a password.
@@ -46,6 +50,7 @@ impl fmt::Debug for BrokerSettings {
         f.debug_struct("BrokerSettings")
             .field("url", &self.url.as_deref().map(crate::broker::redact))
             .field("embedded_listen", &self.embedded_listen)
+            .field("share_group", &self.share_group)
             .finish()
     }
 }
@@ -55,6 +60,7 @@ impl Default for BrokerSettings {
         Self {
             url: None,
             embedded_listen: SocketAddr::from(([127, 0, 0, 1], 1883)),
+            share_group: None,
         }
     }
 }

@@ -84,6 +84,11 @@ pub struct SyncOptions {
     /// further failure up to `backoff_max`, and starts over once connected.
     pub backoff_min: Duration,
     pub backoff_max: Duration,
+    /// Several cloud instances on one database share the edges' `up`
+    /// messages through an MQTT 5 shared subscription of this group
+    /// (`$share/<group>/...`): the broker hands each message to one of
+    /// them. `None`: this instance takes every message.
+    pub share_group: Option<String>,
 }
 
 impl Default for SyncOptions {
@@ -97,11 +102,23 @@ impl Default for SyncOptions {
             tick: Duration::from_millis(100),
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(5),
+            share_group: None,
         }
     }
 }
 
 impl SyncOptions {
+    /// Refuses what no broker would take: a share group that is empty or
+    /// holds a topic separator or wildcard.
+    pub fn check(&self) -> Result<(), SyncError> {
+        match &self.share_group {
+            Some(g) if g.is_empty() || g.contains(['/', '+', '#']) => {
+                Err(SyncError::ShareGroup(g.clone()))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Values that cannot stall or spin the service: no zero periods, no
     /// empty pages, a maximum not below the minimum.
     fn normalized(mut self) -> Self {
@@ -128,6 +145,8 @@ pub enum SyncError {
     /// bug in it).
     #[error("the MQTT connection task stopped unexpectedly")]
     ConnectionTaskEnded,
+    #[error("share group {0:?}: expected a name without '/', '+' or '#'")]
+    ShareGroup(String),
 }
 
 /// Runs the cloud's sync service against the broker at `url` as MQTT client
@@ -150,7 +169,12 @@ pub async fn run_sync(
 /// error in the options (`Err` before connecting) or if the connection task
 /// dies. Spawn it (`tokio::spawn`) with a `Send` shutdown future.
 ///
-/// Run one instance per broker: the `up` subscription is not shared.
+/// Instances that share a database and a broker share the edges with
+/// `share_group`: each batch is applied by whichever instance the broker
+/// hands it to, in order all the same (the database's cursor for the edge
+/// decides, and a batch that would skip ahead is answered with a gap, which
+/// the edge resends from); an edge's pages come from the instance that
+/// answered its last hello.
 pub async fn run_sync_with(
     wms: Wms,
     url: MqttUrl,
@@ -158,6 +182,7 @@ pub async fn run_sync_with(
     options: SyncOptions,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), SyncError> {
+    options.check()?;
     let options = options.normalized();
     let offline = encode(&StateMessage::Offline {
         session: options.session.clone(),

@@ -205,7 +205,8 @@ impl Service {
     /// hello.
     async fn connected(&mut self, generation: u64) {
         self.connected = true;
-        for filter in [up_filter(None), state_filter()] {
+        let up = up_filter(self.options.share_group.as_deref());
+        for filter in [up, state_filter()] {
             if let Err(e) = self.client.subscribe(filter, QoS::AtLeastOnce).await {
                 tracing::warn!(error = %e, "cannot subscribe");
             }

@@ -12,6 +12,7 @@
 mod backlog;
 mod fake_edge;
 mod rig;
+mod shared;
 
 use depot_cloud::broker::{EmbeddedBroker, MqttUrl, client_options};
 use depot_cloud::sync::{SyncOptions, run_sync_with};
@@ -265,6 +266,24 @@ async fn the_cloud_syncs_an_edge_over_mqtt() {
             let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
             scenario(&broker.url(), &tag).await;
             broker.probe().expect("the broker still answers");
+        }
+    }
+}
+
+/// Shared subscriptions need a broker that deals them out: Mosquitto
+/// (`DEPOT_TEST_MQTT_URL`), or else the embedded rumqttd.
+#[tokio::test]
+async fn two_cloud_instances_share_the_edges() {
+    init_logs();
+    let tag = unique_tag();
+    match std::env::var("DEPOT_TEST_MQTT_URL") {
+        Ok(url) => {
+            let url = MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL");
+            shared::two_instances(&url, &tag).await;
+        }
+        Err(_) => {
+            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
+            shared::two_instances(&broker.url(), &tag).await;
         }
     }
 }

@@ -99,9 +99,20 @@ pub(crate) struct Service {
 }
 
 pub(crate) fn start_service(wms: &Wms, url: &MqttUrl, tag: &str) -> Service {
+    start_shared_service(wms, url, tag, None)
+}
+
+/// A service in a shared-subscription group, when `group` is given.
+pub(crate) fn start_shared_service(
+    wms: &Wms,
+    url: &MqttUrl,
+    tag: &str,
+    group: Option<String>,
+) -> Service {
     let session = format!("cloud-{tag}");
     let options = SyncOptions {
         session: session.clone(),
+        share_group: group,
         ..SyncOptions::default()
     };
     let (stop, stopped) = oneshot::channel::<()>();
