@@ -102,7 +102,9 @@ impl From<rusqlite::Error> for ApplyError {
 }
 
 fn payload<T: for<'de> Deserialize<'de>>(e: &Event) -> std::result::Result<T, ApplyError> {
-    serde_json::from_value(e.payload.clone())
+    // Deserialized from a borrow: a backlog would otherwise copy every
+    // payload once more just to read it.
+    T::deserialize(&e.payload)
         .map_err(|err| ApplyError::Reject(format!("malformed {} payload: {err}", e.kind)))
 }
 

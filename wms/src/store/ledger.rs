@@ -49,7 +49,9 @@ pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
     )?
     .execute(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, m.delta])?;
     let on_hand: i64 = conn
-        .prepare_cached("SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2")?
+        .prepare_cached(
+            "SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        )?
         .query_row(params![m.item_id.0, m.warehouse_id.0], |r| r.get(0))?;
     if on_hand < 0 {
         conn.prepare_cached(
