@@ -123,11 +123,19 @@ impl Link {
                 return;
             }
         };
+        let last = match self.wms.last_applied().await {
+            Ok(last) => last,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the last change applied");
+                None
+            }
+        };
         let hello = UpMessage::Hello {
             session: self.outbox.session().to_owned(),
             version: VERSION.into(),
             cursor,
             head: self.head().await,
+            last,
         };
         self.publish_up(message::encode(&hello)).await;
         self.awaiting_answer = Some(Instant::now());

@@ -9,8 +9,8 @@ use crate::store::{self, replica as conflicts, sync as sql, tenants};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::Event;
 use depot_protocol::sync::downstream::{self, PageVerdict};
-use depot_protocol::sync::message::Change;
 use depot_protocol::sync::message::OVERSIZED_KIND;
+use depot_protocol::sync::message::{Change, Landmark};
 use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, now};
 use rusqlite::Connection;
@@ -226,6 +226,20 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                     .collect()
             })?;
             sql::set_down_cursor(conn, cursor)?;
+            if let Some(c) = page
+                .changes
+                .iter()
+                .filter(|c| c.rev <= cursor)
+                .max_by_key(|c| c.rev)
+            {
+                sql::set_last_applied(
+                    conn,
+                    Landmark {
+                        rev: c.rev,
+                        id: c.id,
+                    },
+                )?;
+            }
             Ok(PageOutcome::Applied { cursor, outcomes })
         }
     }
@@ -242,6 +256,17 @@ impl Wms {
     ) -> Result<Page> {
         self.read(move |conn| page_for(conn, business, &edge, after, limit))
             .await
+    }
+
+    /// Edge: the last change of the cloud's log applied here, for hello.
+    pub async fn last_applied(&self) -> Result<Option<Landmark>> {
+        self.read(sql::last_applied).await
+    }
+
+    /// Cloud: whether this log holds, at its rev, the change an edge says
+    /// it applied last.
+    pub async fn holds(&self, last: Landmark) -> Result<bool> {
+        self.read(move |conn| sql::holds(conn, last)).await
     }
 
     /// Edge: applies a page from the cloud and moves the down cursor, in one

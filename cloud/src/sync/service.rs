@@ -5,6 +5,7 @@ use super::connection::Inbound;
 use super::{SyncError, SyncOptions};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::downstream::Feed;
+use depot_protocol::sync::message::Landmark;
 use depot_protocol::sync::message::{MAX_MESSAGE_BYTES, decode, encode};
 use depot_protocol::sync::topic::{
     CLOUD_STATE, Channel, EdgeId, EdgeTopic, state_filter, up_filter,
@@ -253,13 +254,14 @@ impl Service {
                 version,
                 cursor,
                 head,
+                last,
             }) => {
                 let sighting = Sighting {
                     session: Some(session),
                     version: Some(version),
                     head,
                 };
-                self.hello(topic, sighting, cursor).await;
+                self.hello(topic, sighting, cursor, last).await;
             }
             Ok(UpMessage::Batch { session, events }) => {
                 self.apply(vec![Pending {
@@ -273,7 +275,13 @@ impl Service {
         }
     }
 
-    async fn hello(&mut self, topic: EdgeTopic, sighting: Sighting, cursor: i64) {
+    async fn hello(
+        &mut self,
+        topic: EdgeTopic,
+        sighting: Sighting,
+        cursor: i64,
+        last: Option<Landmark>,
+    ) {
         let EdgeTopic { business, edge, .. } = topic;
         let session = sighting.session.clone().unwrap_or_default();
         let version = sighting.version.clone().unwrap_or_default();
@@ -293,10 +301,28 @@ impl Service {
             tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");
         }
         tracing::info!(%business, %edge, %session, %version, cursor, ?head, up_cursor = record.up_cursor, "edge said hello");
-        if let Some(head) = self.head().await.filter(|head| cursor > *head) {
-            // Not a rev of this log (a cloud database restored from an
-            // older backup, say): the edge must reload.
-            let reason = format!("the edge's cursor {cursor} is past the cloud's log (at {head})");
+        let stranger = match last {
+            Some(last) => match self.wms.holds(last).await {
+                Ok(holds) => (!holds).then(|| {
+                    format!(
+                        "the change the edge applied last ({} at rev {}) is not in the cloud's log there",
+                        last.id, last.rev
+                    )
+                }),
+                Err(e) => {
+                    tracing::warn!(%business, %edge, reason = %e, "cannot check the edge's last change");
+                    None
+                }
+            },
+            None => None,
+        };
+        let past =
+            self.head().await.filter(|head| cursor > *head).map(|head| {
+                format!("the edge's cursor {cursor} is past the cloud's log (at {head})")
+            });
+        if let Some(reason) = past.or(stranger) {
+            // Not this log (a cloud database restored from an older backup,
+            // say): the edge must reload.
             tracing::warn!(%business, %edge, %session, %reason, "sent a reset");
             self.edges.remove(&(business, edge.clone()));
             self.send(business, &edge, encode(&DownMessage::Reset { reason }))

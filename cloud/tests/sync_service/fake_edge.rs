@@ -123,6 +123,19 @@ impl FakeEdge {
             version: version.into(),
             cursor,
             head,
+            last: None,
+        })
+        .await;
+    }
+
+    /// A hello naming the last change the edge applied.
+    pub(crate) async fn hello_with_last(&self, session: &str, cursor: i64, last: Landmark) {
+        self.send(&UpMessage::Hello {
+            session: session.into(),
+            version: "t".into(),
+            cursor,
+            head: None,
+            last: Some(last),
         })
         .await;
     }

@@ -17,7 +17,7 @@ mod shared;
 use depot_cloud::broker::{EmbeddedBroker, MqttUrl, client_options};
 use depot_cloud::sync::{SyncOptions, run_sync_with};
 use depot_protocol::order::Address;
-use depot_protocol::sync::message::{MAX_MESSAGE_BYTES, decode, encode};
+use depot_protocol::sync::message::{Landmark, MAX_MESSAGE_BYTES, decode, encode};
 use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeId, EdgeTopic};
 use depot_protocol::sync::{DownMessage, StateMessage, SyncEvent, UpMessage};
 use depot_protocol::tenant::Caller;
@@ -153,6 +153,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             version: "t".into(),
             cursor: 0,
             head: None,
+            last: None,
         })
     };
     edge.send_raw(&up, b"not json".to_vec()).await;
@@ -286,6 +287,14 @@ async fn two_cloud_instances_share_the_edges() {
             shared::two_instances(&broker.url(), &tag).await;
         }
     }
+}
+
+#[tokio::test]
+async fn a_restored_cloud_is_told_by_the_edges_last_change() {
+    init_logs();
+    let tag = unique_tag();
+    let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
+    shared::landmarks(&broker.url(), &tag).await;
 }
 
 /// Started before its broker, the service keeps trying; when another client

@@ -92,3 +92,51 @@ pub(crate) async fn two_instances(url: &MqttUrl, tag: &str) {
     b.shut_down().await;
     edge.leave().await;
 }
+
+/// An edge names the last change it applied; a cloud whose log holds
+/// another change at that rev (restored from an older backup, then grown
+/// past the edge's cursor) cannot serve it from its cursor: reset.
+pub(crate) async fn landmarks(url: &MqttUrl, tag: &str) {
+    let w = world(&format!("e1-{tag}")).await;
+    let mut edge = FakeEdge::connect(url, &w, tag).await;
+    let service = start_service(&w.cloud, url, tag);
+    edge.cloud_online(&service.session).await;
+    let session = format!("s-{tag}");
+    edge.hello(&session, 0).await;
+    edge.until(WAIT, "the catalog", |m| {
+        matches!(m, DownMessage::Changes { more: false, .. })
+    })
+    .await;
+    let last = w
+        .edge
+        .last_applied()
+        .await
+        .expect("last applied")
+        .expect("the edge applied the catalog");
+    let (_, cursor) = w.edge.sync_state().await.expect("state");
+    assert!(last.rev <= cursor);
+
+    // The same log: answered as usual.
+    edge.hello_with_last(&session, cursor, last).await;
+    edge.until(WAIT, "the hello's ack", |m| {
+        matches!(m, DownMessage::Ack { hello: true, .. })
+    })
+    .await;
+
+    // Another change at that rev: reset.
+    let stranger = Landmark {
+        rev: last.rev,
+        id: depot_protocol::EventId::new(),
+    };
+    edge.hello_with_last(&session, cursor, stranger).await;
+    let seen = edge
+        .until(WAIT, "a reset", |m| matches!(m, DownMessage::Reset { .. }))
+        .await;
+    assert!(
+        seen.iter()
+            .all(|m| !matches!(m, DownMessage::Ack { hello: true, .. })),
+        "{seen:?}"
+    );
+    service.shut_down().await;
+    edge.leave().await;
+}

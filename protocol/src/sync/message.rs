@@ -37,6 +37,13 @@ pub struct Change {
     pub at: DateTime<Utc>,
 }
 
+/// A change of the cloud's log, as an edge applied it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Landmark {
+    pub rev: i64,
+    pub id: EventId,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum UpMessage {
@@ -53,6 +60,11 @@ pub enum UpMessage {
         /// peers of either age parse each other.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         head: Option<i64>,
+        /// The last change the edge applied, by rev and id: a cloud whose
+        /// log holds another change at that rev (restored from an older
+        /// backup and grown again past the cursor) answers with `reset`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        last: Option<Landmark>,
     },
     Batch {
         session: String,
@@ -246,6 +258,7 @@ mod tests {
             version: "v".into(),
             cursor: 3,
             head: Some(9),
+            last: None,
         };
         let json = String::from_utf8(encode(&hello)).unwrap_or_default();
         assert!(json.contains(r#""head":9"#), "{json}");

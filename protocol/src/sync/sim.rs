@@ -157,6 +157,7 @@ impl World {
             version: "sim".into(),
             cursor: 0,
             head: Some(self.head),
+            last: None,
         });
     }
 

@@ -4,7 +4,8 @@
 
 use super::{maybe, parse_ts, ts};
 use crate::error::Result;
-use depot_protocol::{BusinessId, Timestamp};
+use depot_protocol::sync::message::Landmark;
+use depot_protocol::{BusinessId, EventId, Timestamp};
 use rusqlite::{Connection, params};
 
 /// An edge as the cloud knows it.
@@ -203,11 +204,41 @@ pub fn rewind_acked(conn: &Connection, to: i64) -> Result<()> {
 /// it.
 pub fn reset_down_cursor(conn: &Connection, at: &Timestamp) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE sync_state SET down_cursor = 0, resets = resets + 1, last_reset_at = ?1
+        "UPDATE sync_state SET down_cursor = 0, last_rev = NULL, last_id = NULL,
+                resets = resets + 1, last_reset_at = ?1
          WHERE singleton = 1",
     )?
     .execute([ts(at)])?;
     Ok(())
+}
+
+/// The last change of the cloud's log applied here.
+pub fn last_applied(conn: &Connection) -> Result<Option<Landmark>> {
+    let (rev, id): (Option<i64>, Option<String>) = conn
+        .prepare_cached("SELECT last_rev, last_id FROM sync_state WHERE singleton = 1")?
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let id = id.and_then(|id| uuid::Uuid::parse_str(&id).ok().map(EventId));
+    Ok(match (rev, id) {
+        (Some(rev), Some(id)) => Some(Landmark { rev, id }),
+        _ => None,
+    })
+}
+
+pub fn set_last_applied(conn: &Connection, last: Landmark) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sync_state SET last_rev = ?1, last_id = ?2 WHERE singleton = 1 AND COALESCE(last_rev, 0) < ?1",
+    )?
+    .execute(params![last.rev, last.id.0.to_string()])?;
+    Ok(())
+}
+
+/// Whether the event at `rev` of this log is the one `last` names.
+pub fn holds(conn: &Connection, last: Landmark) -> Result<bool> {
+    let id: Option<String> = super::maybe(
+        conn.prepare_cached("SELECT id FROM events WHERE seq = ?1")?
+            .query_row([last.rev], |r| r.get(0)),
+    )?;
+    Ok(id.is_some_and(|id| id == last.id.0.to_string()))
 }
 
 pub fn set_down_cursor(conn: &Connection, rev: i64) -> Result<()> {
