@@ -3,6 +3,7 @@
 //! it with the cloud. `serve` runs both on a listener the caller binds;
 //! `main.rs` only parses arguments.
 
+pub mod devices;
 pub mod faults;
 pub mod link;
 pub mod releases;
@@ -12,8 +13,10 @@ pub mod status;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
+use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_wms::Wms;
 use depot_wms::http::{self, BODY_LIMIT};
+use devices::{Devices, routes};
 use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
@@ -22,8 +25,14 @@ use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// The HTTP application: the warehouse routes plus the edge's own.
+/// The HTTP application: the warehouse routes plus the edge's own, with no
+/// devices running (`serve` starts them).
 pub fn app(wms: Wms, settings: &Settings) -> Router {
+    app_with_devices(wms, settings, Devices::default())
+}
+
+/// The HTTP application, serving the state of running devices.
+pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Router {
     let identity = status::Identity {
         business_id: settings.business_id,
         edge_id: settings.edge_id.clone(),
@@ -34,7 +43,14 @@ pub fn app(wms: Wms, settings: &Settings) -> Router {
         .merge(
             OpenApiRouter::new()
                 .routes(routes!(status::status))
-                .routes(routes!(releases::releases)),
+                .routes(routes!(releases::releases))
+                .routes(routes!(routes::devices))
+                .routes(routes!(routes::weight))
+                .routes(routes!(routes::zero))
+                .routes(routes!(routes::tare))
+                .routes(routes!(routes::stations))
+                .routes(routes!(routes::set_task))
+                .routes(routes!(routes::pack)),
         )
         .split_for_parts();
     let openapi = Arc::new(openapi);
@@ -46,6 +62,7 @@ pub fn app(wms: Wms, settings: &Settings) -> Router {
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))
+        .layer(axum::Extension(devices))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http())
 }
@@ -73,12 +90,27 @@ pub async fn serve_with_faults(
     faults: faults::Faults,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with(listener, wms, settings, faults, HidapiBus::new(), shutdown).await
+}
+
+/// `serve`, with faults injected into the link and USB scanners found on
+/// `bus` (a simulated one, for tests).
+pub async fn serve_with<B: DeviceBus>(
+    listener: TcpListener,
+    wms: Wms,
+    settings: Settings,
+    faults: faults::Faults,
+    bus: B,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     // Before the API serves: a box that has never been online has no
     // other keys.
     let live = settings.install_local_keys(&wms).await?;
     if !settings.local_keys.is_empty() {
         tracing::info!(live, "keys provisioned in the configuration installed");
     }
+    let (devices, running) =
+        devices::start(&wms, &settings, bus).map_err(|e| anyhow::anyhow!(e))?;
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let link_wms = wms.clone();
     let link_settings = settings.clone();
@@ -89,10 +121,11 @@ pub async fn serve_with_faults(
         };
         link::run_with_faults(link_wms, link_settings, faults, until).await
     });
-    let router = app(wms, &settings);
+    let router = app_with_devices(wms, &settings, devices);
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
+    running.stop().await;
     let _ = stop.send(true);
     match link.await {
         Ok(Ok(())) => {}

@@ -1,6 +1,7 @@
 //! The edge's settings: defaults, then a TOML file, then `DEPOT_…`
 //! environment variables (nested keys joined with `__`).
 
+use crate::devices::config::{self, DevicesConfig, StationConfig};
 use depot_protocol::BusinessId;
 use depot_wms::Wms;
 use figment::Figment;
@@ -29,6 +30,10 @@ pub struct Settings {
     /// SHA-256 of a key, or the key itself (see [`LocalKey`]). Bound to
     /// `business_id`, stored as hashes only, never sent to the cloud.
     pub local_keys: Vec<LocalKey>,
+    /// Printers, scales and scanners attached to the box (none by default).
+    pub devices: DevicesConfig,
+    /// The stations on the floor and the devices each uses.
+    pub stations: Vec<StationConfig>,
     /// Log filter, in `tracing` env-filter syntax.
     pub log: String,
 }
@@ -122,6 +127,8 @@ impl Default for Settings {
             data_dir: PathBuf::from("depot-edge-data"),
             broker: Broker::default(),
             local_keys: Vec::new(),
+            devices: DevicesConfig::default(),
+            stations: Vec::new(),
             log: "info".into(),
         }
     }
@@ -185,7 +192,7 @@ impl Settings {
                 return bad(&format!("local_keys[{i}]: {e} (DEPOT_LOCAL_KEYS)"));
             }
         }
-        Ok(())
+        config::check(&self.devices, &self.stations).map_err(SettingsError::Invalid)
     }
 
     /// Installs `local_keys` in the database (and removes keys provisioned
@@ -215,7 +222,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 10] = [
     "business_id",
     "edge_id",
     "node",
@@ -223,6 +230,8 @@ const FIELDS: [&str; 8] = [
     "data_dir",
     "broker",
     "local_keys",
+    "devices",
+    "stations",
     "log",
 ];
 

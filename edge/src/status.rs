@@ -1,6 +1,7 @@
 //! `GET /v1/edge/status`: is the box connected, how much is waiting for the
 //! cloud and since when, how far the cloud's changes are applied, conflicts.
 
+use crate::devices::{Devices, DevicesSummary};
 use axum::extract::State;
 use axum::{Extension, Json};
 use depot_protocol::{DataEnvelope, ErrorBody};
@@ -25,16 +26,20 @@ pub struct EdgeStatus {
     pub identity: Identity,
     #[serde(flatten)]
     pub sync: SyncSnapshot,
+    /// How many devices and stations run here, and which need attention.
+    pub devices: DevicesSummary,
 }
 
 /// The edge's sync state: link, outbox depth and the age of its oldest
-/// event, last acknowledgement, cloud cursor, conflicts.
+/// event, last acknowledgement, cloud cursor, conflicts; and a summary of
+/// its devices (`/v1/edge/devices` has them in full).
 #[utoipa::path(get, path = "/v1/edge/status", tag = "edge",
     responses((status = 200, body = DataEnvelope<EdgeStatus>), (status = 401, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn status(
     State(wms): State<Wms>,
     Extension(identity): Extension<Identity>,
+    Extension(devices): Extension<Devices>,
     Authed(caller): Authed,
 ) -> Result<Json<DataEnvelope<EdgeStatus>>, ApiError> {
     if caller.business_id.0 != identity.business_id {
@@ -44,6 +49,10 @@ pub async fn status(
     }
     let sync = wms.sync_snapshot().await?;
     Ok(Json(DataEnvelope {
-        data: EdgeStatus { identity, sync },
+        data: EdgeStatus {
+            identity,
+            sync,
+            devices: devices.summary(),
+        },
     }))
 }

@@ -1,6 +1,8 @@
 //! Test plumbing: a link that can be cut, waiting for sync, event counts.
 #![allow(dead_code)]
 
+pub mod devices;
+
 use depot_wms::Wms;
 use std::collections::HashMap;
 use std::net::SocketAddr;

@@ -1,0 +1,417 @@
+//! A station's state machine, without I/O. The glue (`stations.rs`) feeds
+//! it one input at a time (a task set, a scan, a weighing, what the engine
+//! answered); each answer is a [`Step`]: an [`Effect`] to carry out, whose
+//! result is the next input, or the [`Report`] that ends what an input
+//! from the floor (a task, a scan, a pack request) started.
+//!
+//! Picking and receiving pass each scan to the engine as it is. Packing
+//! collects the order's units scan by scan; the scan that completes the
+//! order (or an explicit pack) weighs the package, checks the weight
+//! against the catalog's, packs, and queues the shipping label.
+
+mod types;
+
+pub use types::{
+    Effect, Input, Outcome, PackPlan, PackedOrder, PackingLine, PackingView, PlanLine, Report,
+    Rules, Scanned, Step, Task,
+};
+
+use super::failure::Failure;
+use depot_protocol::{FieldError, ItemId, OrderStatus};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Pending {
+    Nothing,
+    Plan,
+    Engine,
+    Resolve(String),
+    Weigh,
+    Pack(i64),
+    Label(PackedOrder),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Packing {
+    plan: PackPlan,
+    /// Ordered units per item, with the SKU and unit weight.
+    ordered: BTreeMap<ItemId, (String, i64, Option<i64>)>,
+    scanned: BTreeMap<ItemId, i64>,
+    /// The codes as scanned, with their units: what pack-order is given.
+    items: Vec<(String, i64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Station {
+    rules: Rules,
+    task: Task,
+    packing: Option<Packing>,
+    pending: Pending,
+}
+
+impl Station {
+    pub fn new(rules: Rules) -> Self {
+        Self {
+            rules,
+            task: Task::Idle,
+            packing: None,
+            pending: Pending::Nothing,
+        }
+    }
+
+    pub fn task(&self) -> &Task {
+        &self.task
+    }
+
+    pub fn packing(&self) -> Option<PackingView> {
+        self.packing.as_ref().map(|p| PackingView {
+            order_id: p.plan.order_id,
+            lines: p
+                .ordered
+                .iter()
+                .map(|(item, (sku, ordered, _))| PackingLine {
+                    sku: sku.clone(),
+                    ordered: *ordered,
+                    scanned: p.scanned.get(item).copied().unwrap_or(0),
+                })
+                .collect(),
+            remaining: p.remaining(),
+            expected_weight_g: p.expected_g(self.rules.packaging_g),
+        })
+    }
+
+    /// Takes one input and answers what to do next.
+    pub fn handle(&mut self, input: Input) -> Step {
+        let pending = std::mem::replace(&mut self.pending, Pending::Nothing);
+        match (input, pending) {
+            (Input::SetTask(task), Pending::Nothing) => self.set_task(task),
+            (Input::PlanLoaded(plan), Pending::Plan) => self.plan_loaded(plan),
+            (Input::Scan(code), Pending::Nothing) => self.scan(code),
+            (Input::Pack, Pending::Nothing) => match &self.packing {
+                Some(_) => self.start_pack(),
+                None => refuse(Failure::conflict(format!(
+                    "station {} is not packing an order: set a packing task first",
+                    self.rules.name
+                ))),
+            },
+            (Input::Done(outcome), Pending::Engine) => match outcome {
+                Ok(o) => report(Report::ok(o.message, o.result)),
+                Err(f) => refuse(f),
+            },
+            (Input::Resolved(scanned), Pending::Resolve(code)) => match scanned {
+                Ok(s) => self.count(code, s),
+                Err(f) => refuse(f),
+            },
+            (Input::Weighed(weight), Pending::Weigh) => match weight {
+                Ok(g) => self.weighed(g),
+                Err(f) => refuse(f),
+            },
+            (Input::Packed(packed), Pending::Pack(weight_g)) => self.packed(packed, weight_g),
+            (Input::LabelQueued(job), Pending::Label(packed)) => self.labelled(job, packed),
+            (input, pending) => {
+                // The glue feeds one input at a time and answers each
+                // action: anything else is a bug there, said so rather
+                // than acted on.
+                self.pending = pending;
+                report(Report::failed(Failure::new(
+                    axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("station {} got {input:?} out of turn", self.rules.name),
+                )))
+            }
+        }
+    }
+
+    fn set_task(&mut self, task: Task) -> Step {
+        let message = match &task {
+            Task::Packing { order_id } => {
+                // The task is taken once the order is known to be packable.
+                self.pending = Pending::Plan;
+                return Step::Do(Effect::LoadPlan(*order_id));
+            }
+            Task::Idle => "task cleared: scans are refused until a task is set".to_owned(),
+            Task::Picking {
+                wave_id,
+                order_id: Some(order),
+            } => format!("picking wave {wave_id}, order {order}"),
+            Task::Picking { wave_id, .. } => format!("picking wave {wave_id}"),
+            Task::Receiving { inbound_id, .. } => format!("receiving inbound order {inbound_id}"),
+        };
+        self.packing = None;
+        self.task = task;
+        report(Report::ok(message, json!({ "task": self.task })))
+    }
+
+    fn plan_loaded(&mut self, plan: Result<PackPlan, Failure>) -> Step {
+        let plan = match plan {
+            Ok(plan) => plan,
+            Err(f) => return refuse(f),
+        };
+        let id = plan.order_id;
+        if !matches!(plan.status, OrderStatus::Confirmed | OrderStatus::Picking) {
+            return refuse(Failure::conflict(format!(
+                "order {id} is {}: only confirmed or picking orders can be packed",
+                plan.status
+            )));
+        }
+        let mut ordered: BTreeMap<ItemId, (String, i64, Option<i64>)> = BTreeMap::new();
+        for l in &plan.lines {
+            let e = ordered
+                .entry(l.item_id)
+                .or_insert_with(|| (l.sku.clone(), 0, l.unit_weight_g));
+            e.1 += l.quantity;
+        }
+        let packing = Packing {
+            plan,
+            ordered,
+            scanned: BTreeMap::new(),
+            items: Vec::new(),
+        };
+        let units = packing.remaining();
+        if units <= 0 {
+            return refuse(Failure::conflict(format!("order {id} has nothing to pack")));
+        }
+        self.packing = Some(packing);
+        self.task = Task::Packing { order_id: id };
+        let view = self.packing();
+        report(Report::ok(
+            format!("packing order {id}: scan its {units} units"),
+            json!({ "task": self.task, "packing": view }),
+        ))
+    }
+
+    fn scan(&mut self, code: String) -> Step {
+        match &self.task {
+            Task::Idle => refuse(Failure::conflict(format!(
+                "station {0} has no task: set one with PUT /v1/edge/stations/{0}/task",
+                self.rules.name
+            ))),
+            Task::Picking { wave_id, order_id } => {
+                self.pending = Pending::Engine;
+                Step::Do(Effect::Pick {
+                    wave_id: *wave_id,
+                    order_id: *order_id,
+                    code,
+                })
+            }
+            Task::Receiving {
+                inbound_id,
+                location,
+            } => {
+                self.pending = Pending::Engine;
+                Step::Do(Effect::Receive {
+                    inbound_id: *inbound_id,
+                    location: location.clone(),
+                    code,
+                })
+            }
+            Task::Packing { .. } => {
+                self.pending = Pending::Resolve(code.clone());
+                Step::Do(Effect::Resolve(code))
+            }
+        }
+    }
+
+    fn count(&mut self, code: String, s: Scanned) -> Step {
+        let Some(p) = self.packing.as_mut() else {
+            return refuse(Failure::conflict("no packing in progress"));
+        };
+        let id = p.plan.order_id;
+        let units = s.count.unwrap_or(1);
+        let Some((_, ordered, _)) = p.ordered.get(&s.item_id) else {
+            return refuse(
+                Failure::invalid(format!("{} is not in order {id}: put it aside", s.sku))
+                    .with_errors(vec![FieldError::new(&s.sku, "not in the order")]),
+            );
+        };
+        let ordered = *ordered;
+        let had = p.scanned.get(&s.item_id).copied().unwrap_or(0);
+        let now = had.saturating_add(units);
+        if now > ordered {
+            return refuse(
+                Failure::conflict(format!(
+                    "{} more of {} would make {now}, but order {id} has {ordered}",
+                    units, s.sku
+                ))
+                .with_errors(vec![FieldError::new(
+                    &s.sku,
+                    format!("{} more than the {ordered} ordered", now - ordered),
+                )]),
+            );
+        }
+        p.scanned.insert(s.item_id, now);
+        p.items.push((code, units));
+        let remaining = p.remaining();
+        if remaining == 0 {
+            return self.start_pack();
+        }
+        let view = self.packing();
+        report(Report::ok(
+            format!(
+                "{} {now} of {ordered}; {remaining} units left in order {id}",
+                s.sku
+            ),
+            json!({ "packing": view }),
+        ))
+    }
+
+    /// Weighs (or, without a scale, takes the catalog's weight) and packs.
+    fn start_pack(&mut self) -> Step {
+        let Some(p) = &self.packing else {
+            return refuse(Failure::conflict("no packing in progress"));
+        };
+        let missing = p.missing();
+        if !missing.is_empty() {
+            return refuse(
+                Failure::invalid(format!(
+                    "order {} is not complete: scan {} more units",
+                    p.plan.order_id,
+                    p.remaining()
+                ))
+                .with_errors(missing),
+            );
+        }
+        if self.rules.has_scale {
+            self.pending = Pending::Weigh;
+            return Step::Do(Effect::Weigh);
+        }
+        match p.expected_g(self.rules.packaging_g) {
+            Some(g) => self.pack(g),
+            None => refuse(Failure::invalid(format!(
+                "station {} has no scale and the catalog does not weigh every item of order {}: the package weight is unknown",
+                self.rules.name, p.plan.order_id
+            ))),
+        }
+    }
+
+    fn weighed(&mut self, measured: i64) -> Step {
+        let Some(p) = &self.packing else {
+            return refuse(Failure::conflict("no packing in progress"));
+        };
+        if measured <= 0 {
+            return refuse(Failure::invalid(format!(
+                "the scale shows {measured} g: put the package on the scale and pack again"
+            )));
+        }
+        if let Some(expected) = p.expected_g(self.rules.packaging_g) {
+            let allowed = self.tolerance(expected);
+            if (measured - expected).abs() > allowed {
+                return refuse(
+                    Failure::invalid(format!(
+                        "the package weighs {measured} g but order {} should weigh {expected} g (± {allowed} g): check its contents",
+                        p.plan.order_id
+                    ))
+                    .with_errors(vec![FieldError::new(
+                        "weight_g",
+                        format!("measured {measured} g, expected {expected} g ± {allowed} g"),
+                    )]),
+                );
+            }
+        }
+        self.pack(measured)
+    }
+
+    fn tolerance(&self, expected: i64) -> i64 {
+        let pct = (expected as f64 * self.rules.tolerance_pct / 100.0).round() as i64;
+        self.rules.tolerance_g.max(pct)
+    }
+
+    fn pack(&mut self, weight_g: i64) -> Step {
+        let Some(p) = &self.packing else {
+            return refuse(Failure::conflict("no packing in progress"));
+        };
+        self.pending = Pending::Pack(weight_g);
+        Step::Do(Effect::Pack {
+            order_id: p.plan.order_id,
+            items: p.items.clone(),
+            weight_g,
+        })
+    }
+
+    fn packed(&mut self, packed: Result<PackedOrder, Failure>, weight_g: i64) -> Step {
+        let packed = match packed {
+            Ok(packed) => packed,
+            Err(f) => return refuse(f),
+        };
+        if self.rules.has_printer {
+            let shipment_id = packed.shipment_id;
+            self.pending = Pending::Label(packed);
+            return Step::Do(Effect::PrintLabel { shipment_id });
+        }
+        let message = format!(
+            "{}: {weight_g} g, shipment {}",
+            self.finish(),
+            packed.shipment_id
+        );
+        report(Report::ok(message, json!({ "pack": packed.result })))
+    }
+
+    fn labelled(&mut self, job: Result<Value, Failure>, packed: PackedOrder) -> Step {
+        let done = self.finish();
+        let shipment = packed.shipment_id;
+        match job {
+            Ok(job) => report(Report::ok(
+                format!("{done}: shipment {shipment}, label queued"),
+                json!({ "pack": packed.result, "label_job": job }),
+            )),
+            Err(f) => report(Report {
+                status: f.status,
+                message: format!(
+                    "{done} (shipment {shipment}), but its label was not queued: {}",
+                    f.message
+                ),
+                errors: f.errors,
+                result: json!({ "pack": packed.result }),
+            }),
+        }
+    }
+
+    /// The order is packed: the station waits for its next task.
+    fn finish(&mut self) -> String {
+        let order = self.packing.take().map(|p| p.plan.order_id);
+        self.task = Task::Idle;
+        match order {
+            Some(id) => format!("order {id} packed"),
+            None => "packed".into(),
+        }
+    }
+}
+
+fn report(r: Report) -> Step {
+    Step::Report(r)
+}
+
+fn refuse(f: Failure) -> Step {
+    report(Report::failed(f))
+}
+
+impl Packing {
+    fn remaining(&self) -> i64 {
+        self.ordered
+            .iter()
+            .map(|(item, (_, q, _))| q - self.scanned.get(item).copied().unwrap_or(0))
+            .sum()
+    }
+
+    fn missing(&self) -> Vec<FieldError> {
+        self.ordered
+            .iter()
+            .filter_map(|(item, (sku, q, _))| {
+                let got = self.scanned.get(item).copied().unwrap_or(0);
+                (got < *q).then(|| FieldError::new(sku, format!("missing {} of {q}", q - got)))
+            })
+            .collect()
+    }
+
+    /// Items and packaging, if every item has a weight.
+    fn expected_g(&self, packaging_g: i64) -> Option<i64> {
+        self.ordered
+            .values()
+            .try_fold(packaging_g, |sum, (_, q, unit)| {
+                sum.checked_add(unit.as_ref()?.checked_mul(*q)?)
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests;

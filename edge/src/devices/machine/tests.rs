@@ -1,0 +1,573 @@
+use super::*;
+use depot_protocol::OrderId;
+
+fn rules() -> Rules {
+    Rules {
+        name: "pack-1".into(),
+        has_scale: true,
+        has_printer: true,
+        tolerance_g: 20,
+        tolerance_pct: 5.0,
+        packaging_g: 100,
+    }
+}
+
+fn plan(status: OrderStatus) -> PackPlan {
+    PackPlan {
+        order_id: OrderId(7),
+        status,
+        lines: vec![
+            PlanLine {
+                item_id: ItemId(1),
+                sku: "MUG".into(),
+                quantity: 2,
+                unit_weight_g: Some(300),
+            },
+            PlanLine {
+                item_id: ItemId(2),
+                sku: "TEA".into(),
+                quantity: 1,
+                unit_weight_g: Some(250),
+            },
+        ],
+    }
+}
+
+fn mug() -> Scanned {
+    Scanned {
+        item_id: ItemId(1),
+        sku: "MUG".into(),
+        count: None,
+    }
+}
+
+fn tea() -> Scanned {
+    Scanned {
+        item_id: ItemId(2),
+        sku: "TEA".into(),
+        count: None,
+    }
+}
+
+fn only_report(step: Step) -> Report {
+    match step {
+        Step::Report(r) => r,
+        other => panic!("expected a report, got {other:?}"),
+    }
+}
+
+/// A station packing order 7 (2 MUG, 1 TEA: 950 g with packaging).
+fn packing(rules: Rules) -> Station {
+    let mut s = Station::new(rules);
+    assert_eq!(
+        s.handle(Input::SetTask(Task::Packing {
+            order_id: OrderId(7)
+        })),
+        Step::Do(Effect::LoadPlan(OrderId(7)))
+    );
+    let r = only_report(s.handle(Input::PlanLoaded(Ok(plan(OrderStatus::Picking)))));
+    assert!(r.is_ok(), "{r:?}");
+    assert!(r.message.contains("3 units"), "{}", r.message);
+    s
+}
+
+fn scan(s: &mut Station, code: &str, scanned: Scanned) -> Step {
+    assert_eq!(
+        s.handle(Input::Scan(code.into())),
+        Step::Do(Effect::Resolve(code.into()))
+    );
+    s.handle(Input::Resolved(Ok(scanned)))
+}
+
+/// Scans the whole order; answers the actions of the last scan.
+fn scan_all(s: &mut Station) -> Step {
+    only_report(scan(s, "MUG", mug()));
+    only_report(scan(s, "4006381333931", mug()));
+    scan(s, "TEA", tea())
+}
+
+#[test]
+fn an_idle_station_refuses_scans_and_says_how_to_start() {
+    let mut s = Station::new(rules());
+    let r = only_report(s.handle(Input::Scan("X".into())));
+    assert_eq!(r.status, 409);
+    assert!(
+        r.message.contains("PUT /v1/edge/stations/pack-1/task"),
+        "{}",
+        r.message
+    );
+    let r = only_report(s.handle(Input::Pack));
+    assert_eq!(r.status, 409);
+}
+
+#[test]
+fn picking_passes_each_scan_to_the_engine_and_reports_its_answer() {
+    let mut s = Station::new(rules());
+    let task = Task::Picking {
+        wave_id: 3,
+        order_id: Some(OrderId(9)),
+    };
+    let r = only_report(s.handle(Input::SetTask(task.clone())));
+    assert_eq!(r.result["task"]["task"], "picking");
+    assert_eq!(s.task(), &task);
+    assert_eq!(
+        s.handle(Input::Scan("MUG".into())),
+        Step::Do(Effect::Pick {
+            wave_id: 3,
+            order_id: Some(OrderId(9)),
+            code: "MUG".into()
+        })
+    );
+    let answer = json!({"remaining": 1});
+    let r = only_report(s.handle(Input::Done(Ok(Outcome {
+        message: "picked".into(),
+        result: answer.clone(),
+    }))));
+    assert_eq!((r.status, r.result), (200, answer));
+    // A refusal keeps the engine's status and message.
+    s.handle(Input::Scan("NOPE".into()));
+    let r = only_report(s.handle(Input::Done(Err(Failure::not_found("no item NOPE")))));
+    assert_eq!((r.status, r.message.as_str()), (404, "no item NOPE"));
+    assert!(!r.is_ok());
+}
+
+#[test]
+fn receiving_passes_the_location_along() {
+    let mut s = Station::new(rules());
+    only_report(s.handle(Input::SetTask(Task::Receiving {
+        inbound_id: 4,
+        location: Some("DOCK-1".into()),
+    })));
+    assert_eq!(
+        s.handle(Input::Scan("0109506000134352\u{1d}3712".into())),
+        Step::Do(Effect::Receive {
+            inbound_id: 4,
+            location: Some("DOCK-1".into()),
+            code: "0109506000134352\u{1d}3712".into()
+        })
+    );
+}
+
+#[test]
+fn a_packing_task_needs_a_packable_order() {
+    for status in [
+        OrderStatus::Pending,
+        OrderStatus::Packed,
+        OrderStatus::Dispatched,
+        OrderStatus::Cancelled,
+    ] {
+        let mut s = Station::new(rules());
+        s.handle(Input::SetTask(Task::Packing {
+            order_id: OrderId(7),
+        }));
+        let r = only_report(s.handle(Input::PlanLoaded(Ok(plan(status)))));
+        assert_eq!(r.status, 409, "{status:?}");
+        assert_eq!(s.task(), &Task::Idle, "the task is not taken");
+    }
+    let mut s = Station::new(rules());
+    s.handle(Input::SetTask(Task::Packing {
+        order_id: OrderId(8),
+    }));
+    let r = only_report(s.handle(Input::PlanLoaded(Err(Failure::not_found(
+        "order 8 does not exist",
+    )))));
+    assert_eq!(r.status, 404);
+    assert_eq!(s.task(), &Task::Idle);
+    let mut empty = plan(OrderStatus::Confirmed);
+    empty.lines.clear();
+    s.handle(Input::SetTask(Task::Packing {
+        order_id: OrderId(7),
+    }));
+    assert_eq!(
+        only_report(s.handle(Input::PlanLoaded(Ok(empty)))).status,
+        409
+    );
+}
+
+#[test]
+fn packing_counts_scans_and_shows_progress() {
+    let mut s = packing(rules());
+    let r = only_report(scan(&mut s, "MUG", mug()));
+    assert!(r.is_ok());
+    assert!(r.message.contains("MUG 1 of 2"), "{}", r.message);
+    let view = s.packing().expect("packing");
+    assert_eq!(view.remaining, 2);
+    assert_eq!(view.expected_weight_g, Some(950));
+    assert_eq!(
+        view.lines,
+        [
+            PackingLine {
+                sku: "MUG".into(),
+                ordered: 2,
+                scanned: 1
+            },
+            PackingLine {
+                sku: "TEA".into(),
+                ordered: 1,
+                scanned: 0
+            }
+        ]
+    );
+}
+
+#[test]
+fn a_foreign_item_or_one_too_many_is_refused_and_not_counted() {
+    let mut s = packing(rules());
+    let stranger = Scanned {
+        item_id: ItemId(99),
+        sku: "SOCK".into(),
+        count: None,
+    };
+    let r = only_report(scan(&mut s, "SOCK", stranger));
+    assert_eq!(r.status, 422);
+    assert_eq!(r.errors[0].name, "SOCK");
+    only_report(scan(&mut s, "TEA", tea()));
+    let r = only_report(scan(&mut s, "TEA", tea()));
+    assert_eq!(r.status, 409);
+    assert!(r.message.contains("order 7 has 1"), "{}", r.message);
+    // A GS1 count of 3 mugs is over the 2 ordered.
+    let box_of_3 = Scanned {
+        count: Some(3),
+        ..mug()
+    };
+    assert_eq!(only_report(scan(&mut s, "01…37 3", box_of_3)).status, 409);
+    assert_eq!(s.packing().map(|p| p.remaining), Some(2));
+}
+
+#[test]
+fn an_unknown_code_keeps_the_engines_answer() {
+    let mut s = packing(rules());
+    s.handle(Input::Scan("???".into()));
+    let r = only_report(s.handle(Input::Resolved(Err(Failure::not_found(
+        "no item answers to \"???\"",
+    )))));
+    assert_eq!(r.status, 404);
+    assert_eq!(s.packing().map(|p| p.remaining), Some(3));
+}
+
+#[test]
+fn a_gs1_count_fills_several_units_at_once() {
+    let mut s = packing(rules());
+    let two = Scanned {
+        count: Some(2),
+        ..mug()
+    };
+    only_report(scan(&mut s, "0109506000134352\u{1d}372", two));
+    assert_eq!(scan(&mut s, "TEA", tea()), Step::Do(Effect::Weigh));
+}
+
+#[test]
+fn the_last_scan_weighs_packs_and_prints() {
+    let mut s = packing(rules());
+    assert_eq!(scan_all(&mut s), Step::Do(Effect::Weigh));
+    assert_eq!(
+        s.handle(Input::Weighed(Ok(960))),
+        Step::Do(Effect::Pack {
+            order_id: OrderId(7),
+            items: vec![
+                ("MUG".into(), 1),
+                ("4006381333931".into(), 1),
+                ("TEA".into(), 1)
+            ],
+            weight_g: 960,
+        })
+    );
+    let packed = PackedOrder {
+        shipment_id: 5,
+        result: json!({"shipment": {"id": 5}}),
+    };
+    assert_eq!(
+        s.handle(Input::Packed(Ok(packed))),
+        Step::Do(Effect::PrintLabel { shipment_id: 5 })
+    );
+    let r = only_report(s.handle(Input::LabelQueued(Ok(json!({"id": 11})))));
+    assert!(r.is_ok());
+    assert_eq!(r.result["label_job"]["id"], 11);
+    assert_eq!(r.result["pack"]["shipment"]["id"], 5);
+    assert!(r.message.contains("order 7 packed"), "{}", r.message);
+    assert_eq!(s.task(), &Task::Idle);
+    assert_eq!(s.packing(), None);
+}
+
+#[test]
+fn a_wrong_weight_is_refused_with_expected_and_measured() {
+    // 950 g expected; 5% (48 g) is more than 20 g.
+    for (measured, ok) in [
+        (950, true),
+        (998, true),
+        (902, true),
+        (999, false),
+        (901, false),
+        (1500, false),
+    ] {
+        let mut s = packing(rules());
+        scan_all(&mut s);
+        let step = s.handle(Input::Weighed(Ok(measured)));
+        if ok {
+            assert!(matches!(step, Step::Do(Effect::Pack { .. })), "{measured}");
+            continue;
+        }
+        let r = only_report(step);
+        assert_eq!(r.status, 422, "{measured}");
+        assert!(
+            r.message.contains(&format!("{measured} g")) && r.message.contains("950 g"),
+            "{}",
+            r.message
+        );
+        assert_eq!(r.errors[0].name, "weight_g");
+        // Nothing is packed; the package can be weighed again.
+        assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
+    }
+}
+
+#[test]
+fn the_gram_tolerance_applies_to_light_packages() {
+    let light = Rules {
+        tolerance_g: 30,
+        tolerance_pct: 1.0,
+        packaging_g: 0,
+        ..rules()
+    };
+    let mut s = packing(light);
+    scan_all(&mut s);
+    // 850 g expected: 1% is 9 g, so the 30 g bound applies.
+    assert!(matches!(
+        s.handle(Input::Weighed(Ok(879))),
+        Step::Do(Effect::Pack { .. })
+    ));
+}
+
+#[test]
+fn an_empty_scale_or_a_scale_error_is_reported() {
+    let mut s = packing(rules());
+    scan_all(&mut s);
+    assert_eq!(only_report(s.handle(Input::Weighed(Ok(0)))).status, 422);
+    s.handle(Input::Pack);
+    let r = only_report(s.handle(Input::Weighed(Err(Failure::new(
+        axum::http::StatusCode::GATEWAY_TIMEOUT,
+        "the weight did not settle within 5s",
+    )))));
+    assert_eq!(r.status, 504);
+    assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
+}
+
+#[test]
+fn without_catalog_weights_the_check_is_skipped() {
+    let mut s = Station::new(rules());
+    s.handle(Input::SetTask(Task::Packing {
+        order_id: OrderId(7),
+    }));
+    let mut p = plan(OrderStatus::Confirmed);
+    p.lines[1].unit_weight_g = None;
+    only_report(s.handle(Input::PlanLoaded(Ok(p))));
+    assert_eq!(s.packing().and_then(|p| p.expected_weight_g), None);
+    scan_all(&mut s);
+    assert!(matches!(
+        s.handle(Input::Weighed(Ok(5000))),
+        Step::Do(Effect::Pack { weight_g: 5000, .. })
+    ));
+}
+
+#[test]
+fn without_a_scale_the_catalog_weight_is_the_package_weight() {
+    let no_scale = Rules {
+        has_scale: false,
+        ..rules()
+    };
+    let mut s = packing(no_scale.clone());
+    assert!(matches!(
+        scan_all(&mut s),
+        Step::Do(Effect::Pack { weight_g: 950, .. })
+    ));
+    let mut s = Station::new(no_scale);
+    s.handle(Input::SetTask(Task::Packing {
+        order_id: OrderId(7),
+    }));
+    let mut p = plan(OrderStatus::Confirmed);
+    p.lines[0].unit_weight_g = None;
+    only_report(s.handle(Input::PlanLoaded(Ok(p))));
+    assert_eq!(only_report(scan_all(&mut s)).status, 422);
+}
+
+#[test]
+fn without_a_printer_packing_ends_at_the_pack() {
+    let mut s = packing(Rules {
+        has_printer: false,
+        ..rules()
+    });
+    scan_all(&mut s);
+    s.handle(Input::Weighed(Ok(950)));
+    let packed = PackedOrder {
+        shipment_id: 5,
+        result: json!({}),
+    };
+    let r = only_report(s.handle(Input::Packed(Ok(packed))));
+    assert!(r.is_ok() && r.message.contains("950 g"), "{}", r.message);
+    assert_eq!(s.task(), &Task::Idle);
+}
+
+#[test]
+fn an_explicit_pack_of_an_incomplete_order_names_what_is_missing() {
+    let mut s = packing(rules());
+    only_report(scan(&mut s, "MUG", mug()));
+    let r = only_report(s.handle(Input::Pack));
+    assert_eq!(r.status, 422);
+    assert_eq!(
+        r.errors,
+        [
+            FieldError::new("MUG", "missing 1 of 2"),
+            FieldError::new("TEA", "missing 1 of 1")
+        ]
+    );
+}
+
+#[test]
+fn a_refused_pack_keeps_the_scans_for_another_try() {
+    let mut s = packing(rules());
+    scan_all(&mut s);
+    s.handle(Input::Weighed(Ok(950)));
+    let r = only_report(s.handle(Input::Packed(Err(Failure::conflict(
+        "order 7 still has 1 units to pick",
+    )))));
+    assert_eq!(r.status, 409);
+    assert_eq!(s.packing().map(|p| p.remaining), Some(0));
+    assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
+}
+
+#[test]
+fn a_label_that_cannot_be_queued_is_reported_but_the_order_stays_packed() {
+    let mut s = packing(rules());
+    scan_all(&mut s);
+    s.handle(Input::Weighed(Ok(950)));
+    s.handle(Input::Packed(Ok(PackedOrder {
+        shipment_id: 5,
+        result: json!({"shipment": {"id": 5}}),
+    })));
+    let r = only_report(s.handle(Input::LabelQueued(Err(Failure::conflict(
+        "printer label-1 is not known at this edge yet",
+    )))));
+    assert_eq!(r.status, 409);
+    assert!(
+        r.message
+            .contains("order 7 packed (shipment 5), but its label was not queued"),
+        "{}",
+        r.message
+    );
+    assert_eq!(r.result["pack"]["shipment"]["id"], 5);
+    assert_eq!(s.task(), &Task::Idle);
+}
+
+#[test]
+fn a_new_task_replaces_a_packing_in_progress() {
+    let mut s = packing(rules());
+    only_report(scan(&mut s, "MUG", mug()));
+    let r = only_report(s.handle(Input::SetTask(Task::Idle)));
+    assert!(r.is_ok());
+    assert_eq!(s.packing(), None);
+    assert_eq!(only_report(s.handle(Input::Scan("MUG".into()))).status, 409);
+}
+
+#[test]
+fn inputs_out_of_turn_are_reported_not_acted_on() {
+    let mut s = packing(rules());
+    let r = only_report(s.handle(Input::Weighed(Ok(950))));
+    assert_eq!(r.status, 500);
+    let r = only_report(s.handle(Input::Packed(Ok(PackedOrder {
+        shipment_id: 1,
+        result: json!({}),
+    }))));
+    assert_eq!(r.status, 500);
+    // While a scan is being resolved, the machine still waits for it.
+    s.handle(Input::Scan("MUG".into()));
+    assert_eq!(only_report(s.handle(Input::Pack)).status, 500);
+    assert!(only_report(s.handle(Input::Resolved(Ok(mug())))).is_ok());
+}
+
+#[test]
+fn every_input_from_the_floor_ends_in_one_report() {
+    // Drive every path with the engine answering yes, and then failing at
+    // each effect in turn: each scan still ends in exactly one report.
+    for fail_at in 0..6 {
+        let mut s = packing(rules());
+        let mut reports = 0;
+        let mut effects = 0;
+        for code in ["MUG", "MUG", "TEA"] {
+            let mut step = s.handle(Input::Scan(code.into()));
+            loop {
+                let effect = match step {
+                    Step::Report(_) => {
+                        reports += 1;
+                        break;
+                    }
+                    Step::Do(effect) => effect,
+                };
+                effects += 1;
+                let fail = effects == fail_at;
+                let next = match effect {
+                    Effect::Resolve(code) if fail => Input::Resolved(Err(Failure::not_found(code))),
+                    Effect::Resolve(code) => {
+                        Input::Resolved(Ok(if code == "TEA" { tea() } else { mug() }))
+                    }
+                    Effect::Weigh if fail => Input::Weighed(Err(Failure::conflict("x"))),
+                    Effect::Weigh => Input::Weighed(Ok(950)),
+                    Effect::Pack { .. } if fail => Input::Packed(Err(Failure::conflict("x"))),
+                    Effect::Pack { .. } => Input::Packed(Ok(PackedOrder {
+                        shipment_id: 1,
+                        result: json!({}),
+                    })),
+                    Effect::PrintLabel { .. } if fail => {
+                        Input::LabelQueued(Err(Failure::conflict("x")))
+                    }
+                    Effect::PrintLabel { .. } => Input::LabelQueued(Ok(json!({}))),
+                    other => panic!("unexpected {other:?}"),
+                };
+                step = s.handle(next);
+            }
+        }
+        assert_eq!(reports, 3, "failing at effect {fail_at}");
+    }
+}
+
+#[test]
+fn tasks_read_as_the_route_documents_them() {
+    let parse = |v: Value| serde_json::from_value::<Task>(v);
+    assert_eq!(
+        parse(json!({"task": "picking", "wave_id": 3})).ok(),
+        Some(Task::Picking {
+            wave_id: 3,
+            order_id: None
+        })
+    );
+    assert_eq!(
+        parse(json!({"task": "packing", "order_id": 7})).ok(),
+        Some(Task::Packing {
+            order_id: OrderId(7)
+        })
+    );
+    assert_eq!(
+        parse(json!({"task": "receiving", "inbound_id": 1, "location": "D"})).ok(),
+        Some(Task::Receiving {
+            inbound_id: 1,
+            location: Some("D".into())
+        })
+    );
+    assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle));
+    assert!(parse(json!({"task": "dancing"})).is_err());
+    assert!(parse(json!({"task": "picking"})).is_err());
+    assert!(parse(json!({"task": "packing", "order_id": 7, "extra": 1})).is_err());
+}
+
+#[test]
+fn an_effect_that_cannot_be_carried_out_still_gets_its_answer() {
+    let mut s = packing(rules());
+    let Step::Do(effect) = s.handle(Input::Scan("MUG".into())) else {
+        panic!("expected an effect");
+    };
+    let r = only_report(s.handle(effect.failed(Failure::conflict("no key"))));
+    assert_eq!((r.status, r.message.as_str()), (409, "no key"));
+    // The station is not stuck: the next scan is resolved as usual.
+    assert_eq!(
+        s.handle(Input::Scan("MUG".into())),
+        Step::Do(Effect::Resolve("MUG".into()))
+    );
+}

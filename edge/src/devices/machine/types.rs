@@ -1,0 +1,199 @@
+//! What goes in and out of a station's machine.
+
+use crate::devices::failure::Failure;
+use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// What a station is set to do: the body of
+/// `PUT /v1/edge/stations/{station}/task`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(tag = "task", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Task {
+    /// Scans are refused until a task is set.
+    Idle,
+    /// Each scan is a pick of the wave, restricted to one order's pick list
+    /// if `order_id` is given.
+    Picking {
+        wave_id: i64,
+        #[serde(default)]
+        order_id: Option<OrderId>,
+    },
+    /// Each scan receives its units (1, or a GS1 count) into `location`.
+    Receiving {
+        inbound_id: i64,
+        #[serde(default)]
+        location: Option<String>,
+    },
+    /// Scans fill the order's package; the last one weighs, packs and
+    /// prints the label.
+    Packing { order_id: OrderId },
+}
+
+/// What the station needs to know of an order to pack it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PackPlan {
+    pub order_id: OrderId,
+    pub status: OrderStatus,
+    pub lines: Vec<PlanLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanLine {
+    pub item_id: ItemId,
+    pub sku: String,
+    pub quantity: i64,
+    /// The catalog's weight of one unit, if it has one.
+    pub unit_weight_g: Option<i64>,
+}
+
+/// A scan, resolved to the item it names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scanned {
+    pub item_id: ItemId,
+    pub sku: String,
+    /// Units the code stands for (a GS1 count).
+    pub count: Option<i64>,
+}
+
+/// A successful engine call: a line for the screen, and the engine's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub message: String,
+    pub result: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PackedOrder {
+    pub shipment_id: i64,
+    pub result: Value,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    SetTask(Task),
+    PlanLoaded(Result<PackPlan, Failure>),
+    Scan(String),
+    /// The answer to a pick or a reception.
+    Done(Result<Outcome, Failure>),
+    Resolved(Result<Scanned, Failure>),
+    /// Pack what was scanned (it must be the whole order).
+    Pack,
+    /// A stable weight, in grams.
+    Weighed(Result<i64, Failure>),
+    Packed(Result<PackedOrder, Failure>),
+    /// The label's print job.
+    LabelQueued(Result<Value, Failure>),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Do(Effect),
+    Report(Report),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    LoadPlan(OrderId),
+    Pick {
+        wave_id: i64,
+        order_id: Option<OrderId>,
+        code: String,
+    },
+    Receive {
+        inbound_id: i64,
+        location: Option<String>,
+        code: String,
+    },
+    Resolve(String),
+    /// Wait for a stable weight on the station's scale.
+    Weigh,
+    /// Pack the order: the codes as scanned with their units, one package.
+    Pack {
+        order_id: OrderId,
+        items: Vec<(String, i64)>,
+        weight_g: i64,
+    },
+    PrintLabel {
+        shipment_id: i64,
+    },
+}
+
+impl Effect {
+    /// The input that answers this effect when it could not be carried out
+    /// at all.
+    pub fn failed(&self, f: Failure) -> Input {
+        match self {
+            Effect::LoadPlan(_) => Input::PlanLoaded(Err(f)),
+            Effect::Pick { .. } | Effect::Receive { .. } => Input::Done(Err(f)),
+            Effect::Resolve(_) => Input::Resolved(Err(f)),
+            Effect::Weigh => Input::Weighed(Err(f)),
+            Effect::Pack { .. } => Input::Packed(Err(f)),
+            Effect::PrintLabel { .. } => Input::LabelQueued(Err(f)),
+        }
+    }
+}
+
+/// The answer to one input from the floor: a status as HTTP would give it,
+/// a message for the screen, and the engine's answer if there is one.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct Report {
+    pub status: u16,
+    pub message: String,
+    pub errors: Vec<FieldError>,
+    #[schema(value_type = Object)]
+    pub result: Value,
+}
+
+impl Report {
+    pub(super) fn ok(message: impl Into<String>, result: Value) -> Self {
+        Self {
+            status: 200,
+            message: message.into(),
+            errors: Vec::new(),
+            result,
+        }
+    }
+
+    pub(super) fn failed(f: Failure) -> Self {
+        Self {
+            status: f.status,
+            message: f.message,
+            errors: f.errors,
+            result: Value::Null,
+        }
+    }
+
+    pub fn is_ok(&self) -> bool {
+        self.status < 400
+    }
+}
+
+/// A station's fixed rules, from its configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rules {
+    pub name: String,
+    pub has_scale: bool,
+    pub has_printer: bool,
+    pub tolerance_g: i64,
+    pub tolerance_pct: f64,
+    pub packaging_g: i64,
+}
+
+/// What the station screen shows of a packing in progress.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct PackingView {
+    pub order_id: OrderId,
+    pub lines: Vec<PackingLine>,
+    /// Units still to scan.
+    pub remaining: i64,
+    /// Items plus packaging, if the catalog weighs every item.
+    pub expected_weight_g: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct PackingLine {
+    pub sku: String,
+    pub ordered: i64,
+    pub scanned: i64,
+}

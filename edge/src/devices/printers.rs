@@ -1,0 +1,276 @@
+//! The spooler: one task per configured printer between the jobs in the
+//! database and the printer's driver. Jobs are stored (queued) before they
+//! are sent, whether submitted here or synced from the cloud; the spooler
+//! hands the driver every queued job it has not handed it yet, at start and
+//! whenever a commit touches print jobs, and records what the driver did
+//! with each. A restart loses nothing: what was not printed is still
+//! queued in the database and is handed to the new driver.
+
+use super::config::PrinterDevice;
+use super::stopped;
+use depot_hardware::printer::{Job, JobId, JobOutcome, Printer, PrinterState};
+use depot_protocol::BusinessId;
+use depot_protocol::printing::{self, JobStatus};
+use depot_wms::Wms;
+use serde::Serialize;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// A known printer is looked up again this often (and whenever jobs
+/// change), to notice a rename or a new connection; one not known yet, at
+/// every commit to the log, since it arrives by sync without touching jobs.
+const LOOK_UP_EVERY: Duration = Duration::from_secs(30);
+
+/// A printer as the device route shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct PrinterStatus {
+    pub name: String,
+    pub endpoint: String,
+    /// The printer's record at this edge, once it is known.
+    pub printer_id: Option<i64>,
+    /// Why this edge does not print the record's jobs, when it does not.
+    pub unbound: Option<String>,
+    /// The device: unknown, ready, busy, faulted (with its problems) or
+    /// unreachable.
+    #[schema(value_type = Object)]
+    pub device: PrinterState,
+    /// Jobs handed to the printer and not yet printed.
+    pub queued: usize,
+}
+
+impl PrinterStatus {
+    /// What keeps it from printing, if anything.
+    pub fn trouble(&self) -> Option<String> {
+        if let Some(why) = &self.unbound {
+            return Some(why.clone());
+        }
+        waiting_reason(&self.device)
+    }
+}
+
+/// Why jobs wait on a printer in this state.
+fn waiting_reason(state: &PrinterState) -> Option<String> {
+    match state {
+        PrinterState::Faulted { problems } => Some(
+            problems
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        PrinterState::Unreachable { .. } => Some("unreachable".into()),
+        _ => None,
+    }
+}
+
+/// The record named `name`, if it is this edge's printer.
+pub async fn resolve(
+    wms: &Wms,
+    business: BusinessId,
+    edge_id: &str,
+    name: &str,
+) -> depot_wms::Result<Result<printing::Printer, String>> {
+    let found = wms
+        .printers(business)
+        .await?
+        .into_iter()
+        .find(|p| p.name == name);
+    Ok(match found {
+        None => Err(format!(
+            "no printer named {name:?} has reached this edge (it is created in the cloud, with connection edge://{edge_id})"
+        )),
+        Some(p) => match printing::Connection::parse(&p.connection) {
+            Ok(printing::Connection::Edge { edge_id: at }) if at == edge_id => Ok(p),
+            _ => Err(format!(
+                "printer {name:?} is connected as {}, not edge://{edge_id}: its jobs are not printed here",
+                p.connection
+            )),
+        },
+    })
+}
+
+pub struct Spooler {
+    pub config: PrinterDevice,
+    pub wms: Wms,
+    pub business: BusinessId,
+    pub edge_id: String,
+}
+
+/// Jobs handed to the driver, in the order they were.
+#[derive(Default)]
+struct Handed {
+    ids: Vec<i64>,
+    /// The job a waiting reason was last written to, and the reason.
+    noted: Option<(i64, String)>,
+}
+
+impl Spooler {
+    /// The status to read, and the task, which runs until `stop` is true.
+    pub fn start(
+        self,
+        stop: watch::Receiver<bool>,
+    ) -> (
+        watch::Receiver<PrinterStatus>,
+        impl Future<Output = ()> + Send,
+    ) {
+        let (status, read) = watch::channel(PrinterStatus {
+            name: self.config.name.clone(),
+            endpoint: self.config.endpoint.to_string(),
+            printer_id: None,
+            unbound: None,
+            device: PrinterState::Unknown,
+            queued: 0,
+        });
+        (read, self.run(status, stop))
+    }
+
+    async fn run(self, status: watch::Sender<PrinterStatus>, mut stop: watch::Receiver<bool>) {
+        let mut printer = Printer::spawn(&self.config.endpoint, self.config.driver());
+        let mut device = printer.watch_state();
+        let mut jobs = self.wms.print_jobs_changed();
+        let mut log = self.wms.events_changed();
+        let mut look_up = tokio::time::interval(LOOK_UP_EVERY);
+        let mut handed = Handed::default();
+        loop {
+            tokio::select! {
+                () = stopped(&mut stop) => break,
+                _ = look_up.tick() => self.hand_over(&printer, &status, &mut handed).await,
+                changed = log.changed(), if status.borrow().printer_id.is_none() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    self.hand_over(&printer, &status, &mut handed).await;
+                }
+                changed = jobs.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    self.hand_over(&printer, &status, &mut handed).await;
+                }
+                outcome = printer.next_outcome() => match outcome {
+                    Some(outcome) => self.record(outcome, &mut handed).await,
+                    None => break,
+                },
+                changed = device.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    let state = device.borrow_and_update().clone();
+                    status.send_modify(|s| s.device = state);
+                }
+            }
+            // After any change: the first job may have changed as well as
+            // the state, in either order.
+            let state = status.borrow().device.clone();
+            self.note_waiting(&state, &mut handed).await;
+            status.send_if_modified(|s| {
+                let changed = s.queued != handed.ids.len();
+                s.queued = handed.ids.len();
+                changed
+            });
+        }
+        printer.shutdown().await;
+    }
+
+    /// Looks the record up and hands the driver the queued jobs it does
+    /// not have yet (the driver also ignores an id it already has).
+    async fn hand_over(
+        &self,
+        printer: &Printer,
+        status: &watch::Sender<PrinterStatus>,
+        handed: &mut Handed,
+    ) {
+        let name = &self.config.name;
+        let record = match resolve(&self.wms, self.business, &self.edge_id, name).await {
+            Ok(record) => record,
+            Err(error) => {
+                tracing::warn!(printer = %name, %error, "cannot look the printer up");
+                return;
+            }
+        };
+        let id = record.as_ref().ok().map(|p| p.id);
+        status.send_if_modified(|s| {
+            let unbound = record.as_ref().err().cloned();
+            let changed = s.printer_id != id || s.unbound != unbound;
+            s.printer_id = id;
+            s.unbound = unbound;
+            changed
+        });
+        let Some(id) = id else {
+            return;
+        };
+        let queued = match self.wms.queued_print_jobs(vec![id]).await {
+            Ok(queued) => queued,
+            Err(error) => {
+                tracing::warn!(printer = %name, %error, "cannot read the queued jobs");
+                return;
+            }
+        };
+        for (job, data) in queued {
+            if handed.ids.contains(&job.id) {
+                continue;
+            }
+            let Ok(driver_id) = u64::try_from(job.id) else {
+                tracing::error!(printer = %name, job = job.id, "a job id the driver cannot take");
+                continue;
+            };
+            if printer
+                .submit(Job {
+                    id: JobId(driver_id),
+                    data,
+                })
+                .is_err()
+            {
+                // The driver's task ended; the loop sees it next.
+                return;
+            }
+            handed.ids.push(job.id);
+        }
+    }
+
+    async fn record(&self, outcome: JobOutcome, handed: &mut Handed) {
+        let Ok(id) = i64::try_from(outcome.id().0) else {
+            return;
+        };
+        let (status, error, done) = match outcome {
+            JobOutcome::Printed { .. } => (JobStatus::Printed, None, true),
+            JobOutcome::Retrying {
+                attempt, reason, ..
+            } => (
+                JobStatus::Queued,
+                Some(format!(
+                    "transfer {attempt} cut off ({reason}): sending it again"
+                )),
+                false,
+            ),
+            JobOutcome::Failed { reason, .. } => (JobStatus::Failed, Some(reason), true),
+        };
+        match self.wms.print_job_update(id, status, error).await {
+            Ok(_) if done => handed.ids.retain(|j| *j != id),
+            Ok(_) => {}
+            // Kept as handed: sending it again would print it twice. A
+            // restart hands it over again (at least once).
+            Err(error) => tracing::error!(job = id, %error, "cannot record a print job's outcome"),
+        }
+    }
+
+    /// Writes why the first job waits on the job itself ("paper out"), so
+    /// the job lists say it, not only this edge's device route.
+    async fn note_waiting(&self, state: &PrinterState, handed: &mut Handed) {
+        let (Some(&first), Some(reason)) = (handed.ids.first(), waiting_reason(state)) else {
+            return;
+        };
+        let note = (first, reason);
+        if handed.noted.as_ref() == Some(&note) {
+            return;
+        }
+        handed.noted = Some(note.clone());
+        if let Err(error) = self
+            .wms
+            .print_job_update(first, JobStatus::Queued, Some(note.1))
+            .await
+        {
+            tracing::warn!(job = first, %error, "cannot record why a print job waits");
+        }
+    }
+}

@@ -1,0 +1,412 @@
+//! The stations' glue: one task per station owns its [`Station`] machine,
+//! takes scans from its scanners and requests from the routes one at a
+//! time, does the actions the machine asks for with the same engine calls
+//! the warehouse routes make, and logs every answer as a `station.scanned`
+//! event for the station screens.
+
+use super::config::StationConfig;
+use super::failure::Failure;
+use super::machine::{
+    Effect, Input, Outcome, PackPlan, PackedOrder, PackingView, PlanLine, Report, Rules, Scanned,
+    Station, Step, Task,
+};
+use super::printers;
+use super::scales::{self, Scale};
+use super::stopped;
+use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
+use depot_protocol::picking::ScanRequest;
+use depot_protocol::shipping::{LabelFormat, PackItem, PackRequest, PackageIn};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, OrderId};
+use depot_wms::{Wms, scan};
+use serde::Serialize;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// Scans waiting for a busy station (one that is weighing, say): far more
+/// than a person scans meanwhile.
+const BACKLOG: usize = 64;
+
+enum Command {
+    Scan { scanner: String, code: String },
+    SetTask(Caller, Task, oneshot::Sender<Report>),
+    Pack(Caller, oneshot::Sender<Report>),
+}
+
+/// What the station screen and `GET /v1/edge/stations` show.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct StationState {
+    pub task: Task,
+    pub packing: Option<PackingView>,
+    /// The answer to the last scan or request.
+    pub last: Option<Report>,
+}
+
+/// A running station: where to send it work and read its state.
+#[derive(Debug, Clone)]
+pub struct StationHandle {
+    pub config: StationConfig,
+    commands: mpsc::Sender<Command>,
+    state: watch::Receiver<StationState>,
+}
+
+impl StationHandle {
+    pub fn state(&self) -> StationState {
+        self.state.borrow().clone()
+    }
+
+    /// Hands a scan over; `false` if the station cannot take it now.
+    pub fn scan(&self, scanner: String, code: String) -> bool {
+        self.commands
+            .try_send(Command::Scan { scanner, code })
+            .is_ok()
+    }
+
+    pub async fn set_task(&self, caller: Caller, task: Task) -> Result<Report, Failure> {
+        self.ask(|reply| Command::SetTask(caller, task, reply))
+            .await
+    }
+
+    pub async fn pack(&self, caller: Caller) -> Result<Report, Failure> {
+        self.ask(|reply| Command::Pack(caller, reply)).await
+    }
+
+    async fn ask(
+        &self,
+        command: impl FnOnce(oneshot::Sender<Report>) -> Command,
+    ) -> Result<Report, Failure> {
+        let stopped = || {
+            Failure::new(
+                axum::http::StatusCode::SERVICE_UNAVAILABLE,
+                format!("station {} is shutting down", self.config.name),
+            )
+        };
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(command(reply))
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())
+    }
+}
+
+/// What a station works with.
+pub struct Context {
+    pub wms: Wms,
+    pub business: BusinessId,
+    pub edge_id: String,
+    pub scale: Option<Scale>,
+}
+
+/// Starts a station's task; it ends when `stop` turns true.
+pub fn start(
+    config: StationConfig,
+    context: Context,
+    stop: watch::Receiver<bool>,
+) -> (StationHandle, impl Future<Output = ()> + Send) {
+    let (commands, receiver) = mpsc::channel(BACKLOG);
+    let machine = Station::new(Rules {
+        name: config.name.clone(),
+        has_scale: context.scale.is_some(),
+        has_printer: config.printer.is_some(),
+        tolerance_g: config.tolerance_g,
+        tolerance_pct: config.tolerance_pct,
+        packaging_g: config.packaging_g,
+    });
+    let (publish, state) = watch::channel(StationState {
+        task: Task::Idle,
+        packing: None,
+        last: None,
+    });
+    let glue = Glue {
+        config: config.clone(),
+        context,
+        machine,
+        caller: None,
+        publish,
+    };
+    let handle = StationHandle {
+        config,
+        commands,
+        state,
+    };
+    (handle, glue.run(receiver, stop))
+}
+
+struct Glue {
+    config: StationConfig,
+    context: Context,
+    machine: Station,
+    /// The key that set the task: scans act as it.
+    caller: Option<Caller>,
+    publish: watch::Sender<StationState>,
+}
+
+impl Glue {
+    async fn run(mut self, mut commands: mpsc::Receiver<Command>, mut stop: watch::Receiver<bool>) {
+        loop {
+            let command = tokio::select! {
+                () = stopped(&mut stop) => break,
+                command = commands.recv() => match command {
+                    Some(command) => command,
+                    None => break,
+                },
+            };
+            let (input, source, caller, reply) = match command {
+                Command::Scan { scanner, code } => {
+                    let source = json!({"scan": code, "scanner": scanner});
+                    (Input::Scan(code), source, self.caller, None)
+                }
+                Command::SetTask(caller, task, reply) => {
+                    let source = json!({"task": task});
+                    (Input::SetTask(task), source, Some(caller), Some(reply))
+                }
+                Command::Pack(caller, reply) => {
+                    (Input::Pack, json!({"pack": {}}), Some(caller), Some(reply))
+                }
+            };
+            let sets_task = matches!(input, Input::SetTask(_));
+            let report = self.drive(input, caller).await;
+            if sets_task && report.is_ok() {
+                self.caller = caller;
+            }
+            self.log(source, &report).await;
+            self.publish.send_replace(StationState {
+                task: self.machine.task().clone(),
+                packing: self.machine.packing(),
+                last: Some(report.clone()),
+            });
+            if let Some(reply) = reply {
+                // The caller may have gone; the event has the answer.
+                let _ = reply.send(report);
+            }
+        }
+    }
+
+    /// Feeds the machine until it answers with its report.
+    async fn drive(&mut self, input: Input, caller: Option<Caller>) -> Report {
+        let mut step = self.machine.handle(input);
+        loop {
+            match step {
+                Step::Report(report) => return report,
+                Step::Do(effect) => {
+                    let next = self.act(effect, caller).await;
+                    step = self.machine.handle(next);
+                }
+            }
+        }
+    }
+
+    async fn act(&self, effect: Effect, caller: Option<Caller>) -> Input {
+        let wms = &self.context.wms;
+        let b = self.context.business;
+        let Some(caller) = caller else {
+            // A task is only ever set with a key, and a station without a
+            // task does nothing: this is for completeness.
+            return effect.failed(Failure::conflict("no key has set this station's task"));
+        };
+        match effect {
+            Effect::LoadPlan(order) => Input::PlanLoaded(plan(wms, b, order).await),
+            Effect::Pick {
+                wave_id,
+                order_id,
+                code,
+            } => {
+                let req = ScanRequest {
+                    wave_id,
+                    order_id,
+                    code,
+                    quantity: None,
+                };
+                Input::Done(
+                    wms.pick_scan(caller, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| Outcome {
+                            message: format!(
+                                "picked {} {} from {}: {} left in order {}, {} in wave {}",
+                                r.picked,
+                                r.sku,
+                                r.location.as_deref().unwrap_or("(no location)"),
+                                r.order_remaining,
+                                r.order_id,
+                                r.wave_remaining,
+                                r.wave_id
+                            ),
+                            result: json!(r),
+                        }),
+                )
+            }
+            Effect::Receive {
+                inbound_id,
+                location,
+                code,
+            } => {
+                let req = ReceptionRequest {
+                    inbound_id,
+                    location,
+                    lines: vec![ReceptionLine {
+                        code,
+                        quantity: None,
+                        accepted: None,
+                        rejected: None,
+                        reason: None,
+                        lot: None,
+                        expiry: None,
+                    }],
+                };
+                Input::Done(
+                    wms.receive(caller, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| {
+                            let lines: Vec<String> = r
+                                .received
+                                .iter()
+                                .map(|l| format!("{} {}", l.accepted, l.sku))
+                                .collect();
+                            Outcome {
+                                message: format!(
+                                    "received {} into inbound order {}",
+                                    lines.join(", "),
+                                    r.order.id
+                                ),
+                                result: json!(r),
+                            }
+                        }),
+                )
+            }
+            Effect::Resolve(code) => Input::Resolved(
+                wms.read(move |conn| scan::resolve(conn, b, &code))
+                    .await
+                    .map(|s| Scanned {
+                        item_id: s.item_id,
+                        sku: s.sku,
+                        count: s.count,
+                    })
+                    .map_err(Failure::from),
+            ),
+            Effect::Weigh => Input::Weighed(self.weigh().await),
+            Effect::Pack {
+                order_id,
+                items,
+                weight_g,
+            } => {
+                let req = PackRequest {
+                    order_id,
+                    items: items
+                        .into_iter()
+                        .map(|(code, quantity)| PackItem {
+                            code,
+                            quantity: Some(quantity),
+                        })
+                        .collect(),
+                    packages: vec![PackageIn {
+                        weight_g,
+                        length_mm: None,
+                        width_mm: None,
+                        height_mm: None,
+                    }],
+                };
+                Input::Packed(
+                    wms.pack_order(caller, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| PackedOrder {
+                            shipment_id: r.shipment.id,
+                            result: json!({
+                                "shipment": r.shipment,
+                                "order_status": r.order_status,
+                            }),
+                        }),
+                )
+            }
+            Effect::PrintLabel { shipment_id } => {
+                Input::LabelQueued(self.print_label(caller, shipment_id).await)
+            }
+        }
+    }
+
+    async fn weigh(&self) -> Result<i64, Failure> {
+        let Some(scale) = &self.context.scale else {
+            return Err(Failure::conflict("this station has no scale"));
+        };
+        let timeout = Duration::from_millis(self.config.weigh_timeout_ms);
+        let reading = scale.handle.weigh_stable(timeout).await?;
+        scales::grams(&reading).ok_or_else(|| {
+            Failure::invalid(format!("scale {} shows {reading}: out of range", scale.id))
+        })
+    }
+
+    /// The shipping label, as `generate-label` renders it in ZPL, queued
+    /// on the station's printer.
+    async fn print_label(&self, caller: Caller, shipment: i64) -> Result<Value, Failure> {
+        let Some(name) = &self.config.printer else {
+            return Err(Failure::conflict("this station has no printer"));
+        };
+        let c = &self.context;
+        let printer = printers::resolve(&c.wms, c.business, &c.edge_id, name)
+            .await?
+            .map_err(Failure::conflict)?;
+        let label = c
+            .wms
+            .label(c.business, shipment, LabelFormat::Zpl, None)
+            .await?;
+        let job = c.wms.submit_job(caller, printer.id, label.bytes).await?;
+        Ok(json!(job))
+    }
+
+    async fn log(&self, source: Value, report: &Report) {
+        let payload = json!({
+            "business_id": self.context.business,
+            "station": self.config.name,
+            "input": source,
+            "task": self.machine.task(),
+            "ok": report.is_ok(),
+            "status": report.status,
+            "message": report.message,
+            "errors": report.errors,
+            "result": report.result,
+        });
+        if let Err(error) = self
+            .context
+            .wms
+            .station_event(self.context.business, payload)
+            .await
+        {
+            tracing::warn!(station = %self.config.name, %error, "cannot log a station event");
+        }
+    }
+}
+
+/// The order's lines with the catalog's unit weights.
+async fn plan(wms: &Wms, business: BusinessId, id: OrderId) -> Result<PackPlan, Failure> {
+    let order = wms.order(business, id).await?;
+    let items: BTreeSet<_> = order.lines.iter().map(|l| l.item_id).collect();
+    let mut weights = Vec::new();
+    for item in items {
+        weights.push((item, wms.item(business, item).await?.weight_g));
+    }
+    let weight = |item| {
+        weights
+            .iter()
+            .find(|(i, _)| *i == item)
+            .and_then(|(_, w)| *w)
+    };
+    Ok(PackPlan {
+        order_id: order.id,
+        status: order.status,
+        lines: order
+            .lines
+            .iter()
+            .map(|l| PlanLine {
+                item_id: l.item_id,
+                sku: l.sku.clone(),
+                quantity: l.quantity,
+                unit_weight_g: weight(l.item_id),
+            })
+            .collect(),
+    })
+}
