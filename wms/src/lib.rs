@@ -94,6 +94,12 @@ impl Wms {
         self.inner.writer.watch(writer::Watched::PrintJobs)
     }
 
+    /// Changes after every commit that touched printers (one configured in
+    /// the cloud arrives at an edge by sync).
+    pub fn printers_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.writer.watch(writer::Watched::Printers)
+    }
+
     /// Changes after every commit that appended to the event log.
     pub fn events_changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.writer.watch(writer::Watched::Events)

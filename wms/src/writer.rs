@@ -40,10 +40,12 @@ pub enum Watched {
     PrintJobs = 1,
     /// Readers following the event log (long polls).
     Events = 2,
+    /// The edge's spoolers, waiting for their printer records.
+    Printers = 3,
 }
 
 /// Table names, indexed by [`Watched`].
-const WATCHED: [&str; 3] = ["api_keys", "print_jobs", "events"];
+const WATCHED: [&str; 4] = ["api_keys", "print_jobs", "events", "printers"];
 
 #[derive(Clone)]
 pub struct Writer {
@@ -51,7 +53,7 @@ pub struct Writer {
     stats: Arc<WriterStats>,
     /// One per [`Watched`] table, bumped after each commit (or rollback)
     /// that wrote to it.
-    watches: Arc<[watch::Sender<u64>; 3]>,
+    watches: Arc<[watch::Sender<u64>; 4]>,
 }
 
 impl Writer {

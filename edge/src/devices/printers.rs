@@ -16,9 +16,9 @@ use serde::Serialize;
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// A known printer is looked up again this often (and whenever jobs
-/// change), to notice a rename or a new connection; one not known yet, at
-/// every commit to the log, since it arrives by sync without touching jobs.
+/// The record and the queue are read again whenever a commit touches
+/// printers or print jobs; this often besides, so nothing a missed wake-up
+/// or a failed read left behind waits longer than this.
 const LOOK_UP_EVERY: Duration = Duration::from_secs(30);
 
 /// A printer as the device route shows it.
@@ -128,14 +128,14 @@ impl Spooler {
         let mut printer = Printer::spawn(&self.config.endpoint, self.config.driver());
         let mut device = printer.watch_state();
         let mut jobs = self.wms.print_jobs_changed();
-        let mut log = self.wms.events_changed();
+        let mut records = self.wms.printers_changed();
         let mut look_up = tokio::time::interval(LOOK_UP_EVERY);
         let mut handed = Handed::default();
         loop {
             tokio::select! {
                 () = stopped(&mut stop) => break,
                 _ = look_up.tick() => self.hand_over(&printer, &status, &mut handed).await,
-                changed = log.changed(), if status.borrow().printer_id.is_none() => {
+                changed = records.changed() => {
                     if changed.is_err() {
                         break;
                     }
