@@ -2,6 +2,7 @@
 //! like everything else), the version this box runs, and whether a newer
 //! one is out, for the technician at the box.
 
+use crate::caller::EdgeCaller;
 use crate::status::Identity;
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -9,7 +10,6 @@ use depot_protocol::release::{self, Release};
 use depot_protocol::{DataEnvelope, ErrorBody};
 use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
-use depot_wms::http::extract::Authed;
 use serde::Serialize;
 use std::cmp::Ordering;
 
@@ -35,13 +35,8 @@ pub struct EdgeReleases {
 pub async fn releases(
     State(wms): State<Wms>,
     Extension(identity): Extension<Identity>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
 ) -> Result<Json<DataEnvelope<EdgeReleases>>, ApiError> {
-    if caller.business_id.0 != identity.business_id {
-        return Err(ApiError::unauthorized(
-            "API key is not valid for this edge's business",
-        ));
-    }
     let releases = wms.releases(LIMIT).await?;
     let latest = releases
         .iter()

@@ -1,13 +1,13 @@
 //! `GET /v1/edge/status`: is the box connected, how much is waiting for the
 //! cloud and since when, how far the cloud's changes are applied, conflicts.
 
+use crate::caller::EdgeCaller;
 use crate::devices::{Devices, DevicesSummary};
 use axum::extract::State;
 use axum::{Extension, Json};
 use depot_protocol::{DataEnvelope, ErrorBody};
 use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
-use depot_wms::http::extract::Authed;
 use depot_wms::sync::SyncSnapshot;
 use serde::Serialize;
 
@@ -40,13 +40,8 @@ pub async fn status(
     State(wms): State<Wms>,
     Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
 ) -> Result<Json<DataEnvelope<EdgeStatus>>, ApiError> {
-    if caller.business_id.0 != identity.business_id {
-        return Err(ApiError::unauthorized(
-            "API key is not valid for this edge's business",
-        ));
-    }
     let sync = wms.sync_snapshot().await?;
     Ok(Json(DataEnvelope {
         data: EdgeStatus {

@@ -11,27 +11,17 @@ use super::printers::PrinterStatus;
 use super::scales::ScaleView;
 use super::scanners::ScannerView;
 use super::stations::StationHandle;
-use crate::status::Identity;
+use crate::caller::EdgeCaller;
 use axum::{Extension, Json};
-use depot_protocol::tenant::Caller;
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope};
 use depot_wms::http::error::ApiError;
-use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery, Authed};
+use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// How long `stable=true` waits unless told, and at most.
 const DEFAULT_WAIT_MS: u64 = 5000;
 const MAX_WAIT_MS: u64 = 30_000;
-
-fn own_business(identity: &Identity, caller: &Caller) -> Result<(), ApiError> {
-    if caller.business_id.0 != identity.business_id {
-        return Err(ApiError::unauthorized(
-            "API key is not valid for this edge's business",
-        ));
-    }
-    Ok(())
-}
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct DevicesView {
@@ -48,11 +38,9 @@ pub struct DevicesView {
     responses((status = 200, body = DataEnvelope<DevicesView>), (status = 401, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn devices(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
 ) -> Result<Json<DataEnvelope<DevicesView>>, ApiError> {
-    own_business(&identity, &caller)?;
     Ok(Json(DataEnvelope {
         data: DevicesView {
             printers: devices.printers(),
@@ -88,13 +76,11 @@ fn scale<'a>(devices: &'a Devices, id: &str) -> Result<&'a super::scales::Scale,
         (status = 422, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn weight(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
     ApiPath(id): ApiPath<String>,
     ApiQuery(q): ApiQuery<WeightQuery>,
 ) -> Result<Json<DataEnvelope<ScaleView>>, Failure> {
-    own_business(&identity, &caller)?;
     let scale = scale(&devices, &id)?;
     if !q.stable.unwrap_or(false) {
         return Ok(Json(DataEnvelope {
@@ -137,12 +123,10 @@ pub struct ScaleCommand {
         (status = 409, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn zero(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<DataEnvelope<ScaleCommand>>, Failure> {
-    own_business(&identity, &caller)?;
     scale(&devices, &id)?.handle.zero().await?;
     Ok(Json(DataEnvelope {
         data: ScaleCommand {
@@ -161,12 +145,10 @@ pub async fn zero(
         (status = 409, body = ErrorBody), (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn tare(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
     ApiPath(id): ApiPath<String>,
 ) -> Result<Json<DataEnvelope<ScaleCommand>>, Failure> {
-    own_business(&identity, &caller)?;
     let tare = scale(&devices, &id)?.handle.tare().await?;
     Ok(Json(DataEnvelope {
         data: ScaleCommand {
@@ -217,11 +199,9 @@ fn view(devices: &Devices, station: &StationHandle) -> StationView {
     responses((status = 200, body = ListEnvelope<StationView>), (status = 401, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn stations(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    _: EdgeCaller,
 ) -> Result<Json<ListEnvelope<StationView>>, ApiError> {
-    own_business(&identity, &caller)?;
     let rows: Vec<StationView> = devices
         .stations()
         .iter()
@@ -261,13 +241,11 @@ fn answer(report: Report) -> Result<Json<DataEnvelope<Report>>, Failure> {
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn set_task(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    EdgeCaller(caller): EdgeCaller,
     ApiPath(name): ApiPath<String>,
     ApiJson(task): ApiJson<Task>,
 ) -> Result<Json<DataEnvelope<Report>>, Failure> {
-    own_business(&identity, &caller)?;
     answer(station(&devices, &name)?.set_task(caller, task).await?)
 }
 
@@ -283,11 +261,9 @@ pub async fn set_task(
         (status = 504, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn pack(
-    Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
-    Authed(caller): Authed,
+    EdgeCaller(caller): EdgeCaller,
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<DataEnvelope<Report>>, Failure> {
-    own_business(&identity, &caller)?;
     answer(station(&devices, &name)?.pack(caller).await?)
 }
