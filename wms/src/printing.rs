@@ -13,6 +13,7 @@ use depot_protocol::printing::{
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, now};
 use rusqlite::Connection as Db;
+use std::collections::HashSet;
 
 fn load(conn: &Db, business: BusinessId, id: i64) -> Result<Printer> {
     sql::printer(conn, business, id)?
@@ -72,6 +73,37 @@ pub fn sniff(data: &[u8]) -> Option<PrinterKind> {
     } else {
         None
     }
+}
+
+fn update_job(
+    conn: &Db,
+    origin: &str,
+    job: i64,
+    status: JobStatus,
+    error: Option<String>,
+) -> Result<PrintJob> {
+    let current = sql::job(conn, job)?
+        .ok_or_else(|| WmsError::NotFound(format!("print job {job} does not exist")))?;
+    let business = sql::printer_business(conn, current.printer_id)?
+        .ok_or_else(|| WmsError::Internal("the job's printer vanished".into()))?;
+    let at = now();
+    sql::set_job_status(conn, job, status, error.as_deref(), &at)?;
+    let update = PrintJobUpdated {
+        id: job,
+        business_id: business,
+        printer_id: current.printer_id,
+        status,
+        error,
+        at,
+    };
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::PrintJobUpdated,
+        &update,
+    )?;
+    sql::job(conn, job)?.ok_or_else(|| WmsError::Internal("job vanished".into()))
 }
 
 impl Wms {
@@ -185,11 +217,24 @@ impl Wms {
         .await
     }
 
-    /// Queued jobs of some printers, oldest first, with their bytes: what a
-    /// spooler has to print.
-    pub async fn queued_print_jobs(&self, printers: Vec<i64>) -> Result<Vec<(PrintJob, Vec<u8>)>> {
-        self.read(move |conn| sql::queued_jobs(conn, &printers))
-            .await
+    /// Queued jobs of some printers, oldest first, with their bytes, but
+    /// for those in `known` (what a spooler already handed its printer): a
+    /// spooler asks after every change, and only new jobs' bytes are read.
+    pub async fn queued_print_jobs(
+        &self,
+        printers: Vec<i64>,
+        known: HashSet<i64>,
+    ) -> Result<Vec<(PrintJob, Vec<u8>)>> {
+        self.read(move |conn| {
+            let mut out = Vec::new();
+            for id in sql::queued_job_ids(conn, &printers)? {
+                if !known.contains(&id) {
+                    out.extend(sql::job_with_data(conn, id)?);
+                }
+            }
+            Ok(out)
+        })
+        .await
     }
 
     /// What a device did with a job: printed, failed, or queued again with
@@ -202,29 +247,31 @@ impl Wms {
         error: Option<String>,
     ) -> Result<PrintJob> {
         let origin = self.origin().to_owned();
+        self.write(move |conn| update_job(conn, &origin, job, status, error))
+            .await
+    }
+
+    /// Several outcomes in one transaction: a printer that took a queue
+    /// reports faster than one commit per label. An update that cannot be
+    /// made (no such job) is logged and leaves the others standing.
+    pub async fn print_job_updates(
+        &self,
+        updates: Vec<(i64, JobStatus, Option<String>)>,
+    ) -> Result<Vec<PrintJob>> {
+        let origin = self.origin().to_owned();
         self.write(move |conn| {
-            let current = sql::job(conn, job)?
-                .ok_or_else(|| WmsError::NotFound(format!("print job {job} does not exist")))?;
-            let business = store::printing::printer_business(conn, current.printer_id)?
-                .ok_or_else(|| WmsError::Internal("the job's printer vanished".into()))?;
-            let at = now();
-            sql::set_job_status(conn, job, status, error.as_deref(), &at)?;
-            let update = PrintJobUpdated {
-                id: job,
-                business_id: business,
-                printer_id: current.printer_id,
-                status,
-                error,
-                at,
-            };
-            store::events::append(
-                conn,
-                &origin,
-                Some(business),
-                EventKind::PrintJobUpdated,
-                &update,
-            )?;
-            sql::job(conn, job)?.ok_or_else(|| WmsError::Internal("job vanished".into()))
+            let mut jobs = Vec::with_capacity(updates.len());
+            for (job, status, error) in updates {
+                match crate::writer::savepoint(conn, |c| update_job(c, &origin, job, status, error))
+                {
+                    Ok(updated) => jobs.push(updated),
+                    Err(e @ WmsError::NotFound(_)) => {
+                        tracing::warn!(job, error = %e, "cannot record a print job's outcome");
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(jobs)
         })
         .await
     }

@@ -613,7 +613,7 @@ async fn print_jobs_reach_their_printer_and_report_back() {
     let queued = p
         .edge
         .wms
-        .queued_print_jobs(vec![printer.id])
+        .queued_print_jobs(vec![printer.id], Default::default())
         .await
         .expect("queued");
     assert_eq!(queued.len(), 1);
@@ -640,7 +640,7 @@ async fn print_jobs_reach_their_printer_and_report_back() {
     assert_eq!(
         p.edge
             .wms
-            .queued_print_jobs(vec![printer.id])
+            .queued_print_jobs(vec![printer.id], Default::default())
             .await
             .expect("queued")
             .iter()
@@ -661,7 +661,7 @@ async fn print_jobs_reach_their_printer_and_report_back() {
     assert!(
         p.cloud
             .wms
-            .queued_print_jobs(vec![printer.id])
+            .queued_print_jobs(vec![printer.id], Default::default())
             .await
             .expect("queued")
             .iter()

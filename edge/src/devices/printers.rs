@@ -13,6 +13,7 @@ use depot_protocol::BusinessId;
 use depot_protocol::printing::{self, JobStatus};
 use depot_wms::Wms;
 use serde::Serialize;
+use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -96,10 +97,12 @@ pub struct Spooler {
     pub edge_id: String,
 }
 
-/// Jobs handed to the driver, in the order they were.
+/// Jobs handed to the driver, in the order they were (and as a set: a
+/// long queue is checked against it after every change).
 #[derive(Default)]
 struct Handed {
     ids: Vec<i64>,
+    set: HashSet<i64>,
     /// The job a waiting reason was last written to, and the reason.
     noted: Option<(i64, String)>,
 }
@@ -148,7 +151,15 @@ impl Spooler {
                     self.hand_over(&printer, &status, &mut handed).await;
                 }
                 outcome = printer.next_outcome() => match outcome {
-                    Some(outcome) => self.record(outcome, &mut handed).await,
+                    Some(outcome) => {
+                        // A burst of outcomes (a queue printing) is recorded
+                        // in one transaction.
+                        let mut outcomes = vec![outcome];
+                        while let Some(more) = printer.try_outcome() {
+                            outcomes.push(more);
+                        }
+                        self.record(outcomes, &mut handed).await;
+                    }
                     None => break,
                 },
                 changed = device.changed() => {
@@ -199,7 +210,11 @@ impl Spooler {
         let Some(id) = id else {
             return;
         };
-        let queued = match self.wms.queued_print_jobs(vec![id]).await {
+        let queued = match self
+            .wms
+            .queued_print_jobs(vec![id], handed.set.clone())
+            .await
+        {
             Ok(queued) => queued,
             Err(error) => {
                 tracing::warn!(printer = %name, %error, "cannot read the queued jobs");
@@ -207,7 +222,7 @@ impl Spooler {
             }
         };
         for (job, data) in queued {
-            if handed.ids.contains(&job.id) {
+            if handed.set.contains(&job.id) {
                 continue;
             }
             let Ok(driver_id) = u64::try_from(job.id) else {
@@ -225,32 +240,46 @@ impl Spooler {
                 return;
             }
             handed.ids.push(job.id);
+            handed.set.insert(job.id);
         }
     }
 
-    async fn record(&self, outcome: JobOutcome, handed: &mut Handed) {
-        let Ok(id) = i64::try_from(outcome.id().0) else {
-            return;
-        };
-        let (status, error, done) = match outcome {
-            JobOutcome::Printed { .. } => (JobStatus::Printed, None, true),
-            JobOutcome::Retrying {
-                attempt, reason, ..
-            } => (
-                JobStatus::Queued,
-                Some(format!(
-                    "transfer {attempt} cut off ({reason}): sending it again"
-                )),
-                false,
-            ),
-            JobOutcome::Failed { reason, .. } => (JobStatus::Failed, Some(reason), true),
-        };
-        match self.wms.print_job_update(id, status, error).await {
-            Ok(_) if done => handed.ids.retain(|j| *j != id),
-            Ok(_) => {}
-            // Kept as handed: sending it again would print it twice. A
-            // restart hands it over again (at least once).
-            Err(error) => tracing::error!(job = id, %error, "cannot record a print job's outcome"),
+    async fn record(&self, outcomes: Vec<JobOutcome>, handed: &mut Handed) {
+        let mut updates = Vec::with_capacity(outcomes.len());
+        let mut done = HashSet::new();
+        for outcome in outcomes {
+            let Ok(id) = i64::try_from(outcome.id().0) else {
+                continue;
+            };
+            let (status, error) = match outcome {
+                JobOutcome::Printed { .. } => (JobStatus::Printed, None),
+                JobOutcome::Retrying {
+                    attempt, reason, ..
+                } => (
+                    JobStatus::Queued,
+                    Some(format!(
+                        "transfer {attempt} cut off ({reason}): sending it again"
+                    )),
+                ),
+                JobOutcome::Failed { reason, .. } => (JobStatus::Failed, Some(reason)),
+            };
+            if status != JobStatus::Queued {
+                done.insert(id);
+            }
+            updates.push((id, status, error));
+        }
+        match self.wms.print_job_updates(updates).await {
+            Ok(_) => {
+                handed.ids.retain(|j| !done.contains(j));
+                for id in &done {
+                    handed.set.remove(id);
+                }
+            }
+            // Kept as handed: sending them again would print them twice. A
+            // restart hands them over again (at least once).
+            Err(error) => {
+                tracing::error!(jobs = ?done, %error, "cannot record print jobs' outcomes")
+            }
         }
     }
 

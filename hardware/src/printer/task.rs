@@ -102,6 +102,12 @@ impl Printer {
         self.outcomes.recv().await
     }
 
+    /// An outcome already waiting, if any: lets a caller take a burst of
+    /// them at once.
+    pub fn try_outcome(&mut self) -> Option<JobOutcome> {
+        self.outcomes.try_recv().ok()
+    }
+
     /// Stops the task. A job being written is cut off; the caller still
     /// has it as pending and submits it again to the next task.
     pub async fn shutdown(mut self) {

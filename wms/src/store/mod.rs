@@ -35,6 +35,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/009_edge_backlog.sql")),
         M::up(include_str!("schema/010_pick_lines_by_item.sql")),
         M::up(include_str!("schema/011_last_applied.sql")),
+        M::up(include_str!("schema/012_queued_print_jobs.sql")),
     ])
 }
 

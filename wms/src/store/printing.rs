@@ -147,19 +147,29 @@ pub fn set_job_status(
         > 0)
 }
 
-/// Queued jobs of some printers, oldest first, with their bytes.
-pub fn queued_jobs(conn: &Connection, printers: &[i64]) -> Result<Vec<(PrintJob, Vec<u8>)>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {JOB_COLS}, data, business_id FROM print_jobs
-         WHERE printer_id = ?1 AND status = 'queued' ORDER BY id"
-    ))?;
-    let mut out = Vec::new();
+/// Queued jobs of some printers, oldest first (by creation: ids of
+/// different nodes do not sort by time).
+pub fn queued_job_ids(conn: &Connection, printers: &[i64]) -> Result<Vec<i64>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, created_at FROM print_jobs WHERE printer_id = ?1 AND status = 'queued'",
+    )?;
+    let mut out: Vec<(String, i64)> = Vec::new();
     for printer in printers {
-        let rows = stmt.query_map([printer], |r| Ok((job_row(r)?, r.get::<_, Vec<u8>>(8)?)))?;
+        let rows = stmt.query_map([printer], |r| Ok((r.get(1)?, r.get(0)?)))?;
         out.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
     }
-    out.sort_by_key(|(job, _)| job.id);
-    Ok(out)
+    out.sort();
+    Ok(out.into_iter().map(|(_, id)| id).collect())
+}
+
+/// A job with its bytes.
+pub fn job_with_data(conn: &Connection, id: i64) -> Result<Option<(PrintJob, Vec<u8>)>> {
+    maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {JOB_COLS}, data FROM print_jobs WHERE id = ?1"
+        ))?
+        .query_row([id], |r| Ok((job_row(r)?, r.get::<_, Vec<u8>>(8)?))),
+    )
 }
 
 const JOB_COLS: &str = "id, printer_id, format, size, status, error, created_at, updated_at";
