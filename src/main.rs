@@ -1,9 +1,9 @@
 use clap::{Parser, Subcommand};
-use depot_cloud::settings::{CarrierSettings, Secret, Settings};
-use depot_edge::settings::Settings as EdgeSettings;
+use depot::demo::station::{PRINTER, SCALE, SCANNER, STATION};
+use depot::demo::{Announce, Options};
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use tokio::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -19,7 +19,8 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the cloud, its embedded broker and one edge on embedded defaults,
-    /// with a seeded demo business.
+    /// with a seeded demo business and a packing station on simulated
+    /// devices.
     Demo {
         /// Where the cloud API listens; port 0 picks a free one.
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -27,7 +28,8 @@ enum Command {
         /// Where the edge's API (what stations talk to) listens.
         #[arg(long, default_value = "127.0.0.1:8081")]
         edge_listen: SocketAddr,
-        /// Where the demo keeps its databases.
+        /// Where the demo keeps its databases, its labels and its
+        /// scanner's trigger.
         #[arg(long, default_value = "depot-demo")]
         data_dir: PathBuf,
     },
@@ -51,10 +53,15 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e} (try {flag} 127.0.0.1:0)"))
+/// `path` relative to the working directory when it is below it: what a
+/// person types.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_owned))
+        .unwrap_or_else(|| path.to_owned())
+        .display()
+        .to_string()
 }
 
 async fn demo(
@@ -62,49 +69,26 @@ async fn demo(
     edge_listen: SocketAddr,
     data_dir: PathBuf,
 ) -> anyhow::Result<()> {
-    let mut settings = Settings {
+    eprintln!("preparing the demo in {} …", data_dir.display());
+    let options = Options {
         listen,
+        edge_listen,
         data_dir,
-        ..Settings::default()
     };
-    settings.carriers.insert(
-        "own".into(),
-        CarrierSettings {
-            webhook_secret: Secret(depot::demo::DEMO_WEBHOOK_SECRET.into()),
-        },
-    );
-    // A free port: a broker the machine already runs on 1883 is left alone.
-    settings.broker.embedded_listen = SocketAddr::from(([127, 0, 0, 1], 0));
-    let listener = bind(listen, "--listen").await?;
-    let edge_listener = bind(edge_listen, "--edge-listen").await?;
-    let wms = depot_cloud::admin::open(&settings)?;
-    eprintln!("preparing the demo in {} …", settings.data_dir.display());
-    let demo = depot::demo::prepare(&wms).await?;
-    let node = depot::demo::edge_node(&wms, demo.business).await?;
-    let broker = depot_cloud::Broker::start(&settings).await?;
-    let edge_settings = EdgeSettings {
-        business_id: demo.business.0,
-        edge_id: depot::demo::DEMO_EDGE.into(),
-        node,
-        listen: edge_listener.local_addr()?,
-        data_dir: settings.data_dir.join("edge"),
-        broker: depot_edge::settings::Broker {
-            url: broker.url.to_string(),
-            ..Default::default()
-        },
-        ..EdgeSettings::default()
-    };
-    let edge = depot_edge::open(&edge_settings)?;
-
-    let base = format!("http://{}", listener.local_addr()?);
-    let edge_base = format!("http://{}", edge_listener.local_addr()?);
+    let announce: Announce = Arc::new(|line| println!("  {line}"));
+    let running = depot::demo::start(options, announce).await?;
+    let demo = running.demo.clone();
+    let station = &running.station;
+    let data_dir = running.data_dir().display().to_string();
+    let base = format!("http://{}", running.cloud_addr()?);
+    let edge_base = format!("http://{}", running.edge_addr()?);
     println!("Depot demo is running.");
     println!("  cloud API    {base}/v1   (OpenAPI: {base}/v1/openapi.json)");
     println!(
         "  edge API     {edge_base}/v1   (what scanning stations talk to; status: {edge_base}/v1/edge/status)"
     );
-    println!("  broker       {}", broker.url);
-    println!("  data         {}", settings.data_dir.display());
+    println!("  broker       {}", running.broker_url);
+    println!("  data         {data_dir}");
     println!("  business id  {}", demo.business);
     println!(
         "  API key      {}   (works on the cloud and, once synced, on the edge)",
@@ -115,37 +99,36 @@ async fn demo(
         depot::demo::DEMO_WEBHOOK_SECRET
     );
     println!();
+    println!("Packing station {STATION} at the edge, on simulated devices:");
+    println!(
+        "  scanner      {SCANNER} (serial, {}); scan a code with: printf '%s\\n' DEMO-001 > {}",
+        station.scanner_port(),
+        shown(station.trigger())
+    );
+    println!(
+        "  scale        {SCALE} (MT-SICS, {}); the demo's operator puts each order's parcel on it",
+        station.scale_port()
+    );
+    println!(
+        "  printer      {PRINTER} (ZPL, tcp://{}); its labels land in {}/",
+        station.printer_addr(),
+        shown(station.labels())
+    );
+    println!(
+        "  station      {edge_base}/v1/edge/stations (PUT …/{STATION}/task to pack an order; the README shows how)"
+    );
+    println!();
     println!("Try:");
     for e in depot::demo::examples(demo.business) {
         println!("  {}", e.curl(&base, &demo.key));
     }
     println!();
     println!(
-        "The README walks a whole warehouse day (receive, wave, pick, pack, label, dispatch, track) from here."
+        "The README walks a whole warehouse day (receive, wave, pick, pack, label, dispatch, track) from here,"
     );
-    println!(
-        "Ctrl-C stops it; the data stays in {} for the next run.",
-        settings.data_dir.display()
-    );
-
-    // One Ctrl-C stops both services.
-    let (stop, stopped) = tokio::sync::watch::channel(false);
-    let until = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
-    let edge_task = tokio::spawn(depot_edge::serve(
-        edge_listener,
-        edge,
-        edge_settings,
-        until(stopped.clone()),
-    ));
-    let cloud = depot_cloud::serve(listener, wms, &settings, &broker, until(stopped));
-    let signal = async move {
-        depot_cloud::shutdown_signal().await;
-        let _ = stop.send(true);
-    };
-    let (served, ()) = tokio::join!(cloud, signal);
-    served?;
-    edge_task.await??;
-    Ok(())
+    println!("and packs an order at {STATION} until its label arrives.");
+    println!("Ctrl-C stops it; the data stays in {data_dir} for the next run.");
+    println!();
+    // One Ctrl-C stops everything.
+    running.run(depot_cloud::shutdown_signal()).await
 }

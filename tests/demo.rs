@@ -1,8 +1,12 @@
 //! The demo: seeded once, every printed example works as printed, and a
-//! second run reuses the data with a new key.
+//! second run reuses the data with a new key. The packing station's printer
+//! is attached to the demo edge, also in a business an earlier demo seeded.
+//! (`demo_station.rs` runs the station.)
 
-use depot::demo::{self, DEMO_NAME};
+use depot::demo::station::{PRINTER, STATION};
+use depot::demo::{self, DEMO_EDGE, DEMO_NAME};
 use depot_cloud::settings::Settings;
+use depot_protocol::printing::{PrinterFields, PrinterKind};
 use depot_wms::Wms;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,4 +117,41 @@ async fn the_printed_examples_work() {
             .expect("json");
         assert_eq!(r["recordsTotal"], n, "{path}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_station_printer_is_the_edge_s_even_in_an_earlier_demo() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = Settings {
+        data_dir: dir.path().to_owned(),
+        ..Settings::default()
+    };
+    let wms = Wms::open(&settings.database(), "cloud").expect("open");
+    let b = demo::prepare(&wms).await.expect("seed").business;
+    let station_printer = || async {
+        let printers = wms.printers(b).await.expect("printers");
+        assert_eq!(printers.len(), 1, "{printers:?}");
+        let p = &printers[0];
+        assert_eq!(
+            (p.name.as_str(), p.kind, p.connection.as_str()),
+            (
+                PRINTER,
+                PrinterKind::Zpl,
+                format!("edge://{DEMO_EDGE}").as_str()
+            )
+        );
+        assert_eq!(p.station.as_deref(), Some(STATION));
+        p.id
+    };
+    let id = station_printer().await;
+    // What demos before the station seeded.
+    let earlier = PrinterFields {
+        name: Some("Packing 1".into()),
+        kind: Some(PrinterKind::Zpl),
+        connection: Some("tcp://127.0.0.1:9100".into()),
+        station: Some("PACK-1".into()),
+    };
+    wms.edit_printer(b, id, earlier).await.expect("edit");
+    demo::prepare(&wms).await.expect("reuse");
+    assert_eq!(station_printer().await, id);
 }

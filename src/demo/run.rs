@@ -1,0 +1,153 @@
+//! Starting the demo: the cloud on embedded defaults with its embedded
+//! broker, one edge, and the packing station's simulated devices; then
+//! serving until told to stop, and stopping them together.
+
+use super::station::Station;
+use super::{DEMO_EDGE, DEMO_WEBHOOK_SECRET, Demo, edge_node, prepare};
+use depot_cloud::settings::{CarrierSettings, Secret, Settings};
+use depot_edge::settings::Settings as EdgeSettings;
+use depot_wms::Wms;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::net::TcpListener;
+
+/// Where what happens at the station is told: a line at a time.
+pub type Announce = Arc<dyn Fn(String) + Send + Sync>;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Where the cloud API listens; port 0 picks a free one.
+    pub listen: SocketAddr,
+    /// Where the edge's API listens.
+    pub edge_listen: SocketAddr,
+    /// Where the databases, the labels and the scanner's trigger are.
+    pub data_dir: PathBuf,
+}
+
+/// The demo, started: listening, seeded and its devices up, not yet
+/// serving ([`Running::run`] serves).
+pub struct Running {
+    pub demo: Demo,
+    pub station: Station,
+    /// The embedded broker's URL.
+    pub broker_url: String,
+    listener: TcpListener,
+    edge_listener: TcpListener,
+    wms: Wms,
+    edge: Wms,
+    settings: Settings,
+    edge_settings: EdgeSettings,
+    broker: depot_cloud::Broker,
+}
+
+async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e} (try {flag} 127.0.0.1:0)"))
+}
+
+/// Binds, seeds (on first use), starts the broker and the station's
+/// devices, and configures the edge with them.
+pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Running> {
+    let mut settings = Settings {
+        listen: options.listen,
+        data_dir: options.data_dir,
+        ..Settings::default()
+    };
+    settings.carriers.insert(
+        "own".into(),
+        CarrierSettings {
+            webhook_secret: Secret(DEMO_WEBHOOK_SECRET.into()),
+        },
+    );
+    // A free port: a broker the machine already runs on 1883 is left alone.
+    settings.broker.embedded_listen = SocketAddr::from(([127, 0, 0, 1], 0));
+    let listener = bind(options.listen, "--listen").await?;
+    let edge_listener = bind(options.edge_listen, "--edge-listen").await?;
+    let wms = depot_cloud::admin::open(&settings)?;
+    let demo = prepare(&wms).await?;
+    let node = edge_node(&wms, demo.business).await?;
+    let broker = depot_cloud::Broker::start(&settings).await?;
+    let mut edge_settings = EdgeSettings {
+        business_id: demo.business.0,
+        edge_id: DEMO_EDGE.into(),
+        node,
+        listen: edge_listener.local_addr()?,
+        data_dir: settings.data_dir.join("edge"),
+        broker: depot_edge::settings::Broker {
+            url: broker.url.to_string(),
+            ..Default::default()
+        },
+        ..EdgeSettings::default()
+    };
+    let edge = depot_edge::open(&edge_settings)?;
+    let station = Station::start(&settings.data_dir, edge.clone(), announce).await?;
+    station.configure(&mut edge_settings);
+    Ok(Running {
+        demo,
+        station,
+        broker_url: broker.url.to_string(),
+        listener,
+        edge_listener,
+        wms,
+        edge,
+        settings,
+        edge_settings,
+        broker,
+    })
+}
+
+impl Running {
+    pub fn cloud_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    pub fn edge_addr(&self) -> std::io::Result<SocketAddr> {
+        self.edge_listener.local_addr()
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.settings.data_dir
+    }
+
+    /// Serves the cloud and the edge until `shutdown` resolves, then stops
+    /// the edge before its devices.
+    pub async fn run(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> anyhow::Result<()> {
+        let Running {
+            station,
+            listener,
+            edge_listener,
+            wms,
+            edge,
+            settings,
+            edge_settings,
+            broker,
+            ..
+        } = self;
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let until = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|s| *s).await;
+        };
+        let edge_task = tokio::spawn(depot_edge::serve(
+            edge_listener,
+            edge,
+            edge_settings,
+            until(stopped.clone()),
+        ));
+        let cloud = depot_cloud::serve(listener, wms, &settings, &broker, until(stopped));
+        let signal = async move {
+            shutdown.await;
+            let _ = stop.send(true);
+        };
+        let (served, ()) = tokio::join!(cloud, signal);
+        served?;
+        edge_task.await??;
+        // Unplugged only now: the edge stopped driving them first.
+        drop(station);
+        Ok(())
+    }
+}
