@@ -5,8 +5,12 @@
 //! a hello-world route served by the same process in the same run, so the
 //! numbers mean something on any machine; absolute figures sit beside them.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Parser;
+use depot_bench::closed_loop::{Baseline, requests};
+use depot_bench::load::PARALLEL;
+use depot_bench::picking::{WAVE_ORDERS, Walk};
+use depot_bench::{Run, Tally, closed_loop, load, sku};
 use depot_cloud::settings::{RateLimit, Settings};
 use depot_protocol::catalog::{ItemCreate, Price};
 use depot_protocol::order::{Address, Buyer};
@@ -16,19 +20,14 @@ use depot_protocol::tenant::Caller;
 use depot_protocol::{Money, OrderStatus, PriceListId, Timestamp, WarehouseId};
 use depot_wms::Wms;
 use serde_json::json;
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::task::JoinSet;
 
 #[path = "bench/picking.rs"]
 mod picking;
 
-/// Engine calls in flight while loading: enough to keep the group-commit
-/// writer's batches full without queueing the whole data set at once.
-const LOAD_PARALLEL: usize = 64;
 const CHANNELS: [&str; 3] = ["web", "marketplace", "pos"];
 const CATEGORIES: [&str; 5] = ["tools", "garden", "kitchen", "toys", "office"];
 const DAY: u64 = 86_400;
@@ -59,10 +58,6 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-fn sku(i: u64) -> String {
-    format!("SKU-{i:06}")
-}
-
 /// Removes the data directory however `main` ends.
 struct TempDir(PathBuf);
 
@@ -70,38 +65,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// Runs `f(0..n)` with `LOAD_PARALLEL` calls in flight, reporting every 10%.
-/// Results come back in completion order.
-async fn load<T, F, Fut>(what: &str, n: usize, f: F) -> anyhow::Result<Vec<T>>
-where
-    T: Send + 'static,
-    F: Fn(usize) -> Fut,
-    Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
-{
-    let started = Instant::now();
-    let mut decile = 0;
-    let mut set = JoinSet::new();
-    let mut out = Vec::with_capacity(n);
-    let mut next = 0;
-    while out.len() < n {
-        while next < n && set.len() < LOAD_PARALLEL {
-            set.spawn(f(next));
-            next += 1;
-        }
-        let Some(done) = set.join_next().await else {
-            break;
-        };
-        out.push(done.context("load task panicked")??);
-        if out.len() * 10 / n > decile {
-            decile = out.len() * 10 / n;
-            eprintln!("  {what}: {}/{n} ({}%)", out.len(), decile * 10);
-        }
-    }
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!("  {what}: {n} in {secs:.1} s ({:.0}/s)", n as f64 / secs);
-    Ok(out)
 }
 
 /// One order of the loaded history: 1–3 lines, a channel, a buyer
@@ -203,78 +166,6 @@ impl Target {
     }
 }
 
-/// What one scenario measured.
-struct Run {
-    name: &'static str,
-    requests: usize,
-    errors: usize,
-    rps: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    /// Workers that stopped early because their work was done.
-    ran_out: usize,
-}
-
-/// What one closed-loop worker brings back.
-#[derive(Default)]
-struct Tally {
-    lat: Vec<Duration>,
-    errors: Vec<String>,
-    /// The worker stopped before the deadline: its work was done.
-    ran_out: bool,
-}
-
-/// Closed loop: `workers` workers each send, wait for the full answer, and
-/// send again until the deadline they are given. Latency covers send to
-/// last byte.
-async fn closed_loop<F, Fut>(
-    name: &'static str,
-    secs: u64,
-    workers: usize,
-    worker: F,
-) -> anyhow::Result<Run>
-where
-    F: Fn(usize, Instant) -> Fut,
-    Fut: Future<Output = Tally> + Send + 'static,
-{
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(secs);
-    let mut set = JoinSet::new();
-    for w in 0..workers {
-        set.spawn(worker(w, deadline));
-    }
-    let (mut lat, mut errors, mut ran_out) = (Vec::new(), Vec::new(), 0);
-    while let Some(done) = set.join_next().await {
-        let t = done.context("client worker panicked")?;
-        lat.extend(t.lat);
-        errors.extend(t.errors);
-        ran_out += usize::from(t.ran_out);
-    }
-    let secs = started.elapsed().as_secs_f64();
-    if !errors.is_empty() {
-        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
-        for e in errors.iter().take(5) {
-            eprintln!("!!   {e}");
-        }
-    }
-    lat.sort_unstable();
-    let pct = |p: usize| {
-        lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
-            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-    };
-    let rps = lat.len() as f64 / secs;
-    eprintln!("  {name}: {} requests, {rps:.0} req/s", lat.len());
-    Ok(Run {
-        name,
-        requests: lat.len(),
-        errors: errors.len(),
-        rps,
-        p50_ms: pct(50),
-        p99_ms: pct(99),
-        ran_out,
-    })
-}
-
 /// Runs scenario `s` with `t.concurrency` clients.
 async fn measure(
     t: &Arc<Target>,
@@ -285,35 +176,19 @@ async fn measure(
     closed_loop(name, secs, t.concurrency, |w, deadline| {
         let t = t.clone();
         async move {
-            let mut tally = Tally::default();
             let mut r = mix(w as u64 + 1);
-            while Instant::now() < deadline {
+            requests(deadline, || {
                 r = mix(r);
-                let sent = Instant::now();
-                // The whole body is read: a list is not served until sent.
-                let outcome = match t.request(s, r).send().await {
-                    Ok(resp) => (resp.status(), resp.text().await),
-                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
-                };
-                tally.lat.push(sent.elapsed());
-                match outcome {
-                    (status, Ok(_)) if status.is_success() => {}
-                    (status, Ok(body)) => tally.errors.push(format!("{status}: {body:.300}")),
-                    (_, Err(e)) => tally.errors.push(e.to_string()),
-                }
-            }
-            tally
+                t.request(s, r)
+            })
+            .await
         }
     })
     .await
 }
 
 /// The pick-scan scenario: one scanner per wave.
-async fn measure_picks(
-    t: &Arc<Target>,
-    walks: Vec<picking::Walk>,
-    secs: u64,
-) -> anyhow::Result<Run> {
+async fn measure_picks(t: &Arc<Target>, walks: Vec<Walk>, secs: u64) -> anyhow::Result<Run> {
     let walks = Arc::new(walks);
     closed_loop("pick scan", secs, walks.len(), |w, deadline| {
         let (t, walks) = (t.clone(), walks.clone());
@@ -376,7 +251,7 @@ async fn main() -> anyhow::Result<()> {
 
     // Each item gets plenty of stock in W1, so confirming orders (which
     // reserves) never runs short.
-    let items = load("items + stock", args.items, |i| {
+    let items = load("items + stock", args.items, PARALLEL, |i| {
         let wms = wms.clone();
         let item = ItemCreate {
             sku: sku(i as u64),
@@ -409,7 +284,7 @@ async fn main() -> anyhow::Result<()> {
         }
     })
     .await?;
-    let orders = load("orders", args.orders, |i| {
+    let orders = load("orders", args.orders, PARALLEL, |i| {
         let wms = wms.clone();
         let req = order(i as u64, n_items, now);
         async move { Ok(wms.create_order(caller, req).await?.0.id) }
@@ -420,7 +295,7 @@ async fn main() -> anyhow::Result<()> {
         .map(|id| (*id, status_path(id.0 as u64)))
         .filter(|(_, path)| !path.is_empty())
         .collect();
-    load("status changes", changes.len(), |i| {
+    load("status changes", changes.len(), PARALLEL, |i| {
         let (wms, (id, path)) = (wms.clone(), changes[i]);
         async move {
             for to in path {
@@ -499,49 +374,30 @@ async fn main() -> anyhow::Result<()> {
     // in the list filter.
     eprintln!("setting up {} pick waves in W2", args.concurrency);
     let setting_up = Instant::now();
-    let pick = picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
+    let (pick, walks) =
+        picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
     let setup_secs = setting_up.elapsed().as_secs_f64();
     let set_up = writer_counts(&wms);
-    let scanners = pick.walks.len();
-    let scans = measure_picks(&target, pick.walks, secs).await?;
+    let scanners = walks.len();
+    let scans = measure_picks(&target, walks, secs).await?;
     let ran_out = scans.ran_out;
     let picked = writer_counts(&wms);
     let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
     server.abort();
 
-    // The baseline is the mean of a run before and after the others, so
-    // drift over the run (heat, caches) weighs on both sides of the ratio.
-    let base_rps = (hello1.rps + hello2.rps) / 2.0;
-    let base_p50 = (hello1.p50_ms + hello2.p50_ms) / 2.0;
-    let base_p99 = (hello1.p99_ms + hello2.p99_ms) / 2.0;
+    let base = Baseline::of(&hello1, &hello2);
     println!();
     println!(
         "depot-cloud, {} items, {} orders ({matching} confirmed in the last 60 days), {} clients, {} s each",
         args.items, args.orders, args.concurrency, args.seconds
     );
     println!(
-        "baseline = mean of two hello-world runs: {base_rps:.0} req/s, p50 {base_p50:.3} ms, p99 {base_p99:.3} ms"
+        "baseline = mean of two hello-world runs: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms",
+        base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    println!(
-        "scenario             req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
-    );
-    println!("{}", "-".repeat(104));
-    let runs = [hello1, hello2, list, create, adjust, scans];
-    for r in &runs {
-        println!(
-            "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
-            r.name,
-            r.rps / base_rps,
-            r.p50_ms / base_p50,
-            r.p99_ms / base_p99,
-            r.requests,
-            r.rps,
-            r.p50_ms,
-            r.p99_ms,
-            r.errors
-        );
-    }
+    let runs = [&hello1, &hello2, &list, &create, &adjust, &scans];
+    base.print_table("scenario", &runs);
     println!();
     println!(
         "load: {writes} writes in {load_secs:.1} s = {:.0} writes/s",
@@ -551,8 +407,10 @@ async fn main() -> anyhow::Result<()> {
     print_batching("order create", loaded, created);
     print_batching("inventory adjust", created, adjusted);
     println!(
-        "pick setup: {scanners} waves of {} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
-        pick.wave_orders, pick.lines_per_order, pick.units_per_line, pick.writes
+        "pick setup: {scanners} waves of {WAVE_ORDERS} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
+        pick.lines_per_order,
+        pick.units_per_line,
+        pick.writes()
     );
     print_batching("pick setup", adjusted, set_up);
     print_batching("pick scan", set_up, picked);

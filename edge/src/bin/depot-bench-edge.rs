@@ -12,16 +12,15 @@
 //! Per the design's conventions every figure is reported as a ratio against
 //! its baseline, with absolute figures beside it.
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Parser;
+use depot_bench::closed_loop::{Baseline, requests};
+use depot_bench::{Run, Tally, closed_loop};
 use depot_wms::Wms;
-use indicatif::{ProgressBar, ProgressStyle};
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use tokio::task::JoinSet;
 
 #[path = "bench_edge/picking.rs"]
 mod picking;
@@ -79,112 +78,6 @@ impl Drop for TempDir {
     }
 }
 
-/// Runs `f(0..n)` with `parallel` calls in flight, with a progress bar.
-/// Results come back in completion order.
-async fn load<T, F, Fut>(what: &str, n: usize, parallel: usize, f: F) -> anyhow::Result<Vec<T>>
-where
-    T: Send + 'static,
-    F: Fn(usize) -> Fut,
-    Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
-{
-    let started = Instant::now();
-    let bar = ProgressBar::new(n as u64).with_message(what.to_owned());
-    bar.set_style(
-        ProgressStyle::with_template("  {msg} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut set = JoinSet::new();
-    let mut out = Vec::with_capacity(n);
-    let mut next = 0;
-    while out.len() < n {
-        while next < n && set.len() < parallel.max(1) {
-            set.spawn(f(next));
-            next += 1;
-        }
-        let Some(done) = set.join_next().await else {
-            break;
-        };
-        out.push(done.context("load task panicked")??);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!("  {what}: {n} in {secs:.1} s ({:.0}/s)", n as f64 / secs);
-    Ok(out)
-}
-
-/// What one HTTP run measured.
-struct Run {
-    name: &'static str,
-    requests: usize,
-    errors: usize,
-    rps: f64,
-    p50_ms: f64,
-    p99_ms: f64,
-    /// Workers that stopped early because their work was done.
-    ran_out: usize,
-}
-
-/// What one closed-loop worker brings back.
-#[derive(Default)]
-pub struct Tally {
-    pub lat: Vec<Duration>,
-    pub errors: Vec<String>,
-    /// The worker stopped before the deadline: its work was done.
-    pub ran_out: bool,
-}
-
-/// Closed loop: `workers` workers each send, wait for the full answer, and
-/// send again until the deadline they are given. Latency covers send to
-/// last byte; every answer, good or bad, counts.
-async fn closed_loop<F, Fut>(
-    name: &'static str,
-    secs: u64,
-    workers: usize,
-    worker: F,
-) -> anyhow::Result<Run>
-where
-    F: Fn(usize, Instant) -> Fut,
-    Fut: Future<Output = Tally> + Send + 'static,
-{
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(secs);
-    let mut set = JoinSet::new();
-    for w in 0..workers {
-        set.spawn(worker(w, deadline));
-    }
-    let (mut lat, mut errors, mut ran_out) = (Vec::new(), Vec::new(), 0);
-    while let Some(done) = set.join_next().await {
-        let t = done.context("client worker panicked")?;
-        lat.extend(t.lat);
-        errors.extend(t.errors);
-        ran_out += usize::from(t.ran_out);
-    }
-    let secs = started.elapsed().as_secs_f64();
-    if !errors.is_empty() {
-        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
-        for e in errors.iter().take(5) {
-            eprintln!("!!   {e}");
-        }
-    }
-    lat.sort_unstable();
-    let pct = |p: usize| {
-        lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
-            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
-    };
-    let rps = lat.len() as f64 / secs;
-    eprintln!("  {name}: {} requests, {rps:.0} req/s", lat.len());
-    Ok(Run {
-        name,
-        requests: lat.len(),
-        errors: errors.len(),
-        rps,
-        p50_ms: pct(50),
-        p99_ms: pct(99),
-        ran_out,
-    })
-}
-
 /// `GET /hello`, closed loop, `workers` clients.
 async fn hello(
     client: &reqwest::Client,
@@ -196,23 +89,7 @@ async fn hello(
     let url = Arc::new(format!("{base}/hello"));
     closed_loop(name, secs, workers, |_, deadline| {
         let (client, url) = (client.clone(), url.clone());
-        async move {
-            let mut tally = Tally::default();
-            while Instant::now() < deadline {
-                let sent = Instant::now();
-                let outcome = match client.get(url.as_str()).send().await {
-                    Ok(resp) => (resp.status(), resp.text().await),
-                    Err(e) => (reqwest::StatusCode::default(), Err(e)),
-                };
-                tally.lat.push(sent.elapsed());
-                match outcome {
-                    (status, Ok(_)) if status.is_success() => {}
-                    (status, Ok(body)) => tally.errors.push(format!("{status}: {body:.300}")),
-                    (_, Err(e)) => tally.errors.push(e.to_string()),
-                }
-            }
-            tally
-        }
+        async move { requests(deadline, || client.get(url.as_str())).await }
     })
     .await
 }
@@ -312,9 +189,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     let hello2 = hello(&client, &base, "hello (2nd run)", secs, n).await?;
     server.abort();
 
-    let base_rps = (hello1.rps + hello2.rps) / 2.0;
-    let base_p50 = (hello1.p50_ms + hello2.p50_ms) / 2.0;
-    let base_p99 = (hello1.p99_ms + hello2.p99_ms) / 2.0;
+    let base = Baseline::of(&hello1, &hello2);
     println!();
     println!(
         "depot-edge pick scan over HTTP: {n} stations on {} waves, {secs} s per run, one unit per scan",
@@ -325,30 +200,14 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         "the link to the broker is not running: the edge serves its stations from its own database, as when offline"
     );
     println!(
-        "baseline = mean of two hello-world runs on the same server: {base_rps:.0} req/s, p50 {base_p50:.3} ms, p99 {base_p99:.3} ms"
+        "baseline = mean of two hello-world runs on the same server: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms",
+        base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    println!(
-        "run                  req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
-    );
-    println!("{}", "-".repeat(104));
     let runs = [&hello1, &hello2, &scans, &direct];
-    for r in runs {
-        println!(
-            "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
-            r.name,
-            r.rps / base_rps,
-            r.p50_ms / base_p50,
-            r.p99_ms / base_p99,
-            r.requests,
-            r.rps,
-            r.p50_ms,
-            r.p99_ms,
-            r.errors
-        );
-    }
+    base.print_table("run", &runs);
     println!();
-    let ratio = scans.rps / base_rps;
+    let ratio = scans.rps / base.rps;
     println!(
         "goal: pick-scan throughput >= {GOAL_RATIO} x hello-world: {ratio:.3} x -> {}",
         verdict(ratio >= GOAL_RATIO)
@@ -372,9 +231,9 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     println!(
         "setup: {catalog} changes (business, key, catalog) then {} (stock, {} confirmed orders of {} lines x {} units) applied from the cloud's feed, {} waves made at the edge, in {setup_secs:.1} s",
         setup.replicated,
-        setup.orders,
-        setup.lines_per_order,
-        setup.units_per_line,
+        setup.work.orders,
+        setup.work.lines_per_order,
+        setup.work.units_per_line,
         walks.len() + direct_walks.len(),
     );
     let ran_out = scans.ran_out + direct.ran_out;

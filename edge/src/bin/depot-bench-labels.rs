@@ -18,13 +18,11 @@
 
 use anyhow::{Context, bail};
 use clap::Parser;
+use depot_bench::{load, progress_bar};
 use depot_hardware::printer::sim::{PrintedLabel, SimError, Simulator};
-use indicatif::{ProgressBar, ProgressStyle};
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tokio::task::JoinSet;
 
 #[path = "bench_labels/raw.rs"]
 mod raw;
@@ -57,49 +55,10 @@ impl Drop for TempDir {
     }
 }
 
-fn bar(what: &str, n: usize) -> ProgressBar {
-    let bar = ProgressBar::new(n as u64).with_message(what.to_owned());
-    bar.set_style(
-        ProgressStyle::with_template("  {msg} [{bar:40}] {pos}/{len} ({per_sec}, {eta} left)")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    bar
-}
-
-/// Runs `f(0..n)` with `parallel` calls in flight, with a progress bar.
-/// Results come back in completion order.
-async fn load<T, F, Fut>(what: &str, n: usize, parallel: usize, f: F) -> anyhow::Result<Vec<T>>
-where
-    T: Send + 'static,
-    F: Fn(usize) -> Fut,
-    Fut: Future<Output = anyhow::Result<T>> + Send + 'static,
-{
-    let started = Instant::now();
-    let bar = bar(what, n);
-    let mut set = JoinSet::new();
-    let mut out = Vec::with_capacity(n);
-    let mut next = 0;
-    while out.len() < n {
-        while next < n && set.len() < parallel.max(1) {
-            set.spawn(f(next));
-            next += 1;
-        }
-        let Some(done) = set.join_next().await else {
-            break;
-        };
-        out.push(done.context("load task panicked")??);
-        bar.inc(1);
-    }
-    bar.finish_and_clear();
-    let secs = started.elapsed().as_secs_f64();
-    eprintln!("  {what}: {n} in {secs:.1} s ({:.0}/s)", n as f64 / secs);
-    Ok(out)
-}
-
 /// Waits until the simulator has printed `until` labels, showing those
 /// since `from`; fails if it takes none for [`LIMIT`].
 async fn follow(sim: &Simulator, what: &str, from: usize, until: usize) -> anyhow::Result<()> {
-    let bar = bar(what, until.saturating_sub(from));
+    let bar = progress_bar(what, until.saturating_sub(from));
     let (mut seen, mut moved) = (from, Instant::now());
     loop {
         match sim
@@ -268,7 +227,7 @@ async fn pack_to_label(station: &station::Station, sim: &Simulator) -> anyhow::R
     let api = &station.api;
     let n = station.orders.len();
     let from = sim.stats().labels_printed;
-    let progress = bar("pack to label", n);
+    let progress = progress_bar("pack to label", n);
     let (mut labels, mut tracking) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut sent, mut packed, mut queued) = (
         Vec::with_capacity(n),
@@ -320,7 +279,7 @@ async fn pack_to_label(station: &station::Station, sim: &Simulator) -> anyhow::R
 async fn raw_per_label(sim: &Simulator, p: &Packed, nth: &str) -> anyhow::Result<Run> {
     let name = format!("raw, connection per label ({nth})");
     let from = sim.stats().labels_printed;
-    let progress = bar(&name, p.labels.len());
+    let progress = progress_bar(&name, p.labels.len());
     let starts = raw::per_label(sim.addr(), &p.labels, &progress).await?;
     progress.finish_and_clear();
     let ends = received(sim, &name, from, &p.tracking, true)?;
@@ -506,7 +465,7 @@ impl Baselines {
 
 /// The driver alone: one job at a time, then all at once.
 async fn driver_alone(sim: &Simulator, p: &Packed) -> anyhow::Result<(Run, Run)> {
-    let progress = bar("the driver alone, one at a time", p.labels.len());
+    let progress = progress_bar("the driver alone, one at a time", p.labels.len());
     let from = sim.stats().labels_printed;
     let submitted = raw::driver_one_at_a_time(sim, &p.labels, &progress).await?;
     progress.finish_and_clear();

@@ -3,8 +3,8 @@
 //! the down feed applied at the edge page by page, as the link applies what
 //! the cloud sends (only without the broker in between).
 
-use crate::load;
 use anyhow::{Context, bail};
+use depot_bench::{load, sku};
 use depot_edge::settings::{Broker, Settings};
 use depot_protocol::catalog::{BinLocation, ItemCreate};
 use depot_protocol::order::Address;
@@ -18,10 +18,6 @@ use std::path::Path;
 
 /// Changes per page: what the cloud's sync service sends by default.
 const PAGE_SIZE: u32 = 200;
-
-pub fn sku(i: u64) -> String {
-    format!("SKU-{i:06}")
-}
 
 /// A business as the cloud made it, and the edge registered for it.
 pub struct Cloud {

@@ -3,9 +3,9 @@
 //! database with only what the cloud sent it (business, warehouse, key and
 //! catalog), both measured in the same run.
 
-use crate::load;
-use crate::seed::{Cloud, sku};
+use crate::seed::Cloud;
 use anyhow::{Context, bail};
+use depot_bench::{load, sku};
 use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_wms::Wms;

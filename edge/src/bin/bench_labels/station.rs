@@ -5,16 +5,15 @@
 //! printer on the simulator; and the three HTTP calls a station makes per
 //! order: pack-order, generate-label, print job.
 
-use crate::load;
-use crate::seed::{Cloud, sku};
+use crate::seed::Cloud;
 use anyhow::{Context, bail};
+use depot_bench::{load, sku, stock};
 use depot_edge::devices::config::PrinterDevice;
 use depot_hardware::printer::Endpoint;
 use depot_protocol::order::Address;
 use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
 use depot_protocol::printing::{PrintJob, PrinterFields, PrinterKind};
 use depot_protocol::shipping::Shipment;
-use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::{DataEnvelope, OrderId, OrderStatus};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -171,27 +170,7 @@ impl Station {
         let (wms, caller, warehouse) = (&cloud.wms, cloud.caller, cloud.warehouse);
         // Every item is on at most this many lines of 2 units at most.
         let per_item = 2 * (2 * orders).div_ceil(ITEMS) as i64;
-        load("stock (cloud)", ITEMS, 64, |s| {
-            let wms = wms.clone();
-            let stock = AdjustRequest {
-                warehouse_id: warehouse,
-                item_id: None,
-                sku: Some(sku(s as u64)),
-                reason: MovementReason::Received,
-                quantity: Some(per_item),
-                delta: None,
-                counted: None,
-                to_warehouse_id: None,
-                location: None,
-                reference: None,
-                note: None,
-            };
-            async move {
-                wms.adjust(caller, stock).await?;
-                Ok(())
-            }
-        })
-        .await?;
+        stock::receive(wms, caller, warehouse, "stock (cloud)", ITEMS, |_| per_item).await?;
         let mut made = load("confirmed orders (cloud)", orders, 64, |o| {
             let wms = wms.clone();
             let items = lines(o);
@@ -327,7 +306,7 @@ impl Station {
     /// [`crate::LIMIT`].
     pub async fn until_queued(&self, what: &str, jobs: usize) -> anyhow::Result<Instant> {
         let first = self.queued().await?;
-        let progress = crate::bar(what, first.abs_diff(jobs));
+        let progress = depot_bench::progress_bar(what, first.abs_diff(jobs));
         let (mut last, mut moved) = (first, Instant::now());
         loop {
             let now = self.queued().await?;

@@ -1,0 +1,146 @@
+//! The closed-loop load runner: workers that each send, wait for the full
+//! answer and send again until a deadline; what a run measured, and the
+//! table of runs against a hello-world baseline.
+
+use anyhow::Context;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+/// What one run measured.
+pub struct Run {
+    pub name: &'static str,
+    pub requests: usize,
+    pub errors: usize,
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Workers that stopped early because their work was done.
+    pub ran_out: usize,
+}
+
+/// What one closed-loop worker brings back.
+#[derive(Default)]
+pub struct Tally {
+    pub lat: Vec<Duration>,
+    pub errors: Vec<String>,
+    /// The worker stopped before the deadline: its work was done.
+    pub ran_out: bool,
+}
+
+/// Closed loop: `workers` workers each send, wait for the full answer, and
+/// send again until the deadline they are given. Latency covers send to
+/// last byte.
+pub async fn closed_loop<F, Fut>(
+    name: &'static str,
+    secs: u64,
+    workers: usize,
+    worker: F,
+) -> anyhow::Result<Run>
+where
+    F: Fn(usize, Instant) -> Fut,
+    Fut: Future<Output = Tally> + Send + 'static,
+{
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(secs);
+    let mut set = JoinSet::new();
+    for w in 0..workers {
+        set.spawn(worker(w, deadline));
+    }
+    let (mut lat, mut errors, mut ran_out) = (Vec::new(), Vec::new(), 0);
+    while let Some(done) = set.join_next().await {
+        let t = done.context("client worker panicked")?;
+        lat.extend(t.lat);
+        errors.extend(t.errors);
+        ran_out += usize::from(t.ran_out);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    if !errors.is_empty() {
+        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
+        for e in errors.iter().take(5) {
+            eprintln!("!!   {e}");
+        }
+    }
+    lat.sort_unstable();
+    let pct = |p: usize| {
+        lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
+            .map_or(0.0, |d| d.as_secs_f64() * 1e3)
+    };
+    let rps = lat.len() as f64 / secs;
+    eprintln!("  {name}: {} requests, {rps:.0} req/s", lat.len());
+    Ok(Run {
+        name,
+        requests: lat.len(),
+        errors: errors.len(),
+        rps,
+        p50_ms: pct(50),
+        p99_ms: pct(99),
+        ran_out,
+    })
+}
+
+/// One closed-loop worker over HTTP: sends what `request` builds until the
+/// deadline. Every answer, good or bad, counts; the whole body is read, as
+/// a list is not served until sent.
+pub async fn requests(
+    deadline: Instant,
+    mut request: impl FnMut() -> reqwest::RequestBuilder,
+) -> Tally {
+    let mut tally = Tally::default();
+    while Instant::now() < deadline {
+        let sent = Instant::now();
+        let outcome = match request().send().await {
+            Ok(resp) => (resp.status(), resp.text().await),
+            Err(e) => (reqwest::StatusCode::default(), Err(e)),
+        };
+        tally.lat.push(sent.elapsed());
+        match outcome {
+            (status, Ok(_)) if status.is_success() => {}
+            (status, Ok(body)) => tally.errors.push(format!("{status}: {body:.300}")),
+            (_, Err(e)) => tally.errors.push(e.to_string()),
+        }
+    }
+    tally
+}
+
+/// The baseline of a table: the mean of a hello-world run before and after
+/// the others, so drift over the run (heat, caches) weighs on both sides of
+/// the ratio.
+pub struct Baseline {
+    pub rps: f64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+impl Baseline {
+    pub fn of(before: &Run, after: &Run) -> Self {
+        Self {
+            rps: (before.rps + after.rps) / 2.0,
+            p50_ms: (before.p50_ms + after.p50_ms) / 2.0,
+            p99_ms: (before.p99_ms + after.p99_ms) / 2.0,
+        }
+    }
+
+    /// Prints `runs`, one row each, as ratios against the baseline and in
+    /// absolute figures; `first` heads the column of their names.
+    pub fn print_table(&self, first: &str, runs: &[&Run]) {
+        println!(
+            "{first:<21}req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
+        );
+        println!("{}", "-".repeat(104));
+        for r in runs {
+            println!(
+                "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
+                r.name,
+                r.rps / self.rps,
+                r.p50_ms / self.p50_ms,
+                r.p99_ms / self.p99_ms,
+                r.requests,
+                r.rps,
+                r.p50_ms,
+                r.p99_ms,
+                r.errors
+            );
+        }
+    }
+}

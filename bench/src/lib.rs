@@ -1,0 +1,15 @@
+//! What Depot's benchmarks share: the closed-loop load runner, concurrent
+//! loading with progress, the pick workload.
+
+pub mod closed_loop;
+pub mod load;
+pub mod picking;
+pub mod stock;
+
+pub use closed_loop::{Run, Tally, closed_loop};
+pub use load::{load, progress_bar};
+
+/// The SKU of the benches' catalog item `i`.
+pub fn sku(i: u64) -> String {
+    format!("SKU-{i:06}")
+}
