@@ -1,23 +1,17 @@
 //! The CAS continuous-output driver against the simulated scale, over a
 //! pseudo-terminal.
 
+mod common;
+
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
+    use super::common::*;
     use std::time::Duration;
 
     use depot_hardware::scale::{
-        self, ScaleConfig, ScaleError, ScaleHandle, ScaleState, SerialScaleConfig, Unit, Weight,
+        self, ScaleConfig, ScaleError, ScaleHandle, SerialScaleConfig, Unit,
         sim::{SerialScaleSim, SimProtocol},
     };
-
-    const WAIT: Duration = Duration::from_secs(10);
-    /// How long to ask a faulty scale for a weight: long enough for several
-    /// polls to fail, so that the fault is what the driver reports.
-    const FAULT: Duration = Duration::from_secs(2);
-
-    fn weight(text: &str) -> Weight {
-        text.parse().expect("valid weight")
-    }
 
     fn sim() -> SerialScaleSim {
         let protocol = SimProtocol::Cas {
@@ -30,15 +24,6 @@ mod scale {
         let mut config = SerialScaleConfig::cas(path);
         config.reply_timeout = Duration::from_millis(300);
         scale::spawn(ScaleConfig::Serial(config)).expect("valid config")
-    }
-
-    async fn wait_for(scale: &ScaleHandle, what: impl Fn(&ScaleState) -> bool) -> ScaleState {
-        let mut latest = scale.latest();
-        let state = tokio::time::timeout(WAIT, latest.wait_for(|s| what(s)))
-            .await
-            .expect("state reached in time")
-            .expect("driver running");
-        state.clone()
     }
 
     #[tokio::test]

@@ -1,23 +1,17 @@
 //! The Modbus driver against the simulated Modbus TCP scale.
 
+mod common;
+
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
+    use super::common::*;
     use std::time::Duration;
 
     use depot_hardware::scale::{
-        self, Backoff, ScaleConfig, ScaleError, ScaleHandle, ScaleState, Unit, Weight,
+        self, Backoff, ScaleConfig, ScaleError, ScaleHandle, ScaleState, Unit,
         modbus::{ModbusScaleConfig, RegisterMap, StatusBit, Table, Width, WordOrder},
         sim::ModbusScaleSim,
     };
-
-    const WAIT: Duration = Duration::from_secs(10);
-    /// How long to ask a faulty scale for a weight: long enough for several
-    /// polls to fail, so that the fault is what the driver reports.
-    const FAULT: Duration = Duration::from_secs(2);
-
-    fn weight(text: &str) -> Weight {
-        text.parse().expect("valid weight")
-    }
 
     /// An indicator publishing a signed 32-bit weight in grams × 10 at holding
     /// registers 100-101, with "stable" in bit 3 of the next one (read together).
@@ -48,19 +42,6 @@ mod scale {
             max: Duration::from_millis(200),
         };
         scale::spawn(ScaleConfig::Modbus(config)).expect("valid config")
-    }
-
-    async fn wait_for(scale: &ScaleHandle, what: impl Fn(&ScaleState) -> bool) -> ScaleState {
-        let mut latest = scale.latest();
-        let state = tokio::time::timeout(WAIT, latest.wait_for(|s| what(s)))
-            .await
-            .expect("state reached in time")
-            .expect("driver running");
-        state.clone()
-    }
-
-    fn shows(state: &ScaleState, text: &str) -> bool {
-        state.reading().is_some_and(|r| r.weight == weight(text))
     }
 
     #[tokio::test]

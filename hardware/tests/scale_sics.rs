@@ -1,52 +1,23 @@
 //! The MT-SICS driver against the simulated balance, over a pseudo-terminal.
 
+mod common;
+
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
+    use super::common::*;
     use std::{path::PathBuf, time::Duration};
 
     use depot_hardware::scale::{
-        self, Backoff, ScaleConfig, ScaleError, ScaleHandle, ScaleState, SerialScaleConfig, Unit,
-        Weight,
+        self, ScaleConfig, ScaleError, ScaleHandle, ScaleState, SerialScaleConfig, Unit,
         sim::{SerialScaleSim, SimProtocol},
     };
-
-    /// Generous: the machine running the tests may be busy.
-    const WAIT: Duration = Duration::from_secs(10);
-    /// How long to ask a faulty scale for a weight: long enough for several
-    /// polls to fail, so that the fault is what the driver reports.
-    const FAULT: Duration = Duration::from_secs(2);
-
-    fn weight(text: &str) -> Weight {
-        text.parse().expect("valid weight")
-    }
 
     fn sim() -> SerialScaleSim {
         SerialScaleSim::start(SimProtocol::MtSics, Unit::Gram).expect("pseudo-terminal")
     }
 
     fn start(path: &str) -> ScaleHandle {
-        let mut config = SerialScaleConfig::mt_sics(path);
-        config.poll_interval = Duration::from_millis(50);
-        config.reply_timeout = Duration::from_millis(300);
-        config.command_timeout = Duration::from_secs(2);
-        config.reconnect = Backoff {
-            initial: Duration::from_millis(50),
-            max: Duration::from_millis(200),
-        };
-        scale::spawn(ScaleConfig::Serial(config)).expect("valid config")
-    }
-
-    async fn wait_for(scale: &ScaleHandle, what: impl Fn(&ScaleState) -> bool) -> ScaleState {
-        let mut latest = scale.latest();
-        let state = tokio::time::timeout(WAIT, latest.wait_for(|s| what(s)))
-            .await
-            .expect("state reached in time")
-            .expect("driver running");
-        state.clone()
-    }
-
-    fn shows(state: &ScaleState, text: &str) -> bool {
-        state.reading().is_some_and(|r| r.weight == weight(text))
+        start_serial(SerialScaleConfig::mt_sics(path))
     }
 
     #[tokio::test]
