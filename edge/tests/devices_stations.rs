@@ -520,6 +520,35 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .expect("inbound");
     assert_eq!(order.lines[0].accepted, 1);
 
+    // A task set with a key that is revoked afterwards stops acting.
+    let other = edge
+        .wms
+        .create_key(rig.business, None)
+        .await
+        .expect("a second key");
+    let (status, body) = Api::new(&edge, &other.secret)
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    events.next(&api, b).await;
+    edge.wms.revoke_key(other.key.id).await.expect("revoke");
+    scan("TEA");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["status"], 401, "{e}");
+    let order = edge
+        .wms
+        .inbound(rig.business, inbound)
+        .await
+        .expect("inbound");
+    assert_eq!(
+        order.lines[0].accepted, 1,
+        "nothing booked with a revoked key"
+    );
+
     // With no task, a scan is refused and says how to set one.
     api.call(
         "PUT",

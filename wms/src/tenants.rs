@@ -200,6 +200,13 @@ impl Wms {
         Ok(found)
     }
 
+    /// Whether a key exists and is not revoked: for work a key started
+    /// that goes on without it presenting itself again (a station's task).
+    pub async fn key_active(&self, id: depot_protocol::KeyId) -> Result<bool> {
+        self.read(move |conn| Ok(sql::key(conn, id)?.is_some_and(|k| k.revoked_at.is_none())))
+            .await
+    }
+
     pub async fn business(&self, id: BusinessId) -> Result<Business> {
         self.read(move |conn| sql::business(conn, id))
             .await?

@@ -18,6 +18,7 @@ use depot_protocol::picking::ScanRequest;
 use depot_protocol::shipping::{LabelFormat, PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, OrderId};
+use depot_wms::http::error::ApiError;
 use depot_wms::{Wms, scan};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -207,6 +208,17 @@ impl Glue {
             // task does nothing: this is for completeness.
             return effect.failed(Failure::conflict("no key has set this station's task"));
         };
+        // Scans act with the key that set the task; once it is revoked they
+        // stop, as its requests would.
+        match wms.key_active(caller.key_id).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return effect.failed(Failure::from(ApiError::unauthorized(
+                    "the key that set this station's task was revoked: set the task again with a valid key",
+                )));
+            }
+            Err(e) => return effect.failed(Failure::from(e)),
+        }
         match effect {
             Effect::LoadPlan(order) => Input::PlanLoaded(plan(wms, b, order).await),
             Effect::Pick {
