@@ -93,6 +93,14 @@ impl Events {
     }
 }
 
+async fn status_at(edge: &RunningEdge, rig: &Rig, order: OrderId) -> OrderStatus {
+    edge.wms
+        .order(rig.business, order)
+        .await
+        .expect("order")
+        .status
+}
+
 fn weight(text: &str) -> Weight {
     text.parse().expect("weight")
 }
@@ -255,14 +263,7 @@ async fn a_packing_station_weighs_packs_and_prints_or_refuses_a_wrong_weight() {
         })
     })
     .await;
-    assert_eq!(
-        edge.wms
-            .order(rig.business, full)
-            .await
-            .expect("order")
-            .status,
-        OrderStatus::Packed
-    );
+    assert_eq!(status_at(&edge, &rig, full).await, OrderStatus::Packed);
     let (_, body) = api.get("/v1/edge/stations").await;
     assert_eq!(body["data"][0]["task"], json!({"task": "idle"}), "{body}");
 
@@ -297,14 +298,7 @@ async fn a_packing_station_weighs_packs_and_prints_or_refuses_a_wrong_weight() {
         "{e}"
     );
     assert_eq!(e["errors"][0]["name"], "weight_g", "{e}");
-    assert_eq!(
-        edge.wms
-            .order(rig.business, tea)
-            .await
-            .expect("order")
-            .status,
-        OrderStatus::Confirmed
-    );
+    assert_eq!(status_at(&edge, &rig, tea).await, OrderStatus::Confirmed);
     let (status, body) = api
         .call("POST", "/v1/edge/stations/pack-1/pack", None)
         .await;
@@ -338,14 +332,7 @@ async fn a_packing_station_weighs_packs_and_prints_or_refuses_a_wrong_weight() {
         .wait_for_labels(2, LIMIT)
         .await
         .expect("the second label");
-    assert_eq!(
-        edge.wms
-            .order(rig.business, tea)
-            .await
-            .expect("order")
-            .status,
-        OrderStatus::Packed
-    );
+    assert_eq!(status_at(&edge, &rig, tea).await, OrderStatus::Packed);
 
     // Packing an order that is packed already, or at an unknown station.
     let (status, body) = api

@@ -62,17 +62,8 @@ mod scale {
         let scale = start(&sim, map());
         let moving = wait_for(&scale, |s| s.reading().is_some_and(|r| !r.stable)).await;
         assert_eq!(moving.reading().map(|r| r.weight), Some(weight("-25.5")));
-        let waiting = tokio::spawn({
-            let scale = scale.clone();
-            async move { scale.weigh_stable(WAIT).await }
-        });
-        let mut latest = scale.latest();
-        for _ in 0..3 {
-            latest.changed().await.expect("driver running");
-        }
-        assert!(!waiting.is_finished());
-        sim.set_stable(true);
-        let reading = waiting.await.expect("task").expect("stable weight");
+        // Several more moving readings go by without ending the wait.
+        let reading = stable_after(&scale, || sim.set_stable(true)).await;
         assert_eq!(reading.weight, weight("-25.5"));
     }
 

@@ -39,17 +39,8 @@ mod scale {
         sim.set_stable(false);
         let scale = start(sim.path());
         wait_for(&scale, |s| matches!(s, ScaleState::Motion { .. })).await;
-        let waiting = tokio::spawn({
-            let scale = scale.clone();
-            async move { scale.weigh_stable(WAIT).await }
-        });
-        let mut latest = scale.latest();
-        for _ in 0..3 {
-            latest.changed().await.expect("driver running");
-        }
-        assert!(!waiting.is_finished());
-        sim.set_stable(true);
-        let reading = waiting.await.expect("task").expect("stable weight");
+        // Several more moving readings go by without ending the wait.
+        let reading = stable_after(&scale, || sim.set_stable(true)).await;
         assert_eq!(reading.weight, weight("2.5"));
     }
 

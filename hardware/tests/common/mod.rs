@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use depot_hardware::scale::{
-    self, Backoff, ScaleConfig, ScaleHandle, ScaleState, SerialScaleConfig, Weight,
+    self, Backoff, Reading, ScaleConfig, ScaleHandle, ScaleState, SerialScaleConfig, Weight,
 };
 use std::time::Duration;
 
@@ -42,4 +42,21 @@ pub async fn wait_for(scale: &ScaleHandle, what: impl Fn(&ScaleState) -> bool) -
 
 pub fn shows(state: &ScaleState, text: &str) -> bool {
     state.reading().is_some_and(|r| r.weight == weight(text))
+}
+
+/// Asks a moving scale for a stable weight, checks the request still waits
+/// after three more readings, lets the scale settle with `settle`, and
+/// returns the answer.
+pub async fn stable_after(scale: &ScaleHandle, settle: impl FnOnce()) -> Reading {
+    let waiting = tokio::spawn({
+        let scale = scale.clone();
+        async move { scale.weigh_stable(WAIT).await }
+    });
+    let mut latest = scale.latest();
+    for _ in 0..3 {
+        latest.changed().await.expect("driver running");
+    }
+    assert!(!waiting.is_finished());
+    settle();
+    waiting.await.expect("task").expect("stable weight")
 }
