@@ -48,6 +48,9 @@ pub enum Command {
     /// Manage edges.
     #[command(subcommand)]
     Edge(EdgeCmd),
+    /// People and clients of the release-notes API's authorization server.
+    #[command(subcommand)]
+    Oauth(crate::oauth::admin::OAuthCmd),
     /// Publish and list releases of the software (every edge receives them).
     #[command(subcommand)]
     Release(ReleaseCmd),
@@ -55,11 +58,35 @@ pub enum Command {
 
 #[derive(Debug, Subcommand)]
 pub enum ReleaseCmd {
-    /// Publish a release: its version, a title, and notes in Markdown.
+    /// Publish a release of a product: its version, date, and notes in one
+    /// locale (`release translate` adds more).
     Publish {
+        /// wms, app or signage.
+        #[arg(long, default_value = "wms")]
+        product: String,
         /// A semantic version, e.g. 1.4.0.
         #[arg(long)]
         version: String,
+        /// The release date, YYYY-MM-DD (default: today).
+        #[arg(long)]
+        date: Option<String>,
+        /// The locale of the title and notes: the release's default.
+        #[arg(long, default_value = "en")]
+        locale: String,
+        #[arg(long)]
+        title: String,
+        /// A Markdown file with the notes ("-" reads standard input).
+        #[arg(long)]
+        notes: Option<PathBuf>,
+    },
+    /// Add the notes of another locale to a published release.
+    Translate {
+        #[arg(long, default_value = "wms")]
+        product: String,
+        #[arg(long)]
+        version: String,
+        #[arg(long)]
+        locale: String,
         #[arg(long)]
         title: String,
         /// A Markdown file with the notes ("-" reads standard input).
@@ -68,6 +95,26 @@ pub enum ReleaseCmd {
     },
     /// List releases, newest first.
     List,
+}
+
+/// The notes of a release, from a file, standard input ("-") or nowhere.
+fn read_notes(notes: Option<PathBuf>) -> anyhow::Result<String> {
+    Ok(match notes {
+        None => String::new(),
+        Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())
+            .context("reading the notes from standard input")?,
+        Some(p) => std::fs::read_to_string(&p)
+            .with_context(|| format!("reading the notes from {}", p.display()))?,
+    })
+}
+
+/// Field violations as one line for the terminal.
+fn violations(errors: Vec<depot_protocol::FieldError>) -> anyhow::Error {
+    let lines: Vec<String> = errors
+        .iter()
+        .map(|e| format!("{}: {}", e.name, e.status))
+        .collect();
+    anyhow::anyhow!("{}", lines.join("; "))
 }
 
 #[derive(Debug, Subcommand)]
@@ -164,6 +211,7 @@ pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
 pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
     match command {
         Command::Serve { .. } => anyhow::bail!("serve is not an admin command"),
+        Command::Oauth(cmd) => crate::oauth::admin::run(wms, cmd).await?,
         Command::Business(BusinessCmd::Create {
             name,
             currency,
@@ -230,33 +278,72 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
             );
         }
         Command::Release(ReleaseCmd::Publish {
+            product,
             version,
+            date,
+            locale,
             title,
             notes,
         }) => {
-            let notes = match notes {
-                None => String::new(),
-                Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())
-                    .context("reading the notes from standard input")?,
-                Some(p) => std::fs::read_to_string(&p)
-                    .with_context(|| format!("reading the notes from {}", p.display()))?,
-            };
-            let r = wms
-                .publish_release(depot_protocol::release::ReleaseCreate {
-                    version,
-                    title,
-                    notes,
-                })
-                .await?;
-            println!("published release {} ({})", r.version, r.title);
+            use depot_protocol::release::{Note, ReleaseCreate};
+            let body = read_notes(notes)?;
+            let new = ReleaseCreate {
+                product,
+                version,
+                date,
+                default_locale: Some(locale.clone()),
+                notes: std::collections::BTreeMap::from([(locale, Note { title, body })]),
+            }
+            .parse(depot_protocol::now().date_naive())
+            .map_err(violations)?;
+            let r = wms.publish_release(new, None).await?;
+            println!(
+                "published {} {} ({})",
+                r.product.as_str(),
+                r.version,
+                r.date
+            );
+        }
+        Command::Release(ReleaseCmd::Translate {
+            product,
+            version,
+            locale,
+            title,
+            notes,
+        }) => {
+            use depot_protocol::release::{Note, Product, check_notes};
+            let body = read_notes(notes)?;
+            let product = Product::parse(&product)
+                .ok_or_else(|| anyhow::anyhow!("product: must be one of wms, app, signage"))?;
+            let mut c = depot_protocol::validate::Check::new();
+            let notes = check_notes(
+                &mut c,
+                std::collections::BTreeMap::from([(locale, Note { title, body })]),
+            );
+            let notes = c.finish(notes).map_err(violations)?;
+            let r = wms.translate_release(product, version, notes).await?;
+            let locales: Vec<&str> = r.notes.keys().map(String::as_str).collect();
+            println!(
+                "{} {} now has notes in {}",
+                r.product.as_str(),
+                r.version,
+                locales.join(", ")
+            );
         }
         Command::Release(ReleaseCmd::List) => {
             for r in wms.releases(1000).await? {
+                let title = r
+                    .note_for(&r.default_locale)
+                    .map(|(_, n)| n.title.as_str())
+                    .unwrap_or_default();
+                let locales: Vec<&str> = r.notes.keys().map(String::as_str).collect();
                 println!(
-                    "{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{}",
+                    r.product.as_str(),
                     r.version,
-                    depot_protocol::format_ts(&r.published_at),
-                    r.title
+                    r.date,
+                    locales.join(","),
+                    title
                 );
             }
         }

@@ -4,6 +4,8 @@
 
 pub mod admin;
 pub mod broker;
+pub mod changelog;
+pub mod oauth;
 pub mod ratelimit;
 pub mod settings;
 pub mod sync;
@@ -19,18 +21,35 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
 
-/// The whole HTTP application.
-pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
+/// The whole HTTP application: `/v1`, the release-notes API and its
+/// authorization server (whose signing keys are loaded, or made, here).
+pub async fn app(
+    wms: Wms,
+    settings: &Settings,
+) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
+    let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
     let (api, openapi) = http::routes().split_for_parts();
     let openapi = Arc::new(openapi);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
+    let changelog = changelog::Changelog::new(wms.clone(), &settings.changelog);
     let router = api
         .with_state(wms)
         .route(
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
         )
+        .merge(
+            changelog::public_routes()
+                .merge(
+                    changelog::write_routes().route_layer(axum::middleware::from_fn_with_state(
+                        oauth.clone(),
+                        oauth::guard::require_releases_write,
+                    )),
+                )
+                .with_state(changelog),
+        )
+        .merge(oauth::routes(oauth))
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(secrets))
@@ -40,7 +59,7 @@ pub fn app(wms: Wms, settings: &Settings) -> (Router, Arc<ratelimit::Limiter>) {
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
-    (router, limiter)
+    Ok((router, limiter))
 }
 
 /// Serves until `shutdown` resolves, then finishes the requests in flight.
@@ -49,14 +68,14 @@ pub async fn run(
     wms: Wms,
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> std::io::Result<()> {
-    let (router, limiter) = app(wms, settings);
+) -> anyhow::Result<()> {
+    let (router, limiter) = app(wms, settings).await?;
     let pruner = tokio::spawn(ratelimit::prune(limiter));
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
-    served
+    Ok(served?)
 }
 
 /// The broker the service syncs through: an external one from the settings,
@@ -125,7 +144,7 @@ pub async fn serve(
         Ok(Err(e)) => tracing::error!(error = %e, "the sync service stopped"),
         Err(e) => tracing::error!(error = %e, "the sync task failed"),
     }
-    Ok(served?)
+    served
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -26,6 +26,94 @@ pub struct Settings {
     pub carriers: BTreeMap<String, CarrierSettings>,
     /// The MQTT broker edges sync through.
     pub broker: BrokerSettings,
+    /// The release-notes API and where it is reached.
+    pub changelog: ChangelogSettings,
+    /// The authorization server of the release-notes API.
+    pub oauth: OAuthSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ChangelogSettings {
+    /// The public address of the release-notes API (`{changelog_url}`):
+    /// the OAuth issuer and protected resource, and the base of feed links.
+    pub base_url: String,
+    /// The public address of the OAuth endpoints (`{login_url}`).
+    pub login_url: String,
+    /// Where translation sync reads translations:
+    /// `<dir>/<locale>/<product>/<version>.md`, whose first line is
+    /// `# Title`. Unset: `POST /api/sync-translations` answers 409.
+    pub translations_dir: Option<PathBuf>,
+    /// The locales release notes are written and translated in.
+    pub locales: Vec<String>,
+    /// The locale readers get when they ask for none.
+    pub default_locale: String,
+}
+
+impl ChangelogSettings {
+    /// Every locale is a tag (`en`, `pt-BR`), and the default is one of them.
+    fn check_locales(&self) -> Result<(), String> {
+        if let Some(bad) = self
+            .locales
+            .iter()
+            .find(|l| depot_protocol::release::normalize_locale(l).is_none())
+        {
+            return Err(format!(
+                "changelog.locales: {bad:?} is not a locale tag such as en or pt-BR"
+            ));
+        }
+        let default = depot_protocol::release::normalize_locale(&self.default_locale);
+        let listed = self
+            .locales
+            .iter()
+            .any(|l| depot_protocol::release::normalize_locale(l) == default);
+        if default.is_none() || !listed {
+            return Err(format!(
+                "changelog.default_locale {:?} must be one of changelog.locales",
+                self.default_locale
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl Default for ChangelogSettings {
+    fn default() -> Self {
+        Self {
+            base_url: "http://127.0.0.1:8080".into(),
+            login_url: "http://127.0.0.1:8080".into(),
+            translations_dir: None,
+            locales: vec!["en".into(), "es".into(), "pt-BR".into()],
+            default_locale: "en".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OAuthSettings {
+    /// How long an access token lives.
+    pub token_ttl_secs: u64,
+    /// How long a signing key signs before the next one takes over (it
+    /// stays published until its last token has expired).
+    pub key_rotation_days: u64,
+    /// Whether anyone may register a client at `/oauth/register`. Such a
+    /// client holds no scope until a person claims it.
+    pub open_registration: bool,
+    /// Identity providers whose assertions (ID-JAG) are accepted, each
+    /// `{issuer, jwks_uri, scopes}`.
+    pub trusted_issuers: Vec<crate::oauth::trust::TrustedIssuer>,
+}
+
+impl Default for OAuthSettings {
+    fn default() -> Self {
+        Self {
+            token_ttl_secs: 3600,
+            key_rotation_days: 30,
+            open_registration: true,
+            trusted_issuers: Vec::new(),
+        }
+    }
 }
 
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,6 +208,8 @@ impl Default for Settings {
             log: "info".into(),
             carriers: BTreeMap::new(),
             broker: BrokerSettings::default(),
+            changelog: ChangelogSettings::default(),
+            oauth: OAuthSettings::default(),
         }
     }
 }
@@ -147,6 +237,28 @@ impl Settings {
                 "rate_limit.per_second and rate_limit.burst must be at least 1".to_owned(),
             )));
         }
+        for (name, url) in [
+            ("changelog.base_url", &settings.changelog.base_url),
+            ("changelog.login_url", &settings.changelog.login_url),
+        ] {
+            let ok = reqwest::Url::parse(url)
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+            if !ok || url.ends_with('/') {
+                return Err(Box::new(figment::Error::from(format!(
+                    "{name} must be an http(s) URL without a trailing slash, got {url:?}"
+                ))));
+            }
+        }
+        if let Err(e) = settings.changelog.check_locales() {
+            return Err(Box::new(figment::Error::from(e)));
+        }
+        let o = &settings.oauth;
+        if o.token_ttl_secs == 0 || o.token_ttl_secs > 86_400 || o.key_rotation_days == 0 {
+            return Err(Box::new(figment::Error::from(
+                "oauth.token_ttl_secs must be 1 to 86400 and oauth.key_rotation_days at least 1"
+                    .to_owned(),
+            )));
+        }
         // A bad broker URL fails at startup, not at the first connect.
         if let Err(e) = settings.broker.external() {
             return Err(Box::new(figment::Error::from(format!("broker.url: {e}"))));
@@ -163,6 +275,19 @@ impl Settings {
             .collect()
     }
 
+    pub fn oauth_config(&self) -> crate::oauth::OAuthConfig {
+        let days = std::time::Duration::from_secs(86_400);
+        crate::oauth::OAuthConfig {
+            issuer: self.changelog.base_url.clone(),
+            login_url: self.changelog.login_url.clone(),
+            token_ttl: std::time::Duration::from_secs(self.oauth.token_ttl_secs),
+            rotate_every: days
+                .saturating_mul(u32::try_from(self.oauth.key_rotation_days).unwrap_or(u32::MAX)),
+            open_registration: self.oauth.open_registration,
+            trusted_issuers: self.oauth.trusted_issuers.clone(),
+        }
+    }
+
     pub fn database(&self) -> PathBuf {
         self.data_dir.join("cloud.db")
     }
@@ -171,13 +296,15 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 6] = [
+const FIELDS: [&str; 8] = [
     "listen",
     "data_dir",
     "rate_limit",
     "log",
     "carriers",
     "broker",
+    "changelog",
+    "oauth",
 ];
 
 fn settings_env() -> Env {
@@ -268,6 +395,65 @@ mod tests {
             let e = Settings::load(None).err().ok_or("a bad URL is refused")?;
             assert!(e.to_string().contains("unknown scheme"), "{e}");
             assert!(!e.to_string().contains("hunter2"), "{e}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_environment_reaches_every_setting() {
+        let json = serde_json::to_value(Settings::default()).expect("settings");
+        let mut keys: Vec<&str> = json
+            .as_object()
+            .expect("object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut fields = FIELDS.to_vec();
+        keys.sort_unstable();
+        fields.sort_unstable();
+        assert_eq!(keys, fields);
+    }
+
+    #[test]
+    fn oauth_from_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("DEPOT_OAUTH__TOKEN_TTL_SECS", "600");
+            jail.set_env("DEPOT_OAUTH__OPEN_REGISTRATION", "false");
+            // The admin CLI's password variable is not a setting.
+            jail.set_env("DEPOT_OAUTH_PASSWORD", "not a setting at all");
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(s.oauth.token_ttl_secs, 600);
+            assert!(!s.oauth.open_registration);
+            jail.set_env("DEPOT_OAUTH__TOKEN_TTL_SECS", "0");
+            assert!(Settings::load(None).is_err());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn changelog_from_file_and_environment() {
+        figment::Jail::expect_with(|jail| {
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(s.changelog, ChangelogSettings::default());
+            jail.create_file(
+                "cloud.toml",
+                "[changelog]\nlocales = [\"en\", \"de\"]\ntranslations_dir = \"/srv/tr\"\n",
+            )?;
+            jail.set_env("DEPOT_CHANGELOG__BASE_URL", "https://changelog.example.com");
+            jail.set_env("DEPOT_CHANGELOG__DEFAULT_LOCALE", "de");
+            let s = Settings::load(Some(Path::new("cloud.toml"))).map_err(|e| *e)?;
+            assert_eq!(s.changelog.base_url, "https://changelog.example.com");
+            assert_eq!(s.changelog.locales, ["en", "de"]);
+            assert_eq!(s.changelog.default_locale, "de");
+            assert_eq!(s.changelog.translations_dir, Some(PathBuf::from("/srv/tr")));
+
+            jail.set_env("DEPOT_CHANGELOG__DEFAULT_LOCALE", "fr");
+            let e = Settings::load(Some(Path::new("cloud.toml"))).err();
+            assert!(e.is_some_and(|e| e.to_string().contains("default_locale")));
+            jail.set_env("DEPOT_CHANGELOG__DEFAULT_LOCALE", "en");
+            jail.set_env("DEPOT_CHANGELOG__LOCALES", "[\"en\", \"english\"]");
+            let e = Settings::load(None).err();
+            assert!(e.is_some_and(|e| e.to_string().contains("english")));
             Ok(())
         });
     }

@@ -166,6 +166,87 @@ async fn every_route_refuses_every_bad_key() {
             None,
             false,
         ),
+        // CRM: the lists, a search and the configuration writes succeed with
+        // the right key (the department first: the form names it).
+        (
+            "GET",
+            format!("/v1/buyers/{b}/find/by_name?key_id=auth"),
+            None,
+            true,
+        ),
+        (
+            "POST",
+            format!("/v1/contact/{b}/departments"),
+            Some(json!({"code": "auth", "name": "Auth"})),
+            true,
+        ),
+        ("GET", format!("/v1/contact/{b}/departments"), None, true),
+        (
+            "POST",
+            format!("/v1/contact/{b}/forms"),
+            Some(json!({"name": "Auth", "department": "auth"})),
+            true,
+        ),
+        ("GET", format!("/v1/contact/{b}/forms"), None, true),
+        (
+            "POST",
+            format!("/v1/contact/{b}/1"),
+            Some(json!({"name": "A", "email": "a@example.com", "subject": "S", "message": "M"})),
+            false,
+        ),
+        ("GET", format!("/v1/crm/{b}/threads/list"), None, true),
+        (
+            "POST",
+            format!("/v1/crm/{b}/threads/1/message"),
+            Some(json!({"body": "hello"})),
+            false,
+        ),
+        (
+            "GET",
+            format!("/v1/crm/{b}/threads/messages/1"),
+            None,
+            false,
+        ),
+        // Pricing rules: the list and a create succeed with the right key;
+        // ids need not exist for the others.
+        (
+            "GET",
+            format!("/v1/automation/{b}/items/pricing/rules/list"),
+            None,
+            true,
+        ),
+        (
+            "POST",
+            format!("/v1/automation/{b}/items/pricing/rules/create"),
+            Some(
+                json!({"origin_price_list_id": 1, "target_price_list_id": 2, "origin_action_id": "set_fixed", "origin_action_value": "1"}),
+            ),
+            true,
+        ),
+        (
+            "PUT",
+            format!("/v1/automation/{b}/items/pricing/rules/1/edit"),
+            Some(json!({"status": 0})),
+            false,
+        ),
+        (
+            "DELETE",
+            format!("/v1/automation/{b}/items/pricing/rules/1/delete"),
+            None,
+            false,
+        ),
+        (
+            "PUT",
+            format!("/v1/automation/{b}/items/pricing/rules/position"),
+            Some(json!({"id": 1, "position_id": 1})),
+            false,
+        ),
+        (
+            "POST",
+            format!("/v1/automation/{b}/items/pricing/rules/jobs/execute"),
+            Some(json!({"job_id": "auth-1"})),
+            false,
+        ),
     ];
     let routes: Vec<(&str, String, Option<serde_json::Value>)> = routes
         .into_iter()

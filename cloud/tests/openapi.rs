@@ -81,6 +81,21 @@ async fn describes_every_route_with_resolvable_schemas() {
         "GET /v1/edges/{business_id}/list",
         "GET /v1/conflicts/{business_id}/list",
         "GET /v1/events/{business_id}/list",
+        "GET /v1/buyers/{business_id}/find/{key_type}",
+        "POST /v1/contact/{business_id}/{form_id}",
+        "POST /v1/contact/{business_id}/departments",
+        "GET /v1/contact/{business_id}/departments",
+        "POST /v1/contact/{business_id}/forms",
+        "GET /v1/contact/{business_id}/forms",
+        "GET /v1/crm/{business_id}/threads/list",
+        "POST /v1/crm/{business_id}/threads/{thread_id}/message",
+        "GET /v1/crm/{business_id}/threads/messages/{thread_id}",
+        "GET /v1/automation/{business_id}/items/pricing/rules/list",
+        "POST /v1/automation/{business_id}/items/pricing/rules/create",
+        "PUT /v1/automation/{business_id}/items/pricing/rules/{rule_id}/edit",
+        "DELETE /v1/automation/{business_id}/items/pricing/rules/{rule_id}/delete",
+        "PUT /v1/automation/{business_id}/items/pricing/rules/position",
+        "POST /v1/automation/{business_id}/items/pricing/rules/jobs/execute",
     ]
     .into_iter()
     .map(str::to_owned)

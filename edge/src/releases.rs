@@ -1,12 +1,13 @@
 //! `GET /v1/edge/releases`: the releases the cloud published (synced down
-//! like everything else), the version this box runs, and whether a newer
-//! one is out, for the technician at the box.
+//! like everything else, translations included), the version this box
+//! runs, and whether a newer release of the warehouse system (product
+//! `wms`, which is what the box runs) is out, for the technician at the box.
 
 use crate::caller::EdgeCaller;
 use crate::status::Identity;
 use axum::extract::State;
 use axum::{Extension, Json};
-use depot_protocol::release::{self, Release};
+use depot_protocol::release::{self, Product, Release};
 use depot_protocol::{DataEnvelope, ErrorBody};
 use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
@@ -20,11 +21,11 @@ const LIMIT: u32 = 100;
 pub struct EdgeReleases {
     /// The version of `depot-edge` running here.
     pub running: String,
-    /// The newest published version, if any.
+    /// The newest published version of the warehouse system, if any.
     pub latest: Option<String>,
-    /// A published version is newer than the one running.
+    /// A published version of it is newer than the one running.
     pub update_available: bool,
-    /// Newest first.
+    /// Every product's, newest first, with their notes in every locale.
     pub releases: Vec<Release>,
 }
 
@@ -40,6 +41,7 @@ pub async fn releases(
     let releases = wms.releases(LIMIT).await?;
     let latest = releases
         .iter()
+        .filter(|r| r.product == Product::Wms)
         .map(|r| r.version.as_str())
         .max_by(|a, b| release::compare(a, b).unwrap_or(Ordering::Equal))
         .map(str::to_owned);

@@ -7,8 +7,9 @@ mod common;
 
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
-use depot_protocol::release::ReleaseCreate;
+use depot_protocol::release::{Note, ReleaseCreate};
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_edge_serves_the_floor_and_shows_releases() {
@@ -90,22 +91,44 @@ async fn the_edge_serves_the_floor_and_shows_releases() {
     assert_eq!(none["latest"], Value::Null);
     assert_eq!(none["update_available"], false);
     assert_eq!(none["running"], env!("CARGO_PKG_VERSION"));
+    let release = |product: &str, version: &str, title: &str| {
+        ReleaseCreate {
+            product: product.into(),
+            version: version.into(),
+            date: None,
+            default_locale: None,
+            notes: BTreeMap::from([(
+                "en".into(),
+                Note {
+                    title: title.into(),
+                    body: "- everything\n".into(),
+                },
+            )]),
+        }
+        .parse(chrono::Utc::now().date_naive())
+        .expect("valid")
+    };
+    // Another product's newer version is listed, but is no update for the box.
     rig.cloud
-        .publish_release(ReleaseCreate {
-            version: "99.0.0".into(),
-            title: "The future".into(),
-            notes: "- everything\n".into(),
-        })
+        .publish_release(release("signage", "999.0.0", "Screens"), None)
+        .await
+        .expect("publish signage");
+    rig.cloud
+        .publish_release(release("wms", "99.0.0", "The future"), None)
         .await
         .expect("publish");
-    eventually("the release at the edge", || async {
-        ew.releases(10).await.is_ok_and(|r| r.len() == 1)
+    eventually("the releases at the edge", || async {
+        ew.releases(10).await.is_ok_and(|r| r.len() == 2)
     })
     .await;
-    let one = get_releases().await;
-    assert_eq!(one["latest"], "99.0.0");
-    assert_eq!(one["update_available"], true);
-    assert_eq!(one["releases"][0]["title"], "The future");
+    let two = get_releases().await;
+    assert_eq!(two["latest"], "99.0.0");
+    assert_eq!(two["update_available"], true);
+    let wms = two["releases"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["product"] == "wms"))
+        .expect("the wms release");
+    assert_eq!(wms["notes"]["en"]["title"], "The future");
 
     edge.stop().await;
     rig.stop().await;

@@ -56,6 +56,26 @@ pub enum EventKind {
     DocumentAttached,
     #[serde(rename = "release.published")]
     ReleasePublished,
+    /// A locale's notes added to a published release.
+    #[serde(rename = "release.translated")]
+    ReleaseTranslated,
+    /// CRM records live in the cloud only: these are never sent to edges.
+    #[serde(rename = "crm.department_saved")]
+    CrmDepartmentSaved,
+    #[serde(rename = "crm.form_saved")]
+    CrmFormSaved,
+    /// A contact form opened a thread with its first message.
+    #[serde(rename = "crm.thread_opened")]
+    CrmThreadOpened,
+    #[serde(rename = "crm.message_posted")]
+    CrmMessagePosted,
+    /// Pricing rules (cloud only, never sent to edges): one created,
+    /// edited, deleted or moved.
+    #[serde(rename = "pricing_rules.changed")]
+    PricingRulesChanged,
+    /// A pricing job ran; the prices it changed are `item.updated` events.
+    #[serde(rename = "pricing_job.executed")]
+    PricingJobExecuted,
     /// Applying another node's event clashed here: what and why.
     #[serde(rename = "sync.conflict")]
     SyncConflict,
@@ -86,6 +106,13 @@ impl EventKind {
             Self::StationScanned => "station.scanned",
             Self::DocumentAttached => "document.attached",
             Self::ReleasePublished => "release.published",
+            Self::ReleaseTranslated => "release.translated",
+            Self::CrmDepartmentSaved => "crm.department_saved",
+            Self::CrmFormSaved => "crm.form_saved",
+            Self::CrmThreadOpened => "crm.thread_opened",
+            Self::CrmMessagePosted => "crm.message_posted",
+            Self::PricingRulesChanged => "pricing_rules.changed",
+            Self::PricingJobExecuted => "pricing_job.executed",
             Self::SyncConflict => "sync.conflict",
         }
     }
@@ -134,6 +161,13 @@ mod tests {
             EventKind::StationScanned,
             EventKind::DocumentAttached,
             EventKind::ReleasePublished,
+            EventKind::ReleaseTranslated,
+            EventKind::CrmDepartmentSaved,
+            EventKind::CrmFormSaved,
+            EventKind::CrmThreadOpened,
+            EventKind::CrmMessagePosted,
+            EventKind::PricingRulesChanged,
+            EventKind::PricingJobExecuted,
             EventKind::SyncConflict,
         ] {
             assert_eq!(

@@ -4,6 +4,7 @@
 
 pub mod barcode;
 pub mod catalog;
+pub mod crm;
 pub mod document;
 pub mod envelope;
 pub mod error;
@@ -15,6 +16,7 @@ pub mod money;
 pub mod order;
 pub mod order_request;
 pub mod picking;
+pub mod pricing;
 pub mod printing;
 pub mod release;
 pub mod shipping;

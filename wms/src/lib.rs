@@ -4,15 +4,18 @@
 
 pub mod carriers;
 pub mod catalog;
+pub mod crm;
 pub mod documents;
 pub mod error;
 pub mod http;
 pub mod inbound;
 pub mod keycache;
 pub mod ledger;
+pub mod oauth;
 pub mod orders;
 pub mod packing;
 pub mod picking;
+pub mod pricing;
 pub mod printing;
 pub mod reader;
 pub mod releases;

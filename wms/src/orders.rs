@@ -119,6 +119,7 @@ fn ingest(
         history: Vec::new(),
     };
     order.id = sql::insert(conn, &order)?;
+    crate::crm::note_order_buyer(conn, &order)?;
     let change = StatusChange {
         from: None,
         to: OrderStatus::Pending,

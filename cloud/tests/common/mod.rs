@@ -67,12 +67,20 @@ async fn tenant(wms: &Wms, name: &str) -> Tenant {
 }
 
 pub async fn spawn_app_with(rate_limit: RateLimit) -> TestApp {
+    spawn_app_configured(|s| s.rate_limit = rate_limit).await
+}
+
+/// A server whose settings `configure` adjusts.
+pub async fn spawn_app_configured(configure: impl FnOnce(&mut Settings)) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let wms = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("open");
     let a = tenant(&wms, "Alpha").await;
     let b = tenant(&wms, "Beta").await;
     let mut settings = Settings {
-        rate_limit,
+        rate_limit: RateLimit {
+            per_second: 100_000,
+            burst: 100_000,
+        },
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
@@ -82,6 +90,7 @@ pub async fn spawn_app_with(rate_limit: RateLimit) -> TestApp {
             webhook_secret: Secret(WEBHOOK_SECRET.into()),
         },
     );
+    configure(&mut settings);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");

@@ -1,8 +1,12 @@
 //! The warehouse part of `/v1`: one implementation, mounted by the cloud
 //! (and by the edge), described as OpenAPI from the same code.
 
+pub mod automation;
 pub mod business;
+pub mod buyers;
 pub mod conflicts;
+pub mod contact;
+pub mod crm;
 pub mod documents;
 pub mod edges;
 pub mod error;
@@ -37,7 +41,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
     modifiers(&ApiKeyAuth),
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
-        (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"))
+        (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
+        (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"))
 )]
 pub struct ApiDoc;
 
@@ -74,6 +79,19 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(printers::create))
         .routes(routes!(printers::edit))
         .routes(routes!(edges::list))
+        .routes(routes!(buyers::find))
+        .routes(routes!(contact::create_department, contact::departments))
+        .routes(routes!(contact::create_form, contact::forms))
+        .merge(contact::submissions())
+        .routes(routes!(crm::threads))
+        .routes(routes!(crm::post_message))
+        .routes(routes!(crm::messages))
+        .routes(routes!(automation::list))
+        .routes(routes!(automation::create))
+        .routes(routes!(automation::edit))
+        .routes(routes!(automation::delete))
+        .routes(routes!(automation::position))
+        .routes(routes!(automation::execute))
         .merge(uploads())
 }
 

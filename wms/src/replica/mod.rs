@@ -16,6 +16,7 @@ use crate::{Result, Wms, WmsError};
 use depot_protocol::catalog::Item;
 use depot_protocol::event::Event;
 use depot_protocol::order::{Order, OrderStatus, StatusChange, StockEffect, transition};
+use depot_protocol::release::{PublishedPayload, ReleaseTranslated};
 use depot_protocol::stock::Movement;
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
 use depot_protocol::{OrderId, now};
@@ -26,7 +27,7 @@ mod operations;
 mod printing;
 
 /// The kinds replicated between nodes: applied where they arrive.
-pub const REPLICATED: [&str; 20] = [
+pub const REPLICATED: [&str; 21] = [
     "business.created",
     "warehouse.created",
     "key.created",
@@ -47,6 +48,7 @@ pub const REPLICATED: [&str; 20] = [
     "print_job.created",
     "print_job.updated",
     "release.published",
+    "release.translated",
 ];
 
 /// Kinds another node logs for the record without applying them: a
@@ -267,7 +269,14 @@ fn apply_kind(conn: &Connection, e: &Event) -> Applied {
         "print_job.created" => printing::created(conn, e, payload(e)?),
         "print_job.updated" => printing::updated(conn, payload(e)?),
         "release.published" => {
-            store::releases::insert_replica(conn, &payload(e)?)?;
+            let r = payload::<PublishedPayload>(e)?.into_release();
+            store::releases::insert_replica(conn, &r)?;
+            Ok(None)
+        }
+        "release.translated" => {
+            let t: ReleaseTranslated = payload(e)?;
+            store::releases::insert_note(conn, t.release_id, &t.locale, &t.note)?;
+            store::releases::touch(conn, t.release_id, &t.updated_at)?;
             Ok(None)
         }
         kind if RECORDED.contains(&kind) => Ok(None),

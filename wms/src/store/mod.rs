@@ -2,19 +2,23 @@
 //! setup, and one module of queries per part of the engine.
 
 pub mod catalog;
+pub mod crm;
 pub mod documents;
 pub mod events;
 pub mod ids;
 pub mod inbound;
 pub mod ledger;
+pub mod oauth;
 pub mod orders;
 pub mod picking;
+pub mod pricing;
 pub mod printing;
 pub mod releases;
 pub mod replica;
 pub mod shipping;
 pub mod sync;
 pub mod tenants;
+pub mod translation_jobs;
 
 use crate::error::{Result, WmsError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -36,6 +40,17 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/010_pick_lines_by_item.sql")),
         M::up(include_str!("schema/011_last_applied.sql")),
         M::up(include_str!("schema/012_queued_print_jobs.sql")),
+        M::up(include_str!("schema/013_pricing.sql")),
+        // Buyers are also built from the orders already stored.
+        M::up_with_hook(
+            include_str!("schema/014_crm.sql"),
+            |tx: &rusqlite::Transaction| {
+                crm::buyers::backfill(tx)
+                    .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
+            },
+        ),
+        M::up(include_str!("schema/015_release_notes.sql")),
+        M::up(include_str!("schema/016_oauth.sql")),
     ])
 }
 

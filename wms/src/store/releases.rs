@@ -1,60 +1,233 @@
-//! Releases of the software.
+//! Releases and their notes per locale.
 
 use super::{parse_ts, ts};
 use crate::error::Result;
-use depot_protocol::Timestamp;
-use depot_protocol::release::{NewRelease, Release};
-use rusqlite::{Connection, Row, params};
+use depot_protocol::release::{NewRelease, Note, Product, Release};
+use depot_protocol::{Page, Timestamp};
+use rusqlite::types::Value;
+use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use std::collections::BTreeMap;
 
-pub fn insert(conn: &Connection, r: &NewRelease, at: &Timestamp) -> Result<i64> {
+pub fn insert(
+    conn: &Connection,
+    r: &NewRelease,
+    published_by: Option<&str>,
+    at: &Timestamp,
+) -> Result<i64> {
     conn.prepare_cached(
-        "INSERT INTO releases (version, title, notes, published_at) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT INTO releases (product, version, date, default_locale, published_by, published_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
     )?
-    .execute(params![r.version, r.title, r.notes, ts(at)])?;
-    Ok(conn.last_insert_rowid())
+    .execute(params![
+        r.product.as_str(),
+        r.version,
+        r.date.to_string(),
+        r.default_locale,
+        published_by,
+        ts(at)
+    ])?;
+    let id = conn.last_insert_rowid();
+    for (locale, note) in &r.notes {
+        insert_note(conn, id, locale, note)?;
+    }
+    Ok(id)
+}
+
+/// Adds a locale's notes unless the release has that locale already;
+/// answers whether it did.
+pub fn insert_note(conn: &Connection, release: i64, locale: &str, note: &Note) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "INSERT INTO release_notes (release_id, locale, title, body) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (release_id, locale) DO NOTHING",
+        )?
+        .execute(params![release, locale, note.title, note.body])?;
+    Ok(n == 1)
+}
+
+/// A translation arrived: the release changed at `at` (never back in time).
+pub fn touch(conn: &Connection, release: i64, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached("UPDATE releases SET updated_at = max(updated_at, ?2) WHERE id = ?1")?
+        .execute(params![release, ts(at)])?;
+    Ok(())
 }
 
 /// A release published in the cloud, with the cloud's id; a second
 /// delivery changes nothing.
 pub fn insert_replica(conn: &Connection, r: &Release) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO releases (id, version, title, notes, published_at) VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (id) DO NOTHING",
+        "INSERT INTO releases (id, product, version, date, default_locale, published_by, published_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING",
     )?
     .execute(params![
         r.id,
+        r.product.as_str(),
         r.version,
-        r.title,
-        r.notes,
-        ts(&r.published_at)
+        r.date.to_string(),
+        r.default_locale,
+        r.published_by,
+        ts(&r.published_at),
+        ts(&r.updated_at)
     ])?;
+    for (locale, note) in &r.notes {
+        insert_note(conn, r.id, locale, note)?;
+    }
     Ok(())
 }
 
-const COLS: &str = "id, version, title, notes, published_at";
+const COLS: &str =
+    "id, product, version, date, default_locale, published_by, published_at, updated_at";
 
+/// A release without its notes (`with_notes` adds them).
 fn row(r: &Row) -> rusqlite::Result<Release> {
+    let product: String = r.get(1)?;
+    let date: String = r.get(3)?;
+    let bad = |what: String| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            Box::<dyn std::error::Error + Send + Sync>::from(what),
+        )
+    };
     Ok(Release {
         id: r.get(0)?,
-        version: r.get(1)?,
-        title: r.get(2)?,
-        notes: r.get(3)?,
-        published_at: parse_ts(&r.get::<_, String>(4)?)?,
+        product: Product::parse(&product).ok_or_else(|| bad(format!("product {product}")))?,
+        version: r.get(2)?,
+        date: date.parse().map_err(|_| bad(format!("date {date}")))?,
+        default_locale: r.get(4)?,
+        notes: BTreeMap::new(),
+        published_by: r.get(5)?,
+        published_at: parse_ts(&r.get::<_, String>(6)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(7)?)?,
     })
 }
 
-pub fn by_version(conn: &Connection, version: &str) -> Result<Option<Release>> {
-    super::maybe(
-        conn.prepare_cached(&format!("SELECT {COLS} FROM releases WHERE version = ?1"))?
-            .query_row([version], row),
-    )
+/// Reads the notes of `releases`, in one query.
+fn with_notes(conn: &Connection, mut releases: Vec<Release>) -> Result<Vec<Release>> {
+    let ids: Vec<i64> = releases.iter().map(|r| r.id).collect();
+    let mut stmt = conn.prepare_cached(
+        "SELECT release_id, locale, title, body FROM release_notes
+         WHERE release_id IN (SELECT value FROM json_each(?1))",
+    )?;
+    let rows = stmt.query_map([serde_json::to_string(&ids)?], |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            Note {
+                title: r.get(2)?,
+                body: r.get(3)?,
+            },
+        ))
+    })?;
+    let mut by_release: BTreeMap<i64, BTreeMap<String, Note>> = BTreeMap::new();
+    for row in rows {
+        let (id, locale, note) = row?;
+        by_release.entry(id).or_default().insert(locale, note);
+    }
+    for r in &mut releases {
+        r.notes = by_release.remove(&r.id).unwrap_or_default();
+    }
+    Ok(releases)
 }
 
-/// Newest first.
-pub fn list(conn: &Connection, limit: u32) -> Result<Vec<Release>> {
+pub fn by_id(conn: &Connection, id: i64) -> Result<Option<Release>> {
+    let head = conn
+        .prepare_cached(&format!("SELECT {COLS} FROM releases WHERE id = ?1"))?
+        .query_row([id], row)
+        .optional()?;
+    Ok(with_notes(conn, head.into_iter().collect())?.pop())
+}
+
+pub fn by_version(conn: &Connection, product: Product, version: &str) -> Result<Option<Release>> {
+    let head = conn
+        .prepare_cached(&format!(
+            "SELECT {COLS} FROM releases WHERE product = ?1 AND version = ?2"
+        ))?
+        .query_row(params![product.as_str(), version], row)
+        .optional()?;
+    Ok(with_notes(conn, head.into_iter().collect())?.pop())
+}
+
+/// Which releases a list shows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub product: Option<Product>,
+    /// Released on or after.
+    pub since: Option<chrono::NaiveDate>,
+    pub version: Option<String>,
+}
+
+/// A page of releases, newest first (by date, then publication), with the
+/// count of all releases and of those the filter matches.
+pub fn page(conn: &Connection, filter: &Filter, page: Page) -> Result<(Vec<Release>, u64, u64)> {
+    let mut clauses = Vec::new();
+    let mut args: Vec<Value> = Vec::new();
+    if let Some(p) = filter.product {
+        clauses.push("product = ?");
+        args.push(p.as_str().to_owned().into());
+    }
+    if let Some(d) = filter.since {
+        clauses.push("date >= ?");
+        args.push(d.to_string().into());
+    }
+    if let Some(v) = &filter.version {
+        clauses.push("version = ?");
+        args.push(v.clone().into());
+    }
+    let from = if clauses.is_empty() {
+        " FROM releases".to_owned()
+    } else {
+        format!(" FROM releases WHERE {}", clauses.join(" AND "))
+    };
+    let total: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM releases")?
+        .query_row([], |r| r.get(0))?;
+    let filtered: i64 = if clauses.is_empty() {
+        total
+    } else {
+        conn.prepare_cached(&format!("SELECT COUNT(*){from}"))?
+            .query_row(params_from_iter(args.iter()), |r| r.get(0))?
+    };
+    args.push(i64::try_from(page.length).unwrap_or(i64::MAX).into());
+    args.push(i64::try_from(page.start).unwrap_or(i64::MAX).into());
     let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM releases ORDER BY published_at DESC, id DESC LIMIT ?1"
+        "SELECT {COLS}{from} ORDER BY date DESC, published_at DESC, id DESC LIMIT ? OFFSET ?"
     ))?;
-    let rows = stmt.query_map([limit], row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let heads = stmt
+        .query_map(params_from_iter(args.iter()), row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((with_notes(conn, heads)?, total as u64, filtered as u64))
+}
+
+/// A release and the locales it has notes in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Coverage {
+    pub id: i64,
+    pub product: Product,
+    pub version: String,
+    pub locales: Vec<String>,
+}
+
+/// Every release's locales, oldest release first: what a translation sync
+/// walks.
+pub fn coverage(conn: &Connection) -> Result<Vec<Coverage>> {
+    let mut stmt = conn.prepare_cached(&format!("SELECT {COLS} FROM releases ORDER BY id"))?;
+    let heads = stmt
+        .query_map([], row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut stmt = conn.prepare_cached("SELECT release_id, locale FROM release_notes")?;
+    let mut by_release: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for pair in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
+        let (id, locale) = pair?;
+        by_release.entry(id).or_default().push(locale);
+    }
+    Ok(heads
+        .into_iter()
+        .map(|r| Coverage {
+            locales: by_release.remove(&r.id).unwrap_or_default(),
+            id: r.id,
+            product: r.product,
+            version: r.version,
+        })
+        .collect())
 }

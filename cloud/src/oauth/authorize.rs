@@ -1,0 +1,521 @@
+//! The pages people use: sign in to authorize a client (authorization
+//! code with PKCE, S256 only), and claim an agent's client registration.
+//! Errors before the redirect URI is known to be the client's are shown
+//! here, never redirected (RFC 6749 4.1.2.1).
+
+use super::register::ClientMetadata;
+use super::secrets::{random_token, sha256_hex, verify_password};
+use super::{GRANT_CODE, ID_JAG, OAuth, OAuthError, intersect, now, parse_scope};
+use axum::Form;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use depot_wms::oauth::{ClientRow, CodeRow};
+use std::collections::HashMap;
+
+/// How long a code may wait for its token request.
+const CODE_TTL_SECS: i64 = 60;
+
+type Params = HashMap<String, String>;
+
+fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A page that cannot be framed (clickjacking) or cached.
+fn page(status: StatusCode, title: &str, body: &str) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{t}</title><style>body{{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem}}\
+         label{{display:block;margin:.8rem 0}}input{{width:100%;padding:.5rem;font-size:1rem}}\
+         button{{padding:.6rem 1.2rem;font-size:1rem}}.error{{color:#b00020}}</style></head>\
+         <body><h1>{t}</h1>{body}</body></html>",
+        t = escape(title)
+    );
+    (
+        status,
+        [
+            (header::CACHE_CONTROL, "no-store"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+            ),
+        ],
+        Html(html),
+    )
+        .into_response()
+}
+
+fn hidden(p: &Params, names: &[&str]) -> String {
+    names
+        .iter()
+        .filter_map(|n| p.get(*n).map(|v| (n, v)))
+        .map(|(n, v)| {
+            format!(
+                "<input type=\"hidden\" name=\"{n}\" value=\"{}\">",
+                escape(v)
+            )
+        })
+        .collect()
+}
+
+const AUTHORIZE_FIELDS: &[&str] = &[
+    "client_id",
+    "redirect_uri",
+    "response_type",
+    "scope",
+    "state",
+    "code_challenge",
+    "code_challenge_method",
+];
+
+/// A request checked far enough that errors may go back to the client.
+struct Checked {
+    client: ClientRow,
+    name: String,
+    redirect_uri: String,
+    scope: Vec<&'static str>,
+    challenge: String,
+}
+
+enum Refused {
+    /// Shown on the page: the redirect URI is not trustworthy.
+    Page(StatusCode, String),
+    /// Sent back to the client's redirect URI.
+    Redirect(String, &'static str, String),
+    Internal(OAuthError),
+}
+
+fn redirect_error(o: &OAuth, p: &Params, uri: &str, code: &str, description: &str) -> Response {
+    let mut pairs = vec![("error", code), ("error_description", description)];
+    if let Some(s) = p.get("state") {
+        pairs.push(("state", s));
+    }
+    pairs.push(("iss", &o.config().issuer));
+    back_to(uri, &pairs)
+}
+
+fn back_to(uri: &str, pairs: &[(&str, &str)]) -> Response {
+    match reqwest::Url::parse(uri) {
+        Ok(mut u) => {
+            u.query_pairs_mut().extend_pairs(pairs);
+            Redirect::to(u.as_str()).into_response()
+        }
+        Err(_) => page(
+            StatusCode::BAD_REQUEST,
+            "Cannot sign in",
+            "<p class=\"error\">The redirect URI is not valid.</p>",
+        ),
+    }
+}
+
+async fn check(o: &OAuth, p: &Params) -> Result<Checked, Refused> {
+    let page_err = |m: &str| Refused::Page(StatusCode::BAD_REQUEST, m.to_owned());
+    let id = p
+        .get("client_id")
+        .filter(|v| !v.is_empty() && v.len() <= 200)
+        .ok_or_else(|| page_err("The request names no client."))?;
+    let client = o
+        .wms()
+        .client(id.clone())
+        .await
+        .map_err(|e| Refused::Internal(e.into()))?
+        .ok_or_else(|| page_err("The client is not registered here."))?;
+    let meta: ClientMetadata = serde_json::from_str(&client.metadata)
+        .map_err(|e| Refused::Internal(OAuthError::internal(e)))?;
+    let redirect_uri = match (p.get("redirect_uri"), meta.redirect_uris.as_slice()) {
+        (Some(u), registered) if registered.contains(u) => u.clone(),
+        (None, [only]) => only.clone(),
+        _ => {
+            return Err(page_err(
+                "The redirect URI is not one the client registered.",
+            ));
+        }
+    };
+    let back =
+        |code: &'static str, d: &str| Refused::Redirect(redirect_uri.clone(), code, d.to_owned());
+    if p.get("response_type").map(String::as_str) != Some("code") {
+        return Err(back(
+            "unsupported_response_type",
+            "response_type must be code",
+        ));
+    }
+    if !meta.grant_types.iter().any(|g| g == GRANT_CODE) {
+        return Err(back(
+            "unauthorized_client",
+            "the client did not register the authorization_code grant",
+        ));
+    }
+    let challenge = p
+        .get("code_challenge")
+        .filter(|c| c.len() == 43)
+        .ok_or_else(|| {
+            back(
+                "invalid_request",
+                "a PKCE code_challenge (S256) is required",
+            )
+        })?;
+    if p.get("code_challenge_method").map(String::as_str) != Some("S256") {
+        return Err(back(
+            "invalid_request",
+            "code_challenge_method must be S256",
+        ));
+    }
+    let scope = parse_scope(p.get("scope").map_or("", String::as_str))
+        .map_err(|e| back("invalid_scope", &e))?;
+    Ok(Checked {
+        name: meta.client_name.unwrap_or_else(|| client.client_id.clone()),
+        client,
+        redirect_uri,
+        scope,
+        challenge: challenge.clone(),
+    })
+}
+
+fn refused(o: &OAuth, p: &Params, r: Refused) -> Response {
+    match r {
+        Refused::Page(status, m) => page(
+            status,
+            "Cannot sign in",
+            &format!("<p class=\"error\">{}</p>", escape(&m)),
+        ),
+        Refused::Redirect(uri, code, d) => redirect_error(o, p, &uri, code, &d),
+        Refused::Internal(e) => e.into_response(),
+    }
+}
+
+fn login_form(
+    action: &str,
+    p: &Params,
+    fields: &[&str],
+    intro: &str,
+    error: Option<&str>,
+) -> String {
+    let error = error.map_or(String::new(), |e| {
+        format!("<p class=\"error\">{}</p>", escape(e))
+    });
+    format!(
+        "<p>{intro}</p>{error}<form method=\"post\" action=\"{action}\">{}\
+         <label>User name <input name=\"username\" autocomplete=\"username\" required></label>\
+         <label>Password <input name=\"password\" type=\"password\" autocomplete=\"current-password\" required></label>\
+         <button type=\"submit\">Sign in and allow</button></form>",
+        hidden(p, fields)
+    )
+}
+
+fn authorize_intro(c: &Checked) -> String {
+    let scope = if c.scope.is_empty() {
+        "no particular scope".to_owned()
+    } else {
+        c.scope.join(", ")
+    };
+    format!(
+        "<strong>{}</strong> asks to act for you with: {}.",
+        escape(&c.name),
+        escape(&scope)
+    )
+}
+
+pub async fn show(State(o): State<OAuth>, Query(p): Query<Params>) -> Response {
+    match check(&o, &p).await {
+        Ok(c) => page(
+            StatusCode::OK,
+            "Sign in",
+            &login_form(
+                "/oauth/authorize",
+                &p,
+                AUTHORIZE_FIELDS,
+                &authorize_intro(&c),
+                None,
+            ),
+        ),
+        Err(r) => refused(&o, &p, r),
+    }
+}
+
+/// The person's scopes when the user name and password are right. Unknown
+/// users and wrong passwords look the same from outside.
+async fn sign_in_user(o: &OAuth, p: &Params) -> Result<Option<(String, String)>, SignInError> {
+    let (Some(user), Some(password)) = (p.get("username"), p.get("password")) else {
+        return Ok(None);
+    };
+    if user.len() > 200 || password.len() > 1024 {
+        return Ok(None);
+    }
+    if !o.may_try_sign_in(user) {
+        return Err(SignInError::TooMany);
+    }
+    let Some(row) = o.wms().user(user.clone()).await.map_err(OAuthError::from)? else {
+        return Ok(None);
+    };
+    let password = password.clone();
+    let hash = row.password_hash.clone();
+    // Argon2 takes tens of milliseconds of CPU: off the async threads.
+    let ok = tokio::task::spawn_blocking(move || verify_password(&password, &hash))
+        .await
+        .map_err(OAuthError::internal)?;
+    Ok(ok.then_some((row.username, row.scope)))
+}
+
+enum SignInError {
+    TooMany,
+    Failed(OAuthError),
+}
+
+impl From<OAuthError> for SignInError {
+    fn from(e: OAuthError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl IntoResponse for SignInError {
+    fn into_response(self) -> Response {
+        match self {
+            Self::TooMany => {
+                let mut r = page(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "Too many attempts",
+                    "<p class=\"error\">Too many sign-in attempts for this user. Try again in a minute.</p>",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("60"));
+                r
+            }
+            Self::Failed(e) => e.into_response(),
+        }
+    }
+}
+
+pub async fn sign_in(
+    State(o): State<OAuth>,
+    form: Result<Form<Params>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(p)) = form else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "Cannot sign in",
+            "<p class=\"error\">The form could not be read.</p>",
+        );
+    };
+    let c = match check(&o, &p).await {
+        Ok(c) => c,
+        Err(r) => return refused(&o, &p, r),
+    };
+    let (subject, held) = match sign_in_user(&o, &p).await {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                "Sign in",
+                &login_form(
+                    "/oauth/authorize",
+                    &p,
+                    AUTHORIZE_FIELDS,
+                    &authorize_intro(&c),
+                    Some("Wrong user name or password."),
+                ),
+            );
+        }
+        Err(e) => return e.into_response(),
+    };
+    let granted = intersect(&c.scope, &held);
+    if !c.scope.is_empty() && granted.is_empty() {
+        return redirect_error(
+            &o,
+            &p,
+            &c.redirect_uri,
+            "access_denied",
+            "the user holds none of the requested scopes",
+        );
+    }
+    let code = match random_token() {
+        Ok(t) => t,
+        Err(e) => return OAuthError::internal(e).into_response(),
+    };
+    let saved = o
+        .wms()
+        .save_code(CodeRow {
+            code_hash: sha256_hex(&code),
+            client_id: c.client.client_id.clone(),
+            redirect_uri: c.redirect_uri.clone(),
+            code_challenge: c.challenge.clone(),
+            scope: granted,
+            subject,
+            expires_at: now() + CODE_TTL_SECS,
+        })
+        .await;
+    if let Err(e) = saved {
+        return OAuthError::from(e).into_response();
+    }
+    let mut pairs = vec![("code", code.as_str())];
+    if let Some(s) = p.get("state") {
+        pairs.push(("state", s));
+    }
+    pairs.push(("iss", &o.config().issuer));
+    back_to(&c.redirect_uri, &pairs)
+}
+
+async fn unclaimed(
+    o: &OAuth,
+    token: Option<&String>,
+) -> Result<Option<(ClientRow, ClientMetadata)>, OAuthError> {
+    let Some(token) = token.filter(|t| !t.is_empty() && t.len() <= 200) else {
+        return Ok(None);
+    };
+    let Some(client) = o.wms().client_by_claim(sha256_hex(token)).await? else {
+        return Ok(None);
+    };
+    let meta = serde_json::from_str(&client.metadata).map_err(OAuthError::internal)?;
+    Ok(Some((client, meta)))
+}
+
+fn claim_intro(meta: &ClientMetadata, client: &ClientRow) -> String {
+    format!(
+        "Claim the agent <strong>{}</strong>: once you sign in, it may use {} on your behalf.",
+        escape(meta.client_name.as_deref().unwrap_or(&client.client_id)),
+        escape(if meta.scope.is_empty() {
+            "no scope"
+        } else {
+            &meta.scope
+        })
+    )
+}
+
+fn no_claim() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        "Cannot claim",
+        "<p class=\"error\">This claim link is unknown or was already used.</p>",
+    )
+}
+
+pub async fn show_claim(State(o): State<OAuth>, Query(p): Query<Params>) -> Response {
+    match unclaimed(&o, p.get("claim_token")).await {
+        Ok(Some((client, meta))) => page(
+            StatusCode::OK,
+            "Claim an agent",
+            &login_form(
+                "/oauth/claim",
+                &p,
+                &["claim_token"],
+                &claim_intro(&meta, &client),
+                None,
+            ),
+        ),
+        Ok(None) => no_claim(),
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Claims a client: a person signs in on the page, or an agent presents
+/// an identity assertion (answered in JSON).
+pub async fn claim(
+    State(o): State<OAuth>,
+    form: Result<Form<Params>, axum::extract::rejection::FormRejection>,
+) -> Response {
+    let Ok(Form(p)) = form else {
+        return OAuthError::invalid_request("the body must be application/x-www-form-urlencoded")
+            .into_response();
+    };
+    let (client, meta) = match unclaimed(&o, p.get("claim_token")).await {
+        Ok(Some(c)) => c,
+        Ok(None) if p.contains_key("assertion") => {
+            return OAuthError::invalid_grant("the claim token is unknown or was already used")
+                .into_response();
+        }
+        Ok(None) => return no_claim(),
+        Err(e) => return e.into_response(),
+    };
+    let wanted = match parse_scope(&meta.scope) {
+        Ok(w) => w,
+        Err(e) => return OAuthError::internal(e).into_response(),
+    };
+    let claim_hash = client.claim_hash.clone().unwrap_or_default();
+    if let Some(assertion) = p.get("assertion") {
+        if p.get("assertion_type").map(String::as_str) != Some(ID_JAG) {
+            return OAuthError::invalid_request(format!("assertion_type must be {ID_JAG}"))
+                .into_response();
+        }
+        let (claims, issuer) = match o.trust().verify(assertion, &o.config().issuer).await {
+            Ok(v) => v,
+            Err(e) => return OAuthError::invalid_grant(e).into_response(),
+        };
+        if claims.client_id.as_deref() != Some(client.client_id.as_str()) {
+            return OAuthError::invalid_grant("the assertion was issued to another client")
+                .into_response();
+        }
+        let scope = intersect(&wanted, &issuer.scopes.join(" "));
+        let owner = format!("{}#{}", claims.iss, claims.sub);
+        return match o.wms().claim_client(claim_hash, owner, scope.clone()).await {
+            Ok(true) => axum::Json(
+                serde_json::json!({"client_id": client.client_id, "granted_scope": scope}),
+            )
+            .into_response(),
+            Ok(false) => {
+                OAuthError::invalid_grant("the client was claimed meanwhile").into_response()
+            }
+            Err(e) => OAuthError::from(e).into_response(),
+        };
+    }
+    let (owner, held) = match sign_in_user(&o, &p).await {
+        Ok(Some(u)) => u,
+        Ok(None) => {
+            return page(
+                StatusCode::UNAUTHORIZED,
+                "Claim an agent",
+                &login_form(
+                    "/oauth/claim",
+                    &p,
+                    &["claim_token"],
+                    &claim_intro(&meta, &client),
+                    Some("Wrong user name or password."),
+                ),
+            );
+        }
+        Err(e) => return e.into_response(),
+    };
+    let scope = intersect(&wanted, &held);
+    match o.wms().claim_client(claim_hash, owner, scope.clone()).await {
+        Ok(true) => page(
+            StatusCode::OK,
+            "Agent claimed",
+            &format!(
+                "<p>The agent <strong>{}</strong> is yours. It may now use: {}.</p>",
+                escape(meta.client_name.as_deref().unwrap_or(&client.client_id)),
+                escape(if scope.is_empty() {
+                    "no scope (you hold none of those it asked for)"
+                } else {
+                    &scope
+                })
+            ),
+        ),
+        Ok(false) => no_claim(),
+        Err(e) => OAuthError::from(e).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::escape;
+
+    #[test]
+    fn escaping() {
+        assert_eq!(
+            escape(r#"<a href="x">'&'</a>"#),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+}

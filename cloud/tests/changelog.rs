@@ -1,0 +1,387 @@
+//! The release-notes API as readers and publishers meet it: JSON or an HTML
+//! page by `Accept`, RSS and Atom feeds, filters and locales, publishing,
+//! and translation sync from a directory, followed to its end.
+
+mod common;
+
+use common::{TestApp, spawn_app_configured};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::Duration;
+
+/// A token with `releases:write`, for a client an operator created.
+async fn writer_token(app: &TestApp) -> String {
+    let (id, secret) =
+        depot_cloud::oauth::admin::create_client(&app.wms, "Release bot", "releases:write")
+            .await
+            .expect("client");
+    let r = app
+        .client
+        .post(format!("{}/oauth/token", app.base))
+        .basic_auth(id, Some(secret))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(r.status(), 200);
+    let b: Value = r.json().await.expect("json");
+    b["access_token"].as_str().expect("access token").to_owned()
+}
+
+async fn post(app: &TestApp, token: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+    let mut req = app
+        .client
+        .post(format!("{}{path}", app.base))
+        .bearer_auth(token);
+    if let Some(b) = body {
+        req = req.json(&b);
+    }
+    let r = req.send().await.expect("post");
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap_or(Value::Null))
+}
+
+/// A GET with an `Accept` header: the status, the content type and the text.
+async fn get(app: &TestApp, path: &str, accept: &str) -> (u16, String, String) {
+    let r = app
+        .client
+        .get(format!("{}{path}", app.base))
+        .header("accept", accept)
+        .send()
+        .await
+        .expect("get");
+    let status = r.status().as_u16();
+    let ctype = r
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    (status, ctype, r.text().await.expect("text"))
+}
+
+async fn list(app: &TestApp, query: &str) -> Value {
+    let (s, ctype, text) = get(app, &format!("/api/releases{query}"), "application/json").await;
+    assert_eq!(s, 200, "{text}");
+    assert!(ctype.starts_with("application/json"), "{ctype}");
+    serde_json::from_str(&text).expect("json")
+}
+
+fn versions(list: &Value) -> Vec<String> {
+    list["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|r| format!("{} {}", r["product"].as_str().unwrap_or("?"), r["version"]))
+        .map(|s| s.replace('"', ""))
+        .collect()
+}
+
+/// Three releases: two of the WMS (one in two locales), one of the app.
+async fn publish_three(app: &TestApp, token: &str) {
+    for body in [
+        json!({"product": "wms", "version": "1.4.0", "date": "2026-10-01",
+               "notes": {"en": {"title": "Faster picking", "body": "- Scans take **half** the time."}}}),
+        json!({"product": "app", "version": "2.0.0", "date": "2026-10-15",
+               "notes": {"en": {"title": "New app", "body": "Dark mode <script>alert(1)</script>"}}}),
+        json!({"product": "wms", "version": "1.5.0", "date": "2026-11-01", "default_locale": "en",
+               "notes": {"en": {"title": "Waves by zone", "body": "Zones & aisles."},
+                         "es": {"title": "Oleadas por zona", "body": "Zonas y pasillos."}}}),
+    ] {
+        let (s, b) = post(app, token, "/api/releases", Some(body)).await;
+        assert_eq!(s, 201, "{b}");
+    }
+}
+
+#[tokio::test]
+async fn readers_get_json_html_and_feeds_without_credentials() {
+    let app = spawn_app_configured(|_| {}).await;
+    let token = writer_token(&app).await;
+    publish_three(&app, &token).await;
+
+    let all = list(&app, "").await;
+    assert_eq!(all["recordsTotal"], "3");
+    assert_eq!(all["recordsFiltered"], "3");
+    assert_eq!(versions(&all), ["wms 1.5.0", "app 2.0.0", "wms 1.4.0"]);
+    let newest = &all["data"][0];
+    assert_eq!(newest["title"], "Waves by zone");
+    assert_eq!(newest["locale"], "en");
+    assert_eq!(newest["locales"], json!(["en", "es"]));
+    assert_eq!(newest["date"], "2026-11-01");
+
+    let wms = list(&app, "?product=wms&since=2026-10-02").await;
+    assert_eq!(versions(&wms), ["wms 1.5.0"]);
+    assert_eq!(wms["recordsTotal"], "3");
+    assert_eq!(wms["recordsFiltered"], "1");
+    let paged = list(&app, "?start=1&length=1").await;
+    assert_eq!(versions(&paged), ["app 2.0.0"]);
+    assert_eq!(paged["recordsFiltered"], "3");
+
+    // Spanish where there is Spanish, English otherwise, and said so.
+    let es = list(&app, "?locale=es-MX").await;
+    assert_eq!(es["data"][0]["title"], "Oleadas por zona");
+    assert_eq!(es["data"][0]["fallback"], true);
+    assert_eq!(es["data"][1]["locale"], "en");
+    assert_eq!(es["data"][1]["fallback"], true);
+    let exact = list(&app, "?locale=es").await;
+    assert_eq!(exact["data"][0]["fallback"], false);
+
+    // A browser gets the page: escaped, and it names what it shows.
+    let (s, ctype, html) = get(
+        &app,
+        "/api/releases",
+        "text/html,application/xhtml+xml,*/*;q=0.8",
+    )
+    .await;
+    assert_eq!(s, 200);
+    assert!(ctype.starts_with("text/html"), "{ctype}");
+    for shown in [
+        "Waves by zone",
+        "Faster picking",
+        "<strong>half</strong>",
+        "Zones &amp; aisles.",
+    ] {
+        assert!(html.contains(shown), "{shown} missing from the page");
+    }
+    assert!(
+        !html.contains("<script>"),
+        "markup in notes must be escaped"
+    );
+    assert!(html.contains("&lt;script&gt;"));
+
+    let (s, ctype, xml) = get(&app, "/api/releases/rss?product=wms", "*/*").await;
+    assert_eq!(s, 200);
+    assert!(ctype.starts_with("application/rss+xml"), "{ctype}");
+    let channel = rss::Channel::read_from(xml.as_bytes()).expect("rss");
+    let titles: Vec<_> = channel.items().iter().filter_map(|i| i.title()).collect();
+    assert_eq!(
+        titles,
+        ["WMS 1.5.0: Waves by zone", "WMS 1.4.0: Faster picking"]
+    );
+    let link = channel.items()[0].link().expect("link");
+    assert!(
+        link.ends_with("/api/releases?product=wms&version=1.5.0"),
+        "{link}"
+    );
+    assert!(
+        channel.items()[1]
+            .description()
+            .expect("description")
+            .contains("<strong>half</strong>")
+    );
+
+    let (s, ctype, xml) = get(&app, "/api/releases/atom?locale=es", "*/*").await;
+    assert_eq!(s, 200);
+    assert!(ctype.starts_with("application/atom+xml"), "{ctype}");
+    let feed = atom_syndication::Feed::read_from(xml.as_bytes()).expect("atom");
+    assert_eq!(feed.entries().len(), 3);
+    assert_eq!(
+        feed.entries()[0].title().as_str(),
+        "WMS 1.5.0: Oleadas por zona"
+    );
+    assert!(
+        feed.links()
+            .iter()
+            .any(|l| l.rel() == "self" && l.href().contains("/api/releases/atom"))
+    );
+}
+
+#[tokio::test]
+async fn bad_queries_and_bad_releases_are_refused_whole() {
+    let app = spawn_app_configured(|_| {}).await;
+    let token = writer_token(&app).await;
+    publish_three(&app, &token).await;
+
+    let (s, _, text) = get(
+        &app,
+        "/api/releases?product=tv&since=yesterday&locale=english!&length=0",
+        "application/json",
+    )
+    .await;
+    assert_eq!(s, 422, "{text}");
+    let b: Value = serde_json::from_str(&text).expect("json");
+    let mut names: Vec<&str> = b["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .filter_map(|e| e["name"].as_str())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["length", "locale", "product", "since"]);
+
+    for (body, field) in [
+        (
+            json!({"product": "wms", "version": "1.5.0", "notes": {"en": {"title": "Again", "body": ""}}}),
+            "version",
+        ),
+        (
+            json!({"product": "wms", "version": "v2", "notes": {"en": {"title": "T", "body": ""}}}),
+            "version",
+        ),
+        (
+            json!({"product": "wms", "version": "2.0.0", "notes": {"fr": {"title": "T", "body": ""}}}),
+            "notes.fr",
+        ),
+        (
+            json!({"product": "wms", "version": "2.0.0", "notes": {"en": {"title": "T", "body": ""}, "es": {"title": "T", "body": ""}}}),
+            "default_locale",
+        ),
+        (
+            json!({"product": "wms", "version": "2.0.0", "date": "2026-13-01", "notes": {"en": {"title": "T", "body": ""}}}),
+            "date",
+        ),
+    ] {
+        let (s, b) = post(&app, &token, "/api/releases", Some(body.clone())).await;
+        assert!(s == 409 || s == 422, "{body}: {s} {b}");
+        assert_eq!(b["error"], 1, "{b}");
+        let named = b["errors"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["name"] == field);
+        assert!(named, "{body}: {b}");
+    }
+    assert_eq!(list(&app, "").await["recordsTotal"], "3");
+}
+
+fn write(dir: &Path, locale: &str, product: &str, version: &str, text: &str) {
+    let d = dir.join(locale).join(product);
+    std::fs::create_dir_all(&d).expect("dir");
+    std::fs::write(d.join(format!("{version}.md")), text).expect("file");
+}
+
+async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
+    for _ in 0..200 {
+        let r = app
+            .client
+            .get(format!("{}{location}", app.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("job");
+        assert_eq!(r.status(), 200);
+        let job: Value = r.json().await.expect("json");
+        if job["status"] != "running" {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the translation job did not end");
+}
+
+#[tokio::test]
+async fn translation_sync_fills_missing_locales_and_reports_each_file() {
+    let source = tempfile::tempdir().expect("tempdir");
+    let dir = source.path().to_owned();
+    let app = spawn_app_configured(|s| {
+        s.changelog.translations_dir = Some(dir.clone());
+    })
+    .await;
+    let token = writer_token(&app).await;
+    publish_three(&app, &token).await;
+    // Wanted: es and pt-BR for three releases, less the es 1.5.0 has: 5.
+    write(
+        &dir,
+        "es",
+        "wms",
+        "1.4.0",
+        "# Picking más rápido\n\n- Los escaneos tardan la mitad.\n",
+    );
+    write(
+        &dir,
+        "pt-BR",
+        "wms",
+        "1.4.0",
+        "# Separação mais rápida\n- Metade do tempo.",
+    );
+    write(&dir, "pt-BR", "app", "2.0.0", "no title line here");
+    // The Spanish of 1.5.0 exists already: a file for it is not read.
+    write(&dir, "es", "wms", "1.5.0", "# Otro título\n");
+
+    let (s, job) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 202, "{job}");
+    let location = format!("/api/sync-translations/{}", job["job_id"]);
+    let done = follow(&app, &token, &location).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["total"], 5);
+    assert_eq!(done["done"], 5);
+    assert_eq!(done["filled"], 2);
+    assert_eq!(done["failed"], 1);
+    assert_eq!(done["skipped"], 2);
+    let err = &done["errors"][0];
+    assert_eq!(
+        (err["product"].as_str(), err["locale"].as_str()),
+        (Some("app"), Some("pt-BR"))
+    );
+    assert!(
+        err["reason"].as_str().unwrap_or("").contains("first line"),
+        "{err}"
+    );
+    assert!(done["finished_at"].is_string());
+
+    let es = list(&app, "?product=wms&version=1.4.0&locale=es").await;
+    assert_eq!(es["data"][0]["title"], "Picking más rápido");
+    assert_eq!(es["data"][0]["fallback"], false);
+    assert_eq!(es["data"][0]["locales"], json!(["en", "es", "pt-BR"]));
+    let kept = list(&app, "?product=wms&version=1.5.0&locale=es").await;
+    assert_eq!(
+        kept["data"][0]["title"], "Oleadas por zona",
+        "never replaced"
+    );
+
+    // Mended, a second run fills what failed and finds nothing else to do.
+    write(&dir, "pt-BR", "app", "2.0.0", "# Novo app\nModo escuro.");
+    let (s, job) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 202, "{job}");
+    let again = follow(
+        &app,
+        &token,
+        &format!("/api/sync-translations/{}", job["job_id"]),
+    )
+    .await;
+    assert_eq!(
+        (
+            again["status"].as_str(),
+            again["total"].as_u64(),
+            again["filled"].as_u64()
+        ),
+        (Some("completed"), Some(3), Some(1)),
+        "{again}"
+    );
+    assert_eq!(
+        list(&app, "?product=app&locale=pt-BR").await["data"][0]["title"],
+        "Novo app"
+    );
+
+    // Jobs are the writers' business, and unknown ones are not found.
+    let anon = app
+        .client
+        .get(format!("{}{location}", app.base))
+        .send()
+        .await
+        .expect("anon");
+    assert_eq!(anon.status(), 401);
+    let missing = app
+        .client
+        .get(format!("{}/api/sync-translations/999999", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("missing");
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn translation_sync_without_a_source_is_a_conflict() {
+    let app = spawn_app_configured(|_| {}).await;
+    let token = writer_token(&app).await;
+    let (s, b) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 409, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("translations_dir"),
+        "{b}"
+    );
+}
