@@ -247,6 +247,12 @@ async fn every_route_refuses_every_bad_key() {
             Some(json!({"job_id": "auth-1"})),
             false,
         ),
+        (
+            "GET",
+            format!("/v1/automation/{b}/items/pricing/rules/jobs/auth-1/changes"),
+            None,
+            false,
+        ),
     ];
     let routes: Vec<(&str, String, Option<serde_json::Value>)> = routes
         .into_iter()

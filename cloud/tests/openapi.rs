@@ -96,6 +96,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "DELETE /v1/automation/{business_id}/items/pricing/rules/{rule_id}/delete",
         "PUT /v1/automation/{business_id}/items/pricing/rules/position",
         "POST /v1/automation/{business_id}/items/pricing/rules/jobs/execute",
+        "GET /v1/automation/{business_id}/items/pricing/rules/jobs/{job_id}/changes",
     ]
     .into_iter()
     .map(str::to_owned)

@@ -714,6 +714,34 @@ async fn a_job_applies_the_active_rules_in_order() {
             (rule(&d), cheap, 4, None, Money(23)),
         ]
     );
+    let r = app
+        .get(&format!("{}/jobs/reprice-1/changes", base(&app)))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let served = &r.body["data"];
+    assert_eq!(served.as_array().map(Vec::len), Some(4));
+    assert_eq!(
+        (
+            &served[1]["old_amount"],
+            &served[1]["new_amount"],
+            &served[1]["job_id"]
+        ),
+        (&json!("9.99"), &json!("0.28"), &json!("reprice-1"))
+    );
+    assert_eq!(served[0]["old_amount"], Value::Null);
+    // Another business's job is none of B's.
+    let r = app
+        .call(
+            "GET",
+            &format!(
+                "/v1/automation/{}/items/pricing/rules/jobs/reprice-1/changes",
+                app.b.business
+            ),
+            Some(&app.b.key),
+            None,
+        )
+        .await;
+    assert_error(&r, 404);
 
     // One item.updated per changed item, with its final prices (what the
     // edges apply), then the job's own event, which stays in the cloud.
@@ -880,12 +908,10 @@ async fn a_job_that_fails_changes_nothing() {
     assert_eq!(r.status, 500, "{:?}", r.body);
     assert_eq!(price(&app, first, 2).await, None);
     assert_eq!(app.event_count().await, events);
-    assert!(
-        app.wms
-            .pricing_changes(app.a.business, "j-1".into())
-            .await
-            .expect("audit")
-            .is_empty()
+    // A job that failed left no key and no audit.
+    assert_error(
+        &app.get(&format!("{}/jobs/j-1/changes", base(&app))).await,
+        404,
     );
 
     // Nothing of the failed run stands, not even its key: the job runs now.

@@ -21,7 +21,8 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use depot_protocol::pricing::{
-    JobRequest, JobSpec, MoveRequest, RuleInput, RulePosition, RuleRecord, RuleRequest, RuleRun,
+    JobRequest, JobSpec, MoveRequest, PriceChange, RuleInput, RulePosition, RuleRecord,
+    RuleRequest, RuleRun,
 };
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, FieldErrors};
 use serde::Serialize;
@@ -231,4 +232,23 @@ pub async fn execute(
         h.insert(REPLAYED, HeaderValue::from_static("true"));
     }
     Ok(response)
+}
+
+/// The audit of a job: every price it changed, with what it was before
+/// (`old_amount` null: the item had no price in that list), in the order
+/// the job changed them. 404 for a key the business never ran (a job that
+/// failed left none).
+#[utoipa::path(get, path = "/v1/automation/{business_id}/items/pricing/rules/jobs/{job_id}/changes", tag = "automation",
+    params(("business_id" = i32, Path, description = "The business"),
+        ("job_id" = String, Path, description = "The job's key, as its answer gave it")),
+    responses((status = 200, body = DataEnvelope<Vec<PriceChange>>), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn changes(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, job_id)): ApiPath<(String, String)>,
+) -> Result<Json<DataEnvelope<Vec<PriceChange>>>, ApiError> {
+    let data = wms.pricing_changes(t.business_id(), job_id).await?;
+    Ok(Json(DataEnvelope { data }))
 }

@@ -92,6 +92,7 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(automation::delete))
         .routes(routes!(automation::position))
         .routes(routes!(automation::execute))
+        .routes(routes!(automation::changes))
         .merge(uploads())
 }
 

@@ -193,13 +193,19 @@ impl Wms {
             .await
     }
 
-    /// The prices a job changed (the audit), in the order it changed them.
+    /// The prices a job changed (the audit), in the order it changed them;
+    /// 404 when the business ran no job by that key.
     pub async fn pricing_changes(
         &self,
         business: BusinessId,
         job_id: String,
     ) -> Result<Vec<PriceChange>> {
-        self.read(move |conn| sql::changes(conn, business, &job_id))
-            .await
+        self.read(move |conn| {
+            if sql::job(conn, business, &job_id)?.is_none() {
+                return Err(WmsError::NotFound(format!("no pricing job {job_id:?}")));
+            }
+            sql::changes(conn, business, &job_id)
+        })
+        .await
     }
 }
