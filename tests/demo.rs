@@ -31,6 +31,19 @@ async fn the_printed_examples_work() {
         1
     );
     assert!(wms.check_ledger().await.expect("check").is_empty());
+    // The running version's notes, published once however often it starts.
+    let releases = wms.releases(10).await.expect("releases");
+    assert_eq!(releases.len(), 1);
+    assert_eq!(releases[0].version, env!("CARGO_PKG_VERSION"));
+    let source = demo::translations(dir.path()).expect("translations");
+    let es = source
+        .join("es/wms")
+        .join(format!("{}.md", env!("CARGO_PKG_VERSION")));
+    let text = std::fs::read_to_string(es).expect("spanish notes");
+    assert!(
+        depot_cloud::changelog::parse_translation(&text).is_ok(),
+        "{text}"
+    );
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await

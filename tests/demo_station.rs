@@ -120,12 +120,26 @@ async fn an_order_packed_at_the_demo_station_prints_its_label() {
         key: running.demo.key.clone(),
         client: reqwest::Client::new(),
     };
+    let cloud = format!("http://{}", running.cloud_addr().expect("cloud address"));
     let trigger = running.station.trigger().to_owned();
     let labels = running.station.labels().to_owned();
     let (stop, stopped) = oneshot::channel::<()>();
     let served = tokio::spawn(running.run(async {
         let _ = stopped.await;
     }));
+
+    // The release-notes API names the address the demo was given.
+    let meta: serde_json::Value = edge
+        .client
+        .get(format!("{cloud}/.well-known/oauth-authorization-server"))
+        .send()
+        .await
+        .expect("metadata")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(meta["issuer"], cloud.as_str());
+    assert_eq!(meta["token_endpoint"], format!("{cloud}/oauth/token"));
 
     // The key, the orders and the printer's record reach the edge by sync.
     eventually("the station ready, with its printer known", || async {

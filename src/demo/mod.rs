@@ -4,6 +4,7 @@
 //! it all.
 
 mod labels;
+mod releases;
 mod run;
 pub mod station;
 mod trigger;
@@ -110,6 +111,8 @@ fn demo_gtin(n: usize) -> String {
     format!("200000{n:06}{check}")
 }
 
+pub use releases::translations;
+
 /// Opens the demo database, seeding it on first use, and creates a fresh key.
 pub async fn prepare(wms: &Wms) -> anyhow::Result<Demo> {
     let business = match wms
@@ -126,6 +129,7 @@ pub async fn prepare(wms: &Wms) -> anyhow::Result<Demo> {
     station::printer_record(wms, business)
         .await
         .context("the packing station's printer")?;
+    releases::publish(wms).await?;
     let key = wms.create_key(business, Some("demo".into())).await?;
     Ok(Demo {
         business,

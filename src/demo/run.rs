@@ -65,6 +65,12 @@ pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Runni
     settings.broker.embedded_listen = SocketAddr::from(([127, 0, 0, 1], 0));
     let listener = bind(options.listen, "--listen").await?;
     let edge_listener = bind(options.edge_listen, "--edge-listen").await?;
+    // The release-notes API names itself (OAuth issuer, feed links) by the
+    // address it was actually given, which --listen may have left to chance.
+    let public = format!("http://{}", listener.local_addr()?);
+    settings.changelog.base_url.clone_from(&public);
+    settings.changelog.login_url = public;
+    settings.changelog.translations_dir = Some(super::translations(&settings.data_dir)?);
     let wms = depot_cloud::admin::open(&settings)?;
     let demo = prepare(&wms).await?;
     let node = edge_node(&wms, demo.business).await?;

@@ -9,6 +9,10 @@ mod render;
 mod routes;
 mod translations;
 
+/// Reads a translation file as translation sync does: for checking a
+/// translation source before a job runs over it.
+pub use translations::parse_file as parse_translation;
+
 use crate::settings::ChangelogSettings;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
