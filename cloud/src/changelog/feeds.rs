@@ -62,6 +62,10 @@ fn xml(body: Vec<u8>, content_type: &'static str) -> Response {
     resp
 }
 
+/// The releases as an RSS 2.0 feed, bodies as HTML; the list's filters.
+#[utoipa::path(get, path = "/api/releases/rss", tag = "releases", params(ListQuery),
+    responses((status = 200, description = "RSS 2.0", content_type = "application/rss+xml", body = String),
+        (status = 422, body = depot_protocol::ErrorBody)))]
 pub async fn rss(
     State(cl): State<Changelog>,
     ApiQuery(q): ApiQuery<ListQuery>,
@@ -108,6 +112,10 @@ pub async fn rss(
     Ok(xml(body, "application/rss+xml; charset=utf-8"))
 }
 
+/// The releases as an Atom feed, bodies as HTML; the list's filters.
+#[utoipa::path(get, path = "/api/releases/atom", tag = "releases", params(ListQuery),
+    responses((status = 200, description = "Atom", content_type = "application/atom+xml", body = String),
+        (status = 422, body = depot_protocol::ErrorBody)))]
 pub async fn atom(
     State(cl): State<Changelog>,
     ApiQuery(q): ApiQuery<ListQuery>,

@@ -5,6 +5,7 @@
 //! which also tells the handlers who is calling ([`Publisher`]).
 
 mod feeds;
+mod openapi;
 mod render;
 mod routes;
 mod translations;
@@ -46,6 +47,7 @@ struct Inner {
     locales: Vec<String>,
     default_locale: String,
     translations_dir: Option<PathBuf>,
+    openapi: Arc<utoipa::openapi::OpenApi>,
 }
 
 impl Changelog {
@@ -66,6 +68,10 @@ impl Changelog {
                 locales,
                 default_locale: canonical(&settings.default_locale),
                 translations_dir: settings.translations_dir.clone(),
+                openapi: Arc::new(openapi::document(
+                    settings.base_url.trim_end_matches('/'),
+                    settings.login_url.trim_end_matches('/'),
+                )),
             }),
         }
     }
@@ -101,12 +107,14 @@ impl Changelog {
 }
 
 /// `GET /api/releases` (JSON or HTML by `Accept`), `/api/releases/rss`,
-/// `/api/releases/atom`: open to anyone.
+/// `/api/releases/atom` and the description `/api/openapi.json`: open to
+/// anyone.
 pub fn public_routes() -> Router<Changelog> {
     Router::new()
         .route("/api/releases", get(routes::list))
         .route("/api/releases/rss", get(feeds::rss))
         .route("/api/releases/atom", get(feeds::atom))
+        .route("/api/openapi.json", get(openapi::serve))
 }
 
 /// `POST /api/releases`, `POST /api/sync-translations` and

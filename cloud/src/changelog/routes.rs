@@ -7,21 +7,29 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::{Extension, Json, extract::State};
 use chrono::{DateTime, NaiveDate, Utc};
 use depot_protocol::release::{Product, Release, ReleaseCreate, normalize_locale};
-use depot_protocol::{DataEnvelope, FieldError, Page, now};
+use depot_protocol::{DataEnvelope, ErrorBody, FieldError, Page, now};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::{ApiJson, ApiQuery};
 use depot_wms::releases::ReleaseFilter;
 use serde::{Deserialize, Serialize};
 
 /// The query of the list and the feeds.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
+    /// `wms`, `app` or `signage`.
     pub product: Option<String>,
+    /// The locale to read (`en`, `es`, `pt-BR`); a release without it is
+    /// shown in the nearest it has (same language, then its default), with
+    /// `fallback: true`. Default: the service's default locale.
     pub locale: Option<String>,
     /// `YYYY-MM-DD`: releases of that day or later.
     pub since: Option<String>,
+    /// One version only.
     pub version: Option<String>,
+    /// Releases to skip (default 0).
     pub start: Option<i64>,
+    /// Releases to answer (default 50, at most 1000).
     pub length: Option<i64>,
 }
 
@@ -94,7 +102,7 @@ impl Changelog {
 }
 
 /// A release as a reader sees it: in one locale.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ReleaseView {
     pub id: i64,
     pub product: Product,
@@ -139,8 +147,8 @@ impl ReleaseView {
 
 /// The JSON answer: the spec's list envelope (counts as strings) and the
 /// locale asked for.
-#[derive(Debug, Serialize)]
-struct ReleaseList {
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ReleaseList {
     data: Vec<ReleaseView>,
     #[serde(rename = "recordsTotal")]
     records_total: String,
@@ -178,6 +186,15 @@ pub fn wants_json(headers: &HeaderMap) -> bool {
     json > 0.0 && json >= html
 }
 
+/// Release notes, newest first: JSON when `Accept` names
+/// `application/json` at least as highly as HTML, an HTML page otherwise.
+/// No credentials.
+#[utoipa::path(get, path = "/api/releases", tag = "releases", params(ListQuery),
+    responses(
+        (status = 200, description = "The page of releases", content(
+            (ReleaseList = "application/json"),
+            (String = "text/html"))),
+        (status = 422, description = "A parameter is wrong; each is named", body = ErrorBody)))]
 pub async fn list(
     State(cl): State<Changelog>,
     headers: HeaderMap,
@@ -219,6 +236,16 @@ pub async fn list(
     Ok(resp)
 }
 
+/// Publishes a release: once per product and version. `Location` is the
+/// release's page.
+#[utoipa::path(post, path = "/api/releases", tag = "releases", request_body = ReleaseCreate,
+    responses(
+        (status = 201, description = "Published", body = DataEnvelope<Release>),
+        (status = 400, body = ErrorBody), (status = 401, description = "No valid token", body = ErrorBody),
+        (status = 403, description = "The token lacks releases:write", body = ErrorBody),
+        (status = 409, description = "This version is published already", body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("oauth2" = ["releases:write"])))]
 pub async fn publish(
     State(cl): State<Changelog>,
     publisher: Option<Extension<Publisher>>,

@@ -168,6 +168,16 @@ fn job_response(status: StatusCode, job: TranslationJob) -> Response {
     resp
 }
 
+/// Starts translation sync: a background job that fills the locales the
+/// releases lack from the translation directory. 202 with the new job, or
+/// 200 with the one already running; `Location` is where to follow it.
+#[utoipa::path(post, path = "/api/sync-translations", tag = "releases",
+    responses(
+        (status = 202, description = "Started", body = TranslationJob),
+        (status = 200, description = "A job is running already: that one", body = TranslationJob),
+        (status = 401, body = depot_protocol::ErrorBody), (status = 403, body = depot_protocol::ErrorBody),
+        (status = 409, description = "No readable translation source is configured", body = depot_protocol::ErrorBody)),
+    security(("oauth2" = ["releases:write"])))]
 pub async fn start(
     State(cl): State<Changelog>,
     publisher: Option<Extension<Publisher>>,
@@ -202,6 +212,12 @@ pub async fn start(
     }
 }
 
+/// A translation job and how far it got.
+#[utoipa::path(get, path = "/api/sync-translations/{job_id}", tag = "releases",
+    params(("job_id" = i64, Path, description = "The job")),
+    responses((status = 200, body = TranslationJob), (status = 401, body = depot_protocol::ErrorBody),
+        (status = 403, body = depot_protocol::ErrorBody), (status = 404, body = depot_protocol::ErrorBody)),
+    security(("oauth2" = ["releases:write"])))]
 pub async fn status(
     State(cl): State<Changelog>,
     ApiPath(id): ApiPath<i64>,

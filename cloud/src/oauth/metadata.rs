@@ -14,6 +14,9 @@ use serde_json::{Value, json};
 /// Discovery documents change rarely; caches may keep them a while.
 const CACHE: &str = "public, max-age=300";
 
+/// RFC 9728 protected-resource metadata of the release-notes API.
+#[utoipa::path(get, path = "/.well-known/oauth-protected-resource", tag = "discovery",
+    responses((status = 200, description = "resource, authorization_servers, scopes_supported, bearer_methods_supported, resource_documentation, public_access", body = Object)))]
 pub async fn protected_resource(State(o): State<OAuth>) -> impl IntoResponse {
     let c = o.config();
     (
@@ -59,6 +62,9 @@ fn server_metadata(o: &OAuth) -> Value {
     })
 }
 
+/// RFC 8414 authorization-server metadata.
+#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", tag = "discovery",
+    responses((status = 200, description = "The endpoints, grants, scopes and identity-assertion support", body = Object)))]
 pub async fn authorization_server(State(o): State<OAuth>) -> impl IntoResponse {
     ([(header::CACHE_CONTROL, CACHE)], Json(server_metadata(&o)))
 }
@@ -66,6 +72,8 @@ pub async fn authorization_server(State(o): State<OAuth>) -> impl IntoResponse {
 /// The same metadata with the fields OpenID Connect discovery requires.
 /// No ID tokens are issued; the subject and signing fields describe the
 /// access tokens.
+#[utoipa::path(get, path = "/.well-known/openid-configuration", tag = "discovery",
+    responses((status = 200, description = "The authorization-server metadata in OpenID Connect discovery form", body = Object)))]
 pub async fn openid_configuration(State(o): State<OAuth>) -> impl IntoResponse {
     let mut doc = server_metadata(&o);
     if let Some(m) = doc.as_object_mut() {
@@ -80,6 +88,8 @@ pub async fn openid_configuration(State(o): State<OAuth>) -> impl IntoResponse {
 
 /// Every published key: the signing one and those whose tokens may still
 /// be in use.
+#[utoipa::path(get, path = "/.well-known/jwks.json", tag = "discovery",
+    responses((status = 200, description = "A JWK set of ES256 public keys", body = Object)))]
 pub async fn jwks(State(o): State<OAuth>) -> Result<impl IntoResponse, OAuthError> {
     let ring = o.ring().await.map_err(OAuthError::internal)?;
     let keys: Vec<_> = ring.keys.iter().map(|k| &k.jwk).collect();
