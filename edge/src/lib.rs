@@ -3,6 +3,7 @@
 //! it with the cloud. `serve` runs both on a listener the caller binds;
 //! `main.rs` only parses arguments.
 
+pub mod backup;
 pub mod caller;
 pub mod devices;
 pub mod faults;

@@ -35,6 +35,15 @@ enum Command {
         #[arg(long, default_value_t = 3600)]
         timeout: u64,
     },
+    /// Copy the database to FILE; safe while the daemon runs.
+    Backup {
+        file: PathBuf,
+        /// Pages copied per step; the daemon keeps writing between steps.
+        #[arg(long, default_value_t = depot_edge::backup::PAGES_PER_STEP)]
+        pages_per_step: u32,
+    },
+    /// Replace the database with a backup; the daemon must be stopped.
+    Restore { file: PathBuf },
 }
 
 #[tokio::main]
@@ -49,6 +58,10 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match cli.command {
         Command::Serve => {
+            // Held while serving: `restore` must not swap the database under us.
+            let _lock = depot_edge::backup::DataDirLock::acquire(&settings.data_dir).context(
+                "is another depot-edge serving from this data directory, or restoring into it?",
+            )?;
             let wms = depot_edge::open(&settings)
                 .with_context(|| format!("opening {}", settings.database().display()))?;
             let listener = TcpListener::bind(settings.listen)
@@ -107,6 +120,18 @@ async fn main() -> anyhow::Result<()> {
                 anyhow::bail!("nothing to do: use `depot-edge sync --wait`");
             }
             wait_for_drain(&settings, Duration::from_secs(timeout)).await
+        }
+        Command::Backup {
+            file,
+            pages_per_step,
+        } => {
+            let report = depot_edge::backup::backup(&settings, &file, pages_per_step)?;
+            println!("{report}");
+            Ok(())
+        }
+        Command::Restore { file } => {
+            println!("{}", depot_edge::backup::restore(&settings, &file)?);
+            Ok(())
         }
     }
 }

@@ -1,6 +1,7 @@
 //! All of the engine's SQL: the schema (versioned migrations), connection
 //! setup, and one module of queries per part of the engine.
 
+pub mod backup;
 pub mod catalog;
 pub mod crm;
 pub mod documents;

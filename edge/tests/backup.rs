@@ -1,0 +1,397 @@
+//! `depot-edge backup` and `restore`, with the real processes: a backup
+//! taken while stations keep writing restores to a whole database that
+//! holds every write answered before the backup started; and a restore
+//! that cannot be trusted (daemon running, file corrupt, not a database,
+//! another edge's) is refused with a message that says why, leaving the
+//! live database as it was.
+
+mod common;
+
+use common::{Rig, eventually};
+use depot_wms::Wms;
+use serde_json::json;
+use std::collections::{HashMap, HashSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
+
+/// The daemon, killed when the test is done with it (or fails).
+struct Edge {
+    child: Child,
+    base: String,
+}
+
+impl Edge {
+    /// Stops it the hard way: what it answered is on disk all the same.
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(env: &[(&str, String)]) -> Edge {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .env("DEPOT_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn depot-edge");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("address line");
+    let base = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    Edge { child, base }
+}
+
+/// Runs a one-shot `depot-edge` command to completion.
+fn command(env: &[(&str, String)], args: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(BIN);
+    cmd.args(args)
+        .env("DEPOT_LOG", "warn")
+        // The message, not a backtrace, is what an operator reads.
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+async fn run(env: &[(&str, String)], args: &[&str]) -> Output {
+    command(env, args).output().await.expect("run depot-edge")
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// A refusal: a non-zero exit whose message says `why`.
+async fn refused(env: &[(&str, String)], args: &[&str], why: &str) {
+    let out = run(env, args).await;
+    let all = text(&out);
+    assert!(!out.status.success(), "{args:?} succeeded: {all}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(why),
+        "{args:?}: the message does not say {why:?}: {all}"
+    );
+}
+
+/// One stock adjustment; the movement's id if it was answered 200.
+async fn adjust(client: &reqwest::Client, base: &str, key: &str, b: i64, w: i64) -> Option<String> {
+    let resp = client
+        .post(format!("{base}/v1/inventory/{b}/adjust"))
+        .header("X-API-KEY", key)
+        .json(&json!({"warehouse_id": w, "sku": "K", "reason": "received", "quantity": 1}))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .ok()?;
+    if resp.status() != 200 {
+        return None;
+    }
+    let body = resp.json::<serde_json::Value>().await.ok()?;
+    body["data"]["movements"][0]["id"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Counts, per movement id, how often it appears in a node's event log.
+async fn movements(wms: &Wms) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for e in wms.events_since(0, u32::MAX).await.expect("events") {
+        if e.kind == "stock.moved" {
+            if let Some(id) = e.payload["id"].as_str() {
+                *seen.entry(id.to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}
+
+/// The files in a data directory and their contents, but for the lock
+/// file (which names whoever took the lock last).
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<(PathBuf, Vec<u8>)> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").path())
+        .filter(|path| !path.ends_with("edge.lock"))
+        .map(|path| {
+            let bytes = std::fs::read(&path).expect("read file");
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_backup_under_load_restores_every_write_answered_before_it() {
+    let edge_id = format!("bk{}", std::process::id());
+    let rig = Rig::start(&edge_id, false).await;
+    let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
+    rig.item("K").await;
+    let data = rig.dir.path().join("edge");
+    let env = vec![
+        ("DEPOT_BUSINESS_ID", b.to_string()),
+        ("DEPOT_EDGE_ID", edge_id.clone()),
+        ("DEPOT_NODE", rig.node.to_string()),
+        ("DEPOT_DATA_DIR", data.display().to_string()),
+        ("DEPOT_LISTEN", "127.0.0.1:0".into()),
+        ("DEPOT_BROKER__URL", rig.broker_url.clone()),
+    ];
+    let client = reqwest::Client::new();
+    let edge = spawn(&env);
+    // The key, the warehouse and the item arrive from the cloud.
+    let answered: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    eventually("the edge to take a write", || {
+        let (client, base, key, answered) = (
+            client.clone(),
+            edge.base.clone(),
+            key.clone(),
+            answered.clone(),
+        );
+        async move {
+            match adjust(&client, &base, &key, b, w).await {
+                Some(id) => {
+                    answered.lock().expect("lock").push((id, Instant::now()));
+                    true
+                }
+                None => false,
+            }
+        }
+    })
+    .await;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut writers = tokio::task::JoinSet::new();
+    for _ in 0..4 {
+        let (client, base, key, answered, stop) = (
+            client.clone(),
+            edge.base.clone(),
+            key.clone(),
+            answered.clone(),
+            stop.clone(),
+        );
+        writers.spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(id) = adjust(&client, &base, &key, b, w).await else {
+                    break;
+                };
+                // Taken after the answer arrived: the write was committed.
+                answered.lock().expect("lock").push((id, Instant::now()));
+            }
+        });
+    }
+    let count = || answered.lock().expect("lock").len();
+    eventually("some load to build up", || async { count() >= 300 }).await;
+
+    let target = rig.dir.path().join("backups").join("edge.db");
+    std::fs::create_dir_all(target.parent().expect("parent")).expect("mkdir");
+    let target_arg = target.display().to_string();
+    let started = Instant::now();
+    // Small steps, so that the copy spans many commits of the daemon.
+    let out = run(&env, &["backup", &target_arg, "--pages-per-step", "8"]).await;
+    let ended = Instant::now();
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("backup: {}", said.trim());
+    assert!(
+        said.contains(&target_arg) && said.contains("through seq"),
+        "{said}"
+    );
+    let more = count() + 20;
+    eventually("writes after the backup", || async { count() >= more }).await;
+    stop.store(true, Ordering::Relaxed);
+    while let Some(done) = writers.join_next().await {
+        done.expect("writer");
+    }
+
+    let answered = answered.lock().expect("lock").clone();
+    let before: Vec<&String> = answered
+        .iter()
+        .filter(|(_, at)| *at < started)
+        .map(|(id, _)| id)
+        .collect();
+    let during = answered
+        .iter()
+        .filter(|(_, at)| *at >= started && *at < ended)
+        .count();
+    let after: HashSet<&String> = answered
+        .iter()
+        .filter(|(_, at)| *at >= ended)
+        .map(|(id, _)| id)
+        .collect();
+    eprintln!(
+        "answered {} before the backup, {during} while it ran ({:?}), {} after",
+        before.len(),
+        ended - started,
+        after.len()
+    );
+    assert!(
+        during > 0,
+        "no write was answered while the backup ran: it did not run under load"
+    );
+    // Nothing but the backup in its directory: no partial file left over.
+    let names: Vec<_> = std::fs::read_dir(target.parent().expect("parent"))
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, [target.file_name().expect("name")], "{names:?}");
+
+    edge.kill();
+    let out = run(&env, &["restore", &target_arg]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    eprintln!("restore: {}", String::from_utf8_lossy(&out.stdout).trim());
+    let db = data.join("edge.db");
+    for side in ["edge.db-wal", "edge.db-shm", "edge.db.restoring"] {
+        assert!(!data.join(side).exists(), "{side} left behind");
+    }
+
+    let edge = spawn(&env);
+    let seen = depot_wms::store::backup::inspect(&db).expect("inspect");
+    assert!(seen.is_ok(), "integrity_check: {:?}", seen.problems);
+    let wms = Wms::open_node(&db, &format!("edge:{edge_id}"), rig.node).expect("edge db");
+    let held = movements(&wms).await;
+    for id in &before {
+        assert_eq!(
+            held.get(*id),
+            Some(&1),
+            "movement {id}, answered before the backup"
+        );
+    }
+    assert!(
+        after.iter().any(|id| !held.contains_key(*id)),
+        "every write made after the backup is still there: the database was not replaced"
+    );
+    // The restored box serves.
+    let resp = client
+        .get(format!("{}/v1/edge/status", edge.base))
+        .header("X-API-KEY", &key)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(resp.status(), 200);
+    edge.kill();
+    drop(wms);
+    rig.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restore_it_cannot_trust_is_refused_and_changes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    // A broker nobody listens on: the box works offline.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let broker = format!("mqtt://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    let key = "station-key-0123456789abcdef";
+    let env = vec![
+        ("DEPOT_BUSINESS_ID", "1".to_owned()),
+        ("DEPOT_EDGE_ID", "refuse-1".to_owned()),
+        ("DEPOT_NODE", "1".to_owned()),
+        ("DEPOT_DATA_DIR", data.display().to_string()),
+        ("DEPOT_LISTEN", "127.0.0.1:0".to_owned()),
+        ("DEPOT_BROKER__URL", broker),
+        ("DEPOT_LOCAL_KEYS", format!("[\"{key}\"]")),
+    ];
+    let files = dir.path().join("files");
+    std::fs::create_dir_all(&files).expect("mkdir");
+    let good = files.join("good.db");
+    let good_arg = good.display().to_string();
+    let edge = spawn(&env);
+
+    let out = run(&env, &["backup", &good_arg]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let nowhere = dir.path().join("nowhere").join("edge.db");
+    refused(
+        &env,
+        &["backup", &nowhere.display().to_string()],
+        "does not exist",
+    )
+    .await;
+    assert!(!dir.path().join("nowhere").exists());
+
+    // A good backup of this very edge, refused only because the daemon runs.
+    refused(&env, &["restore", &good_arg], "daemon").await;
+    let client = reqwest::Client::new();
+    let resp = client
+        .get(format!("{}/v1/edge/status", edge.base))
+        .header("X-API-KEY", key)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(resp.status(), 200, "the daemon stopped serving");
+    edge.kill();
+
+    let corrupt = files.join("corrupt.db");
+    let mut bytes = std::fs::read(&good).expect("read backup");
+    assert!(bytes.len() > 16 * 4096, "a backup of {} bytes", bytes.len());
+    // Pages 2 to 8 (the first tables' roots) overwritten; the header stays.
+    bytes[4096..9 * 4096].fill(0x5a);
+    std::fs::write(&corrupt, bytes).expect("write");
+    let text_file = files.join("notes.db");
+    std::fs::write(&text_file, "pick list for tuesday\n").expect("write");
+    let missing = files.join("missing.db");
+    let mut other = env.clone();
+    for (k, v) in &mut other {
+        if *k == "DEPOT_EDGE_ID" {
+            *v = "refuse-2".into();
+        }
+    }
+
+    let before = snapshot(&data);
+    refused(
+        &env,
+        &["restore", &corrupt.display().to_string()],
+        "corrupt",
+    )
+    .await;
+    refused(
+        &env,
+        &["restore", &text_file.display().to_string()],
+        "not an SQLite database",
+    )
+    .await;
+    refused(
+        &env,
+        &["restore", &missing.display().to_string()],
+        "no backup at",
+    )
+    .await;
+    refused(&other, &["restore", &good_arg], "edge:refuse-1").await;
+    assert!(
+        snapshot(&data) == before,
+        "a refused restore changed the data directory"
+    );
+
+    // And the good one goes in once the daemon is stopped.
+    let out = run(&env, &["restore", &good_arg]).await;
+    assert!(out.status.success(), "{}", text(&out));
+}
