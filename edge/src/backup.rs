@@ -208,6 +208,9 @@ pub struct RestoreReport {
     pub origin: String,
     /// Where the database it replaced was kept, if there was one.
     pub kept: Option<PathBuf>,
+    /// The replaced database's log, if it could be read and went further
+    /// than the backup: `(newest seq, acknowledged by the cloud)`.
+    pub behind: Option<(i64, i64)>,
 }
 
 impl fmt::Display for RestoreReport {
@@ -226,6 +229,22 @@ impl fmt::Display for RestoreReport {
                 "\nthe replaced database is kept as {} (delete it once the box works)",
                 kept.display()
             )?;
+        }
+        if let Some((head, acked)) = self.behind {
+            write!(
+                f,
+                "\nwarning: the replaced database had events through seq {head}; the {} made after this backup are not on the box",
+                head - self.last_seq
+            )?;
+            if acked > self.last_seq {
+                // The link does not yet take a restored box's own events back
+                // from the cloud, nor number new ones past what the cloud has.
+                write!(
+                    f,
+                    "\nwarning: the cloud had acknowledged through seq {acked}: it will take at least the box's next {} events for ones it already has and skip them (see README, Backups)",
+                    acked - self.last_seq
+                )?;
+            }
         }
         Ok(())
     }
@@ -291,6 +310,14 @@ pub fn restore(settings: &Settings, source: &Path) -> anyhow::Result<RestoreRepo
     check_identity(settings, source, &seen)?;
     sync_file(&partial.path)?;
 
+    // Best effort: a database damaged enough to need restoring may not say.
+    let behind = if db.exists() {
+        store::log_position(&db)
+            .ok()
+            .filter(|(head, _)| *head > seen.last_seq)
+    } else {
+        None
+    };
     let kept = set_aside(&db)?;
     std::fs::rename(&partial.path, &db)
         .with_context(|| format!("renaming {} to {}", partial.path.display(), db.display()))?;
@@ -305,6 +332,7 @@ pub fn restore(settings: &Settings, source: &Path) -> anyhow::Result<RestoreRepo
             .map(|(n, o)| format!("{o} (node {n})"))
             .unwrap_or_default(),
         kept,
+        behind,
     })
 }
 

@@ -268,7 +268,9 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
     edge.kill();
     let out = run(&env, &["restore", &target_arg]).await;
     assert!(out.status.success(), "{}", text(&out));
-    eprintln!("restore: {}", String::from_utf8_lossy(&out.stdout).trim());
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    eprintln!("restore: {}", said.trim());
+    assert!(said.contains("made after this backup"), "{said}");
     let db = data.join("edge.db");
     for side in ["edge.db-wal", "edge.db-shm", "edge.db.restoring"] {
         assert!(!data.join(side).exists(), "{side} left behind");
@@ -394,4 +396,81 @@ async fn a_restore_it_cannot_trust_is_refused_and_changes_nothing() {
     // And the good one goes in once the daemon is stopped.
     let out = run(&env, &["restore", &good_arg]).await;
     assert!(out.status.success(), "{}", text(&out));
+}
+
+/// Waits until the cloud has acknowledged everything the edge logged.
+async fn drained(db: &Path, origin: &str, node: u32) {
+    let wms = Wms::open_node(db, origin, node).expect("edge db");
+    eventually("the outbox to drain", || async {
+        wms.sync_snapshot()
+            .await
+            .is_ok_and(|s| s.depth == 0 && s.acked > 0)
+    })
+    .await;
+}
+
+/// What a restore of an older backup does to sync today. The cloud keeps
+/// its cursor for the edge, past the restored log; the link takes the
+/// cloud's acknowledgement as covering the box's next events, so they
+/// never leave it. Fixing it belongs in the link: a restored box must take
+/// its own later events back from the cloud (or at least number new ones
+/// past the cloud's cursor, and its per-node ids past the cloud's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "known gap: after restoring an older backup, the box's next events are taken for ones the cloud has"]
+async fn writes_after_restoring_an_older_backup_reach_the_cloud() {
+    let edge_id = format!("rs{}", std::process::id());
+    let rig = Rig::start(&edge_id, false).await;
+    let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
+    rig.item("K").await;
+    let data = rig.dir.path().join("edge");
+    let db = data.join("edge.db");
+    let origin = format!("edge:{edge_id}");
+    let env = vec![
+        ("DEPOT_BUSINESS_ID", b.to_string()),
+        ("DEPOT_EDGE_ID", edge_id.clone()),
+        ("DEPOT_NODE", rig.node.to_string()),
+        ("DEPOT_DATA_DIR", data.display().to_string()),
+        ("DEPOT_LISTEN", "127.0.0.1:0".into()),
+        ("DEPOT_BROKER__URL", rig.broker_url.clone()),
+    ];
+    let client = reqwest::Client::new();
+    let edge = spawn(&env);
+    eventually("the edge to take a write", || {
+        let (client, base, key) = (client.clone(), edge.base.clone(), key.clone());
+        async move { adjust(&client, &base, &key, b, w).await.is_some() }
+    })
+    .await;
+    drained(&db, &origin, rig.node).await;
+    let target = rig.dir.path().join("older.db").display().to_string();
+    let out = run(&env, &["backup", &target]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    for _ in 0..10 {
+        adjust(&client, &edge.base, &key, b, w)
+            .await
+            .expect("a write after the backup");
+    }
+    drained(&db, &origin, rig.node).await;
+    edge.kill();
+    let out = run(&env, &["restore", &target]).await;
+    assert!(out.status.success(), "{}", text(&out));
+
+    let edge = spawn(&env);
+    let mut fresh = Vec::new();
+    for _ in 0..5 {
+        fresh.push(
+            adjust(&client, &edge.base, &key, b, w)
+                .await
+                .expect("a write after the restore"),
+        );
+    }
+    eventually(
+        "the writes after the restore to reach the cloud",
+        || async {
+            let at_cloud = movements(&rig.cloud).await;
+            fresh.iter().all(|id| at_cloud.contains_key(id))
+        },
+    )
+    .await;
+    edge.kill();
+    rig.stop().await;
 }

@@ -90,6 +90,19 @@ pub fn checkpoint(path: &Path) -> Result<bool> {
     Ok(busy == 0)
 }
 
+/// How far a database's event log goes, and how much of it the cloud has
+/// acknowledged: `(newest seq, acknowledged seq)`. Read-only.
+pub fn log_position(path: &Path) -> Result<(i64, i64)> {
+    let conn = super::open_reader(path)?;
+    let head = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+    let acked = maybe(conn.query_row(
+        "SELECT acked FROM sync_state WHERE singleton = 1",
+        [],
+        |r| r.get(0),
+    ))?;
+    Ok((head, acked.unwrap_or(0)))
+}
+
 /// Whether the file starts with SQLite's header.
 pub fn looks_like_sqlite(path: &Path) -> std::io::Result<bool> {
     let mut head = [0u8; 16];
@@ -252,6 +265,7 @@ mod tests {
         assert!(seen.is_ok(), "{:?}", seen.problems);
         assert_eq!(seen.node, Some((3, "edge:x".into())));
         assert_eq!(seen.last_seq, 2);
+        assert_eq!(log_position(&copy).expect("position"), (2, 0));
         assert!(seen.schema_known);
         assert!(!dir.path().join("copy.db-wal").exists());
         assert!(looks_like_sqlite(&copy).expect("read"));
