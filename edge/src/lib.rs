@@ -6,6 +6,7 @@
 pub mod backup;
 pub mod caller;
 pub mod devices;
+pub mod doctor;
 pub mod faults;
 pub mod link;
 pub mod releases;

@@ -44,11 +44,25 @@ enum Command {
     },
     /// Replace the database with a backup; the daemon must be stopped.
     Restore { file: PathBuf },
+    /// Check the configuration, data directory, database, devices, broker
+    /// and clock; exit status 1 if any check fails.
+    Doctor {
+        /// The cloud's HTTP address, to compare clocks with.
+        #[arg(long, env = "DEPOT_CLOUD_URL")]
+        cloud: Option<String>,
+    },
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Command::Doctor { cloud } = &cli.command {
+        // Before the settings load: whether they do is the first check.
+        if !depot_edge::doctor::run(cli.config.as_deref(), cloud.as_deref()).await {
+            anyhow::bail!("some checks failed");
+        }
+        return Ok(());
+    }
     let settings = Settings::load(cli.config.as_deref()).context("loading settings")?;
     tracing_subscriber::fmt()
         .with_env_filter(
@@ -133,6 +147,8 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", depot_edge::backup::restore(&settings, &file)?);
             Ok(())
         }
+        // Handled before the settings load.
+        Command::Doctor { .. } => Ok(()),
     }
 }
 

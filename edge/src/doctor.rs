@@ -1,0 +1,415 @@
+//! `depot-edge doctor`: checks what a box needs to work, one line per
+//! check, each failure with what to do about it. Read-mostly and safe while
+//! the daemon runs; the database is opened (and created and migrated, as
+//! `serve` would) but nothing in it is changed.
+
+use crate::devices::config::{ScaleProtocol, ScannerDevice};
+use crate::settings::Settings;
+use depot_hardware::printer::Endpoint;
+use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// How long a device, the broker or the cloud may take to answer.
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A clock further than this from the cloud's fails the check.
+const MAX_SKEW: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    Fail,
+    Skip,
+}
+
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub what: String,
+    pub outcome: Outcome,
+    /// What was found, and for a failure what to do.
+    pub detail: String,
+}
+
+impl Check {
+    fn new(what: impl Into<String>, outcome: Outcome, detail: impl Into<String>) -> Self {
+        Self {
+            what: what.into(),
+            outcome,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// An error with its causes, on one line: reqwest's own message alone says
+/// only that sending failed.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let outcome = match self.outcome {
+            Outcome::Ok => "OK",
+            Outcome::Fail => "FAIL",
+            Outcome::Skip => "SKIP",
+        };
+        write!(f, "{outcome:<5} {:<22} {}", self.what, self.detail)
+    }
+}
+
+/// Runs every check, printing each line as it is decided; answers whether
+/// none failed.
+pub async fn run(config: Option<&Path>, cloud: Option<&str>) -> bool {
+    let mut failed = false;
+    let mut out = |c: Check| {
+        failed |= c.outcome == Outcome::Fail;
+        // The checks go on even if nobody reads the report.
+        let _ = writeln!(std::io::stdout(), "{c}");
+    };
+    let settings = match Settings::load(config) {
+        Ok(s) => {
+            out(Check::new(
+                "configuration",
+                Outcome::Ok,
+                format!(
+                    "{}: {} (node {}) of business {}",
+                    config.map_or_else(|| "environment".to_owned(), |p| p.display().to_string()),
+                    s.origin(),
+                    s.node,
+                    s.business_id
+                ),
+            ));
+            s
+        }
+        Err(e) => {
+            out(Check::new(
+                "configuration",
+                Outcome::Fail,
+                format!(
+                    "{}: fix {} (or the DEPOT_… variables); nothing else can be checked",
+                    chain(&e),
+                    config
+                        .map_or_else(|| "the environment".to_owned(), |p| p.display().to_string())
+                ),
+            ));
+            return false;
+        }
+    };
+    out(data_dir(&settings.data_dir));
+    out(database(&settings));
+    for c in devices(&settings).await {
+        out(c);
+    }
+    out(broker(&settings).await);
+    out(clock(cloud).await);
+    !failed
+}
+
+fn data_dir(dir: &Path) -> Check {
+    let probe = dir.join(format!(".doctor-{}", std::process::id()));
+    let written = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::File::create(&probe))
+        .and_then(|mut f| {
+            f.write_all(b"probe")?;
+            f.sync_all()
+        });
+    let _ = std::fs::remove_file(&probe);
+    match written {
+        Ok(()) => Check::new(
+            "data directory",
+            Outcome::Ok,
+            format!("{} is writable", dir.display()),
+        ),
+        Err(e) => Check::new(
+            "data directory",
+            Outcome::Fail,
+            format!(
+                "{}: {e}: create it and give the user depot-edge runs as write access (data_dir, DEPOT_DATA_DIR)",
+                dir.display()
+            ),
+        ),
+    }
+}
+
+fn database(settings: &Settings) -> Check {
+    let path = settings.database();
+    let existed = path.exists();
+    let opened = depot_wms::store::open_writer(&path).and_then(|conn| {
+        depot_wms::store::ids::claim(&conn, settings.node, &settings.origin())?;
+        Ok(())
+    });
+    if let Err(e) = opened {
+        return Check::new(
+            "database",
+            Outcome::Fail,
+            format!(
+                "{}: {e}: if it is damaged, restore the last backup (`depot-edge restore FILE`)",
+                path.display()
+            ),
+        );
+    }
+    match depot_wms::store::backup::log_position(&path) {
+        Ok((head, acked)) => Check::new(
+            "database",
+            Outcome::Ok,
+            format!(
+                "{} opens and is up to date{}: events through seq {head}, {acked} acknowledged by the cloud",
+                path.display(),
+                if existed {
+                    ""
+                } else {
+                    " (new: serve had not run)"
+                }
+            ),
+        ),
+        Err(e) => Check::new(
+            "database",
+            Outcome::Fail,
+            format!("{}: {e}", path.display()),
+        ),
+    }
+}
+
+/// What a device is reached by.
+enum Reach {
+    Path(PathBuf),
+    Tcp(String),
+    Usb(depot_hardware::scanner::registry::ScannerMatch),
+}
+
+async fn devices(settings: &Settings) -> Vec<Check> {
+    let d = &settings.devices;
+    let mut wanted: Vec<(String, Reach)> = Vec::new();
+    for p in &d.printers {
+        let reach = match &p.endpoint {
+            Endpoint::Tcp { host, port } => Reach::Tcp(format!("{host}:{port}")),
+            Endpoint::Serial(s) => Reach::Path(PathBuf::from(&s.path)),
+            Endpoint::Device { path } => Reach::Path(path.clone()),
+        };
+        wanted.push((format!("printer {}", p.name), reach));
+    }
+    for s in &d.scales {
+        let reach = match (s.protocol, &s.port, &s.address) {
+            (ScaleProtocol::ModbusTcp, _, Some(address)) => Reach::Tcp(address.clone()),
+            (_, Some(port), _) => Reach::Path(PathBuf::from(port)),
+            // `check` refused a scale without either when the settings loaded.
+            _ => continue,
+        };
+        wanted.push((format!("scale {}", s.id), reach));
+    }
+    for s in &d.scanners {
+        let reach = match s {
+            ScannerDevice::Usb(m) => Reach::Usb(m.clone()),
+            ScannerDevice::Serial(c) => Reach::Path(PathBuf::from(&c.path)),
+        };
+        wanted.push((format!("scanner {}", s.name()), reach));
+    }
+    if wanted.is_empty() {
+        return vec![Check::new("devices", Outcome::Ok, "none configured")];
+    }
+    let usb = if wanted.iter().any(|(_, r)| matches!(r, Reach::Usb(_))) {
+        Some(
+            tokio::task::spawn_blocking(|| HidapiBus::new().enumerate())
+                .await
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string())),
+        )
+    } else {
+        None
+    };
+    let mut checks = Vec::new();
+    for (what, reach) in wanted {
+        let (outcome, detail) = match reach {
+            Reach::Path(path) => open_device(&path).await,
+            Reach::Tcp(addr) => match connect(&addr).await {
+                Ok(()) => (Outcome::Ok, format!("{addr} accepts connections")),
+                Err(e) => (
+                    Outcome::Fail,
+                    format!("{addr}: {e}: is it on, on this network, and is the address right?"),
+                ),
+            },
+            Reach::Usb(m) => match &usb {
+                Some(Ok(found)) => {
+                    let hit = found.iter().find(|d| {
+                        d.vendor_id == m.vendor_id
+                            && d.product_id == m.product_id
+                            && m.serial
+                                .as_ref()
+                                .is_none_or(|s| d.serial.as_ref() == Some(s))
+                            && m.usb_path
+                                .as_ref()
+                                .is_none_or(|p| d.usb_path.as_ref() == Some(p))
+                    });
+                    match hit {
+                        Some(d) => (Outcome::Ok, format!("found at {}", d.path)),
+                        None => (
+                            Outcome::Fail,
+                            format!(
+                                "no USB device {:04x}:{:04x}{} is visible: is it plugged in, and may this user read /dev/hidraw* (udev rule)?",
+                                m.vendor_id,
+                                m.product_id,
+                                m.serial
+                                    .as_ref()
+                                    .map(|s| format!(" with serial {s}"))
+                                    .unwrap_or_default()
+                            ),
+                        ),
+                    }
+                }
+                Some(Err(e)) => (Outcome::Fail, format!("cannot list USB devices: {e}")),
+                None => (Outcome::Skip, String::new()),
+            },
+        };
+        checks.push(Check::new(what, outcome, detail));
+    }
+    checks
+}
+
+/// Opens a device for reading and writing, as its driver will. Some serial
+/// drivers block in open() waiting for carrier, hence the thread and the
+/// timeout.
+async fn open_device(path: &Path) -> (Outcome, String) {
+    if std::fs::metadata(path).is_err() {
+        return (
+            Outcome::Fail,
+            format!(
+                "{} does not exist: is it plugged in and the path right? (a /dev/serial/by-id/… link survives replugging)",
+                path.display()
+            ),
+        );
+    }
+    let p = path.to_owned();
+    let open = tokio::task::spawn_blocking(move || {
+        std::fs::OpenOptions::new().read(true).write(true).open(&p)
+    });
+    match tokio::time::timeout(TIMEOUT, open).await {
+        Ok(Ok(Ok(_))) => (Outcome::Ok, format!("{} opens", path.display())),
+        Ok(Ok(Err(e))) => (
+            Outcome::Fail,
+            format!(
+                "{}: {e}: may this user open it? (add it to the dialout or lp group)",
+                path.display()
+            ),
+        ),
+        Ok(Err(e)) => (Outcome::Fail, format!("{}: {e}", path.display())),
+        Err(_) => (
+            Outcome::Fail,
+            format!(
+                "{} did not open within {}s",
+                path.display(),
+                TIMEOUT.as_secs()
+            ),
+        ),
+    }
+}
+
+async fn connect(addr: &str) -> Result<(), String> {
+    match tokio::time::timeout(TIMEOUT, tokio::net::TcpStream::connect(addr)).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err(format!("no answer within {}s", TIMEOUT.as_secs())),
+    }
+}
+
+async fn broker(settings: &Settings) -> Check {
+    let shown = depot_mqtt::redact(&settings.broker.url);
+    let url = match depot_mqtt::MqttUrl::parse(&settings.broker.url) {
+        Ok(url) => url,
+        Err(e) => return Check::new("broker", Outcome::Fail, e.to_string()),
+    };
+    let addr = if url.host.contains(':') {
+        format!("[{}]:{}", url.host, url.port)
+    } else {
+        format!("{}:{}", url.host, url.port)
+    };
+    match connect(&addr).await {
+        Ok(()) => Check::new(
+            "broker",
+            Outcome::Ok,
+            format!("{shown} accepts connections (TCP only: credentials and TLS are not tried)"),
+        ),
+        Err(e) => Check::new(
+            "broker",
+            Outcome::Fail,
+            format!(
+                "{shown}: {e}: is the broker running and port {} open to this box? (broker.url, DEPOT_BROKER__URL). The floor works offline meanwhile",
+                url.port
+            ),
+        ),
+    }
+}
+
+/// The box's clock against the `Date` the cloud answers with.
+async fn clock(cloud: Option<&str>) -> Check {
+    let Some(url) = cloud else {
+        return Check::new(
+            "clock",
+            Outcome::Skip,
+            "the settings do not name the cloud's HTTP address: pass --cloud https://… to compare clocks",
+        );
+    };
+    let client = match reqwest::Client::builder().timeout(TIMEOUT).build() {
+        Ok(c) => c,
+        Err(e) => return Check::new("clock", Outcome::Fail, e.to_string()),
+    };
+    let sent = Instant::now();
+    let sent_at = chrono::Utc::now();
+    let answer = match client.get(url).send().await {
+        Ok(r) => r,
+        Err(e) => {
+            return Check::new(
+                "clock",
+                Outcome::Fail,
+                format!("cannot reach the cloud at {url}: {}", chain(&e)),
+            );
+        }
+    };
+    let rtt = sent.elapsed();
+    let date = answer
+        .headers()
+        .get(reqwest::header::DATE)
+        .and_then(|d| d.to_str().ok())
+        .and_then(|d| chrono::DateTime::parse_from_rfc2822(d).ok());
+    let Some(date) = date else {
+        return Check::new(
+            "clock",
+            Outcome::Skip,
+            format!("{url} answered without a Date header"),
+        );
+    };
+    // The cloud stamped its answer about half-way through the round trip;
+    // its Date has whole seconds.
+    let here = sent_at + chrono::Duration::from_std(rtt / 2).unwrap_or_default();
+    let skew = (here - date.with_timezone(&chrono::Utc)).num_milliseconds() as f64 / 1000.0;
+    let side = if skew >= 0.0 { "ahead of" } else { "behind" };
+    if skew.abs() <= MAX_SKEW.as_secs_f64() {
+        Check::new(
+            "clock",
+            Outcome::Ok,
+            format!(
+                "within {:.0}s of the cloud's ({:.1}s {side})",
+                MAX_SKEW.as_secs_f64(),
+                skew.abs()
+            ),
+        )
+    } else {
+        Check::new(
+            "clock",
+            Outcome::Fail,
+            format!(
+                "{:.0}s {side} the cloud's: turn on time sync (`timedatectl set-ntp true`)",
+                skew.abs()
+            ),
+        )
+    }
+}
