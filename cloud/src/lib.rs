@@ -15,6 +15,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::routing::get;
 use depot_wms::Wms;
 use depot_wms::http::{self, BODY_LIMIT};
+use depot_wms::notify::{self, Notifier};
 use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
@@ -69,12 +70,42 @@ pub async fn run(
     settings: &Settings,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (router, limiter) = app(wms, settings).await?;
+    run_notifying(listener, wms, settings, &Notifier::disabled(), shutdown).await
+}
+
+/// `run`, keeping systemd informed through `notifier`: ready once the
+/// application is built (migrations ran when `wms` was opened, the
+/// listener is bound, the signing keys are loaded), the watchdog fed while
+/// the writer and the runtime answer, stopping when `shutdown` resolves.
+pub async fn run_notifying(
+    listener: TcpListener,
+    wms: Wms,
+    settings: &Settings,
+    notifier: &Notifier,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let (router, limiter) = app(wms.clone(), settings).await?;
     let pruner = tokio::spawn(ratelimit::prune(limiter));
+    let watchdog = notify::watchdog_from_env()
+        .filter(|_| notifier.is_enabled())
+        .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms, period)));
+    let status = match listener.local_addr() {
+        Ok(addr) => format!("serving on {addr}"),
+        Err(_) => "serving".to_owned(),
+    };
+    notifier.ready(status);
+    let stopping = notifier.clone();
+    let shutdown = async move {
+        shutdown.await;
+        stopping.stopping();
+    };
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
+    if let Some(w) = watchdog {
+        w.abort();
+    }
     Ok(served?)
 }
 
@@ -119,6 +150,27 @@ pub async fn serve(
     broker: &Broker,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_notifying(
+        listener,
+        wms,
+        settings,
+        broker,
+        &Notifier::disabled(),
+        shutdown,
+    )
+    .await
+}
+
+/// `serve`, keeping systemd informed through `notifier` (see
+/// [`run_notifying`]): what `depot-cloud serve` runs.
+pub async fn serve_notifying(
+    listener: TcpListener,
+    wms: Wms,
+    settings: &Settings,
+    broker: &Broker,
+    notifier: &Notifier,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let (stop, stopped) = tokio::sync::watch::channel(false);
     let client_id = format!("depot-cloud-{}", uuid::Uuid::now_v7().simple());
     let sync_stopped = async move {
@@ -137,7 +189,7 @@ pub async fn serve(
         options,
         sync_stopped,
     ));
-    let served = run(listener, wms, settings, shutdown).await;
+    let served = run_notifying(listener, wms, settings, notifier, shutdown).await;
     let _ = stop.send(true);
     match sync.await {
         Ok(Ok(())) => {}

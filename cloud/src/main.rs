@@ -29,11 +29,13 @@ async fn main() -> anyhow::Result<()> {
                 listener.local_addr()?
             );
             let _ = writeln!(out, "depot-cloud syncing through {}", broker.url);
-            depot_cloud::serve(
+            depot_wms::notify::arm_test_hang(&wms);
+            depot_cloud::serve_notifying(
                 listener,
                 wms,
                 &settings,
                 &broker,
+                &depot_wms::notify::Notifier::from_env(),
                 depot_cloud::shutdown_signal(),
             )
             .await?;

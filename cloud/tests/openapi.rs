@@ -42,6 +42,8 @@ async fn describes_every_route_with_resolvable_schemas() {
         })
         .collect();
     let expected: BTreeSet<String> = [
+        "GET /healthz",
+        "GET /readyz",
         "GET /v1/business/{business_id}",
         "GET /v1/business/my",
         "GET /v1/business/my/warehouses",

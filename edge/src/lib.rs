@@ -9,6 +9,7 @@ pub mod devices;
 pub mod doctor;
 pub mod faults;
 pub mod link;
+pub mod notify;
 pub mod releases;
 pub mod settings;
 pub mod status;
@@ -96,6 +97,27 @@ pub async fn serve_with_faults(
     serve_with(listener, wms, settings, faults, HidapiBus::new(), shutdown).await
 }
 
+/// `serve`, keeping systemd informed through `notifier` (see [`notify`]):
+/// what `depot-edge serve` runs.
+pub async fn serve_notifying(
+    listener: TcpListener,
+    wms: Wms,
+    settings: Settings,
+    notifier: depot_wms::notify::Notifier,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    run(
+        listener,
+        wms,
+        settings,
+        faults::Faults::default(),
+        HidapiBus::new(),
+        notifier,
+        shutdown,
+    )
+    .await
+}
+
 /// `serve`, with faults injected into the link and USB scanners found on
 /// `bus` (a simulated one, for tests).
 pub async fn serve_with<B: DeviceBus>(
@@ -104,6 +126,19 @@ pub async fn serve_with<B: DeviceBus>(
     settings: Settings,
     faults: faults::Faults,
     bus: B,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let notifier = depot_wms::notify::Notifier::disabled();
+    run(listener, wms, settings, faults, bus, notifier, shutdown).await
+}
+
+async fn run<B: DeviceBus>(
+    listener: TcpListener,
+    wms: Wms,
+    settings: Settings,
+    faults: faults::Faults,
+    bus: B,
+    notifier: depot_wms::notify::Notifier,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     // Before the API serves: a box that has never been online has no
@@ -124,10 +159,21 @@ pub async fn serve_with<B: DeviceBus>(
         };
         link::run_with_faults(link_wms, link_settings, faults, until).await
     });
+    let informer = notify::Informer::start(
+        notifier.clone(),
+        wms.clone(),
+        devices.clone(),
+        listener.local_addr().ok(),
+    );
     let router = app_with_devices(wms, &settings, devices);
+    let shutdown = async move {
+        shutdown.await;
+        notifier.stopping();
+    };
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
+    informer.stop();
     running.stop().await;
     let _ = stop.send(true);
     match link.await {

@@ -88,7 +88,9 @@ async fn main() -> anyhow::Result<()> {
                 settings.edge_id,
                 listener.local_addr()?
             );
-            depot_edge::serve(listener, wms, settings, shutdown_signal()).await
+            depot_wms::notify::arm_test_hang(&wms);
+            let notifier = depot_wms::notify::Notifier::from_env();
+            depot_edge::serve_notifying(listener, wms, settings, notifier, shutdown_signal()).await
         }
         Command::Status => {
             let s = snapshot(&settings)?;

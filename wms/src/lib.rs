@@ -11,6 +11,7 @@ pub mod http;
 pub mod inbound;
 pub mod keycache;
 pub mod ledger;
+pub mod notify;
 pub mod oauth;
 pub mod orders;
 pub mod packing;
@@ -130,6 +131,39 @@ impl Wms {
                 .ok_or_else(|| WmsError::Internal("event vanished".into()))
         })
         .await
+    }
+
+    /// A round trip through the writer (an empty job, committed like any
+    /// other) within `within`: the liveness check of the watchdog and of
+    /// `/readyz`.
+    pub async fn ping(&self, within: std::time::Duration) -> Result<()> {
+        match tokio::time::timeout(within, self.write(|_| Ok(()))).await {
+            Ok(answer) => answer,
+            Err(_) => Err(WmsError::Internal(format!(
+                "the writer did not answer within {} ms",
+                within.as_millis()
+            ))),
+        }
+    }
+
+    /// Ready to serve: the schema is at the latest version and the writer
+    /// answers a round trip within `within`.
+    pub async fn readiness(&self, within: std::time::Duration) -> Result<()> {
+        let pending = self
+            .read(|c| Ok(store::migrations().pending_migrations(c)?))
+            .await?;
+        if pending != 0 {
+            return Err(WmsError::Internal(format!(
+                "{pending} schema migrations are not applied"
+            )));
+        }
+        self.ping(within).await
+    }
+
+    /// See [`Writer::hang_for_tests`]: for tests only.
+    #[doc(hidden)]
+    pub async fn hang_writer_for_tests(&self) {
+        self.inner.writer.hang_for_tests().await;
     }
 
     pub fn writer_stats(&self) -> &writer::WriterStats {

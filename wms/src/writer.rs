@@ -126,6 +126,19 @@ impl Writer {
         orx.await
             .map_err(|_| WmsError::Internal("the writer dropped a job".into()))?
     }
+
+    /// Makes the writer thread hang for good, as one stuck on a lock or a
+    /// dead disk would: the jobs queued behind it are never answered. Only
+    /// for tests of what notices a hung writer (the watchdog, `/readyz`).
+    #[doc(hidden)]
+    pub async fn hang_for_tests(&self) {
+        let job: Job = Box::new(|_| {
+            loop {
+                std::thread::park();
+            }
+        });
+        let _ = self.tx.send(job).await;
+    }
 }
 
 /// Runs `f` in a savepoint (nested in the job's own, when called from a

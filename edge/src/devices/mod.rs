@@ -192,6 +192,12 @@ impl Devices {
             .collect()
     }
 
+    /// Resolves once the devices have been looked for once (see
+    /// [`Scanners::first_pass`]): what readiness waits for.
+    pub async fn first_scan(&self) {
+        self.inner.scanners.first_pass().await;
+    }
+
     pub fn scanners(&self) -> &Scanners {
         &self.inner.scanners
     }

@@ -132,6 +132,17 @@ impl Scanners {
             .collect()
     }
 
+    /// Resolves once the USB registry has enumerated the HID bus (and
+    /// bound what it found) for the first time; at once when no USB
+    /// scanner is configured. Serial scanners have no first pass: their
+    /// tasks open and retry their ports on their own.
+    pub async fn first_pass(&self) {
+        if let Some(usb) = &self.usb {
+            let mut usb = usb.clone();
+            let _ = usb.wait_for(|s| s.bus != BusState::Starting).await;
+        }
+    }
+
     /// The HID bus, when USB scanners are configured: ready, no devices,
     /// or unavailable with the reason.
     pub fn usb_bus(&self) -> Option<String> {

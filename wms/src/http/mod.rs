@@ -12,6 +12,7 @@ pub mod edges;
 pub mod error;
 pub mod events;
 pub mod extract;
+pub mod health;
 pub mod inbound;
 pub mod inventory;
 pub mod items;
@@ -42,7 +43,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
-        (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"))
+        (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
 )]
 pub struct ApiDoc;
 
@@ -101,6 +102,8 @@ pub fn routes() -> OpenApiRouter<Wms> {
 /// read-only here, so nothing made at the edge has to be refused later.
 pub fn edge_routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(health::healthz))
+        .routes(routes!(health::readyz))
         .routes(routes!(business::my))
         .routes(routes!(business::my_warehouses))
         .routes(routes!(business::get))

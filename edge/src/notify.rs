@@ -1,0 +1,191 @@
+//! What the edge tells systemd (`Type=notify`): ready once it can serve the
+//! floor, its sync state as the unit's status line, and the watchdog fed
+//! while the writer and the runtime answer. The protocol itself is
+//! `depot_wms::notify`.
+
+use crate::devices::Devices;
+use depot_wms::Wms;
+use depot_wms::notify::{self, Notifier};
+use depot_wms::sync::SyncSnapshot;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use tokio::task::JoinSet;
+
+/// How long readiness waits for the first enumeration of the USB scanners.
+/// A HID bus that hangs must not keep the API from the stations (nor make
+/// systemd kill a box that serves fine without scanners).
+const FIRST_SCAN_WITHIN: Duration = Duration::from_secs(10);
+/// How often the sync state is read; a change is reported at once.
+const STATUS_EVERY: Duration = Duration::from_secs(1);
+/// An unchanged status is sent again this often, so a status line that got
+/// lost (a full socket buffer drops it) does not stay stale.
+const STATUS_AGAIN_AFTER: Duration = Duration::from_secs(5);
+
+/// The unit's status line: the link, the outbox, what needs someone.
+pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: usize) -> String {
+    let mut line = match listen {
+        Some(addr) => format!("serving on {addr}; "),
+        None => String::new(),
+    };
+    line.push_str(if sync.connected {
+        "cloud connected"
+    } else {
+        "cloud not connected"
+    });
+    if let Some(since) = &sync.connected_since {
+        line.push_str(&format!(" since {since}"));
+    }
+    match (sync.depth, &sync.oldest_unacked_at) {
+        (0, _) => line.push_str("; outbox empty"),
+        (n, Some(oldest)) => line.push_str(&format!("; outbox {n} events (oldest {oldest})")),
+        (n, None) => line.push_str(&format!("; outbox {n} events")),
+    }
+    if sync.conflicts > 0 {
+        line.push_str(&format!("; {} conflicts", sync.conflicts));
+    }
+    if attention > 0 {
+        line.push_str(&format!("; {attention} devices need attention"));
+    }
+    line
+}
+
+/// Tasks that keep systemd informed, started once the listener is bound
+/// and the devices run; stopped with the server.
+pub struct Informer {
+    tasks: JoinSet<()>,
+}
+
+impl Informer {
+    /// Sends `READY=1` once the first device scan is done, then the status
+    /// line; feeds the watchdog when systemd asked for it.
+    pub fn start(
+        notifier: Notifier,
+        wms: Wms,
+        devices: Devices,
+        listen: Option<SocketAddr>,
+    ) -> Self {
+        let mut tasks = JoinSet::new();
+        if !notifier.is_enabled() {
+            return Self { tasks };
+        }
+        if let Some(period) = notify::watchdog_from_env() {
+            tasks.spawn(notify::feed_watchdog(notifier.clone(), wms.clone(), period));
+        }
+        tasks.spawn(async move {
+            if tokio::time::timeout(FIRST_SCAN_WITHIN, devices.first_scan())
+                .await
+                .is_err()
+            {
+                tracing::warn!("the USB scanners are not enumerated yet; ready without them");
+            }
+            let status = current(&wms, &devices, listen).await;
+            notifier.ready(status.clone().unwrap_or_else(|| "serving".into()));
+            let mut last = (status, Instant::now());
+            let mut tick = tokio::time::interval(STATUS_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(now) = current(&wms, &devices, listen).await else {
+                    continue;
+                };
+                if last.0.as_ref() != Some(&now) || last.1.elapsed() >= STATUS_AGAIN_AFTER {
+                    notifier.status(now.clone());
+                    last = (Some(now), Instant::now());
+                }
+            }
+        });
+        Self { tasks }
+    }
+
+    pub fn stop(mut self) {
+        self.tasks.abort_all();
+    }
+}
+
+async fn current(wms: &Wms, devices: &Devices, listen: Option<SocketAddr>) -> Option<String> {
+    match wms.sync_snapshot().await {
+        Ok(sync) => Some(status_line(
+            listen,
+            &sync,
+            devices.summary().attention.len(),
+        )),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read the sync state for systemd");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snapshot(connected: bool, depth: i64) -> SyncSnapshot {
+        SyncSnapshot {
+            connected,
+            connected_since: Some("2026-11-24T02:00:00Z".into()),
+            head: 10 + depth,
+            acked: 10,
+            depth,
+            oldest_unacked_at: (depth > 0).then(|| "2026-11-24T01:00:00Z".into()),
+            last_ack_at: None,
+            cloud_cursor: 0,
+            conflicts: 0,
+            resets: 0,
+            last_reset_at: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn readiness_waits_for_the_first_enumeration_of_usb_scanners() {
+        use crate::devices::config::ScannerDevice;
+        use depot_hardware::scanner::registry::ScannerMatch;
+        use depot_hardware::scanner::sim::SimBus;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wms = Wms::open_node(&dir.path().join("edge.db"), "edge:t", 1).expect("open");
+        let mut settings = crate::settings::Settings {
+            business_id: 1,
+            edge_id: "t".into(),
+            node: 1,
+            ..Default::default()
+        };
+        let (devices, running) =
+            crate::devices::start(&wms, &settings, SimBus::new()).expect("no devices");
+        // Nothing to look for: at once.
+        tokio::time::timeout(Duration::from_millis(100), devices.first_scan())
+            .await
+            .expect("ready without devices");
+        running.stop().await;
+        settings.devices.scanners = vec![ScannerDevice::Usb(ScannerMatch {
+            name: "gun".into(),
+            vendor_id: 0x0C2E,
+            product_id: 0x0B61,
+            serial: None,
+            usb_path: None,
+            mode: Default::default(),
+        })];
+        let (devices, running) =
+            crate::devices::start(&wms, &settings, SimBus::new()).expect("a scanner");
+        tokio::time::timeout(Duration::from_secs(5), devices.first_scan())
+            .await
+            .expect("the first enumeration");
+        let bus = devices.scanners().usb_bus();
+        assert!(bus.as_deref().is_some_and(|b| b != "starting"), "{bus:?}");
+        running.stop().await;
+    }
+
+    #[test]
+    fn the_status_line_says_link_outbox_and_trouble() {
+        let addr = SocketAddr::from(([0, 0, 0, 0], 8081));
+        assert_eq!(
+            status_line(Some(addr), &snapshot(true, 0), 0),
+            "serving on 0.0.0.0:8081; cloud connected since 2026-11-24T02:00:00Z; outbox empty"
+        );
+        let mut s = snapshot(false, 12);
+        s.conflicts = 2;
+        assert_eq!(
+            status_line(None, &s, 1),
+            "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 devices need attention"
+        );
+    }
+}
