@@ -218,6 +218,45 @@ fn repo() -> PathBuf {
         .to_owned()
 }
 
+/// The sysusers snippet makes the user and group the units run as, in a
+/// scratch root (skipped where systemd-sysusers is not installed).
+#[test]
+fn the_sysusers_snippet_makes_the_user() {
+    let found = Command::new("systemd-sysusers").arg("--version").output();
+    if !found.is_ok_and(|o| o.status.success()) {
+        println!("note: systemd-sysusers is not installed; the snippet was not tried");
+        return;
+    }
+    let root = tempfile::tempdir().expect("tempdir");
+    let etc = root.path().join("etc");
+    std::fs::create_dir(&etc).expect("etc");
+    for f in ["passwd", "group", "shadow", "gshadow"] {
+        std::fs::write(etc.join(f), "").expect("empty database");
+    }
+    let out = Command::new("systemd-sysusers")
+        .arg(format!("--root={}", root.path().display()))
+        .arg(repo().join("systemd/depot.sysusers.conf"))
+        .output()
+        .expect("systemd-sysusers");
+    assert!(out.status.success(), "{out:?}");
+    let passwd = std::fs::read_to_string(etc.join("passwd")).expect("passwd");
+    let group = std::fs::read_to_string(etc.join("group")).expect("group");
+    assert!(
+        passwd
+            .lines()
+            .any(|l| l.starts_with("depot:") && l.contains(":/var/lib/depot:")),
+        "{passwd}"
+    );
+    assert!(group.lines().any(|l| l.starts_with("depot:")), "{group}");
+    for unit in ["depot-edge.service", "depot-cloud.service"] {
+        let text = std::fs::read_to_string(repo().join("systemd").join(unit)).expect("unit");
+        assert!(
+            text.contains("\nUser=depot\n") && text.contains("\nGroup=depot\n"),
+            "{unit}"
+        );
+    }
+}
+
 /// The units pass `systemd-analyze verify` (skipped where systemd is not
 /// installed). The tool insists that `ExecStart=` exists, so the copies it
 /// checks point at the binary this build made.
