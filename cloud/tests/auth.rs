@@ -166,6 +166,10 @@ async fn every_route_refuses_every_bad_key() {
             None,
             false,
         ),
+        // Live streams: a ticket with the right key; the stream itself
+        // answers 426 to a request that is not an upgrade.
+        ("POST", format!("/v1/events/{b}/tickets"), None, true),
+        ("GET", format!("/v1/events/{b}/stream"), None, false),
         // CRM: the lists, a search and the configuration writes succeed with
         // the right key (the department first: the form names it).
         (

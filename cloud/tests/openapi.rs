@@ -83,6 +83,8 @@ async fn describes_every_route_with_resolvable_schemas() {
         "GET /v1/edges/{business_id}/list",
         "GET /v1/conflicts/{business_id}/list",
         "GET /v1/events/{business_id}/list",
+        "POST /v1/events/{business_id}/tickets",
+        "GET /v1/events/{business_id}/stream",
         "GET /v1/buyers/{business_id}/find/{key_type}",
         "POST /v1/contact/{business_id}/{form_id}",
         "POST /v1/contact/{business_id}/departments",

@@ -21,6 +21,7 @@ pub mod printing;
 pub mod release;
 pub mod shipping;
 pub mod stock;
+pub mod subscription;
 pub mod sync;
 pub mod tenant;
 pub mod validate;

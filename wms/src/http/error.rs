@@ -22,6 +22,8 @@ pub enum ApiError {
     NoRoute(String),
     #[error("rate limit exceeded: try again after {wait_secs} seconds")]
     RateLimited { wait_secs: u64 },
+    #[error("{0}")]
+    UpgradeRequired(String),
 }
 
 impl ApiError {
@@ -75,6 +77,12 @@ impl IntoResponse for ApiError {
             }
             ApiError::MethodNotAllowed(_) => body(StatusCode::METHOD_NOT_ALLOWED, message, vec![]),
             ApiError::NoRoute(_) => body(StatusCode::NOT_FOUND, message, vec![]),
+            ApiError::UpgradeRequired(_) => {
+                let mut r = body(StatusCode::UPGRADE_REQUIRED, message, vec![]);
+                r.headers_mut()
+                    .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+                r
+            }
             ApiError::RateLimited { wait_secs } => {
                 let mut r = body(StatusCode::TOO_MANY_REQUESTS, message, vec![]);
                 if let Ok(v) = HeaderValue::from_str(&wait_secs.to_string()) {

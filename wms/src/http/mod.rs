@@ -16,6 +16,7 @@ pub mod health;
 pub mod inbound;
 pub mod inventory;
 pub mod items;
+pub mod live;
 pub mod orders;
 pub mod outbounds;
 pub mod packing;
@@ -132,6 +133,7 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(documents::download))
         .routes(routes!(conflicts::list))
         .routes(routes!(events::list))
+        .merge(live::routes())
         .merge(print_jobs())
 }
 

@@ -411,6 +411,11 @@ impl Wms {
             .await
     }
 
+    /// The newest position of the log (0 when empty).
+    pub async fn event_head(&self) -> Result<i64> {
+        self.read(events::head).await
+    }
+
     /// This node's own events with `out_seq` in `(after, through]`.
     pub async fn outgoing(
         &self,

@@ -107,7 +107,8 @@ pub fn for_edge(
 }
 
 /// A business's events after `after`, oldest first, optionally of one
-/// kind: what a station screen follows.
+/// kind: what station screens and live streams follow. Key events are not
+/// among them: they carry key hashes, which only sync moves.
 pub fn for_business(
     conn: &Connection,
     business: BusinessId,
@@ -118,6 +119,7 @@ pub fn for_business(
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM events
          WHERE business_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3)
+           AND kind NOT LIKE 'key.%'
          ORDER BY seq LIMIT ?4",
     )?;
     let rows = stmt.query_map(params![business.0, after, kind, limit], |r| row_at(r, 0))?;
