@@ -252,7 +252,7 @@ impl fmt::Display for RestoreReport {
 
 /// Replaces the database with the backup at `source`, after checking that
 /// it is whole and this edge's. The daemon must be stopped.
-pub fn restore(settings: &Settings, source: &Path) -> anyhow::Result<RestoreReport> {
+pub fn restore(settings: &Settings, source: &Path, force: bool) -> anyhow::Result<RestoreReport> {
     if !source.exists() {
         bail!("no backup at {}", source.display());
     }
@@ -318,6 +318,20 @@ pub fn restore(settings: &Settings, source: &Path) -> anyhow::Result<RestoreRepo
     } else {
         None
     };
+    if let Some((_, acked)) = behind.filter(|(_, acked)| *acked > seen.last_seq)
+        && !force
+    {
+        // The link cannot yet take a restored box's own later events back
+        // from the cloud: its next events would be skipped as known.
+        bail!(
+            "{} holds events through seq {}, but the cloud has acknowledged this box's events through seq {acked}: \
+             restored, the box's next {} events would be taken by the cloud for ones it has and lost. \
+             Restore a newer backup, or pass --force to restore this one anyway (see README, Backups); nothing was changed",
+            source.display(),
+            seen.last_seq,
+            acked - seen.last_seq
+        );
+    }
     let kept = set_aside(&db)?;
     std::fs::rename(&partial.path, &db)
         .with_context(|| format!("renaming {} to {}", partial.path.display(), db.display()))?;

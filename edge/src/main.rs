@@ -43,7 +43,13 @@ enum Command {
         pages_per_step: u32,
     },
     /// Replace the database with a backup; the daemon must be stopped.
-    Restore { file: PathBuf },
+    Restore {
+        file: PathBuf,
+        /// Restore a backup older than what the cloud has acknowledged,
+        /// although the box's next events would be lost to sync.
+        #[arg(long)]
+        force: bool,
+    },
     /// Check the configuration, data directory, database, devices, broker
     /// and clock; exit status 1 if any check fails.
     Doctor {
@@ -145,8 +151,8 @@ async fn main() -> anyhow::Result<()> {
             println!("{report}");
             Ok(())
         }
-        Command::Restore { file } => {
-            println!("{}", depot_edge::backup::restore(&settings, &file)?);
+        Command::Restore { file, force } => {
+            println!("{}", depot_edge::backup::restore(&settings, &file, force)?);
             Ok(())
         }
         // Handled before the settings load.

@@ -266,7 +266,9 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
     assert_eq!(names, [target.file_name().expect("name")], "{names:?}");
 
     edge.kill();
-    let out = run(&env, &["restore", &target_arg]).await;
+    // The cloud has the writes made after the backup: --force says that
+    // is understood (see a_backup_older_than_the_cloud_knows_needs_force).
+    let out = run(&env, &["restore", "--force", &target_arg]).await;
     assert!(out.status.success(), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
     eprintln!("restore: {}", said.trim());
@@ -409,15 +411,16 @@ async fn drained(db: &Path, origin: &str, node: u32) {
     .await;
 }
 
-/// What a restore of an older backup does to sync today. The cloud keeps
-/// its cursor for the edge, past the restored log; the link takes the
-/// cloud's acknowledgement as covering the box's next events, so they
-/// never leave it. Fixing it belongs in the link: a restored box must take
-/// its own later events back from the cloud (or at least number new ones
-/// past the cloud's cursor, and its per-node ids past the cloud's).
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-#[ignore = "known gap: after restoring an older backup, the box's next events are taken for ones the cloud has"]
-async fn writes_after_restoring_an_older_backup_reach_the_cloud() {
+/// An edge synced to the cloud, a backup of it, and ten more writes the
+/// cloud acknowledged after the backup; the daemon is stopped.
+struct Older {
+    rig: Rig,
+    env: Vec<(&'static str, String)>,
+    data: PathBuf,
+    target: String,
+}
+
+async fn older_backup() -> Older {
     let edge_id = format!("rs{}", std::process::id());
     let rig = Rig::start(&edge_id, false).await;
     let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
@@ -451,10 +454,66 @@ async fn writes_after_restoring_an_older_backup_reach_the_cloud() {
     }
     drained(&db, &origin, rig.node).await;
     edge.kill();
-    let out = run(&env, &["restore", &target]).await;
+    Older {
+        rig,
+        env,
+        data,
+        target,
+    }
+}
+
+/// Until a restored box can take its own later events back from the
+/// cloud, restoring a backup the cloud has moved past would lose writes
+/// silently: it is refused unless the operator says `--force`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_backup_older_than_the_cloud_knows_needs_force() {
+    let o = older_backup().await;
+    // Reading where the live log stands may checkpoint its WAL, so the
+    // files may change, but not what they hold.
+    let db = o.data.join("edge.db");
+    let (origin, node) = (format!("edge:rs{}", std::process::id()), o.rig.node);
+    let log = |db: PathBuf| {
+        let origin = origin.clone();
+        async move {
+            let wms = Wms::open_node(&db, &origin, node).expect("edge db");
+            movements(&wms).await
+        }
+    };
+    let before = log(db.clone()).await;
+    refused(&o.env, &["restore", &o.target], "--force").await;
+    assert_eq!(
+        log(db.clone()).await,
+        before,
+        "a refused restore changed the log"
+    );
+    assert_eq!(before.len(), 11);
+    let out = run(&o.env, &["restore", "--force", &o.target]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    let said = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        said.contains("warning: the cloud had acknowledged"),
+        "{said}"
+    );
+    o.rig.stop().await;
+}
+
+/// What a restore of an older backup does to sync today. The cloud keeps
+/// its cursor for the edge, past the restored log; the link takes the
+/// cloud's acknowledgement as covering the box's next events, so they
+/// never leave it. Fixing it belongs in the link: a restored box must take
+/// its own later events back from the cloud (or at least number new ones
+/// past the cloud's cursor, and its per-node ids past the cloud's).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "known gap: after restoring an older backup, the box's next events are taken for ones the cloud has"]
+async fn writes_after_restoring_an_older_backup_reach_the_cloud() {
+    let o = older_backup().await;
+    let (rig, env) = (&o.rig, &o.env);
+    let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
+    let out = run(env, &["restore", "--force", &o.target]).await;
     assert!(out.status.success(), "{}", text(&out));
 
-    let edge = spawn(&env);
+    let client = reqwest::Client::new();
+    let edge = spawn(env);
     let mut fresh = Vec::new();
     for _ in 0..5 {
         fresh.push(
@@ -472,5 +531,5 @@ async fn writes_after_restoring_an_older_backup_reach_the_cloud() {
     )
     .await;
     edge.kill();
-    rig.stop().await;
+    o.rig.stop().await;
 }
