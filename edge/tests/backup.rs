@@ -7,63 +7,16 @@
 
 mod common;
 
+use common::process::{BIN, movements, spawn};
 use common::{Rig, eventually};
 use depot_wms::Wms;
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
-
-/// The daemon, killed when the test is done with it (or fails).
-struct Edge {
-    child: Child,
-    base: String,
-}
-
-impl Edge {
-    /// Stops it the hard way: what it answered is on disk all the same.
-    fn kill(mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Edge {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(env: &[(&str, String)]) -> Edge {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("serve")
-        .env("DEPOT_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn depot-edge");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("address line");
-    let base = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Edge { child, base }
-}
 
 /// Runs a one-shot `depot-edge` command to completion.
 fn command(env: &[(&str, String)], args: &[&str]) -> tokio::process::Command {
@@ -120,19 +73,6 @@ async fn adjust(client: &reqwest::Client, base: &str, key: &str, b: i64, w: i64)
     body["data"]["movements"][0]["id"]
         .as_str()
         .map(str::to_owned)
-}
-
-/// Counts, per movement id, how often it appears in a node's event log.
-async fn movements(wms: &Wms) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for e in wms.events_since(0, u32::MAX).await.expect("events") {
-        if e.kind == "stock.moved" {
-            if let Some(id) = e.payload["id"].as_str() {
-                *seen.entry(id.to_owned()).or_insert(0) += 1;
-            }
-        }
-    }
-    seen
 }
 
 /// The files in a data directory and their contents, but for the lock

@@ -5,59 +5,14 @@
 
 mod common;
 
+use common::process::{movements, spawn};
 use common::{Rig, eventually};
 use depot_wms::Wms;
 use serde_json::json;
-use std::collections::{HashMap, HashSet};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
-
-struct Edge {
-    child: Child,
-    base: String,
-}
-
-fn spawn(env: &[(&str, String)]) -> Edge {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("serve")
-        .env("DEPOT_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn depot-edge");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("address line");
-    let base = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Edge { child, base }
-}
-
-/// Counts, per movement id, how often it appears in a node's event log.
-async fn movements(wms: &Wms) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for e in wms.events_since(0, u32::MAX).await.expect("events") {
-        if e.kind == "stock.moved" {
-            if let Some(id) = e.payload["id"].as_str() {
-                *seen.entry(id.to_owned()).or_insert(0) += 1;
-            }
-        }
-    }
-    seen
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn answered_writes_survive_kills_and_reach_the_cloud_once() {

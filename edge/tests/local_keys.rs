@@ -7,49 +7,9 @@
 
 mod common;
 
+use common::process::spawn;
 use common::{Rig, eventually};
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
-
-/// The daemon, killed when the test is done with it (or fails).
-struct Edge {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Edge {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn(env: &[(&str, String)]) -> Edge {
-    let mut cmd = Command::new(BIN);
-    cmd.arg("serve")
-        .env("DEPOT_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn depot-edge");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("address line");
-    let base = line
-        .trim()
-        .rsplit(' ')
-        .next()
-        .unwrap_or_default()
-        .to_owned();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    Edge { child, base }
-}
 
 fn sha256_hex(key: &str) -> String {
     depot_wms::tenants::hash_key(key)

@@ -1,0 +1,69 @@
+//! The real `depot-edge` process, for tests that kill it or run its CLI.
+
+use depot_wms::Wms;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
+
+/// `depot-edge serve`, killed when dropped.
+pub struct Edge {
+    pub child: Child,
+    /// `http://127.0.0.1:<port>`, as it printed it.
+    pub base: String,
+}
+
+impl Edge {
+    /// Stops it the hard way: what it answered is on disk all the same.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `depot-edge serve` with `env` on a free port and waits for the
+/// address it prints once it listens.
+pub fn spawn(env: &[(&str, String)]) -> Edge {
+    let mut cmd = Command::new(BIN);
+    cmd.arg("serve")
+        .env("DEPOT_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn depot-edge");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("address line");
+    let base = line
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    Edge { child, base }
+}
+
+/// Counts, per movement id, how often it appears in a node's event log.
+pub async fn movements(wms: &Wms) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for e in wms.events_since(0, u32::MAX).await.expect("events") {
+        if e.kind == "stock.moved" {
+            if let Some(id) = e.payload["id"].as_str() {
+                *seen.entry(id.to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}
