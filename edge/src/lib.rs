@@ -11,6 +11,7 @@ pub mod faults;
 pub mod link;
 pub mod notify;
 pub mod releases;
+pub mod selftest;
 pub mod settings;
 pub mod status;
 

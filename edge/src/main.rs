@@ -50,6 +50,9 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Check that this build works on this machine (database, key hashing,
+    /// GS1, ZPL) in a scratch directory; needs no settings.
+    SelfTest,
     /// Check the configuration, data directory, database, devices, broker
     /// and clock; exit status 1 if any check fails.
     Doctor {
@@ -66,6 +69,12 @@ async fn main() -> anyhow::Result<()> {
         // Before the settings load: whether they do is the first check.
         if !depot_edge::doctor::run(cli.config.as_deref(), cloud.as_deref()).await {
             anyhow::bail!("some checks failed");
+        }
+        return Ok(());
+    }
+    if let Command::SelfTest = cli.command {
+        for line in depot_edge::selftest::run().await? {
+            println!("{line}");
         }
         return Ok(());
     }
@@ -156,7 +165,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         // Handled before the settings load.
-        Command::Doctor { .. } => Ok(()),
+        Command::Doctor { .. } | Command::SelfTest => Ok(()),
     }
 }
 
