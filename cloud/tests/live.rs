@@ -130,6 +130,31 @@ async fn a_screen_follows_the_log_and_resumes_after_what_it_saw() {
     assert_eq!(kinds(&filtered), ["stock.moved"]);
     assert_eq!(filtered[0]["payload"]["delta"], 9);
     assert_eq!(filtered.len(), 1);
+
+    // A status change names its order's warehouse, so a warehouse's screen
+    // takes its own orders' and not the other warehouse's.
+    let w2 = app.a.warehouses[1].0;
+    let mut other = connect(
+        &ws_url(
+            &app,
+            b,
+            &format!("?kinds=order.*,stock.*&warehouse_id={w2}"),
+        ),
+        Some(&app.a.key),
+    )
+    .await
+    .expect("connect");
+    let order = app.order("LIVE-O1", &[("LIVE-1", 1)]).await;
+    assert_eq!(app.set_status(order, "confirmed").await.status, 200);
+    adjust(&app, "LIVE-1", 1, 4).await;
+    let (seen, _) = events(&mut other, 1).await;
+    assert_eq!(kinds(&seen), ["stock.moved"], "{seen:?}");
+    assert_eq!(seen[0]["payload"]["warehouse_id"], w2);
+    let r = app
+        .get(&format!("/v1/events/{b}/list?kind=order.status_changed"))
+        .await;
+    let change = &r.body["data"]["events"][0]["payload"];
+    assert_eq!(change["warehouse_id"], w1, "{change}");
 }
 
 #[tokio::test]

@@ -258,7 +258,9 @@ pub(crate) fn change_status(
         at,
     };
     sql::add_history(conn, id, &change)?;
-    let payload = serde_json::json!({"order_id": id, "change": change});
+    // The warehouse lets a warehouse's screens take only their own orders'
+    // changes; nodes applying the event read only the order and the change.
+    let payload = serde_json::json!({"order_id": id, "warehouse_id": w, "change": change});
     store::events::append(
         conn,
         origin,
