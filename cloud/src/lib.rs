@@ -5,6 +5,7 @@
 pub mod admin;
 pub mod broker;
 pub mod changelog;
+pub mod html;
 pub mod oauth;
 pub mod ratelimit;
 pub mod settings;

@@ -5,6 +5,7 @@
 //! markup, links or scripts.
 
 use super::routes::{Listing, ReleaseView};
+use crate::html::escape;
 use depot_protocol::release::Product;
 use std::fmt::Write;
 
@@ -16,22 +17,6 @@ pub struct Page<'a> {
     pub releases: &'a [ReleaseView],
     /// Releases the filter matches (the page is a window on them).
     pub filtered: u64,
-}
-
-/// Escapes text for HTML content and quoted attribute values.
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// Wraps the pieces between pairs of `mark` in `tag`, escaping all text
@@ -275,16 +260,6 @@ pub fn page(p: &Page) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn escapes_markup_quotes_and_ampersands() {
-        assert_eq!(
-            escape(r#"<script>alert("x")</script> & 'q'"#),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"
-        );
-        assert_eq!(escape("&amp;"), "&amp;amp;");
-        assert_eq!(escape("plain ñ"), "plain ñ");
-    }
 
     #[test]
     fn markdown_subset() {

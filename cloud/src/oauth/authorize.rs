@@ -6,6 +6,7 @@
 use super::register::ClientMetadata;
 use super::secrets::{random_token, sha256_hex, verify_password};
 use super::{GRANT_CODE, ID_JAG, OAuth, OAuthError, intersect, now, parse_scope};
+use crate::html::escape;
 use axum::Form;
 use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
@@ -17,21 +18,6 @@ use std::collections::HashMap;
 const CODE_TTL_SECS: i64 = 60;
 
 type Params = HashMap<String, String>;
-
-fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A page that cannot be framed (clickjacking) or cached.
 fn page(status: StatusCode, title: &str, body: &str) -> Response {
