@@ -272,12 +272,12 @@ fn the_units_verify() {
     for unit in ["depot-edge.service", "depot-cloud.service"] {
         let text = std::fs::read_to_string(repo().join("systemd").join(unit)).expect("unit file");
         assert!(
-            text.contains("ExecStart=/usr/local/bin/"),
-            "{unit}: ExecStart names /usr/local/bin"
+            text.contains("ExecStart=/usr/bin/"),
+            "{unit}: ExecStart names /usr/bin, where the packages put the binaries"
         );
         let text = text
-            .replace("/usr/local/bin/depot-edge", BIN)
-            .replace("/usr/local/bin/depot-cloud", BIN);
+            .replace("/usr/bin/depot-edge", BIN)
+            .replace("/usr/bin/depot-cloud", BIN);
         let path = dir.path().join(unit);
         std::fs::write(&path, text).expect("copy");
         units.push(path);
