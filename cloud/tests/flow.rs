@@ -8,6 +8,7 @@ mod common;
 use base64::Engine;
 use common::{TestApp, WEBHOOK_SECRET, assert_error, spawn_app};
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 const GTIN_A: &str = "4006381333931";
 const GTIN_L: &str = "09506000134352";
@@ -394,6 +395,38 @@ async fn receive_pick_pack_ship_deliver() {
         404,
     );
     balanced(&app, "delivery").await;
+    every_event_is_as_the_catalogue_documents(&app).await;
+}
+
+/// The catalogue is the contract of streams and webhooks: every event the
+/// day wrote has an entry, and its payload is what the entry documents.
+async fn every_event_is_as_the_catalogue_documents(app: &TestApp) {
+    use depot_protocol::catalogue::{lookup, schema::check};
+    let events = app.wms.events_since(0, 1_000_000).await.expect("events");
+    let mut kinds = BTreeSet::new();
+    for e in &events {
+        let entry = lookup(&e.kind).unwrap_or_else(|| panic!("{} is not in the catalogue", e.kind));
+        assert_eq!(e.version, entry.version, "{}", e.kind);
+        if let Err(problems) = check(entry, &e.payload) {
+            panic!("{problems:#?}\n{}", e.payload);
+        }
+        kinds.insert(e.kind.as_str());
+    }
+    for kind in [
+        "order.created",
+        "order.status_changed",
+        "stock.moved",
+        "inbound.received",
+        "wave.created",
+        "pick.scanned",
+        "pick.line_completed",
+        "wave.completed",
+        "shipment.packed",
+        "shipment.milestone",
+        "dispatch_run.closed",
+    ] {
+        assert!(kinds.contains(kind), "the day wrote no {kind}: {kinds:?}");
+    }
 }
 
 /// Orders cancelled after being waved or packed drop out of picking and of

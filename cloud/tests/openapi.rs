@@ -101,6 +101,15 @@ async fn describes_every_route_with_resolvable_schemas() {
         "PUT /v1/automation/{business_id}/items/pricing/rules/position",
         "POST /v1/automation/{business_id}/items/pricing/rules/jobs/execute",
         "GET /v1/automation/{business_id}/items/pricing/rules/jobs/{job_id}/changes",
+        "GET /v1/webhooks/{business_id}/list",
+        "POST /v1/webhooks/{business_id}/create",
+        "GET /v1/webhooks/{business_id}/{webhook_id}",
+        "PUT /v1/webhooks/{business_id}/{webhook_id}/edit",
+        "DELETE /v1/webhooks/{business_id}/{webhook_id}/delete",
+        "POST /v1/webhooks/{business_id}/{webhook_id}/rotate-secret",
+        "GET /v1/webhooks/{business_id}/{webhook_id}/deliveries",
+        "GET /v1/webhooks/{business_id}/{webhook_id}/deliveries/{delivery_id}/attempts",
+        "POST /v1/webhooks/{business_id}/{webhook_id}/deliveries/{delivery_id}/retry",
     ]
     .into_iter()
     .map(str::to_owned)
@@ -137,4 +146,38 @@ async fn describes_every_route_with_resolvable_schemas() {
         doc["components"]["securitySchemes"]["api_key"]["name"],
         "X-API-KEY"
     );
+}
+
+/// The event catalogue is published as AsyncAPI, open like the OpenAPI
+/// description, and the events served carry the version it names.
+#[tokio::test]
+async fn describes_the_events_as_asyncapi() {
+    let app = common::spawn_app().await;
+    let r = app.call("GET", "/v1/asyncapi.json", None, None).await;
+    assert_eq!(r.status, 200);
+    let doc = r.body;
+    assert_eq!(doc["asyncapi"], "3.0.0");
+    let messages = doc["components"]["messages"].as_object().expect("messages");
+    assert!(messages.contains_key("order_status_changed"));
+    assert!(messages.contains_key("wave_completed"));
+    assert!(
+        !messages.contains_key("key_created"),
+        "keys are not for clients"
+    );
+    let mut all = BTreeSet::new();
+    refs(&doc, &mut all);
+    for r in all {
+        let pointer = r.strip_prefix('#').expect("local");
+        assert!(doc.pointer(pointer).is_some(), "{r} does not resolve");
+    }
+
+    let b = app.a.business;
+    app.item("SKU-V").await;
+    let list = app.get(&format!("/v1/events/{b}/list")).await;
+    assert_eq!(list.status, 200, "{:?}", list.body);
+    let events = list.body["data"]["events"].as_array().expect("events");
+    assert!(!events.is_empty());
+    for e in events {
+        assert_eq!(e["version"], 1, "{e}");
+    }
 }

@@ -35,10 +35,20 @@ pub enum EventKind {
     WaveCreated,
     #[serde(rename = "pick.scanned")]
     PickScanned,
+    /// A pick line has all its units (with the scan that completed it).
+    #[serde(rename = "pick.line_completed")]
+    PickLineCompleted,
+    /// A wave's last unit was picked.
+    #[serde(rename = "wave.completed")]
+    WaveCompleted,
     #[serde(rename = "shipment.packed")]
     ShipmentPacked,
     #[serde(rename = "shipment.milestone")]
     ShipmentMilestone,
+    /// A carrier's milestone set or moved a shipment's estimated delivery
+    /// (cloud only, never sent to edges).
+    #[serde(rename = "shipment.estimated_delivery_changed")]
+    ShipmentEstimatedDeliveryChanged,
     #[serde(rename = "dispatch_run.closed")]
     DispatchRunClosed,
     #[serde(rename = "printer.saved")]
@@ -82,6 +92,43 @@ pub enum EventKind {
 }
 
 impl EventKind {
+    /// Every kind, for checks that must cover them all (the catalogue's).
+    pub const ALL: [EventKind; 33] = [
+        Self::BusinessCreated,
+        Self::WarehouseCreated,
+        Self::KeyCreated,
+        Self::KeyRevoked,
+        Self::ItemCreated,
+        Self::ItemUpdated,
+        Self::StockMoved,
+        Self::OrderCreated,
+        Self::OrderStatusChanged,
+        Self::InboundCreated,
+        Self::InboundReceived,
+        Self::WaveCreated,
+        Self::PickScanned,
+        Self::PickLineCompleted,
+        Self::WaveCompleted,
+        Self::ShipmentPacked,
+        Self::ShipmentMilestone,
+        Self::ShipmentEstimatedDeliveryChanged,
+        Self::DispatchRunClosed,
+        Self::PrinterSaved,
+        Self::PrintJobCreated,
+        Self::PrintJobUpdated,
+        Self::StationScanned,
+        Self::DocumentAttached,
+        Self::ReleasePublished,
+        Self::ReleaseTranslated,
+        Self::CrmDepartmentSaved,
+        Self::CrmFormSaved,
+        Self::CrmThreadOpened,
+        Self::CrmMessagePosted,
+        Self::PricingRulesChanged,
+        Self::PricingJobExecuted,
+        Self::SyncConflict,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Self::BusinessCreated => "business.created",
@@ -97,8 +144,11 @@ impl EventKind {
             Self::InboundReceived => "inbound.received",
             Self::WaveCreated => "wave.created",
             Self::PickScanned => "pick.scanned",
+            Self::PickLineCompleted => "pick.line_completed",
+            Self::WaveCompleted => "wave.completed",
             Self::ShipmentPacked => "shipment.packed",
             Self::ShipmentMilestone => "shipment.milestone",
+            Self::ShipmentEstimatedDeliveryChanged => "shipment.estimated_delivery_changed",
             Self::DispatchRunClosed => "dispatch_run.closed",
             Self::PrinterSaved => "printer.saved",
             Self::PrintJobCreated => "print_job.created",
@@ -128,8 +178,15 @@ pub struct Event {
     pub origin: String,
     pub business_id: Option<BusinessId>,
     pub kind: String,
+    /// The version of the payload's shape (see [`crate::catalogue`]).
+    #[serde(default = "first_version")]
+    pub version: u32,
     pub payload: serde_json::Value,
     pub at: DateTime<Utc>,
+}
+
+fn first_version() -> u32 {
+    1
 }
 
 #[cfg(test)]
@@ -138,38 +195,7 @@ mod tests {
 
     #[test]
     fn kind_strings_match_serde() {
-        for k in [
-            EventKind::BusinessCreated,
-            EventKind::WarehouseCreated,
-            EventKind::KeyCreated,
-            EventKind::KeyRevoked,
-            EventKind::ItemCreated,
-            EventKind::ItemUpdated,
-            EventKind::StockMoved,
-            EventKind::OrderCreated,
-            EventKind::OrderStatusChanged,
-            EventKind::InboundCreated,
-            EventKind::InboundReceived,
-            EventKind::WaveCreated,
-            EventKind::PickScanned,
-            EventKind::ShipmentPacked,
-            EventKind::ShipmentMilestone,
-            EventKind::DispatchRunClosed,
-            EventKind::PrinterSaved,
-            EventKind::PrintJobCreated,
-            EventKind::PrintJobUpdated,
-            EventKind::StationScanned,
-            EventKind::DocumentAttached,
-            EventKind::ReleasePublished,
-            EventKind::ReleaseTranslated,
-            EventKind::CrmDepartmentSaved,
-            EventKind::CrmFormSaved,
-            EventKind::CrmThreadOpened,
-            EventKind::CrmMessagePosted,
-            EventKind::PricingRulesChanged,
-            EventKind::PricingJobExecuted,
-            EventKind::SyncConflict,
-        ] {
+        for k in EventKind::ALL {
             assert_eq!(
                 serde_json::to_string(&k).unwrap_or_default(),
                 format!("\"{}\"", k.as_str())

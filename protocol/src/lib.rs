@@ -4,6 +4,7 @@
 
 pub mod barcode;
 pub mod catalog;
+pub mod catalogue;
 pub mod crm;
 pub mod document;
 pub mod envelope;

@@ -37,6 +37,11 @@ impl Subscription {
                     "kinds",
                     format!("{k:?} is not an event kind such as order.status_changed or order.*"),
                 ));
+            } else if !crate::catalogue::pattern_is_known(k) {
+                errors.push(FieldError::new(
+                    "kinds",
+                    format!("{k:?} names no event type (docs/events.md lists them)"),
+                ));
             } else if !list.iter().any(|l| l == k) {
                 list.push(k.to_owned());
             }
@@ -134,6 +139,7 @@ mod tests {
             origin: "cloud".into(),
             business_id: None,
             kind: kind.into(),
+            version: 1,
             payload,
             at: chrono::DateTime::UNIX_EPOCH,
         }
@@ -191,11 +197,18 @@ mod tests {
             )),
             ["kinds", "kinds", "kinds", "warehouse_id"]
         );
-        let many: Vec<String> = (0..=MAX_KINDS).map(|i| format!("k.n{i}")).collect();
         assert_eq!(
-            names(Subscription::parse(Some(&many.join(",")), None, None)),
-            ["kinds"]
+            names(Subscription::parse(
+                Some("order.shipped,nothing.*,key.created,order.created"),
+                None,
+                None
+            )),
+            ["kinds", "kinds", "kinds"],
+            "unknown, and internal, types are named"
         );
+        let every: Vec<&str> = crate::catalogue::public().map(|t| t.name).collect();
+        assert!(every.len() <= MAX_KINDS);
+        assert!(Subscription::parse(Some(&every.join(",")), None, None).is_ok());
         assert_eq!(
             names(Subscription::parse(None, None, Some(&"s".repeat(101)))),
             ["station"]

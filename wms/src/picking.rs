@@ -264,6 +264,7 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     }
     let mut left = quantity;
     let mut takes = Vec::new();
+    let mut completed = Vec::new();
     for l in &usable {
         if left == 0 {
             break;
@@ -274,6 +275,9 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
             line_id: l.id,
             quantity: take,
         });
+        if take == l.remaining {
+            completed.push(l);
+        }
         left -= take;
     }
     let (Some(line), Some(first_take)) = (usable.first(), takes.first().map(|t| t.quantity)) else {
@@ -297,8 +301,9 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         status
     };
     let (wave_remaining, order_remaining) = sql::remaining(conn, wave.id, order_id)?;
-    if wave_remaining == 0 {
-        sql::complete_wave(conn, wave.id, &now())?;
+    let completed_at = (wave_remaining == 0).then(now);
+    if let Some(at) = &completed_at {
+        sql::complete_wave(conn, wave.id, at)?;
     }
     let result = ScanResult {
         wave_id: wave.id,
@@ -320,6 +325,35 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         takes,
     };
     store::events::append(conn, origin, Some(business), EventKind::PickScanned, &event)?;
+    // Named events for what subscribers wait for; nodes applying them do
+    // nothing, as `pick.scanned` already carries the picks.
+    for l in completed {
+        let payload = serde_json::json!({
+            "business_id": business, "warehouse_id": wave.warehouse_id, "wave_id": wave.id,
+            "order_id": l.order_id, "line_id": l.id, "sku": l.sku, "quantity": l.quantity,
+            "location": l.location,
+        });
+        store::events::append(
+            conn,
+            origin,
+            Some(business),
+            EventKind::PickLineCompleted,
+            &payload,
+        )?;
+    }
+    if let Some(at) = completed_at {
+        let payload = serde_json::json!({
+            "business_id": business, "warehouse_id": wave.warehouse_id, "wave_id": wave.id,
+            "completed_at": depot_protocol::format_ts(&at),
+        });
+        store::events::append(
+            conn,
+            origin,
+            Some(business),
+            EventKind::WaveCompleted,
+            &payload,
+        )?;
+    }
     Ok(event.result)
 }
 

@@ -27,12 +27,14 @@ pub struct Ack {
 
 /// Kinds an edge may send: what the floor does. Catalog, tenants, keys,
 /// orders, inbound orders and printers are the cloud's to create.
-const FROM_EDGES: [&str; 12] = [
+const FROM_EDGES: [&str; 14] = [
     "stock.moved",
     "order.status_changed",
     "inbound.received",
     "wave.created",
     "pick.scanned",
+    "pick.line_completed",
+    "wave.completed",
     "shipment.packed",
     "shipment.milestone",
     "dispatch_run.closed",
@@ -84,6 +86,7 @@ fn receive(
             id: e.id,
             origin: origin.clone(),
             business_id: Some(business),
+            version: depot_protocol::catalogue::version(&e.kind),
             kind: e.kind,
             payload: e.payload,
             at: e.at,
@@ -215,6 +218,7 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                             .map(BusinessId)
                     }),
                     kind: c.kind.clone(),
+                    version: depot_protocol::catalogue::version(&c.kind),
                     payload: c.payload.clone(),
                     at: c.at,
                 });
@@ -436,5 +440,25 @@ impl Wms {
     ) -> Result<usize> {
         self.write(move |conn| sql::install_local_keys(conn, business, &keys, &now()))
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use depot_protocol::catalogue::{CATALOGUE, Source};
+
+    /// The catalogue says which events an edge writes; the cloud takes
+    /// exactly those from edges.
+    #[test]
+    fn edges_send_what_the_catalogue_says_they_write() {
+        let mut written: Vec<&str> = CATALOGUE
+            .iter()
+            .filter(|t| t.source != Source::Cloud)
+            .map(|t| t.name)
+            .collect();
+        let mut taken = super::FROM_EDGES.to_vec();
+        written.sort_unstable();
+        taken.sort_unstable();
+        assert_eq!(written, taken);
     }
 }

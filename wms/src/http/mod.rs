@@ -39,7 +39,8 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 #[openapi(
     info(title = "Depot API", version = "1.0.0b",
         description = "Omnichannel commerce, warehouse and fulfilment API. Every request carries X-API-KEY; \
-                       errors answer {error: 1, code, message, errors?}."),
+                       errors answer {error: 1, code, message, errors?}. The event types of \
+                       /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
@@ -58,6 +59,15 @@ impl Modify for ApiKeyAuth {
             SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-KEY"))),
         );
     }
+}
+
+/// The event catalogue as an AsyncAPI document: the event types of the
+/// live streams, for clients and code generators. Public, as the OpenAPI
+/// description is.
+async fn asyncapi() -> axum::Json<serde_json::Value> {
+    axum::Json(depot_protocol::catalogue::asyncapi::document(env!(
+        "CARGO_PKG_VERSION"
+    )))
 }
 
 /// The answer for a path no route serves: 404 with the error body.
@@ -103,6 +113,7 @@ pub fn routes() -> OpenApiRouter<Wms> {
 /// read-only here, so nothing made at the edge has to be refused later.
 pub fn edge_routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .route("/v1/asyncapi.json", axum::routing::get(asyncapi))
         .routes(routes!(health::healthz))
         .routes(routes!(health::readyz))
         .routes(routes!(business::my))

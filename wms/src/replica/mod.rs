@@ -53,8 +53,15 @@ pub const REPLICATED: [&str; 21] = [
 
 /// Kinds another node logs for the record without applying them: a
 /// document's bytes stay where it was uploaded, a conflict was another
-/// node's to resolve, a station's scans are the floor's history.
-pub const RECORDED: [&str; 3] = ["document.attached", "sync.conflict", "station.scanned"];
+/// node's to resolve, a station's scans are the floor's history, and
+/// completed lines and waves came with the `pick.scanned` that did it.
+pub const RECORDED: [&str; 5] = [
+    "document.attached",
+    "sync.conflict",
+    "station.scanned",
+    "pick.line_completed",
+    "wave.completed",
+];
 
 /// What applying one event did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -158,6 +158,7 @@ fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
     let id: String = r.get(i + 1)?;
     let payload: String = r.get(i + 5)?;
     let at: String = r.get(i + 6)?;
+    let kind: String = r.get(i + 4)?;
     Ok(Event {
         seq: r.get(i)?,
         id: EventId(uuid::Uuid::parse_str(&id).map_err(|e| {
@@ -169,7 +170,8 @@ fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
         })?),
         origin: r.get(i + 2)?,
         business_id: r.get::<_, Option<i64>>(i + 3)?.map(BusinessId),
-        kind: r.get(i + 4)?,
+        version: depot_protocol::catalogue::version(&kind),
+        kind,
         payload: super::parse_json(&payload)?,
         at: super::parse_ts(&at)?,
     })

@@ -240,6 +240,7 @@ async fn unknown_and_malformed_events_are_rejected_not_fatal() {
         origin: "edge:x".into(),
         business_id: Some(p.caller.business_id),
         kind: kind.into(),
+        version: 1,
         payload,
         at: depot_protocol::now(),
     };

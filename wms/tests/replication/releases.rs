@@ -108,6 +108,7 @@ async fn a_release_event_from_before_locales_still_applies() {
         origin: "cloud".into(),
         business_id: None,
         kind: "release.published".into(),
+        version: 1,
         payload: json!({"id": 9, "version": "1.2.0", "title": "Labels",
             "notes": "- ZPL", "published_at": "2024-03-02T09:00:00Z"}),
         at: chrono::Utc::now(),
