@@ -60,6 +60,16 @@ enum Command {
         #[arg(long, env = "DEPOT_CLOUD_URL")]
         cloud: Option<String>,
     },
+    /// About the settings themselves.
+    #[command(subcommand)]
+    Config(ConfigCmd),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCmd {
+    /// Print every setting with its default, environment variable and
+    /// meaning (markdown; docs/edge-configuration.md); needs no settings.
+    Reference,
 }
 
 #[tokio::main]
@@ -70,6 +80,11 @@ async fn main() -> anyhow::Result<()> {
         if !depot_edge::doctor::run(cli.config.as_deref(), cloud.as_deref()).await {
             anyhow::bail!("some checks failed");
         }
+        return Ok(());
+    }
+    if let Command::Config(ConfigCmd::Reference) = cli.command {
+        let reference = depot_edge::settings::reference_markdown().map_err(anyhow::Error::msg)?;
+        print!("{reference}");
         return Ok(());
     }
     if let Command::SelfTest = cli.command {
@@ -165,7 +180,7 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         // Handled before the settings load.
-        Command::Doctor { .. } | Command::SelfTest => Ok(()),
+        Command::Doctor { .. } | Command::SelfTest | Command::Config(_) => Ok(()),
     }
 }
 

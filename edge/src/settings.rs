@@ -6,12 +6,13 @@ use depot_protocol::BusinessId;
 use depot_wms::Wms;
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// The business this box works for.
@@ -24,11 +25,13 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// Where the database lives (`edge.db` inside it).
     pub data_dir: PathBuf,
+    /// The MQTT broker the box syncs with the cloud through.
     pub broker: Broker,
     /// Keys the box accepts besides those the cloud sends down, so that a
-    /// box that has never been online can serve the stations: each the hex
-    /// SHA-256 of a key, or the key itself (see [`LocalKey`]). Bound to
-    /// `business_id`, stored as hashes only, never sent to the cloud.
+    /// box that has never been online can serve the stations: each the
+    /// SHA-256 of a key in 64 hex digits, or the key itself (16 to 256
+    /// visible ASCII characters). Bound to `business_id`, stored as hashes
+    /// only, never sent to the cloud.
     pub local_keys: Vec<LocalKey>,
     /// Printers, scales and scanners attached to the box (none by default).
     pub devices: DevicesConfig,
@@ -38,11 +41,36 @@ pub struct Settings {
     pub log: String,
 }
 
+/// How the reference of these settings (docs/edge-configuration.md) is
+/// made and introduced.
+pub const REFERENCE: depot_settings_doc::Reference<'static> = depot_settings_doc::Reference {
+    title: "Edge configuration",
+    intro: "\
+The settings of `depot-edge`. Installed from the Debian package, they are in
+`/etc/depot/edge.toml`: the systemd unit runs `depot-edge --config
+/etc/depot/edge.toml serve` and sets `DEPOT_DATA_DIR=/var/lib/depot`, which
+wins over `data_dir` in the file. An edge with one station (a scanner, a
+scale and a printer): [`examples/edge.toml`](../examples/edge.toml).
+`depot-edge doctor` loads the file and checks its devices, the broker and
+the clock.",
+    command: "depot-edge config reference",
+    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-edge --test configuration_reference`",
+};
+
+/// The configuration reference, made from these types: every setting with
+/// its type, default, environment variable and doc comment. Fails naming
+/// the settings that have no doc comment.
+pub fn reference_markdown() -> Result<String, String> {
+    let schema = schemars::schema_for!(Settings);
+    let defaults = serde_json::to_value(Settings::default()).map_err(|e| e.to_string())?;
+    depot_settings_doc::markdown(schema.as_value(), &defaults, &REFERENCE)
+}
+
 /// A key provisioned in configuration: 64 hex digits are its SHA-256 (what
 /// `printf %s "$KEY" | sha256sum` prints for a key `depot-cloud key create`
 /// made); anything else is the key itself, 16 to 256 visible ASCII
 /// characters, hashed as it is read.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct LocalKey(pub String);
 
@@ -95,7 +123,7 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Broker {
     /// `mqtt://host:1883` or `mqtts://user:password@host:8883`.

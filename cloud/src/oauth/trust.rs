@@ -8,17 +8,19 @@
 use super::token::classify;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 /// A provider whose assertions this server accepts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TrustedIssuer {
     /// Its `iss`, exactly.
     pub issuer: String,
+    /// Where it publishes the keys its assertions are signed with (JWKS).
     pub jwks_uri: String,
     /// The most its assertions may grant.
     #[serde(default)]

@@ -9,22 +9,26 @@ use depot_hardware::scale::{
 };
 use depot_hardware::scanner::registry::{self, ScannerMatch};
 use depot_hardware::scanner::serial::SerialScannerConfig;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// `[devices]`: printers, scales and scanners. Empty by default: a box
 /// without devices serves the API alone.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct DevicesConfig {
+    /// Label printers.
     pub printers: Vec<PrinterDevice>,
+    /// Scales.
     pub scales: Vec<ScaleDevice>,
+    /// Barcode scanners, USB or serial.
     pub scanners: Vec<ScannerDevice>,
 }
 
 /// `[[devices.printers]]`: a label printer this box prints on.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PrinterDevice {
     /// The name of the printer's record, as synced from the cloud, whose
@@ -33,23 +37,84 @@ pub struct PrinterDevice {
     /// `tcp://10.0.0.5:9100`, `serial:///dev/ttyUSB0?baud=9600` or
     /// `/dev/usb/lp0`.
     pub endpoint: Endpoint,
+    /// Milliseconds connecting may take.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::connect_timeout_ms")]
     pub connect_timeout_ms: Option<u64>,
+    /// Milliseconds the printer may take to answer a status request (`~HS`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::status_timeout_ms")]
     pub status_timeout_ms: Option<u64>,
+    /// Milliseconds writing one job may take (a paused printer with a full
+    /// buffer stops reading).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::transfer_timeout_ms")]
     pub transfer_timeout_ms: Option<u64>,
+    /// Milliseconds the printer may take to close after the end of a job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::close_timeout_ms")]
     pub close_timeout_ms: Option<u64>,
+    /// Milliseconds to wait after a fault or a lost printer before trying
+    /// again; doubles up to `backoff_max_ms` while the problem lasts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::backoff_initial_ms")]
     pub backoff_initial_ms: Option<u64>,
+    /// The longest wait between tries, in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::backoff_max_ms")]
     pub backoff_max_ms: Option<u64>,
-    /// How often an idle printer is asked for its status; 0: never.
+    /// How often an idle printer is asked for its status, in milliseconds,
+    /// so that one that went away is noticed; 0: only when printing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::idle_poll_ms")]
     pub idle_poll_ms: Option<u64>,
+    /// Cut-off transfers after which a job is given up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(default = "driver_default::max_transfer_attempts")]
     pub max_transfer_attempts: Option<u32>,
+}
+
+/// What a printer key left out means: the driver's default, shown in the
+/// configuration reference.
+mod driver_default {
+    use depot_hardware::printer::DriverConfig;
+    use std::time::Duration;
+
+    fn ms(d: Duration) -> Option<u64> {
+        u64::try_from(d.as_millis()).ok()
+    }
+
+    pub fn connect_timeout_ms() -> Option<u64> {
+        ms(DriverConfig::default().connect_timeout)
+    }
+
+    pub fn status_timeout_ms() -> Option<u64> {
+        ms(DriverConfig::default().status_timeout)
+    }
+
+    pub fn transfer_timeout_ms() -> Option<u64> {
+        ms(DriverConfig::default().transfer_timeout)
+    }
+
+    pub fn close_timeout_ms() -> Option<u64> {
+        ms(DriverConfig::default().close_timeout)
+    }
+
+    pub fn backoff_initial_ms() -> Option<u64> {
+        ms(DriverConfig::default().backoff_initial)
+    }
+
+    pub fn backoff_max_ms() -> Option<u64> {
+        ms(DriverConfig::default().backoff_max)
+    }
+
+    pub fn idle_poll_ms() -> Option<u64> {
+        DriverConfig::default().idle_poll.map_or(Some(0), ms)
+    }
+
+    pub fn max_transfer_attempts() -> Option<u32> {
+        Some(DriverConfig::default().max_transfer_attempts)
+    }
 }
 
 /// A configured number of milliseconds, or the default.
@@ -102,14 +167,19 @@ impl PrinterDevice {
 }
 
 /// What a scale speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ScaleProtocol {
+    /// Mettler-Toledo MT-SICS, on a serial port.
     MtSics,
+    /// Toledo 8217 (continuous or on request), on a serial port.
     #[serde(rename = "toledo_8217")]
     Toledo8217,
+    /// CAS, on a serial port.
     Cas,
+    /// Modbus over TCP (`address`).
     ModbusTcp,
+    /// Modbus RTU, on a serial port.
     ModbusRtu,
 }
 
@@ -128,23 +198,30 @@ impl ScaleProtocol {
 
 /// `[[devices.scales]]`: a scale, on a serial port or over Modbus. Serial
 /// line settings default to the protocol's factory settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScaleDevice {
+    /// Unique among the devices; what `[[stations]]` name it by.
     pub id: String,
     pub protocol: ScaleProtocol,
     /// The serial port (all but `modbus_tcp`): better a
     /// `/dev/serial/by-id/…` link than `/dev/ttyUSB0`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<String>,
+    /// Serial line speed; unset: the protocol's factory setting (9600 for
+    /// most).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baud_rate: Option<u32>,
+    /// Serial data bits, 5 to 8; unset: the protocol's factory setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_bits: Option<u8>,
+    /// Serial parity; unset: the protocol's factory setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parity: Option<Parity>,
+    /// Serial stop bits, 1 or 2; unset: the protocol's factory setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_bits: Option<u8>,
+    /// Serial handshake; unset: the protocol's factory setting.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow_control: Option<FlowControl>,
     /// `toledo_8217`: the unit the scale is set to (its frames carry none).
@@ -159,6 +236,8 @@ pub struct ScaleDevice {
     /// Modbus: where the scale publishes its weight.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub registers: Option<RegisterMap>,
+    /// Milliseconds between weight requests (for a scale that is asked);
+    /// unset: the protocol's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval_ms: Option<u64>,
     /// How long an answer may take (for a streaming scale, how long it may
@@ -248,7 +327,7 @@ impl ScaleDevice {
 
 /// `[[devices.scanners]]`: `kind = "usb"` (matched by vendor, product and
 /// serial number or port) or `kind = "serial"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ScannerDevice {
     Usb(ScannerMatch),
@@ -265,9 +344,10 @@ impl ScannerDevice {
 }
 
 /// `[[stations]]`: a place on the floor and the devices it uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StationConfig {
+    /// Unique; the `{station}` of `/v1/edge/stations/{station}/…`.
     pub name: String,
     /// Names of `[[devices.scanners]]`; a scanner serves one station.
     #[serde(default)]
@@ -283,6 +363,7 @@ pub struct StationConfig {
     /// `tolerance_pct` of the expected weight, whichever is more.
     #[serde(default = "default_tolerance_g")]
     pub tolerance_g: i64,
+    /// See `tolerance_g`: a percentage, 0 to 100.
     #[serde(default = "default_tolerance_pct")]
     pub tolerance_pct: f64,
     /// What the box and filling weigh, added to the items' weight.

@@ -31,7 +31,17 @@ pub use weight::{MAX_DECIMALS, Weight};
 
 /// The units the drivers report. Scales configured for others (carats,
 /// pennyweights, tonnes) are refused with [`ScaleError::UnsupportedUnit`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 pub enum Unit {
     #[serde(rename = "g")]
     Gram,

@@ -24,7 +24,9 @@ use super::{ConfigError, Connection, Decoded, DeviceId, MAX_SCAN_BYTES, Scan};
 const CR: u8 = b'\r';
 const LF: u8 = b'\n';
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum LineEnding {
     Cr,
@@ -142,7 +144,7 @@ fn text(line: Vec<u8>) -> Result<String, LineError> {
 }
 
 /// One serial scanner.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SerialScannerConfig {
     /// What scans are tagged with and stations are bound to.
@@ -150,13 +152,16 @@ pub struct SerialScannerConfig {
     /// The port. A `/dev/serial/by-id/…` link names the adapter itself and
     /// survives reboots and replugging; `/dev/ttyUSB0` does not.
     pub path: String,
+    /// The line's speed (8 data bits, no parity, 1 stop bit).
     #[serde(default = "default_baud_rate")]
     pub baud_rate: u32,
+    /// What the scanner ends each scan with.
     #[serde(default)]
     pub line_ending: LineEnding,
     /// The scanner prefixes each scan with its AIM symbology identifier.
     #[serde(default)]
     pub aim_prefix: bool,
+    /// The longest scan in bytes; a longer line is dropped whole.
     #[serde(default = "default_max_line")]
     pub max_line: usize,
     /// How long to wait before opening the port again after it failed.

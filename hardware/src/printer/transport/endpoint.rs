@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 /// The raw ZPL port of Zebra print servers.
 pub const DEFAULT_TCP_PORT: u16 = 9100;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "String", into = "String")]
 pub enum Endpoint {
     Tcp { host: String, port: u16 },

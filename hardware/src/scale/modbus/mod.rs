@@ -11,7 +11,17 @@ pub use client::{ModbusScaleConfig, ModbusTransport};
 
 use super::{MAX_DECIMALS, Reading, ScaleError, Unit, Weight};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Table {
     /// Holding registers (function code 3).
@@ -20,7 +30,9 @@ pub enum Table {
     Input,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Width {
     /// One register.
@@ -30,7 +42,9 @@ pub enum Width {
 }
 
 /// Which register of a 32-bit pair holds the high 16 bits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum WordOrder {
     /// The first register (Modbus convention, "big-endian").
@@ -40,9 +54,13 @@ pub enum WordOrder {
 }
 
 /// A status bit telling whether the weight is stable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct StatusBit {
+    /// The table the status register is in.
     pub table: Table,
+    /// The status register, zero-based as on the wire.
     pub address: u16,
     /// 0 (least significant) to 15.
     pub bit: u8,
@@ -75,19 +93,24 @@ impl StatusBit {
 }
 
 /// Where and how a scale publishes its weight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct RegisterMap {
+    /// The table the weight is in.
     pub table: Table,
     /// The first register, zero-based as on the wire (register 40001 of a
     /// manual's holding table is address 0).
     pub address: u16,
+    /// How many registers the weight takes.
     pub width: Width,
-    /// Only used for `U32`.
+    /// Only used for `u32`.
     pub word_order: WordOrder,
     /// Two's complement, so that a scale can report below zero.
     pub signed: bool,
     /// The register holds the weight × 10^decimals.
     pub decimals: u8,
+    /// The unit of the weight the registers hold.
     pub unit: Unit,
     /// Without one, every reading counts as stable: the scale gives no way
     /// to tell.

@@ -30,12 +30,14 @@ const KEYBOARD: (u16, u16) = (0x01, 0x06);
 const BAR_CODE_SCANNER_PAGE: u16 = 0x8C;
 
 /// One configured USB scanner.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScannerMatch {
     /// Unique; what scans are tagged with and stations are bound to.
     pub name: String,
+    /// The USB vendor id, as `lsusb` shows it (in TOML, `0x0c2e`).
     pub vendor_id: u16,
+    /// The USB product id, as `lsusb` shows it (in TOML, `0x0b61`).
     pub product_id: u16,
     /// The USB serial number (iSerialNumber), when the scanner has one.
     #[serde(default)]
@@ -50,7 +52,7 @@ pub struct ScannerMatch {
 
 /// How the scanner is set up to talk: it decides which of the device's HID
 /// interfaces is read and how.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ScannerMode {
     /// Keyboard emulation, the factory default of most scanners.

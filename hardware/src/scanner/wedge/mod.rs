@@ -84,7 +84,7 @@ impl BootReport {
 }
 
 /// What ends a scan.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Terminator {
     /// The Enter key (main or keypad), the factory suffix of most scanners.
@@ -98,7 +98,7 @@ pub enum Terminator {
     },
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct WedgeConfig {
     pub terminator: Terminator,
