@@ -84,11 +84,17 @@ struct Events {
 }
 
 impl Events {
-    /// The next `station.scanned` event's payload.
+    /// The next `station.scanned` event's payload, which must be what the
+    /// event catalogue documents (docs/events.md).
     async fn next(&mut self, api: &Api, b: i64) -> Value {
         let events = api.events_after(b, self.after, "station.scanned").await;
         let first = &events[0];
         self.after = first["seq"].as_i64().expect("seq");
+        let entry = depot_protocol::catalogue::lookup("station.scanned").expect("catalogued");
+        assert_eq!(first["version"], entry.version);
+        if let Err(problems) = depot_protocol::catalogue::schema::check(entry, &first["payload"]) {
+            panic!("{problems:#?}\n{}", first["payload"]);
+        }
         first["payload"].clone()
     }
 }
