@@ -48,6 +48,9 @@ pub enum Command {
     /// Manage edges.
     #[command(subcommand)]
     Edge(EdgeCmd),
+    /// About the settings themselves.
+    #[command(subcommand)]
+    Config(ConfigCmd),
     /// People and clients of the release-notes API's authorization server.
     #[command(subcommand)]
     Oauth(crate::oauth::admin::OAuthCmd),
@@ -115,6 +118,13 @@ fn violations(errors: Vec<depot_protocol::FieldError>) -> anyhow::Error {
         .map(|e| format!("{}: {}", e.name, e.status))
         .collect();
     anyhow::anyhow!("{}", lines.join("; "))
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCmd {
+    /// Print every setting with its default, environment variable and
+    /// meaning (markdown; docs/cloud-configuration.md); needs no settings.
+    Reference,
 }
 
 #[derive(Debug, Subcommand)]
@@ -210,7 +220,9 @@ pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
 /// Runs an admin command (everything but `serve`), printing its result.
 pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Serve { .. } => anyhow::bail!("serve is not an admin command"),
+        Command::Serve { .. } | Command::Config(_) => {
+            anyhow::bail!("not an admin command")
+        }
         Command::Oauth(cmd) => crate::oauth::admin::run(wms, cmd).await?,
         Command::Business(BusinessCmd::Create {
             name,

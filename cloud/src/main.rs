@@ -1,11 +1,19 @@
 use clap::Parser;
-use depot_cloud::admin::{self, Cli, Command};
+use depot_cloud::admin::{self, Cli, Command, ConfigCmd};
 use std::io::Write;
 use tokio::net::TcpListener;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    if let Command::Config(ConfigCmd::Reference) = cli.command {
+        // Before the settings load: it describes them, it needs none.
+        print!(
+            "{}",
+            depot_cloud::settings::reference_markdown().map_err(anyhow::Error::msg)?
+        );
+        return Ok(());
+    }
     let settings = cli.settings()?;
     tracing_subscriber::fmt()
         .with_env_filter(

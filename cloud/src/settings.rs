@@ -5,13 +5,14 @@
 use crate::broker::{BrokerError, MqttUrl};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Settings {
     /// Address the HTTP API listens on.
@@ -32,7 +33,30 @@ pub struct Settings {
     pub oauth: OAuthSettings,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// How the reference of these settings (docs/cloud-configuration.md) is
+/// made and introduced.
+pub const REFERENCE: depot_settings_doc::Reference<'static> = depot_settings_doc::Reference {
+    title: "Cloud configuration",
+    intro: "\
+The settings of `depot-cloud`. Installed from the Debian package, they are
+in `/etc/depot/cloud.toml`: the systemd unit runs `depot-cloud --config
+/etc/depot/cloud.toml serve` and sets `DEPOT_DATA_DIR=/var/lib/depot`, which
+wins over `data_dir` in the file; the admin commands' `--data-dir` wins over
+both. An example: [`examples/cloud.toml`](../examples/cloud.toml).",
+    command: "depot-cloud config reference",
+    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-cloud --test configuration_reference`",
+};
+
+/// The configuration reference, made from these types: every setting with
+/// its type, default, environment variable and doc comment. Fails naming
+/// the settings that have no doc comment.
+pub fn reference_markdown() -> Result<String, String> {
+    let schema = schemars::schema_for!(Settings);
+    let defaults = serde_json::to_value(Settings::default()).map_err(|e| e.to_string())?;
+    depot_settings_doc::markdown(schema.as_value(), &defaults, &REFERENCE)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct ChangelogSettings {
     /// The public address of the release-notes API (`{changelog_url}`):
@@ -89,7 +113,7 @@ impl Default for ChangelogSettings {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct OAuthSettings {
     /// How long an access token lives.
@@ -116,7 +140,7 @@ impl Default for OAuthSettings {
     }
 }
 
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct BrokerSettings {
     /// An external broker (`mqtt://[user:password@]host[:port]` or
@@ -168,7 +192,7 @@ impl BrokerSettings {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct CarrierSettings {
     /// Shared secret of the carrier's webhook signatures (HMAC-SHA256).
@@ -176,7 +200,7 @@ pub struct CarrierSettings {
 }
 
 /// A secret: usable, but never printed by `Debug`.
-#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
 pub struct Secret(pub String);
 
@@ -190,7 +214,7 @@ impl fmt::Debug for Secret {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RateLimit {
     /// Sustained requests per second per key.
