@@ -11,6 +11,7 @@ pub mod http;
 pub mod inbound;
 pub mod keycache;
 pub mod ledger;
+pub mod metrics;
 pub mod notify;
 pub mod oauth;
 pub mod orders;

@@ -8,9 +8,11 @@
 //! behind and does not disturb the others of its group.
 
 use crate::error::{Result, WmsError};
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use rusqlite::Connection;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// How many jobs one transaction takes at most: bounds the latency a job
@@ -24,11 +26,34 @@ type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
 /// transaction could be opened, answers the failure without running.
 type Job = Box<dyn FnOnce(Option<&Connection>) -> Reply + Send>;
 
+/// Upper bounds of the commit duration histogram, in seconds.
+const COMMIT_BUCKETS: [f64; 14] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+];
+
 /// Counters a metrics endpoint or a benchmark can read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct WriterStats {
     pub commits: AtomicU64,
     pub jobs: AtomicU64,
+    /// Jobs per group commit: 1 when idle, up to [`MAX_GROUP`] under load.
+    pub batch_sizes: Histogram,
+    /// Seconds from `BEGIN` to the end of `COMMIT` (the fsync included).
+    pub commit_seconds: Histogram,
+}
+
+impl Default for WriterStats {
+    fn default() -> Self {
+        Self {
+            commits: AtomicU64::default(),
+            jobs: AtomicU64::default(),
+            // 1, 2, 4 ... 256: one bucket per doubling, up to MAX_GROUP.
+            batch_sizes: Histogram::new(exponential_buckets(1.0, 2.0, 9)),
+            // 100 µs (a commit the page cache absorbs) to seconds (a
+            // stalled disk).
+            commit_seconds: Histogram::new(COMMIT_BUCKETS),
+        }
+    }
 }
 
 /// Tables whose commits others wait for or cache against.
@@ -90,6 +115,11 @@ impl Writer {
 
     pub fn stats(&self) -> &WriterStats {
         &self.stats
+    }
+
+    /// Jobs queued and not yet taken into a group.
+    pub fn queue_depth(&self) -> usize {
+        self.tx.max_capacity() - self.tx.capacity()
     }
 
     /// Changes after every commit that wrote to the table.
@@ -173,7 +203,14 @@ fn run(
             }
         }
         let n = group.len() as u64;
+        let started = Instant::now();
         let replies = commit_group(&conn, &mut group);
+        // Before anyone is answered, so a caller that wrote sees its commit
+        // counted.
+        stats
+            .commit_seconds
+            .observe(started.elapsed().as_secs_f64());
+        stats.batch_sizes.observe(n as f64);
         after_commit();
         stats.commits.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(n, Ordering::Relaxed);
