@@ -6,6 +6,7 @@ pub mod admin;
 pub mod broker;
 pub mod changelog;
 pub mod html;
+pub mod metrics;
 pub mod oauth;
 pub mod ratelimit;
 pub mod settings;
@@ -36,7 +37,7 @@ pub async fn app(
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
     let changelog = changelog::Changelog::new(wms.clone(), &settings.changelog);
     let router = api
-        .with_state(wms)
+        .with_state(wms.clone())
         .route(
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
@@ -61,6 +62,7 @@ pub async fn app(
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
+    let router = metrics::mount(router, &wms);
     Ok((router, limiter))
 }
 

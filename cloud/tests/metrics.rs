@@ -1,0 +1,132 @@
+//! `GET /metrics` on the cloud, with no key: requests counted exactly by
+//! route template (a 404 on a route, an unmatched path, a method a route
+//! does not take), the writer's group commits, the edges taken together;
+//! and nothing in it names a business's data.
+
+mod common;
+
+use common::TestApp;
+use depot_protocol::sync::EdgeId;
+use depot_wms::metrics::exposition::{Sample, parse, value};
+use depot_wms::sync::Sighting;
+
+async fn scrape(app: &TestApp) -> (Vec<Sample>, String) {
+    let r = app.call("GET", "/metrics", None, None).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let content_type = r.headers["content-type"].to_str().expect("ascii");
+    assert!(
+        content_type.starts_with("application/openmetrics-text"),
+        "{content_type}"
+    );
+    let text = r.body.as_str().expect("text").to_owned();
+    assert!(text.ends_with("# EOF\n"), "{text}");
+    (parse(&text).expect("exposition"), text)
+}
+
+fn get(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    value(samples, name, labels).unwrap_or(0.0)
+}
+
+#[tokio::test]
+async fn requests_by_route_template_and_the_writer_counted_exactly() {
+    let app = common::spawn_app().await;
+    let a = app.a.business;
+    let (before, _) = scrape(&app).await;
+
+    for _ in 0..2 {
+        assert_eq!(app.get(&format!("/v1/orders/{a}/list")).await.status, 200);
+    }
+    common::assert_error(&app.get(&format!("/v1/orders/{a}/987654321")).await, 404);
+    common::assert_error(&app.get("/v1/no/such/route").await, 404);
+    let r = app.call("POST", "/healthz", None, None).await;
+    common::assert_error(&r, 405);
+    let item = app.item("METRICS-SKU-1").await;
+
+    let (after, text) = scrape(&app).await;
+    let grew = |route: &str, method: &str, status: &str| {
+        let labels = [("route", route), ("method", method), ("status", status)];
+        get(&after, "depot_http_requests_total", &labels)
+            - get(&before, "depot_http_requests_total", &labels)
+    };
+    assert_eq!(grew("/v1/orders/{business_id}/list", "GET", "200"), 2.0);
+    assert_eq!(
+        grew("/v1/orders/{business_id}/{order_id}", "GET", "404"),
+        1.0
+    );
+    assert_eq!(grew("unmatched", "GET", "404"), 1.0);
+    assert_eq!(grew("/healthz", "POST", "405"), 1.0);
+    assert_eq!(grew("/v1/items/{business_id}/create", "POST", "200"), 1.0);
+    // The scrape before, counted once it had answered.
+    assert_eq!(grew("/metrics", "GET", "200"), 1.0);
+    let timed = |s: &[Sample]| {
+        get(
+            s,
+            "depot_http_request_duration_seconds_count",
+            &[
+                ("route", "/v1/orders/{business_id}/list"),
+                ("method", "GET"),
+            ],
+        )
+    };
+    assert_eq!(timed(&after) - timed(&before), 2.0);
+
+    // The item was written: at least one more group commit.
+    let commits = |s: &[Sample]| get(s, "depot_writer_batch_size_count", &[]);
+    assert!(commits(&after) > commits(&before));
+    assert_eq!(
+        get(&after, "depot_writer_commit_duration_seconds_count", &[]),
+        commits(&after)
+    );
+    assert!(value(&after, "depot_writer_queue_depth", &[]).is_some());
+
+    // Nothing names a business's data: routes are templates, and the SKU
+    // and ids of what was made appear nowhere.
+    for sample in after.iter().filter(|s| s.name.starts_with("depot_http_")) {
+        let route = sample.label("route").expect("route label");
+        let numeric = |seg: &str| !seg.is_empty() && seg.bytes().all(|c| c.is_ascii_digit());
+        assert!(
+            route == "unmatched" || (route.starts_with('/') && !route.split('/').any(numeric)),
+            "a route label that is not a template: {route}"
+        );
+    }
+    assert!(!text.contains("METRICS-SKU-1"));
+    assert!(!text.contains("987654321"));
+    assert!(!text.contains(&format!("/{item}")));
+}
+
+#[tokio::test]
+async fn edges_online_offline_and_their_backlog() {
+    let app = common::spawn_app().await;
+    let (s, _) = scrape(&app).await;
+    let edges = |s: &[Sample], state: &str| get(s, "depot_sync_edges", &[("state", state)]);
+    assert_eq!((edges(&s, "online"), edges(&s, "offline")), (0.0, 0.0));
+
+    let b = app.a.business;
+    for id in ["dock-1", "dock-2"] {
+        let edge = EdgeId::parse(id).expect("edge id");
+        app.wms
+            .register_edge(b, edge, None)
+            .await
+            .expect("register");
+    }
+    let (s, _) = scrape(&app).await;
+    assert_eq!((edges(&s, "online"), edges(&s, "offline")), (0.0, 2.0));
+    assert_eq!(get(&s, "depot_sync_edge_silence_seconds_max", &[]), 0.0);
+
+    // dock-1 says hello with 5 events the cloud does not have yet.
+    let sighting = Sighting {
+        session: Some("s1".into()),
+        version: Some("test".into()),
+        head: Some(5),
+    };
+    let edge = EdgeId::parse("dock-1").expect("edge id");
+    app.wms.edge_seen(b, edge, sighting).await.expect("seen");
+    let (s, text) = scrape(&app).await;
+    assert_eq!((edges(&s, "online"), edges(&s, "offline")), (1.0, 1.0));
+    assert_eq!(get(&s, "depot_sync_edge_backlog_events", &[]), 5.0);
+    assert_eq!(get(&s, "depot_sync_edge_backlog_events_max", &[]), 5.0);
+    let silence = value(&s, "depot_sync_edge_silence_seconds_max", &[]).expect("silence");
+    assert!(silence >= 0.0, "{silence}");
+    // Edges are counted, not named.
+    assert!(!text.contains("dock-1"), "{text}");
+}
