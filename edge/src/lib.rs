@@ -9,6 +9,7 @@ pub mod devices;
 pub mod doctor;
 pub mod faults;
 pub mod link;
+pub mod metrics;
 pub mod notify;
 pub mod releases;
 pub mod selftest;
@@ -59,7 +60,8 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         )
         .split_for_parts();
     let openapi = Arc::new(openapi);
-    api.with_state(wms)
+    let router = api
+        .with_state(wms.clone())
         .route(
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
@@ -67,9 +69,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))
-        .layer(axum::Extension(devices))
+        .layer(axum::Extension(devices.clone()))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http());
+    metrics::mount(router, &wms, devices)
 }
 
 /// Opens the edge's database as its node.

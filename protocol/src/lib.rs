@@ -26,6 +26,7 @@ pub mod subscription;
 pub mod sync;
 pub mod tenant;
 pub mod validate;
+pub mod webhook;
 
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};

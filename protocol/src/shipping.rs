@@ -254,6 +254,9 @@ pub struct CarrierEvent {
     pub at: DateTime<Utc>,
     pub city: Option<String>,
     pub description: Option<String>,
+    /// The carrier's own estimate, when it gives one: it replaces ours.
+    #[serde(default)]
+    pub estimated_delivery: Option<NaiveDate>,
 }
 
 impl CarrierEvent {

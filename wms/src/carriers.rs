@@ -3,6 +3,7 @@
 
 use chrono::{Datelike, NaiveDate, Weekday};
 use depot_protocol::barcode::gs1_check_digit;
+use depot_protocol::shipping::Milestone;
 
 pub trait Carrier: Send + Sync {
     /// The code orders and webhooks name the carrier by.
@@ -16,6 +17,34 @@ pub trait Carrier: Send + Sync {
     fn is_tracking_number(&self, s: &str) -> bool;
     /// Expected delivery for a shipment handed over on `from`.
     fn estimate(&self, service: &str, from: NaiveDate) -> NaiveDate;
+
+    /// The estimate after a milestone on `on`, when it sets or moves the
+    /// current one: the carrier's own date if it sent one; else counted
+    /// again from the hand-over; the day itself once out for delivery; a
+    /// delay after an exception, or for a parcel still travelling past its
+    /// date. `None`: the estimate stands.
+    fn revise(
+        &self,
+        service: &str,
+        current: Option<NaiveDate>,
+        milestone: Milestone,
+        on: NaiveDate,
+        given: Option<NaiveDate>,
+    ) -> Option<NaiveDate> {
+        let recount = self.estimate(service, on);
+        let revised = match (milestone, given) {
+            (Milestone::Delivered, _) => None,
+            (_, Some(date)) => Some(date),
+            (Milestone::Dispatched, None) => Some(recount),
+            (Milestone::OutForDelivery, None) => Some(on),
+            (Milestone::Exception, None) => Some(current.map_or(recount, |c| c.max(recount))),
+            (Milestone::InTransit | Milestone::LabelCreated, None) => match current {
+                Some(c) if c >= on => None,
+                _ => Some(recount),
+            },
+        };
+        revised.filter(|r| Some(*r) != current)
+    }
 }
 
 /// The own fleet: `DPT`, the shipment id in sixteen digits (ids of every
@@ -137,6 +166,24 @@ mod tests {
             OwnFleet.estimate("standard", monday),
             NaiveDate::from_ymd_opt(2026, 11, 25).unwrap_or_default()
         );
+    }
+
+    #[test]
+    fn milestones_revise_the_estimate() {
+        let d = |day| NaiveDate::from_ymd_opt(2026, 11, day).unwrap_or_default();
+        let c = OwnFleet;
+        let revise = |current, m, on, given| c.revise("standard", current, m, on, given);
+        // Handed over on Tuesday 24th: Thursday.
+        assert_eq!(revise(Some(d(25)), Milestone::Dispatched, d(24), None), Some(d(26)));
+        assert_eq!(revise(Some(d(26)), Milestone::Dispatched, d(24), None), None, "unchanged");
+        assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(25), None), None);
+        assert_eq!(revise(None, Milestone::InTransit, d(25), None), Some(d(27)), "first set");
+        assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(27), None), Some(d(1).with_month(12).unwrap_or_default()), "late");
+        assert_eq!(revise(Some(d(26)), Milestone::OutForDelivery, d(25), None), Some(d(25)));
+        assert_eq!(revise(Some(d(26)), Milestone::Exception, d(25), None), Some(d(27)));
+        assert_eq!(revise(Some(d(30)), Milestone::Exception, d(25), None), None, "no earlier");
+        assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(25), Some(d(28))), Some(d(28)));
+        assert_eq!(revise(Some(d(26)), Milestone::Delivered, d(25), Some(d(28))), None);
     }
 
     #[test]

@@ -28,6 +28,7 @@ pub mod shipping;
 pub mod store;
 pub mod sync;
 pub mod tenants;
+pub mod webhooks;
 pub mod writer;
 
 pub use error::{Result, WmsError};

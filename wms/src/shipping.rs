@@ -128,6 +128,7 @@ fn carrier_event(
         &serde_json::json!({"shipment_id": s.id, "business_id": s.business_id, "event": event,
                             "source": carrier, "dedup_key": dedup_key}),
     )?;
+    revise_estimate(conn, origin, &s, &event, e.estimated_delivery)?;
     if e.milestone == Milestone::Delivered && s.status != ShipmentStatus::Delivered {
         // The carrier has the goods only after dispatch; a delivery reported
         // for a shipment still in the building is kept as a milestone but
@@ -149,6 +150,45 @@ fn carrier_event(
         }
     }
     Ok(outcome)
+}
+
+/// Sets or moves a shipment's estimated delivery after a milestone, by its
+/// carrier's rule, and says so in the log (what subscribers to
+/// `shipment.estimated_delivery_changed` are sent).
+fn revise_estimate(
+    conn: &Connection,
+    origin: &str,
+    s: &Shipment,
+    event: &TrackingEvent,
+    given: Option<chrono::NaiveDate>,
+) -> Result<()> {
+    let Some(carrier) = carriers::get(&s.carrier) else {
+        return Ok(());
+    };
+    if s.status == ShipmentStatus::Delivered {
+        return Ok(());
+    }
+    let Some(estimate) = carrier.revise(
+        &s.service,
+        s.estimated_delivery,
+        event.milestone,
+        event.at.date_naive(),
+        given,
+    ) else {
+        return Ok(());
+    };
+    sql::set_estimate(conn, s.id, estimate)?;
+    store::events::append(
+        conn,
+        origin,
+        Some(s.business_id),
+        EventKind::ShipmentEstimatedDeliveryChanged,
+        &serde_json::json!({"shipment_id": s.id, "business_id": s.business_id, "order_id": s.order_id,
+                            "tracking_number": s.tracking_number,
+                            "previous_estimate": s.estimated_delivery, "estimated_delivery": estimate,
+                            "milestone": event}),
+    )?;
+    Ok(())
 }
 
 /// The carrier has the parcel: the shipment is dispatched, with its

@@ -37,6 +37,10 @@ pub struct PrinterStatus {
     pub device: PrinterState,
     /// Jobs handed to the printer and not yet printed.
     pub queued: usize,
+    /// Jobs the printer failed since the spooler started (for the metrics;
+    /// the jobs themselves say it in their status).
+    #[serde(skip)]
+    pub failed: u64,
 }
 
 impl PrinterStatus {
@@ -123,6 +127,7 @@ impl Spooler {
             unbound: None,
             device: PrinterState::Unknown,
             queued: 0,
+            failed: 0,
         });
         (read, self.run(status, stop))
     }
@@ -158,7 +163,11 @@ impl Spooler {
                         while let Some(more) = printer.try_outcome() {
                             outcomes.push(more);
                         }
-                        self.record(outcomes, &mut handed).await;
+                        let failed = self.record(outcomes, &mut handed).await;
+                        status.send_if_modified(|s| {
+                            s.failed += failed;
+                            failed > 0
+                        });
                     }
                     None => break,
                 },
@@ -244,9 +253,12 @@ impl Spooler {
         }
     }
 
-    async fn record(&self, outcomes: Vec<JobOutcome>, handed: &mut Handed) {
+    /// Records what the driver did with jobs; answers how many of them
+    /// failed, once recorded.
+    async fn record(&self, outcomes: Vec<JobOutcome>, handed: &mut Handed) -> u64 {
         let mut updates = Vec::with_capacity(outcomes.len());
         let mut done = HashSet::new();
+        let mut failed = 0;
         for outcome in outcomes {
             let Ok(id) = i64::try_from(outcome.id().0) else {
                 continue;
@@ -261,7 +273,10 @@ impl Spooler {
                         "transfer {attempt} cut off ({reason}): sending it again"
                     )),
                 ),
-                JobOutcome::Failed { reason, .. } => (JobStatus::Failed, Some(reason)),
+                JobOutcome::Failed { reason, .. } => {
+                    failed += 1;
+                    (JobStatus::Failed, Some(reason))
+                }
             };
             if status != JobStatus::Queued {
                 done.insert(id);
@@ -274,11 +289,13 @@ impl Spooler {
                 for id in &done {
                     handed.set.remove(id);
                 }
+                failed
             }
             // Kept as handed: sending them again would print them twice. A
             // restart hands them over again (at least once).
             Err(error) => {
-                tracing::error!(jobs = ?done, %error, "cannot record print jobs' outcomes")
+                tracing::error!(jobs = ?done, %error, "cannot record print jobs' outcomes");
+                0
             }
         }
     }

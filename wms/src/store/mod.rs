@@ -20,6 +20,7 @@ pub mod shipping;
 pub mod sync;
 pub mod tenants;
 pub mod translation_jobs;
+pub mod webhooks;
 
 use crate::error::{Result, WmsError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -52,6 +53,7 @@ pub fn migrations() -> Migrations<'static> {
         ),
         M::up(include_str!("schema/015_release_notes.sql")),
         M::up(include_str!("schema/016_oauth.sql")),
+        M::up(include_str!("schema/017_webhooks.sql")),
     ])
 }
 

@@ -43,6 +43,12 @@ pub fn set_tracking(
     Ok(())
 }
 
+pub fn set_estimate(conn: &Connection, id: i64, estimate: chrono::NaiveDate) -> Result<()> {
+    conn.prepare_cached("UPDATE shipments SET estimated_delivery = ?2 WHERE id = ?1")?
+        .execute(params![id, estimate.to_string()])?;
+    Ok(())
+}
+
 pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -1,0 +1,450 @@
+//! Outbound webhooks: subscriptions, the cursor that turns the event log
+//! into deliveries, deliveries and their attempts.
+
+use super::{maybe, parse_json, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::event::Event;
+use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook};
+use depot_protocol::{BusinessId, EventId, Page, Timestamp};
+use rusqlite::{Connection, Row, params};
+
+const COLS: &str = "id, business_id, url, event_types, description, active, created_at, updated_at";
+
+fn row(r: &Row) -> rusqlite::Result<Webhook> {
+    Ok(Webhook {
+        id: r.get(0)?,
+        business_id: BusinessId(r.get(1)?),
+        url: r.get(2)?,
+        event_types: parse_json(&r.get::<_, String>(3)?)?,
+        description: r.get(4)?,
+        active: r.get(5)?,
+        secret: None,
+        created_at: parse_ts(&r.get::<_, String>(6)?)?,
+        updated_at: parse_ts(&r.get::<_, String>(7)?)?,
+    })
+}
+
+pub fn count(conn: &Connection, business: BusinessId) -> Result<u64> {
+    let n: i64 = conn
+        .prepare_cached("SELECT COUNT(*) FROM webhooks WHERE business_id = ?1")?
+        .query_row([business.0], |r| r.get(0))?;
+    Ok(n.max(0) as u64)
+}
+
+/// A subscription's stored fields.
+pub struct Fields<'a> {
+    pub url: &'a str,
+    pub event_types: &'a [String],
+    pub description: Option<&'a str>,
+    pub active: bool,
+}
+
+/// Stores a subscription; it takes the events logged after this moment.
+pub fn insert(
+    conn: &Connection,
+    business: BusinessId,
+    f: &Fields,
+    secret: &str,
+    at: &Timestamp,
+) -> Result<i64> {
+    conn.prepare_cached(
+        "INSERT INTO webhooks (business_id, url, event_types, secret, description, active, after_seq,
+                               created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(seq), 0) FROM events), ?7, ?7)",
+    )?
+    .execute(params![
+        business.0,
+        f.url,
+        serde_json::to_string(f.event_types)?,
+        secret,
+        f.description,
+        f.active,
+        ts(at)
+    ])?;
+    Ok(conn.last_insert_rowid())
+}
+
+pub fn get(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Webhook>> {
+    maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {COLS} FROM webhooks WHERE business_id = ?1 AND id = ?2"
+        ))?
+        .query_row(params![business.0, id], row),
+    )
+}
+
+/// A page of the business's subscriptions, oldest first, and how many it has.
+pub fn list(conn: &Connection, business: BusinessId, page: Page) -> Result<(Vec<Webhook>, u64)> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLS} FROM webhooks WHERE business_id = ?1 ORDER BY id LIMIT ?2 OFFSET ?3"
+    ))?;
+    let rows = stmt
+        .query_map(
+            params![business.0, page.length as i64, page.start as i64],
+            row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok((rows, count(conn, business)?))
+}
+
+pub fn update(conn: &Connection, id: i64, f: &Fields, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE webhooks SET url = ?2, event_types = ?3, description = ?4, active = ?5, updated_at = ?6
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        f.url,
+        serde_json::to_string(f.event_types)?,
+        f.description,
+        f.active,
+        ts(at)
+    ])?;
+    Ok(())
+}
+
+pub fn set_secret(conn: &Connection, id: i64, secret: &str, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached("UPDATE webhooks SET secret = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![id, secret, ts(at)])?;
+    Ok(())
+}
+
+/// Deletes a subscription with its deliveries and their attempts.
+pub fn delete(conn: &Connection, id: i64) -> Result<()> {
+    conn.prepare_cached("DELETE FROM webhooks WHERE id = ?1")?
+        .execute([id])?;
+    Ok(())
+}
+
+/// Whether events wait to be turned into deliveries: the log moved past
+/// the cursor and some subscription is active. (With none active the cursor
+/// may lag: a subscription only takes events after its creation.)
+pub fn behind(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT (SELECT seq FROM webhook_cursor WHERE id = 1) < (SELECT COALESCE(MAX(seq), 0) FROM events)
+                    AND EXISTS (SELECT 1 FROM webhooks WHERE active = 1)",
+        )?
+        .query_row([], |r| r.get(0))?)
+}
+
+/// Turns up to `limit` events after the cursor into deliveries, for the
+/// active subscriptions whose types `wants` them, and moves the cursor past
+/// them. Answers whether events are left after the page.
+pub fn fan_out(
+    conn: &Connection,
+    limit: u32,
+    now_ms: i64,
+    at: &Timestamp,
+    wants: impl Fn(&[String], &str) -> bool,
+) -> Result<bool> {
+    let cursor: i64 = conn
+        .prepare_cached("SELECT seq FROM webhook_cursor WHERE id = 1")?
+        .query_row([], |r| r.get(0))?;
+    let head = super::events::head(conn)?;
+    // Only events of businesses with an active subscription are read: the
+    // cloud's log is every business's.
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, business_id, kind FROM events
+         WHERE seq > ?1 AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
+         ORDER BY seq LIMIT ?2",
+    )?;
+    let events = stmt
+        .query_map(params![cursor, limit], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let full = events.len() as u64 == u64::from(limit);
+    let mut subscribers = conn.prepare_cached(
+        "SELECT id, event_types FROM webhooks WHERE business_id = ?1 AND active = 1 AND after_seq < ?2",
+    )?;
+    let mut insert = conn.prepare_cached(
+        "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, status, next_at_ms, retry_from_ms, created_at)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5)",
+    )?;
+    for (seq, business, kind) in &events {
+        let subs = subscribers
+            .query_map(params![business, seq], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        for (webhook, types) in subs {
+            let types: Vec<String> = parse_json(&types)?;
+            if wants(&types, kind) {
+                insert.execute(params![
+                    uuid::Uuid::now_v7().to_string(),
+                    webhook,
+                    seq,
+                    now_ms,
+                    ts(at)
+                ])?;
+            }
+        }
+    }
+    let through = match (full, events.last()) {
+        (true, Some((seq, _, _))) => *seq,
+        _ => head,
+    };
+    conn.prepare_cached("UPDATE webhook_cursor SET seq = ?1 WHERE id = 1 AND seq < ?1")?
+        .execute([through])?;
+    Ok(full)
+}
+
+/// The oldest pending delivery of each active subscription: the only one
+/// of it that may be attempted.
+#[derive(Debug, Clone)]
+pub struct Head {
+    pub delivery_id: String,
+    pub webhook_id: i64,
+    pub next_at_ms: i64,
+    pub leased_until_ms: Option<i64>,
+}
+
+pub fn heads(conn: &Connection) -> Result<Vec<Head>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT d.id, d.webhook_id, COALESCE(d.next_at_ms, 0), d.leased_until_ms
+         FROM webhooks w JOIN webhook_deliveries d ON d.id = (
+             SELECT id FROM webhook_deliveries
+             WHERE webhook_id = w.id AND status = 'pending' ORDER BY event_seq LIMIT 1)
+         WHERE w.active = 1",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Head {
+            delivery_id: r.get(0)?,
+            webhook_id: r.get(1)?,
+            next_at_ms: r.get(2)?,
+            leased_until_ms: r.get(3)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A delivery claimed for one attempt: where it goes, how it is signed,
+/// what it carries.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub delivery_id: String,
+    pub webhook_id: i64,
+    pub url: String,
+    pub secret: String,
+    pub event: Event,
+    pub retry_from_ms: i64,
+    /// This attempt's number.
+    pub attempt: u32,
+}
+
+/// Leases a pending, due, unleased delivery until `until_ms`; `None` if it
+/// is not one (any more).
+pub fn claim(conn: &Connection, id: &str, now_ms: i64, until_ms: i64) -> Result<Option<Outgoing>> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE webhook_deliveries SET leased_until_ms = ?3
+             WHERE id = ?1 AND status = 'pending' AND COALESCE(next_at_ms, 0) <= ?2
+               AND COALESCE(leased_until_ms, 0) <= ?2",
+        )?
+        .execute(params![id, now_ms, until_ms])?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let found = maybe(
+        conn.prepare_cached(
+            "SELECT d.webhook_id, w.url, w.secret, d.event_seq, d.retry_from_ms, d.attempts
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?1",
+        )?
+        .query_row([id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, i64>(4)?,
+                r.get::<_, i64>(5)?,
+            ))
+        }),
+    )?;
+    let Some((webhook_id, url, secret, seq, retry_from_ms, attempts)) = found else {
+        return Ok(None);
+    };
+    let Some(event) = super::events::since(conn, seq - 1, 1)?
+        .into_iter()
+        .find(|e| e.seq == seq)
+    else {
+        return Ok(None);
+    };
+    Ok(Some(Outgoing {
+        delivery_id: id.to_owned(),
+        webhook_id,
+        url,
+        secret,
+        event,
+        retry_from_ms,
+        attempt: u32::try_from(attempts + 1).unwrap_or(u32::MAX),
+    }))
+}
+
+/// What an attempt leaves the delivery as.
+pub enum After {
+    Delivered,
+    RetryAt(i64),
+    Failed,
+}
+
+/// Records an attempt and what follows it, and lets the lease go.
+pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<()> {
+    let exists = maybe(
+        conn.prepare_cached("SELECT 1 FROM webhook_deliveries WHERE id = ?1")?
+            .query_row([id], |_| Ok(())),
+    )?;
+    if exists.is_none() {
+        // Its subscription was deleted while the attempt was in flight.
+        return Ok(());
+    }
+    conn.prepare_cached(
+        "INSERT OR REPLACE INTO webhook_attempts (delivery_id, number, at, duration_ms, status_code, error, response)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?
+    .execute(params![
+        id,
+        a.number,
+        ts(&a.at),
+        i64::try_from(a.duration_ms).unwrap_or(i64::MAX),
+        a.status_code,
+        a.error,
+        a.response_body
+    ])?;
+    let (status, next, finished) = match after {
+        After::Delivered => (DeliveryStatus::Delivered, None, Some(ts(&a.at))),
+        After::RetryAt(ms) => (DeliveryStatus::Pending, Some(ms), None),
+        After::Failed => (DeliveryStatus::Failed, None, Some(ts(&a.at))),
+    };
+    conn.prepare_cached(
+        "UPDATE webhook_deliveries SET status = ?2, attempts = MAX(attempts, ?3), next_at_ms = ?4,
+             leased_until_ms = NULL, last_status = ?5, last_error = ?6, finished_at = ?7
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id,
+        status.as_str(),
+        a.number,
+        next,
+        a.status_code,
+        a.error,
+        finished
+    ])?;
+    Ok(())
+}
+
+const DELIVERY_COLS: &str = "d.id, d.webhook_id, e.id, e.kind, d.status, d.attempts, d.next_at_ms, \
+                             d.last_status, d.last_error, d.created_at, d.finished_at";
+
+fn delivery_row(r: &Row) -> rusqlite::Result<Delivery> {
+    let conv = |i: usize, e: String| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
+    };
+    let event: String = r.get(2)?;
+    let status: String = r.get(4)?;
+    let status = DeliveryStatus::parse(&status).ok_or_else(|| conv(4, status))?;
+    let next: Option<i64> = r.get(6)?;
+    Ok(Delivery {
+        id: r.get(0)?,
+        webhook_id: r.get(1)?,
+        event_id: EventId(uuid::Uuid::parse_str(&event).map_err(|e| conv(2, e.to_string()))?),
+        event_type: r.get(3)?,
+        status,
+        attempts: r.get(5)?,
+        // Whole seconds, as every timestamp answered, rounded up: not
+        // before the attempt is due.
+        next_attempt_at: next
+            .filter(|_| status == DeliveryStatus::Pending)
+            .and_then(|ms| chrono::DateTime::from_timestamp((ms + 999).div_euclid(1000), 0)),
+        last_status_code: r.get(7)?,
+        last_error: r.get(8)?,
+        created_at: parse_ts(&r.get::<_, String>(9)?)?,
+        finished_at: r
+            .get::<_, Option<String>>(10)?
+            .map(|t| parse_ts(&t))
+            .transpose()?,
+    })
+}
+
+/// A page of a subscription's deliveries, newest first, optionally of one
+/// status; with how many it has, and how many of that status.
+pub fn deliveries(
+    conn: &Connection,
+    webhook: i64,
+    status: Option<DeliveryStatus>,
+    page: Page,
+) -> Result<(Vec<Delivery>, u64, u64)> {
+    let status = status.map(DeliveryStatus::as_str);
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {DELIVERY_COLS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+         WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.status = ?2)
+         ORDER BY d.event_seq DESC LIMIT ?3 OFFSET ?4"
+    ))?;
+    let rows = stmt
+        .query_map(
+            params![webhook, status, page.length as i64, page.start as i64],
+            delivery_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let count = |status: Option<&str>| -> Result<u64> {
+        let n: i64 = conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?1 AND (?2 IS NULL OR status = ?2)",
+            )?
+            .query_row(params![webhook, status], |r| r.get(0))?;
+        Ok(n.max(0) as u64)
+    };
+    let total = count(None)?;
+    let filtered = if status.is_some() {
+        count(status)?
+    } else {
+        total
+    };
+    Ok((rows, total, filtered))
+}
+
+pub fn delivery(conn: &Connection, webhook: i64, id: &str) -> Result<Option<Delivery>> {
+    maybe(
+        conn.prepare_cached(&format!(
+            "SELECT {DELIVERY_COLS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
+             WHERE d.webhook_id = ?1 AND d.id = ?2"
+        ))?
+        .query_row(params![webhook, id], delivery_row),
+    )
+}
+
+pub fn attempts(conn: &Connection, delivery: &str) -> Result<Vec<Attempt>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT number, at, duration_ms, status_code, error, response FROM webhook_attempts
+         WHERE delivery_id = ?1 ORDER BY number",
+    )?;
+    let rows = stmt.query_map([delivery], |r| {
+        Ok(Attempt {
+            number: r.get(0)?,
+            at: parse_ts(&r.get::<_, String>(1)?)?,
+            duration_ms: r.get::<_, i64>(2)?.max(0) as u64,
+            status_code: r.get(3)?,
+            error: r.get(4)?,
+            response_body: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Makes a finished delivery pending again, due now, with a new retry
+/// period; false if it is pending already.
+pub fn retry(conn: &Connection, id: &str, now_ms: i64) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE webhook_deliveries SET status = 'pending', next_at_ms = ?2, retry_from_ms = ?2,
+                 leased_until_ms = NULL, finished_at = NULL
+             WHERE id = ?1 AND status != 'pending'",
+        )?
+        .execute(params![id, now_ms])?;
+    Ok(n == 1)
+}
