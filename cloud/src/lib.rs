@@ -11,6 +11,7 @@ pub mod oauth;
 pub mod ratelimit;
 pub mod settings;
 pub mod sync;
+pub mod webhooks;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -30,8 +31,19 @@ pub async fn app(
     wms: Wms,
     settings: &Settings,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
+    app_waking(wms, settings, webhooks::Wake::default()).await
+}
+
+/// `app`, whose webhook routes wake the dispatcher through `wake`.
+async fn app_waking(
+    wms: Wms,
+    settings: &Settings,
+    wake: webhooks::Wake,
+) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
-    let (api, openapi) = http::routes().split_for_parts();
+    let (api, openapi) = http::routes()
+        .merge(webhooks::routes())
+        .split_for_parts();
     let openapi = Arc::new(openapi);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
@@ -56,6 +68,10 @@ pub async fn app(
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(secrets))
+        .layer(axum::Extension(webhooks::Context {
+            wake,
+            allow_private: settings.webhooks.allow_private_targets,
+        }))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),
             ratelimit::limit,
@@ -87,8 +103,11 @@ pub async fn run_notifying(
     notifier: &Notifier,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let (router, limiter) = app(wms.clone(), settings).await?;
+    let wake = webhooks::Wake::default();
+    let (router, limiter) = app_waking(wms.clone(), settings, wake.clone()).await?;
     let pruner = tokio::spawn(ratelimit::prune(limiter));
+    let dispatcher = webhooks::dispatch::Dispatcher::new(wms.clone(), &settings.webhooks, wake)?;
+    let dispatcher = tokio::spawn(dispatcher.run());
     let watchdog = notify::watchdog_from_env()
         .filter(|_| notifier.is_enabled())
         .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms, period)));
@@ -106,6 +125,7 @@ pub async fn run_notifying(
         .with_graceful_shutdown(shutdown)
         .await;
     pruner.abort();
+    dispatcher.abort();
     if let Some(w) = watchdog {
         w.abort();
     }

@@ -31,6 +31,8 @@ pub struct Settings {
     pub changelog: ChangelogSettings,
     /// The authorization server of the release-notes API.
     pub oauth: OAuthSettings,
+    /// Outbound webhooks: timeouts, retries, which targets are allowed.
+    pub webhooks: crate::webhooks::settings::WebhookSettings,
 }
 
 /// How the reference of these settings (docs/cloud-configuration.md) is
@@ -234,6 +236,7 @@ impl Default for Settings {
             broker: BrokerSettings::default(),
             changelog: ChangelogSettings::default(),
             oauth: OAuthSettings::default(),
+            webhooks: Default::default(),
         }
     }
 }
@@ -283,6 +286,9 @@ impl Settings {
                     .to_owned(),
             )));
         }
+        if let Err(e) = settings.webhooks.check() {
+            return Err(Box::new(figment::Error::from(e)));
+        }
         // A bad broker URL fails at startup, not at the first connect.
         if let Err(e) = settings.broker.external() {
             return Err(Box::new(figment::Error::from(format!("broker.url: {e}"))));
@@ -320,7 +326,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 8] = [
+const FIELDS: [&str; 9] = [
     "listen",
     "data_dir",
     "rate_limit",
@@ -329,6 +335,7 @@ const FIELDS: [&str; 8] = [
     "broker",
     "changelog",
     "oauth",
+    "webhooks",
 ];
 
 fn settings_env() -> Env {

@@ -257,6 +257,37 @@ async fn every_route_refuses_every_bad_key() {
             None,
             false,
         ),
+        // Webhooks: the list and a create (inactive, so nothing is sent)
+        // succeed with the right key.
+        ("GET", format!("/v1/webhooks/{b}/list"), None, true),
+        (
+            "POST",
+            format!("/v1/webhooks/{b}/create"),
+            Some(json!({"url": "https://hooks.example.com/auth", "event_types": ["*"], "active": false})),
+            true,
+        ),
+        ("GET", format!("/v1/webhooks/{b}/1"), None, false),
+        (
+            "PUT",
+            format!("/v1/webhooks/{b}/1/edit"),
+            Some(json!({"active": true})),
+            false,
+        ),
+        ("DELETE", format!("/v1/webhooks/{b}/1/delete"), None, false),
+        ("POST", format!("/v1/webhooks/{b}/1/rotate-secret"), None, false),
+        ("GET", format!("/v1/webhooks/{b}/1/deliveries"), None, false),
+        (
+            "GET",
+            format!("/v1/webhooks/{b}/1/deliveries/x/attempts"),
+            None,
+            false,
+        ),
+        (
+            "POST",
+            format!("/v1/webhooks/{b}/1/deliveries/x/retry"),
+            None,
+            false,
+        ),
     ];
     let routes: Vec<(&str, String, Option<serde_json::Value>)> = routes
         .into_iter()
