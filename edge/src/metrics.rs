@@ -52,42 +52,49 @@ fn printer_state(state: &PrinterState) -> &'static str {
     }
 }
 
-/// Every device as (kind, name, its state, the states its kind has, up).
-fn states<'a>(
+/// One configured device as the gauges show it.
+struct Row<'a> {
+    kind: &'static str,
+    name: &'a str,
+    state: &'static str,
+    /// Every state its kind has.
+    states: &'static [&'static str],
+    up: bool,
+}
+
+/// Every configured device.
+fn rows<'a>(
     printers: &'a [PrinterStatus],
     scales: &'a [ScaleView],
     scanners: &'a [ScannerView],
-) -> impl Iterator<
-    Item = (
-        &'static str,
-        &'a str,
-        &'static str,
-        &'static [&'static str],
-        bool,
-    ),
-> {
+) -> impl Iterator<Item = Row<'a>> {
     let printers = printers.iter().map(|p| {
         let state = printer_state(&p.device);
-        let up = matches!(state, "ready" | "busy");
-        ("printer", p.name.as_str(), state, &PRINTER_STATES[..], up)
+        Row {
+            kind: "printer",
+            name: &p.name,
+            state,
+            states: &PRINTER_STATES,
+            up: matches!(state, "ready" | "busy"),
+        }
     });
-    let scales = scales.iter().map(|s| {
-        let up = matches!(s.state, "weight" | "motion");
-        ("scale", s.id.as_str(), s.state, &SCALE_STATES[..], up)
+    let scales = scales.iter().map(|s| Row {
+        kind: "scale",
+        name: &s.id,
+        state: s.state,
+        states: &SCALE_STATES,
+        up: matches!(s.state, "weight" | "motion"),
     });
-    let scanners = scanners.iter().map(|s| {
-        let state = if s.connected {
+    let scanners = scanners.iter().map(|s| Row {
+        kind: "scanner",
+        name: &s.name,
+        state: if s.connected {
             "connected"
         } else {
             "disconnected"
-        };
-        (
-            "scanner",
-            s.name.as_str(),
-            state,
-            &SCANNER_STATES[..],
-            s.connected,
-        )
+        },
+        states: &SCANNER_STATES,
+        up: s.connected,
     });
     printers.chain(scales).chain(scanners)
 }
@@ -107,19 +114,19 @@ fn devices(
     scrape.gauges(
         "depot_device_up",
         "1 while a configured device answers (a printer ready or busy, a scale weighing, a scanner connected), else 0",
-        states(printers, scales, scanners).map(|(kind, name, _, _, up)| (device(kind, name), i64::from(up))),
+        rows(printers, scales, scanners).map(|r| (device(r.kind, r.name), i64::from(r.up))),
     );
     scrape.gauges(
         "depot_device_state",
         "A configured device's state: 1 for the state it is in, 0 for its kind's others",
-        states(printers, scales, scanners).flat_map(|(kind, name, state, all, _)| {
-            all.iter().map(move |s| {
+        rows(printers, scales, scanners).flat_map(|r| {
+            r.states.iter().map(move |s| {
                 let labels: Labels<3> = [
-                    ("kind", kind.to_owned()),
-                    ("device", name.to_owned()),
+                    ("kind", r.kind.to_owned()),
+                    ("device", r.name.to_owned()),
                     ("state", (*s).to_owned()),
                 ];
-                (labels, i64::from(*s == state))
+                (labels, i64::from(*s == r.state))
             })
         }),
     );
