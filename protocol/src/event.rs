@@ -89,11 +89,17 @@ pub enum EventKind {
     /// Applying another node's event clashed here: what and why.
     #[serde(rename = "sync.conflict")]
     SyncConflict,
+    /// Cloud: an edge connected (a new run of it, or back after being away).
+    #[serde(rename = "edge.online")]
+    EdgeOnline,
+    /// Cloud: an edge's connection ended (its goodbye or its last will).
+    #[serde(rename = "edge.offline")]
+    EdgeOffline,
 }
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 33] = [
+    pub const ALL: [EventKind; 35] = [
         Self::BusinessCreated,
         Self::WarehouseCreated,
         Self::KeyCreated,
@@ -127,6 +133,8 @@ impl EventKind {
         Self::PricingRulesChanged,
         Self::PricingJobExecuted,
         Self::SyncConflict,
+        Self::EdgeOnline,
+        Self::EdgeOffline,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -164,6 +172,8 @@ impl EventKind {
             Self::PricingRulesChanged => "pricing_rules.changed",
             Self::PricingJobExecuted => "pricing_job.executed",
             Self::SyncConflict => "sync.conflict",
+            Self::EdgeOnline => "edge.online",
+            Self::EdgeOffline => "edge.offline",
         }
     }
 }

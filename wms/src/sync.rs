@@ -7,7 +7,7 @@
 use crate::replica::{self, Outcome};
 use crate::store::{self, replica as conflicts, sync as sql, tenants};
 use crate::{Result, Wms, WmsError};
-use depot_protocol::event::Event;
+use depot_protocol::event::{Event, EventKind};
 use depot_protocol::sync::downstream::{self, PageVerdict};
 use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::message::{Change, Landmark};
@@ -353,8 +353,24 @@ impl Wms {
         edge: EdgeId,
         sighting: Sighting,
     ) -> Result<()> {
-        self.write(move |conn| sql::seen(conn, business, edge.as_str(), &sighting, &now()))
-            .await
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            if sql::seen(conn, business, edge.as_str(), &sighting, &now())? {
+                let payload = serde_json::json!({
+                    "business_id": business, "edge_id": edge.as_str(),
+                    "session": sighting.session, "version": sighting.version, "head": sighting.head,
+                });
+                store::events::append(
+                    conn,
+                    &origin,
+                    Some(business),
+                    EventKind::EdgeOnline,
+                    &payload,
+                )?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Cloud: an edge's state went `offline` (its last will, or a goodbye)
@@ -365,8 +381,23 @@ impl Wms {
         edge: EdgeId,
         session: String,
     ) -> Result<()> {
-        self.write(move |conn| sql::gone(conn, business, edge.as_str(), &session, &now()))
-            .await
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            if sql::gone(conn, business, edge.as_str(), &session, &now())? {
+                let payload = serde_json::json!({
+                    "business_id": business, "edge_id": edge.as_str(), "session": session,
+                });
+                store::events::append(
+                    conn,
+                    &origin,
+                    Some(business),
+                    EventKind::EdgeOffline,
+                    &payload,
+                )?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// Edge: (acknowledged out_seq, last cloud rev applied).

@@ -164,6 +164,26 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
     .await;
     assert!(row["state_at"].is_string());
 
+    // The cloud's log says when the edge came and went: once per run, not
+    // per hello, in the shape the event catalogue documents.
+    let comings: Vec<_> = w
+        .cloud
+        .events_since(0, 1_000_000)
+        .await
+        .expect("events")
+        .into_iter()
+        .filter(|e| e.kind.starts_with("edge."))
+        .collect();
+    let kinds: Vec<&str> = comings.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(kinds, ["edge.online", "edge.offline"]);
+    for e in &comings {
+        let entry = depot_protocol::catalogue::lookup(&e.kind).expect("catalogued");
+        depot_protocol::catalogue::schema::check(entry, &e.payload)
+            .unwrap_or_else(|p| panic!("{p:?}"));
+        assert_eq!(e.payload["session"], "run-1");
+    }
+    assert_eq!(comings[0].payload["version"], "9.9.8");
+
     // Another tenant's key does not see the list.
     let other = w
         .cloud

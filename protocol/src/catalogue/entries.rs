@@ -547,4 +547,42 @@ pub static CATALOGUE: &[EventType] = &[
             f("resolution", String, Required, "What stands now."),
         ]),
     },
+    EventType {
+        name: "edge.online",
+        version: 1,
+        summary: "An edge connected to the cloud: a new run of it, or back after being away.",
+        source: Cloud,
+        audience: Business,
+        payload: Payload::Fields(&[
+            BUSINESS,
+            f("edge_id", String, Required, "The edge, as registered."),
+            f(
+                "session",
+                String,
+                Nullable,
+                "Its run: changes when the edge restarts.",
+            ),
+            f("version", String, Nullable, "The edge's software version."),
+            f(
+                "head",
+                Integer,
+                Nullable,
+                "The newest event of its log, as it reported.",
+            ),
+        ]),
+    },
+    EventType {
+        name: "edge.offline",
+        version: 1,
+        summary: "An edge's connection to the cloud ended: its goodbye, or its last will \
+                  when the connection dropped. The floor keeps working; its events follow \
+                  when it is back.",
+        source: Cloud,
+        audience: Business,
+        payload: Payload::Fields(&[
+            BUSINESS,
+            f("edge_id", String, Required, "The edge."),
+            f("session", String, Required, "The run that went."),
+        ]),
+    },
 ];

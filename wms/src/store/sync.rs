@@ -129,14 +129,24 @@ pub struct Sighting {
 
 /// An edge said hello or `online`: it is there, now, in this session. The
 /// head it reports replaces the stored one (a head only grows, short of a
-/// new box; an old report arriving late is corrected by the next).
+/// new box; an old report arriving late is corrected by the next). True
+/// when this is news: a registered edge that was offline, or a new run of
+/// one (a restart whose last will has not arrived).
 pub fn seen(
     conn: &Connection,
     business: BusinessId,
     edge: &str,
     s: &Sighting,
     at: &Timestamp,
-) -> Result<()> {
+) -> Result<bool> {
+    let before: Option<(bool, Option<String>)> = super::maybe(
+        conn.prepare_cached(
+            "SELECT online, state_session FROM edges WHERE business_id = ?1 AND edge_id = ?2",
+        )?
+        .query_row(params![business.0, edge], |r| Ok((r.get(0)?, r.get(1)?))),
+    )?;
+    let news = before
+        .is_some_and(|(online, session)| !online || (s.session.is_some() && session != s.session));
     conn.prepare_cached(
         "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
                 reported_head = COALESCE(?5, reported_head),
@@ -152,27 +162,28 @@ pub fn seen(
         s.head,
         s.session
     ])?;
-    Ok(())
+    Ok(news)
 }
 
 /// An edge's last will (or clean goodbye) said `offline` for `session`.
 /// Only the run that is online can go offline: the will of an earlier run,
 /// which the broker may publish after the next run's `online`, changes
-/// nothing.
+/// nothing. True when it went offline.
 pub fn gone(
     conn: &Connection,
     business: BusinessId,
     edge: &str,
     session: &str,
     at: &Timestamp,
-) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE edges SET online = 0, state_at = ?4
+) -> Result<bool> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE edges SET online = 0, state_at = ?4
          WHERE business_id = ?1 AND edge_id = ?2 AND online = 1
            AND (state_session IS NULL OR state_session = ?3)",
-    )?
-    .execute(params![business.0, edge, session, ts(at)])?;
-    Ok(())
+        )?
+        .execute(params![business.0, edge, session, ts(at)])?;
+    Ok(n == 1)
 }
 
 /// Edge side: (acknowledged out_seq, last cloud rev applied).
