@@ -14,6 +14,7 @@ pub mod notify;
 pub mod releases;
 pub mod selftest;
 pub mod settings;
+pub mod station_page;
 pub mod status;
 
 use axum::Router;
@@ -56,6 +57,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
                 .routes(routes!(routes::tare))
                 .routes(routes!(routes::stations))
                 .routes(routes!(routes::set_task))
+                .routes(routes!(routes::scan))
                 .routes(routes!(routes::pack)),
         )
         .split_for_parts();
@@ -66,6 +68,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
         )
+        .merge(station_page::routes())
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))

@@ -1,8 +1,9 @@
 //! The edge's device routes: what is attached and in what state
 //! (`/v1/edge/devices`), scales (weight, zero, tare) and stations (their
-//! task, devices and last answer; setting the task; packing). Like the
-//! edge's other routes they act on this box's own business, so it is not
-//! in the path; a key of another business gets 401.
+//! task, devices and last answer; setting the task; a scan typed at the
+//! station; packing). Like the edge's other routes they act on this box's
+//! own business, so it is not in the path; a key of another business gets
+//! 401.
 
 use super::Devices;
 use super::failure::Failure;
@@ -13,6 +14,7 @@ use super::scanners::ScannerView;
 use super::stations::StationHandle;
 use crate::caller::EdgeCaller;
 use axum::{Extension, Json};
+use depot_hardware::scanner::MAX_SCAN_BYTES;
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery};
@@ -266,4 +268,54 @@ pub async fn pack(
     ApiPath(name): ApiPath<String>,
 ) -> Result<Json<DataEnvelope<Report>>, Failure> {
     answer(station(&devices, &name)?.pack(caller).await?)
+}
+
+/// What the station's scan event names as the scanner of a scan that came
+/// through [`scan`].
+pub const KEYBOARD: &str = "keyboard";
+
+/// Body of `POST /v1/edge/stations/{station}/scan`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScanInput {
+    /// The code as scanned or typed (at most 8192 bytes, as from a scanner).
+    pub code: String,
+}
+
+/// A scan typed at the station (its screen's input, a keyboard or a
+/// keyboard-wedge scanner on the screen's computer): handled exactly as a
+/// scan from the station's own scanners, in turn with them and acting as
+/// the key that set the task, and logged the same way (`input.scanner` is
+/// `keyboard`). Answers the station's answer, as the other station routes
+/// do.
+#[utoipa::path(post, path = "/v1/edge/stations/{station}/scan", tag = "edge",
+    params(("station" = String, Path, description = "The station's configured name")),
+    request_body = ScanInput,
+    responses((status = 200, body = DataEnvelope<Report>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 412, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 503, body = ErrorBody), (status = 504, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn scan(
+    Extension(devices): Extension<Devices>,
+    _: EdgeCaller,
+    ApiPath(name): ApiPath<String>,
+    ApiJson(input): ApiJson<ScanInput>,
+) -> Result<Json<DataEnvelope<Report>>, Failure> {
+    let station = station(&devices, &name)?;
+    let problem = if input.code.trim().is_empty() {
+        Some("must not be empty".to_owned())
+    } else if input.code.len() > MAX_SCAN_BYTES {
+        Some(format!("must be at most {MAX_SCAN_BYTES} bytes"))
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        return Err(Failure::invalid(format!("code {problem}"))
+            .with_errors(vec![FieldError::new("code", problem)]));
+    }
+    answer(
+        station
+            .scan_and_answer(KEYBOARD.to_owned(), input.code)
+            .await?,
+    )
 }

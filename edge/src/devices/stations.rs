@@ -31,7 +31,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 const BACKLOG: usize = 64;
 
 enum Command {
-    Scan { scanner: String, code: String },
+    /// A scan; the keyboard route waits for its answer, scanners do not.
+    Scan {
+        scanner: String,
+        code: String,
+        reply: Option<oneshot::Sender<Report>>,
+    },
     SetTask(Caller, Task, oneshot::Sender<Report>),
     Pack(Caller, oneshot::Sender<Report>),
 }
@@ -61,8 +66,24 @@ impl StationHandle {
     /// Hands a scan over; `false` if the station cannot take it now.
     pub fn scan(&self, scanner: String, code: String) -> bool {
         self.commands
-            .try_send(Command::Scan { scanner, code })
+            .try_send(Command::Scan {
+                scanner,
+                code,
+                reply: None,
+            })
             .is_ok()
+    }
+
+    /// A scan typed at the station's screen: handled exactly as one from
+    /// its scanners (in turn with them, acting as the key that set the
+    /// task), with its answer.
+    pub async fn scan_and_answer(&self, scanner: String, code: String) -> Result<Report, Failure> {
+        self.ask(|reply| Command::Scan {
+            scanner,
+            code,
+            reply: Some(reply),
+        })
+        .await
     }
 
     pub async fn set_task(&self, caller: Caller, task: Task) -> Result<Report, Failure> {
@@ -156,9 +177,13 @@ impl Glue {
                 },
             };
             let (input, source, caller, reply) = match command {
-                Command::Scan { scanner, code } => {
+                Command::Scan {
+                    scanner,
+                    code,
+                    reply,
+                } => {
                     let source = json!({"scan": code, "scanner": scanner});
-                    (Input::Scan(code), source, self.caller, None)
+                    (Input::Scan(code), source, self.caller, reply)
                 }
                 Command::SetTask(caller, task, reply) => {
                     let source = json!({"task": task});

@@ -1,0 +1,541 @@
+//! The station page and the keyboard scan route, on a packing station like
+//! the demo's (a serial scanner, an MT-SICS scale and a ZPL printer, all
+//! simulated). The route takes a typed scan down the hardware scanner's
+//! path; the page is served with its assets; and, when
+//! `DEPOT_TEST_CHROMEDRIVER` names a chromedriver, headless Chromium opens
+//! the page and shows what the station's scanner scans within a second,
+//! refusals in red, and scans typed into the page. Its screenshot is kept
+//! in `$DEPOT_ARTIFACTS_DIR/station-page.png` (target/artifacts unless
+//! told).
+
+mod common;
+#[path = "station_page/webdriver.rs"]
+mod webdriver;
+
+use common::devices::{Api, LIMIT, cloud_printer, printer_device};
+use common::{Rig, RunningEdge, eventually};
+use depot_edge::devices::config::{ScaleDevice, ScaleProtocol, ScannerDevice, StationConfig};
+use depot_hardware::printer::sim::Simulator;
+use depot_hardware::scale::Unit;
+use depot_hardware::scale::sim::{SerialScaleSim, SimProtocol};
+use depot_hardware::scanner::serial::{LineEnding, SerialScannerConfig};
+use depot_hardware::scanner::sim::{SerialSim, SimBus};
+use depot_protocol::{OrderId, OrderStatus};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use webdriver::{Driver, Session};
+
+const STATION: &str = "pack-1";
+const MUG_GTIN: &str = "4006381333931";
+
+/// A packing station with its devices, and an order of 2 MUG and 1 TEA
+/// (3 units, 1000 g with the packaging) confirmed and at the edge.
+struct Floor {
+    rig: Rig,
+    edge: RunningEdge,
+    api: Api,
+    gun: SerialSim,
+    _scale: SerialScaleSim,
+    printer: Simulator,
+    order: OrderId,
+}
+
+impl Floor {
+    async fn start(edge_id: &str) -> Self {
+        let rig = Rig::start(edge_id, false).await;
+        for item in [
+            json!({"sku": "MUG", "name": "Mug", "gtin": MUG_GTIN, "weight_g": 300}),
+            json!({"sku": "TEA", "name": "Tea", "weight_g": 250}),
+        ] {
+            let sku = item["sku"].clone();
+            rig.cloud
+                .create_item(rig.business, serde_json::from_value(item).expect("item"))
+                .await
+                .expect("item");
+            let adjust = json!({"warehouse_id": rig.warehouse.0, "sku": sku, "reason": "received", "quantity": 50});
+            rig.cloud
+                .adjust(rig.caller, serde_json::from_value(adjust).expect("adjust"))
+                .await
+                .expect("stock");
+        }
+        let req = json!({"channel": "web", "external_ref": "S1", "warehouse_id": rig.warehouse.0,
+            "lines": [{"sku": "MUG", "quantity": 2}, {"sku": "TEA", "quantity": 1}]});
+        let (order, _) = rig
+            .cloud
+            .create_order(rig.caller, serde_json::from_value(req).expect("order"))
+            .await
+            .expect("order");
+        rig.cloud
+            .set_order_status(rig.caller, order.id, OrderStatus::Confirmed, None)
+            .await
+            .expect("confirm");
+        let printer = Simulator::start().await.expect("printer simulator");
+        cloud_printer(&rig, "label-1").await;
+        let scale = SerialScaleSim::start(SimProtocol::MtSics, Unit::Kilogram).expect("scale");
+        scale.set_weight("1.000".parse().expect("weight"));
+        let gun = SerialSim::pty().expect("serial scanner");
+
+        let mut settings = rig.edge_settings();
+        settings.devices.printers = vec![printer_device("label-1", &printer)];
+        settings.devices.scales = vec![ScaleDevice {
+            id: "scale-1".into(),
+            protocol: ScaleProtocol::MtSics,
+            port: Some(scale.path().to_owned()),
+            baud_rate: None,
+            data_bits: None,
+            parity: None,
+            stop_bits: None,
+            flow_control: None,
+            unit: None,
+            address: None,
+            unit_id: None,
+            registers: None,
+            poll_interval_ms: Some(50),
+            timeout_ms: Some(300),
+        }];
+        settings.devices.scanners = vec![ScannerDevice::Serial(SerialScannerConfig::new(
+            "gun-1",
+            gun.path(),
+        ))];
+        settings.stations = vec![StationConfig {
+            name: STATION.into(),
+            scanners: vec!["gun-1".into()],
+            scale: Some("scale-1".into()),
+            printer: Some("label-1".into()),
+            tolerance_g: 20,
+            tolerance_pct: 5.0,
+            packaging_g: 150,
+            weigh_timeout_ms: 3000,
+        }];
+        settings.check().expect("valid settings");
+        let edge = RunningEdge::start_with_bus(settings, SimBus::new()).await;
+        let api = Api::new(&edge, &rig.key);
+        api.ready().await;
+        eventually("the order at the edge", || async {
+            edge.wms
+                .order(rig.business, order.id)
+                .await
+                .is_ok_and(|o| o.status == OrderStatus::Confirmed)
+        })
+        .await;
+        eventually("the scanner, the scale and the printer ready", || async {
+            let (_, body) = api.get("/v1/edge/stations").await;
+            let s = &body["data"][0];
+            s["scanners"][0]["connected"] == true
+                && s["scale"]["state"] == "weight"
+                && s["printer"]["printer_id"].is_i64()
+        })
+        .await;
+        let (status, body) = api
+            .call(
+                "PUT",
+                &format!("/v1/edge/stations/{STATION}/task"),
+                Some(json!({"task": "packing", "order_id": order.id.0})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        Self {
+            rig,
+            edge,
+            api,
+            gun,
+            _scale: scale,
+            printer,
+            order: order.id,
+        }
+    }
+
+    fn scan(&mut self, code: &str) {
+        self.gun
+            .scan(code, None, LineEnding::CrLf)
+            .expect("scanned");
+    }
+
+    async fn typed(&self, body: Value) -> (u16, Value) {
+        self.api
+            .call(
+                "POST",
+                &format!("/v1/edge/stations/{STATION}/scan"),
+                Some(body),
+            )
+            .await
+    }
+
+    async fn stop(self) {
+        self.edge.stop().await;
+        self.rig.stop().await;
+    }
+}
+
+/// The last `station.scanned` event's payload.
+async fn last_event(api: &Api, b: i64) -> Value {
+    let (_, body) = api
+        .get(&format!(
+            "/v1/events/{b}/list?kind=station.scanned&length=1000"
+        ))
+        .await;
+    let events = body["data"]["events"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    events
+        .last()
+        .map(|e| e["payload"].clone())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_typed_scan_takes_the_scanners_path_and_the_page_is_served() {
+    let mut floor = Floor::start("page-route").await;
+    let b = floor.rig.business.0;
+    let order = floor.order;
+
+    // Typed, then from the scanner, then typed: one packing, in turn.
+    let (status, body) = floor.typed(json!({"code": "MUG"})).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"]["message"],
+        format!("MUG 1 of 2; 2 units left in order {order}")
+    );
+    assert_eq!(body["data"]["result"]["packing"]["remaining"], 2, "{body}");
+    let e = last_event(&floor.api, b).await;
+    assert_eq!(e["input"], json!({"scan": "MUG", "scanner": "keyboard"}));
+    assert_eq!(e["message"], body["data"]["message"]);
+    floor.scan(MUG_GTIN);
+    eventually("the scanner's scan counted", || async {
+        let (_, body) = floor.api.get("/v1/edge/stations").await;
+        body["data"][0]["packing"]["remaining"] == 1
+    })
+    .await;
+
+    // Refusals: the engine's (the station's status and message), the
+    // route's own (the spec's error body).
+    let (status, body) = floor.typed(json!({"code": "NOPE-404"})).await;
+    assert_eq!((status, body["error"].clone()), (404, json!(1)), "{body}");
+    let e = last_event(&floor.api, b).await;
+    assert_eq!(
+        (e["ok"].clone(), e["status"].clone()),
+        (json!(false), json!(404))
+    );
+    assert_eq!(e["message"], body["message"]);
+    let (status, body) = floor.typed(json!({"code": "MUG"})).await;
+    assert_eq!(status, 409, "{body}");
+    assert_eq!(body["errors"][0]["name"], "MUG", "{body}");
+    for bad in [
+        json!({"code": ""}),
+        json!({"code": "  "}),
+        json!({"code": "X".repeat(8193)}),
+    ] {
+        let (status, body) = floor.typed(bad).await;
+        assert_eq!(
+            (
+                status,
+                body["error"].clone(),
+                body["errors"][0]["name"].clone()
+            ),
+            (422, json!(1), json!("code")),
+            "{body}"
+        );
+    }
+    let (status, body) = floor.typed(json!({"code": "TEA", "qty": 2})).await;
+    assert!(status == 400 || status == 422, "{status} {body}");
+    assert_eq!(body["error"], 1, "{body}");
+    let (status, body) = floor
+        .api
+        .call(
+            "POST",
+            "/v1/edge/stations/nope/scan",
+            Some(json!({"code": "TEA"})),
+        )
+        .await;
+    assert_eq!((status, body["error"].clone()), (404, json!(1)), "{body}");
+    let anonymous = reqwest::Client::new();
+    let r = anonymous
+        .post(format!(
+            "{}/v1/edge/stations/{STATION}/scan",
+            floor.edge.base
+        ))
+        .json(&json!({"code": "TEA"}))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 401);
+    let (_, body) = floor.api.get("/v1/edge/stations").await;
+    assert_eq!(
+        body["data"][0]["packing"]["remaining"], 1,
+        "nothing counted"
+    );
+
+    // The last unit, typed: weighed, packed and labelled as from the scanner.
+    let (status, body) = floor.typed(json!({"code": "TEA"})).await;
+    assert_eq!(status, 200, "{body}");
+    let message = body["data"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(&format!("order {order} packed")) && message.contains("label queued"),
+        "{body}"
+    );
+    floor
+        .printer
+        .wait_for_labels(1, LIMIT)
+        .await
+        .expect("the label");
+
+    // Documented.
+    let (_, spec) = floor.api.get("/v1/openapi.json").await;
+    let path = &spec["paths"]["/v1/edge/stations/{station}/scan"]["post"];
+    assert!(path["requestBody"].is_object(), "{path}");
+
+    // The page and its assets.
+    let get = |path: String| {
+        let url = format!("{}{path}", floor.edge.base);
+        let client = anonymous.clone();
+        async move {
+            let r = client.get(url).send().await.expect("request");
+            let header = |name: &str| {
+                r.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let (kind, cache) = (header("content-type"), header("cache-control"));
+            let status = r.status().as_u16();
+            (status, kind, cache, r.text().await.expect("body"))
+        }
+    };
+    let (status, kind, cache, page) = get(format!("/stations/{STATION}")).await;
+    assert_eq!(
+        (status, kind.as_str(), cache.as_str()),
+        (200, "text/html; charset=utf-8", "no-cache")
+    );
+    assert!(page.contains(r#"data-station="pack-1""#), "{page}");
+    for (asset, want) in [
+        ("assets/app.js?v=", "text/javascript; charset=utf-8"),
+        ("assets/style.css?v=", "text/css; charset=utf-8"),
+    ] {
+        let at = page
+            .find(asset)
+            .unwrap_or_else(|| panic!("{asset} in {page}"));
+        let link = &page[at..page[at..].find('"').map_or(page.len(), |end| at + end)];
+        let (status, kind, cache, body) = get(format!("/stations/{link}")).await;
+        assert_eq!((status, kind.as_str()), (200, want), "{link}");
+        assert!(cache.contains("immutable"), "{cache}");
+        assert!(body.len() > 1000, "{link}");
+    }
+    let (status, kind, _, page) = get("/stations/%3Cb%3Enope".into()).await;
+    assert_eq!((status, kind.as_str()), (404, "text/html; charset=utf-8"));
+    assert!(
+        page.contains("No such station") && page.contains("&lt;b&gt;nope"),
+        "{page}"
+    );
+    let (status, ..) = get("/stations/assets/evil.js".into()).await;
+    assert_eq!(status, 404);
+
+    floor.stop().await;
+}
+
+/// What the test reads of the page, in one script.
+const READ_PAGE: &str = r#"
+const $ = (id) => document.getElementById(id);
+return {
+  result: $('result').dataset.state,
+  verdict: $('result-verdict').textContent,
+  message: $('result-message').textContent,
+  background: getComputedStyle($('result')).backgroundColor,
+  remaining: $('remaining-total').textContent,
+  task: $('task-title').textContent,
+  next: $('task-next').textContent,
+  live: $('live').dataset.state,
+  cloud: $('cloud').dataset.state,
+  printer: $('printer').textContent,
+  weight: $('weight').textContent,
+  focused: document.activeElement && document.activeElement.id,
+  hash: location.hash,
+  stored: localStorage.getItem('depot.station.key') !== null,
+  animating: document.getAnimations().some((a) => a.playState === 'running'),
+};
+"#;
+
+struct Browser<'a> {
+    session: Session<'a>,
+    driver: &'a Driver,
+}
+
+impl Browser<'_> {
+    async fn read(&self) -> Value {
+        self.session.run(READ_PAGE).await
+    }
+
+    /// Polls the page until `check` holds, for at most `limit` from
+    /// `since`; fails with what the page shows and the browser said.
+    async fn until(
+        &self,
+        what: &str,
+        since: Instant,
+        limit: Duration,
+        check: impl Fn(&Value) -> bool,
+    ) {
+        loop {
+            let page = self.read().await;
+            if check(&page) {
+                return;
+            }
+            if since.elapsed() > limit {
+                let text = self.session.run("return document.body.innerText").await;
+                let console = self.session.console().await;
+                panic!(
+                    "the page did not show {what} within {limit:?}\nread: {page:#}\n--- page text ---\n{}\n--- console ---\n{console:#}\n--- chromedriver log (tail) ---\n{}",
+                    text.as_str().unwrap_or_default(),
+                    tail(&self.driver.log(), 40),
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+impl Browser<'_> {
+    /// Saves the page, once its flash is over, in the artifacts directory.
+    async fn screenshot(&self, name: &str) -> PathBuf {
+        self.until("the page still", Instant::now(), LIMIT, |p| {
+            p["animating"] == false
+        })
+        .await;
+        let shot = self.session.screenshot().await;
+        assert!(shot.starts_with(b"\x89PNG"), "not a PNG");
+        let dir = artifacts_dir();
+        std::fs::create_dir_all(&dir).expect("artifacts directory");
+        let file = dir.join(name);
+        std::fs::write(&file, &shot).expect("screenshot written");
+        file
+    }
+}
+
+fn tail(text: &str, lines: usize) -> String {
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+fn artifacts_dir() -> PathBuf {
+    match std::env::var_os("DEPOT_ARTIFACTS_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        // edge/ is one level below the workspace.
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/artifacts"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_station_page_shows_scans_in_chromium() {
+    let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        eprintln!(
+            "skipped: set DEPOT_TEST_CHROMEDRIVER to a chromedriver binary (Debian: chromium-driver, /usr/bin/chromedriver) to run the station page in headless Chromium"
+        );
+        return;
+    };
+    let chromium =
+        std::env::var("DEPOT_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let mut floor = Floor::start("page-browser").await;
+    let order = floor.order;
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let driver = Driver::start(&chromedriver, scratch.path()).await;
+    let session = driver
+        .session(&chromium, &scratch.path().join("profile"))
+        .await;
+    let page = Browser {
+        session,
+        driver: &driver,
+    };
+
+    // Opened with the key in the fragment: kept, and out of the address.
+    page.session
+        .goto(&format!(
+            "{}/stations/{STATION}#key={}",
+            floor.edge.base, floor.rig.key
+        ))
+        .await;
+    let packing = format!("Packing order {order}");
+    page.until("the station ready", Instant::now(), LIMIT, |p| {
+        p["live"] == "good"
+            && p["cloud"] == "good"
+            && p["remaining"] == "3"
+            && p["task"].as_str().is_some_and(|t| t.starts_with(&packing))
+            && p["weight"] == "1.000 kg"
+            && p["printer"]
+                .as_str()
+                .is_some_and(|t| t.contains("label-1 ready"))
+    })
+    .await;
+    let p = page.read().await;
+    assert_eq!(
+        (p["hash"].clone(), p["stored"].clone()),
+        (json!(""), json!(true)),
+        "{p}"
+    );
+    assert_eq!(p["focused"], "scan", "{p}");
+
+    // The station's own scanner: accepted, one unit fewer, within a second.
+    floor.scan(MUG_GTIN);
+    let scanned = Instant::now();
+    let accepted = format!("MUG 1 of 2; 2 units left in order {order}");
+    page.until("the accepted scan", scanned, Duration::from_secs(1), |p| {
+        p["result"] == "ok" && p["message"] == accepted.as_str() && p["remaining"] == "2"
+    })
+    .await;
+
+    // A wrong code: the error, in red.
+    floor.scan("NOPE-404");
+    page.until("the refused scan", Instant::now(), LIMIT, |p| {
+        p["result"] == "error"
+            && p["verdict"]
+                .as_str()
+                .is_some_and(|v| v.contains("Rejected"))
+            && p["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("NOPE-404"))
+            && p["background"] == "rgb(179, 18, 31)"
+            && p["remaining"] == "2"
+    })
+    .await;
+    let refused = page.screenshot("station-page-refused.png").await;
+
+    // Typed into the page (a keyboard, or a wedge scanner on this computer).
+    page.session.type_into("#scan", "MUG\u{E007}").await;
+    let accepted = format!("MUG 2 of 2; 1 units left in order {order}");
+    page.until("the typed scan", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok"
+            && p["message"] == accepted.as_str()
+            && p["remaining"] == "1"
+            && p["next"].as_str().is_some_and(|n| n.contains("TEA"))
+    })
+    .await;
+    let p = page.read().await;
+    assert_eq!(p["focused"], "scan", "{p}");
+
+    let shot = page.screenshot("station-page.png").await;
+    println!(
+        "station page screenshots: {} (a scan accepted), {} (one refused)",
+        shot.display(),
+        refused.display()
+    );
+
+    // The last unit packs the order and prints its label.
+    floor.scan("TEA");
+    let packed = format!("order {order} packed");
+    page.until("the packed order", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok" && p["message"].as_str().is_some_and(|m| m.contains(&packed))
+    })
+    .await;
+    floor
+        .printer
+        .wait_for_labels(1, LIMIT)
+        .await
+        .expect("the label");
+
+    page.session.close().await;
+    drop(driver);
+    floor.stop().await;
+}
