@@ -133,6 +133,8 @@ pub struct Payload {
     pub id: EventId,
     #[serde(rename = "type")]
     pub kind: String,
+    /// The version of `data`'s shape (see the event catalogue).
+    pub version: u32,
     pub created_at: DateTime<Utc>,
     pub business_id: BusinessId,
     pub data: serde_json::Value,

@@ -84,6 +84,7 @@ pub fn body(out: &Outgoing) -> serde_json::Result<Vec<u8>> {
     serde_json::to_vec(&Payload {
         id: e.id,
         kind: e.kind.clone(),
+        version: e.version,
         created_at: e.at,
         business_id: e.business_id.unwrap_or(BusinessId(0)),
         data: e.payload.clone(),

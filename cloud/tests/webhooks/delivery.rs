@@ -91,6 +91,7 @@ async fn a_receiver_that_was_down_gets_every_delivery_once_and_signed() {
     assert_eq!(first.delivery_id, id);
     assert!(first.attempt as usize > tries.len(), "{first:?}");
     assert_eq!(first.body["type"], "order.created");
+    assert_eq!(first.body["version"], 1);
     assert_eq!(first.body["business_id"], app.a.business.0);
     assert!(first.body["created_at"].is_string());
     assert!(first.body["data"].is_object());
