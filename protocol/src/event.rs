@@ -62,6 +62,13 @@ pub enum EventKind {
     /// the station screens follow these.
     #[serde(rename = "station.scanned")]
     StationScanned,
+    /// Edge: a configured printer went from one state to another (ready,
+    /// faulted with its problems, unreachable).
+    #[serde(rename = "printer.state_changed")]
+    PrinterStateChanged,
+    /// Edge: a scale settled on a new weight.
+    #[serde(rename = "scale.weighed")]
+    ScaleWeighed,
     #[serde(rename = "document.attached")]
     DocumentAttached,
     #[serde(rename = "release.published")]
@@ -95,11 +102,14 @@ pub enum EventKind {
     /// Cloud: an edge's connection ended (its goodbye or its last will).
     #[serde(rename = "edge.offline")]
     EdgeOffline,
+    /// Cloud: an edge came back with events to send, or has sent them all.
+    #[serde(rename = "sync.backlog")]
+    SyncBacklog,
 }
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 35] = [
+    pub const ALL: [EventKind; 38] = [
         Self::BusinessCreated,
         Self::WarehouseCreated,
         Self::KeyCreated,
@@ -123,6 +133,8 @@ impl EventKind {
         Self::PrintJobCreated,
         Self::PrintJobUpdated,
         Self::StationScanned,
+        Self::PrinterStateChanged,
+        Self::ScaleWeighed,
         Self::DocumentAttached,
         Self::ReleasePublished,
         Self::ReleaseTranslated,
@@ -135,6 +147,7 @@ impl EventKind {
         Self::SyncConflict,
         Self::EdgeOnline,
         Self::EdgeOffline,
+        Self::SyncBacklog,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -162,6 +175,8 @@ impl EventKind {
             Self::PrintJobCreated => "print_job.created",
             Self::PrintJobUpdated => "print_job.updated",
             Self::StationScanned => "station.scanned",
+            Self::PrinterStateChanged => "printer.state_changed",
+            Self::ScaleWeighed => "scale.weighed",
             Self::DocumentAttached => "document.attached",
             Self::ReleasePublished => "release.published",
             Self::ReleaseTranslated => "release.translated",
@@ -174,6 +189,7 @@ impl EventKind {
             Self::SyncConflict => "sync.conflict",
             Self::EdgeOnline => "edge.online",
             Self::EdgeOffline => "edge.offline",
+            Self::SyncBacklog => "sync.backlog",
         }
     }
 }

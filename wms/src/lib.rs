@@ -17,6 +17,7 @@ pub mod oauth;
 pub mod orders;
 pub mod packing;
 pub mod picking;
+pub mod presence;
 pub mod pricing;
 pub mod printing;
 pub mod reader;
@@ -131,6 +132,40 @@ impl Wms {
                 .into_iter()
                 .next()
                 .ok_or_else(|| WmsError::Internal("event vanished".into()))
+        })
+        .await
+    }
+
+    /// Appends a device's own event (`printer.state_changed`,
+    /// `scale.weighed`). A printer's state also sets its record's status
+    /// here, in the same transaction, as applying the event does in the
+    /// cloud.
+    pub async fn device_event(
+        &self,
+        business: depot_protocol::BusinessId,
+        kind: depot_protocol::event::EventKind,
+        payload: serde_json::Value,
+    ) -> Result<()> {
+        use depot_protocol::event::EventKind;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            match kind {
+                EventKind::PrinterStateChanged => {
+                    let state: replica::printing::StateChanged =
+                        serde_json::from_value(payload.clone())
+                            .map_err(|e| WmsError::Internal(format!("a printer's state: {e}")))?;
+                    replica::printing::record_state(conn, &state)?;
+                }
+                EventKind::ScaleWeighed => {}
+                other => {
+                    return Err(WmsError::Internal(format!(
+                        "{} is not a device's event",
+                        other.as_str()
+                    )));
+                }
+            }
+            store::events::append(conn, &origin, Some(business), kind, &payload)?;
+            Ok(())
         })
         .await
     }

@@ -4,10 +4,11 @@
 //! `depot_protocol::sync`; this module runs them against the database, each
 //! batch in one transaction with its cursor.
 
+use crate::presence;
 use crate::replica::{self, Outcome};
 use crate::store::{self, replica as conflicts, sync as sql, tenants};
 use crate::{Result, Wms, WmsError};
-use depot_protocol::event::{Event, EventKind};
+use depot_protocol::event::Event;
 use depot_protocol::sync::downstream::{self, PageVerdict};
 use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::message::{Change, Landmark};
@@ -27,7 +28,7 @@ pub struct Ack {
 
 /// Kinds an edge may send: what the floor does. Catalog, tenants, keys,
 /// orders, inbound orders and printers are the cloud's to create.
-const FROM_EDGES: [&str; 14] = [
+const FROM_EDGES: [&str; 16] = [
     "stock.moved",
     "order.status_changed",
     "inbound.received",
@@ -41,6 +42,8 @@ const FROM_EDGES: [&str; 14] = [
     "print_job.created",
     "print_job.updated",
     "station.scanned",
+    "printer.state_changed",
+    "scale.weighed",
     "sync.conflict",
 ];
 
@@ -55,6 +58,7 @@ fn foreign_business(e: &SyncEvent, business: BusinessId) -> bool {
 
 fn receive(
     conn: &Connection,
+    node: &str,
     business: BusinessId,
     edge: &EdgeId,
     events: Vec<SyncEvent>,
@@ -120,6 +124,7 @@ fn receive(
         Ok(Some(rejected))
     })?;
     sql::advance(conn, business, edge.as_str(), plan.through, &now())?;
+    presence::advanced(conn, node, business, edge, record.backlog)?;
     Ok(Ack {
         through: plan.through,
         gap: plan.gap,
@@ -322,7 +327,8 @@ impl Wms {
         edge: EdgeId,
         events: Vec<SyncEvent>,
     ) -> Result<Ack> {
-        self.write(move |conn| receive(conn, business, &edge, events))
+        let node = self.origin().to_owned();
+        self.write(move |conn| receive(conn, &node, business, &edge, events))
             .await
     }
 
@@ -334,11 +340,14 @@ impl Wms {
         &self,
         batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
     ) -> Result<Vec<Result<Ack>>> {
+        let node = self.origin().to_owned();
         self.write(move |conn| {
             Ok(batches
                 .into_iter()
                 .map(|(business, edge, events)| {
-                    crate::writer::savepoint(conn, |conn| receive(conn, business, &edge, events))
+                    crate::writer::savepoint(conn, |conn| {
+                        receive(conn, &node, business, &edge, events)
+                    })
                 })
                 .collect())
         })
@@ -354,23 +363,8 @@ impl Wms {
         sighting: Sighting,
     ) -> Result<()> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
-            if sql::seen(conn, business, edge.as_str(), &sighting, &now())? {
-                let payload = serde_json::json!({
-                    "business_id": business, "edge_id": edge.as_str(),
-                    "session": sighting.session, "version": sighting.version, "head": sighting.head,
-                });
-                store::events::append(
-                    conn,
-                    &origin,
-                    Some(business),
-                    EventKind::EdgeOnline,
-                    &payload,
-                )?;
-            }
-            Ok(())
-        })
-        .await
+        self.write(move |conn| presence::seen(conn, &origin, business, &edge, &sighting))
+            .await
     }
 
     /// Cloud: an edge's state went `offline` (its last will, or a goodbye)
@@ -382,22 +376,8 @@ impl Wms {
         session: String,
     ) -> Result<()> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
-            if sql::gone(conn, business, edge.as_str(), &session, &now())? {
-                let payload = serde_json::json!({
-                    "business_id": business, "edge_id": edge.as_str(), "session": session,
-                });
-                store::events::append(
-                    conn,
-                    &origin,
-                    Some(business),
-                    EventKind::EdgeOffline,
-                    &payload,
-                )?;
-            }
-            Ok(())
-        })
-        .await
+        self.write(move |conn| presence::gone(conn, &origin, business, &edge, &session))
+            .await
     }
 
     /// Edge: (acknowledged out_seq, last cloud rev applied).

@@ -164,25 +164,46 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
     .await;
     assert!(row["state_at"].is_string());
 
-    // The cloud's log says when the edge came and went: once per run, not
-    // per hello, in the shape the event catalogue documents.
-    let comings: Vec<_> = w
+    // The cloud's log says when the edge came and went, and when it had a
+    // backlog and when that was drained: once each, not per hello or per
+    // batch, in the shape the event catalogue documents.
+    let told: Vec<_> = w
         .cloud
         .events_since(0, 1_000_000)
         .await
         .expect("events")
         .into_iter()
-        .filter(|e| e.kind.starts_with("edge."))
+        .filter(|e| e.kind.starts_with("edge.") || e.kind == "sync.backlog")
         .collect();
-    let kinds: Vec<&str> = comings.iter().map(|e| e.kind.as_str()).collect();
-    assert_eq!(kinds, ["edge.online", "edge.offline"]);
-    for e in &comings {
+    let kinds: Vec<&str> = told.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "edge.online",
+            "sync.backlog",
+            "sync.backlog",
+            "edge.offline"
+        ]
+    );
+    for e in &told {
         let entry = depot_protocol::catalogue::lookup(&e.kind).expect("catalogued");
         depot_protocol::catalogue::schema::check(entry, &e.payload)
             .unwrap_or_else(|p| panic!("{p:?}"));
-        assert_eq!(e.payload["session"], "run-1");
     }
-    assert_eq!(comings[0].payload["version"], "9.9.8");
+    assert_eq!(told[0].payload["version"], "9.9.8");
+    assert_eq!(told[0].payload["session"], "run-1");
+    assert_eq!(
+        (
+            &told[1].payload["backlog"],
+            &told[1].payload["reported_head"]
+        ),
+        (&json!(3), &json!(3))
+    );
+    assert_eq!(
+        (&told[2].payload["backlog"], &told[2].payload["up_cursor"]),
+        (&json!(0), &json!(3))
+    );
+    assert_eq!(told[3].payload["session"], "run-1");
 
     // Another tenant's key does not see the list.
     let other = w

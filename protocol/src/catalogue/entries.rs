@@ -427,6 +427,126 @@ pub static CATALOGUE: &[EventType] = &[
         ]),
     },
     EventType {
+        name: "printer.state_changed",
+        version: 1,
+        summary: "A printer attached to an edge changed state: ready, faulted (with its \
+                  problems) or unreachable. Written when the state or its problems change, \
+                  never per status poll; printing does not count (a busy printer is ready). Paced per \
+                  printer: writes at least 1 s apart, the gap doubling up to 5 min while \
+                  changes keep coming and back to 1 s after 10 quiet minutes; a state that \
+                  did not last until the next write is skipped, so a flapping printer \
+                  writes a handful of events, and the last one says the state it settled \
+                  in. The cloud sets the printer record's `status` (`online`, `offline`) \
+                  and `last_seen` from it.",
+        source: Edge,
+        audience: Business,
+        payload: Payload::Fields(&[
+            BUSINESS,
+            f(
+                "printer_id",
+                Integer,
+                Nullable,
+                "The printer record this device prints for (connection \
+                 `edge://<edge id>`), if it had reached the edge when the event \
+                 was written.",
+            ),
+            f(
+                "device",
+                String,
+                Required,
+                "The printer as configured on the edge (`[[devices.printers]]`).",
+            ),
+            f(
+                "station",
+                String,
+                Nullable,
+                "The station that prints on it, as configured on the edge.",
+            ),
+            f(
+                "state",
+                String,
+                Required,
+                "`ready` (answers and can print), `faulted` (answers but cannot \
+                 print) or `unreachable` (no connection, or no answer).",
+            ),
+            f(
+                "problems",
+                Array,
+                Required,
+                "What keeps a faulted printer from printing: `paper_out`, \
+                 `ribbon_out`, `head_open`, `paused`, …; empty otherwise.",
+            ),
+            f(
+                "previous",
+                String,
+                Required,
+                "The state of the printer's previous event, or `unknown` for the \
+                 first since the edge started.",
+            ),
+            f(
+                "at",
+                Timestamp,
+                Required,
+                "When the printer was first seen in this state.",
+            ),
+        ]),
+    },
+    EventType {
+        name: "scale.weighed",
+        version: 1,
+        summary: "A scale attached to an edge settled on a new weight: a stable reading \
+                  away from zero that differs from the last one written by more than two \
+                  of the scale's display steps, not every reading. Emptying the scale \
+                  writes nothing, and the next load is written even if it weighs the \
+                  same. Paced per scale: at least 1 s apart, the gap doubling up to 5 min \
+                  while the weight keeps changing without the scale being emptied. This \
+                  is whatever lies on the scale; a station weighing a parcel to pack it \
+                  (checked against the order's weight) is a `station.scanned` with a \
+                  `pack` input.",
+        source: Edge,
+        audience: Business,
+        payload: Payload::Fields(&[
+            BUSINESS,
+            f(
+                "device",
+                String,
+                Required,
+                "The scale as configured on the edge (`[[devices.scales]]` id).",
+            ),
+            f(
+                "station",
+                String,
+                Nullable,
+                "The station that weighs on it, as configured on the edge.",
+            ),
+            f(
+                "grams",
+                Integer,
+                Required,
+                "The weight, rounded to the gram.",
+            ),
+            f(
+                "value",
+                String,
+                Required,
+                "The weight as the scale reported it, in `unit` (`1.250`).",
+            ),
+            f("unit", String, Required, "`g`, `kg`, `lb` or `oz`."),
+            f(
+                "stable",
+                Boolean,
+                Required,
+                "Always true: only settled weights are written.",
+            ),
+            f(
+                "at",
+                Timestamp,
+                Required,
+                "When the edge received the reading.",
+            ),
+        ]),
+    },
+    EventType {
         name: "document.attached",
         version: 1,
         summary: "A document was attached to an order, shipment, item or inbound.",
@@ -583,6 +703,37 @@ pub static CATALOGUE: &[EventType] = &[
             BUSINESS,
             f("edge_id", String, Required, "The edge."),
             f("session", String, Required, "The run that went."),
+        ]),
+    },
+    EventType {
+        name: "sync.backlog",
+        version: 1,
+        summary: "An edge came back with events the cloud does not have yet (`backlog` \
+                  > 0), or has since sent them all (`backlog` 0). Once per backlog, \
+                  not per batch.",
+        source: Cloud,
+        audience: Business,
+        payload: Payload::Fields(&[
+            BUSINESS,
+            f("edge_id", String, Required, "The edge."),
+            f(
+                "backlog",
+                Integer,
+                Required,
+                "Its events not yet in the cloud.",
+            ),
+            f(
+                "up_cursor",
+                Integer,
+                Required,
+                "The last of its events the cloud applied.",
+            ),
+            f(
+                "reported_head",
+                Integer,
+                Nullable,
+                "The newest event of its log, as reported.",
+            ),
         ]),
     },
 ];
