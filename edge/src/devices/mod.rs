@@ -10,6 +10,7 @@
 pub mod config;
 pub mod failure;
 pub mod machine;
+pub mod pacing;
 pub mod printers;
 pub mod routes;
 pub mod scales;
@@ -82,8 +83,14 @@ pub fn start<B: DeviceBus>(
         .printers
         .iter()
         .map(|config| {
+            let station = settings
+                .stations
+                .iter()
+                .find(|s| s.printer.as_ref() == Some(&config.name))
+                .map(|s| s.name.clone());
             let spooler = Spooler {
                 config: config.clone(),
+                station,
                 wms: wms.clone(),
                 business,
                 edge_id: settings.edge_id.clone(),
@@ -94,6 +101,20 @@ pub fn start<B: DeviceBus>(
         })
         .collect();
     let scales = scales::start(&settings.devices.scales)?;
+    for scale in &scales {
+        let station = settings
+            .stations
+            .iter()
+            .find(|s| s.scale.as_ref() == Some(&scale.id))
+            .map(|s| s.name.clone());
+        tasks.spawn(scales::report(
+            scale.clone(),
+            station,
+            wms.clone(),
+            business,
+            stopped.clone(),
+        ));
+    }
     let (scans, incoming) = mpsc::channel(SCANS);
     let scanners = scanners::start(
         &settings.devices.scanners,

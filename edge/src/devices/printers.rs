@@ -5,17 +5,23 @@
 //! whenever a commit touches print jobs, and records what the driver did
 //! with each. A restart loses nothing: what was not printed is still
 //! queued in the database and is handed to the new driver.
+//!
+//! It also logs the printer's state as `printer.state_changed` events, when
+//! it changes and at the pace of [`super::pacing`].
 
 use super::config::PrinterDevice;
+use super::pacing::{self, Pace};
 use super::stopped;
 use depot_hardware::printer::{Job, JobId, JobOutcome, Printer, PrinterState};
-use depot_protocol::BusinessId;
+use depot_protocol::event::EventKind;
 use depot_protocol::printing::{self, JobStatus};
+use depot_protocol::{BusinessId, Timestamp};
 use depot_wms::Wms;
 use serde::Serialize;
 use std::collections::HashSet;
 use std::time::Duration;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 /// The record and the queue are read again whenever a commit touches
 /// printers or print jobs; this often besides, so nothing a missed wake-up
@@ -96,9 +102,88 @@ pub async fn resolve(
 
 pub struct Spooler {
     pub config: PrinterDevice,
+    /// The station that prints on it, for its events.
+    pub station: Option<String>,
     pub wms: Wms,
     pub business: BusinessId,
     pub edge_id: String,
+}
+
+/// A printer's state as its events tell it: printing is no news (busy is
+/// ready), and the `since` of an unreachable printer is a detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shown {
+    state: &'static str,
+    problems: Vec<String>,
+}
+
+impl Shown {
+    fn of(status: &PrinterStatus) -> Option<Self> {
+        let (state, mut problems) = match &status.device {
+            PrinterState::Unknown => return None,
+            PrinterState::Ready | PrinterState::Busy => ("ready", Vec::new()),
+            PrinterState::Faulted { problems } => ("faulted", problems.clone()),
+            PrinterState::Unreachable { .. } => ("unreachable", Vec::new()),
+        };
+        problems.sort_unstable();
+        problems.dedup();
+        let problems = problems
+            .iter()
+            .filter_map(|p| match serde_json::to_value(p) {
+                Ok(serde_json::Value::String(name)) => Some(name),
+                _ => None,
+            })
+            .collect();
+        Some(Self { state, problems })
+    }
+}
+
+/// The printer's state against what its events said.
+#[derive(Debug, Default)]
+struct Reported {
+    /// What the last event said.
+    written: Option<Shown>,
+    /// The printer now, and since when.
+    current: Option<(Shown, Timestamp)>,
+    pace: Pace,
+}
+
+impl Reported {
+    fn saw(&mut self, status: &PrinterStatus) {
+        let Some(shown) = Shown::of(status) else {
+            return;
+        };
+        if self
+            .current
+            .as_ref()
+            .is_none_or(|(current, _)| *current != shown)
+        {
+            self.current = Some((shown, depot_protocol::now()));
+        }
+    }
+
+    /// When the state not written yet may be.
+    fn due(&self) -> Option<Instant> {
+        let (shown, _) = self.current.as_ref()?;
+        (self.written.as_ref() != Some(shown))
+            .then(|| self.pace.next_at().unwrap_or_else(Instant::now))
+    }
+
+    /// The change to write now, with the state the last event said.
+    fn take(&mut self, now: Instant) -> Option<(Shown, &'static str, Timestamp)> {
+        let (shown, at) = self.current.clone()?;
+        if self.written.as_ref() == Some(&shown) || !self.pace.allows(now) {
+            return None;
+        }
+        // Counted even if the write fails: a failing database is not
+        // retried in a loop, and the next change is written in its turn.
+        self.pace.wrote(now);
+        let previous = self
+            .written
+            .replace(shown.clone())
+            .map_or("unknown", |w| w.state);
+        Some((shown, previous, at))
+    }
 }
 
 /// Jobs handed to the driver, in the order they were (and as a set: a
@@ -139,6 +224,7 @@ impl Spooler {
         let mut records = self.wms.printers_changed();
         let mut look_up = tokio::time::interval(LOOK_UP_EVERY);
         let mut handed = Handed::default();
+        let mut reported = Reported::default();
         loop {
             tokio::select! {
                 () = stopped(&mut stop) => break,
@@ -178,6 +264,7 @@ impl Spooler {
                     let state = device.borrow_and_update().clone();
                     status.send_modify(|s| s.device = state);
                 }
+                () = pacing::until(reported.due()) => {}
             }
             // After any change: the first job may have changed as well as
             // the state, in either order.
@@ -188,8 +275,38 @@ impl Spooler {
                 s.queued = handed.ids.len();
                 changed
             });
+            reported.saw(&status.borrow());
+            if let Some(change) = reported.take(Instant::now()) {
+                let printer_id = status.borrow().printer_id;
+                self.report(change, printer_id).await;
+            }
         }
         printer.shutdown().await;
+    }
+
+    /// Logs a `printer.state_changed`.
+    async fn report(
+        &self,
+        (shown, previous, at): (Shown, &'static str, Timestamp),
+        printer_id: Option<i64>,
+    ) {
+        let payload = serde_json::json!({
+            "business_id": self.business,
+            "printer_id": printer_id,
+            "device": self.config.name,
+            "station": self.station,
+            "state": shown.state,
+            "problems": shown.problems,
+            "previous": previous,
+            "at": depot_protocol::format_ts(&at),
+        });
+        if let Err(error) = self
+            .wms
+            .device_event(self.business, EventKind::PrinterStateChanged, payload)
+            .await
+        {
+            tracing::warn!(printer = %self.config.name, %error, "cannot log the printer's state");
+        }
     }
 
     /// Looks the record up and hands the driver the queued jobs it does

@@ -24,7 +24,7 @@ use rusqlite::Connection;
 use serde::Deserialize;
 
 mod operations;
-mod printing;
+pub(crate) mod printing;
 
 /// The kinds replicated between nodes: applied where they arrive.
 pub const REPLICATED: [&str; 21] = [
@@ -54,13 +54,16 @@ pub const REPLICATED: [&str; 21] = [
 /// Kinds another node logs for the record without applying them: a
 /// document's bytes stay where it was uploaded, a conflict was another
 /// node's to resolve, a station's scans are the floor's history, and
-/// completed lines and waves came with the `pick.scanned` that did it.
-pub const RECORDED: [&str; 5] = [
+/// completed lines and waves came with the `pick.scanned` that did it, and
+/// a scale's weights are the floor's history. (A printer's state is
+/// applied: it sets the printer record's status.)
+pub const RECORDED: [&str; 6] = [
     "document.attached",
     "sync.conflict",
     "station.scanned",
     "pick.line_completed",
     "wave.completed",
+    "scale.weighed",
 ];
 
 /// What applying one event did.
@@ -275,6 +278,7 @@ fn apply_kind(conn: &Connection, e: &Event) -> Applied {
         "printer.saved" => operations::printer(conn, payload(e)?),
         "print_job.created" => printing::created(conn, e, payload(e)?),
         "print_job.updated" => printing::updated(conn, payload(e)?),
+        "printer.state_changed" => printing::state_changed(conn, &payload(e)?),
         "release.published" => {
             let r = payload::<PublishedPayload>(e)?.into_release();
             store::releases::insert_replica(conn, &r)?;

@@ -7,10 +7,11 @@ use super::{Applied, ApplyError};
 use crate::store::printing as sql;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use depot_protocol::BusinessId;
 use depot_protocol::event::Event;
 use depot_protocol::printing::{PrintJobCreated, PrintJobUpdated};
-use rusqlite::Connection;
+use depot_protocol::{BusinessId, Timestamp};
+use rusqlite::{Connection, params};
+use serde::Deserialize;
 
 fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Result<(), ApplyError> {
     match sql::printer_business(conn, printer)? {
@@ -51,5 +52,47 @@ pub(super) fn updated(conn: &Connection, u: PrintJobUpdated) -> Applied {
             u.id
         )));
     }
+    Ok(None)
+}
+
+/// What the record keeps of a `printer.state_changed`.
+#[derive(Debug, Deserialize)]
+pub(crate) struct StateChanged {
+    business_id: BusinessId,
+    printer_id: Option<i64>,
+    state: String,
+    at: Timestamp,
+}
+
+/// Sets the status of the printer record a device's state is about:
+/// `online` while it answers (ready or faulted: someone can fix paper from
+/// there), `offline` when it does not; `last_seen` is the last time it
+/// answered and never goes back. A device bound to no record changes
+/// nothing. Answers whether a record was there to set.
+pub(crate) fn record_state(conn: &Connection, s: &StateChanged) -> crate::Result<bool> {
+    let Some(id) = s.printer_id else {
+        return Ok(true);
+    };
+    let (status, seen) = match s.state.as_str() {
+        "ready" | "faulted" => ("online", Some(crate::store::ts(&s.at))),
+        "unreachable" => ("offline", None),
+        _ => ("unknown", None),
+    };
+    let changed = conn
+        .prepare_cached(
+            "UPDATE printers SET status = ?3,
+                 last_seen = CASE WHEN last_seen IS NULL OR last_seen < ?4 THEN COALESCE(?4, last_seen)
+                                  ELSE last_seen END
+             WHERE id = ?1 AND business_id = ?2",
+        )?
+        .execute(params![id, s.business_id.0, status, seen])?;
+    Ok(changed > 0)
+}
+
+pub(super) fn state_changed(conn: &Connection, s: &StateChanged) -> Applied {
+    if let Some(id) = s.printer_id {
+        check_printer(conn, id, s.business_id)?;
+    }
+    record_state(conn, s)?;
     Ok(None)
 }
