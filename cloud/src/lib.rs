@@ -41,9 +41,7 @@ async fn app_waking(
     wake: webhooks::Wake,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
-    let (api, openapi) = http::routes()
-        .merge(webhooks::routes())
-        .split_for_parts();
+    let (api, openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
     let openapi = Arc::new(openapi);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));

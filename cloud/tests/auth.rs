@@ -263,7 +263,9 @@ async fn every_route_refuses_every_bad_key() {
         (
             "POST",
             format!("/v1/webhooks/{b}/create"),
-            Some(json!({"url": "https://hooks.example.com/auth", "event_types": ["*"], "active": false})),
+            Some(
+                json!({"url": "https://hooks.example.com/auth", "event_types": ["*"], "active": false}),
+            ),
             true,
         ),
         ("GET", format!("/v1/webhooks/{b}/1"), None, false),
@@ -274,7 +276,12 @@ async fn every_route_refuses_every_bad_key() {
             false,
         ),
         ("DELETE", format!("/v1/webhooks/{b}/1/delete"), None, false),
-        ("POST", format!("/v1/webhooks/{b}/1/rotate-secret"), None, false),
+        (
+            "POST",
+            format!("/v1/webhooks/{b}/1/rotate-secret"),
+            None,
+            false,
+        ),
         ("GET", format!("/v1/webhooks/{b}/1/deliveries"), None, false),
         (
             "GET",

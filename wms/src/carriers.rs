@@ -174,16 +174,47 @@ mod tests {
         let c = OwnFleet;
         let revise = |current, m, on, given| c.revise("standard", current, m, on, given);
         // Handed over on Tuesday 24th: Thursday.
-        assert_eq!(revise(Some(d(25)), Milestone::Dispatched, d(24), None), Some(d(26)));
-        assert_eq!(revise(Some(d(26)), Milestone::Dispatched, d(24), None), None, "unchanged");
+        assert_eq!(
+            revise(Some(d(25)), Milestone::Dispatched, d(24), None),
+            Some(d(26))
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::Dispatched, d(24), None),
+            None,
+            "unchanged"
+        );
         assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(25), None), None);
-        assert_eq!(revise(None, Milestone::InTransit, d(25), None), Some(d(27)), "first set");
-        assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(27), None), Some(d(1).with_month(12).unwrap_or_default()), "late");
-        assert_eq!(revise(Some(d(26)), Milestone::OutForDelivery, d(25), None), Some(d(25)));
-        assert_eq!(revise(Some(d(26)), Milestone::Exception, d(25), None), Some(d(27)));
-        assert_eq!(revise(Some(d(30)), Milestone::Exception, d(25), None), None, "no earlier");
-        assert_eq!(revise(Some(d(26)), Milestone::InTransit, d(25), Some(d(28))), Some(d(28)));
-        assert_eq!(revise(Some(d(26)), Milestone::Delivered, d(25), Some(d(28))), None);
+        assert_eq!(
+            revise(None, Milestone::InTransit, d(25), None),
+            Some(d(27)),
+            "first set"
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::InTransit, d(27), None),
+            Some(d(1).with_month(12).unwrap_or_default()),
+            "late"
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::OutForDelivery, d(25), None),
+            Some(d(25))
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::Exception, d(25), None),
+            Some(d(27))
+        );
+        assert_eq!(
+            revise(Some(d(30)), Milestone::Exception, d(25), None),
+            None,
+            "no earlier"
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::InTransit, d(25), Some(d(28))),
+            Some(d(28))
+        );
+        assert_eq!(
+            revise(Some(d(26)), Milestone::Delivered, d(25), Some(d(28))),
+            None
+        );
     }
 
     #[test]
