@@ -252,3 +252,81 @@ async fn print_jobs_reach_their_printer_and_report_back() {
         jobs
     );
 }
+
+#[tokio::test]
+async fn a_printers_state_from_the_edge_sets_its_record_in_the_cloud() {
+    use depot_protocol::event::EventKind;
+    let mut p = pair().await;
+    let b = p.caller.business_id;
+    let printer = p
+        .cloud
+        .wms
+        .create_printer(
+            b,
+            serde_json::from_value(
+                json!({"name": "Pack 1", "kind": "zpl", "connection": "edge://mad-1"}),
+            )
+            .expect("fields"),
+        )
+        .await
+        .expect("printer");
+    no_rejections(&exchange(&mut p.cloud, &p.edge).await);
+    let state = |state: &str, previous: &str, at: &str| {
+        json!({"business_id": b, "printer_id": printer.id, "device": "Pack 1", "station": null,
+            "state": state, "problems": [], "previous": previous, "at": at})
+    };
+    let status = |wms: Wms| async move {
+        let all = wms.printers(b).await.expect("printers");
+        let p = all
+            .into_iter()
+            .find(|r| r.id == printer.id)
+            .expect("record");
+        (p.status, p.last_seen.map(|t| depot_protocol::format_ts(&t)))
+    };
+    assert_eq!(status(p.cloud.wms.clone()).await.0, "unknown");
+
+    p.edge
+        .wms
+        .device_event(
+            b,
+            EventKind::PrinterStateChanged,
+            state("ready", "unknown", "2026-01-02T10:00:00Z"),
+        )
+        .await
+        .expect("ready");
+    no_rejections(&exchange(&mut p.edge, &p.cloud).await);
+    let online = ("online".to_owned(), Some("2026-01-02T10:00:00Z".to_owned()));
+    assert_eq!(status(p.cloud.wms.clone()).await, online);
+    assert_eq!(
+        status(p.edge.wms.clone()).await,
+        online,
+        "the edge's own record too"
+    );
+
+    // Unreachable: offline, and it was last seen when it last answered.
+    p.edge
+        .wms
+        .device_event(
+            b,
+            EventKind::PrinterStateChanged,
+            state("unreachable", "ready", "2026-01-02T11:00:00Z"),
+        )
+        .await
+        .expect("unreachable");
+    no_rejections(&exchange(&mut p.edge, &p.cloud).await);
+    assert_eq!(
+        status(p.cloud.wms.clone()).await,
+        (
+            "offline".to_owned(),
+            Some("2026-01-02T10:00:00Z".to_owned())
+        )
+    );
+    // Not a device's event: refused.
+    assert!(
+        p.edge
+            .wms
+            .device_event(b, EventKind::StockMoved, json!({}))
+            .await
+            .is_err()
+    );
+}
