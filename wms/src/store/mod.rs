@@ -54,6 +54,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/015_release_notes.sql")),
         M::up(include_str!("schema/016_oauth.sql")),
         M::up(include_str!("schema/017_webhooks.sql")),
+        M::up(include_str!("schema/018_pick_counters.sql")),
     ])
 }
 

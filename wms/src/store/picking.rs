@@ -255,16 +255,15 @@ pub fn order_in_wave(conn: &Connection, wave: i64, order: OrderId) -> Result<boo
     .is_some())
 }
 
-/// Units left to pick in a wave and in one of its orders, leaving out
-/// cancelled orders.
+/// Units left to pick in a wave (leaving out cancelled orders) and in one
+/// of its orders, from the counters the schema's triggers keep (migration
+/// 018): a scan reads two rows instead of summing the wave's lines.
 pub fn remaining(conn: &Connection, wave: i64, order: OrderId) -> Result<(i64, i64)> {
     Ok(conn
         .prepare_cached(
-            "SELECT COALESCE(SUM(quantity - picked), 0),
-                    COALESCE(SUM(CASE WHEN order_id = ?2 THEN quantity - picked ELSE 0 END), 0)
-             FROM pick_lines
-             WHERE wave_id = ?1
-               AND order_id NOT IN (SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled')",
+            "SELECT units_left,
+                    COALESCE((SELECT units FROM pick_left WHERE wave_id = ?1 AND order_id = ?2), 0)
+             FROM waves WHERE id = ?1",
         )?
         .query_row(params![wave, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
@@ -380,3 +379,6 @@ pub fn line_state(conn: &Connection, line: i64) -> Result<Option<(i64, i64)>> {
             .query_row([line], |r| Ok((r.get(0)?, r.get(1)?))),
     )
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! The pick counters (migration 018) against what summing the lines says,
+//! through picks, cancellations and a migration of waves already made.
+
+use super::{add_picked, remaining};
+use crate::error::Result;
+use crate::store::migrations;
+use depot_protocol::OrderId;
+use rusqlite::Connection;
+
+/// What `remaining` answered before the counters: the sums over the lines.
+fn summed(conn: &Connection, wave: i64, order: i64) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(SUM(quantity - picked), 0),
+                COALESCE(SUM(CASE WHEN order_id = ?2 THEN quantity - picked ELSE 0 END), 0)
+         FROM pick_lines
+         WHERE wave_id = ?1
+           AND order_id NOT IN (SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled')",
+        [wave, order],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
+/// Two waves: wave 1 with orders 1..=3 (lines of 5, 3 and 4 units, order 1
+/// with two lines), wave 2 with order 4.
+fn fill(conn: &Connection) -> Result<()> {
+    conn.execute_batch(
+        "PRAGMA foreign_keys = OFF; -- the lines' items do not matter here
+         INSERT INTO businesses (id, name, currency, timezone, created_at) VALUES (1, 'a', 'EUR', 'UTC', 'x');
+         INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
+         VALUES (1, 1, 'W', 'W', '{}', 0, 'x');
+         INSERT INTO orders (id, business_id, warehouse_id, channel, external_ref, status, shipping_address,
+                             payments, currency, total_cents, created_at, updated_at)
+         VALUES (1, 1, 1, 'web', 'A', 'confirmed', '{}', '[]', 'EUR', 0, 'x', 'x'),
+                (2, 1, 1, 'web', 'B', 'confirmed', '{}', '[]', 'EUR', 0, 'x', 'x'),
+                (3, 1, 1, 'web', 'C', 'confirmed', '{}', '[]', 'EUR', 0, 'x', 'x'),
+                (4, 1, 1, 'web', 'D', 'confirmed', '{}', '[]', 'EUR', 0, 'x', 'x');
+         INSERT INTO waves (id, business_id, warehouse_id, status, created_at)
+         VALUES (1, 1, 1, 'open', 'x'), (2, 1, 1, 'open', 'x');
+         UPDATE orders SET wave_id = 1 WHERE id IN (1, 2, 3);
+         UPDATE orders SET wave_id = 2 WHERE id = 4;
+         INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, quantity, picked, seq)
+         VALUES (1, 1, 1, 1, 'a', 5, 0, 0), (2, 1, 1, 2, 'b', 2, 1, 1), (3, 1, 2, 1, 'a', 3, 0, 2),
+                (4, 1, 3, 3, 'c', 4, 0, 3), (5, 2, 4, 1, 'a', 6, 0, 0);",
+    )?;
+    Ok(())
+}
+
+fn agree(conn: &Connection) -> Result<()> {
+    for (wave, order) in [(1, 1), (1, 2), (1, 3), (2, 4)] {
+        assert_eq!(
+            remaining(conn, wave, OrderId(order))?.0,
+            summed(conn, wave, order)?.0,
+            "wave {wave}"
+        );
+        let cancelled: bool = conn.query_row(
+            "SELECT status = 'cancelled' FROM orders WHERE id = ?1",
+            [order],
+            |r| r.get(0),
+        )?;
+        // A scan never answers for a cancelled order: its lines are not
+        // offered.
+        if !cancelled {
+            assert_eq!(
+                remaining(conn, wave, OrderId(order))?,
+                summed(conn, wave, order)?,
+                "wave {wave}, order {order}"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn status(conn: &Connection, order: i64, status: &str) -> Result<()> {
+    conn.execute(
+        "UPDATE orders SET status = ?2, updated_at = 'y' WHERE id = ?1",
+        rusqlite::params![order, status],
+    )?;
+    Ok(())
+}
+
+#[test]
+fn counters_follow_picks_and_cancellations() -> Result<()> {
+    let mut conn = Connection::open_in_memory()?;
+    migrations().to_latest(&mut conn)?;
+    fill(&conn)?;
+    agree(&conn)?;
+    assert_eq!(remaining(&conn, 1, OrderId(1))?, (13, 6));
+    add_picked(&conn, 1, 2)?;
+    add_picked(&conn, 4, 1)?;
+    agree(&conn)?;
+    status(&conn, 2, "picking")?;
+    status(&conn, 2, "cancelled")?;
+    agree(&conn)?;
+    assert_eq!(remaining(&conn, 1, OrderId(1))?, (7, 4));
+    // Cancelled again (a replayed change) takes nothing more out.
+    status(&conn, 2, "cancelled")?;
+    add_picked(&conn, 3, 1)?;
+    agree(&conn)?;
+    status(&conn, 2, "confirmed")?;
+    agree(&conn)?;
+    add_picked(&conn, 5, 6)?;
+    add_picked(&conn, 2, 1)?;
+    agree(&conn)?;
+    assert_eq!(remaining(&conn, 2, OrderId(4))?, (0, 0));
+    Ok(())
+}
+
+#[test]
+fn the_migration_counts_waves_already_made() -> Result<()> {
+    let mut conn = Connection::open_in_memory()?;
+    migrations().to_version(&mut conn, 17)?;
+    fill(&conn)?;
+    conn.execute_batch(
+        "UPDATE pick_lines SET picked = 2 WHERE id = 1;
+         UPDATE orders SET status = 'cancelled' WHERE id = 3;",
+    )?;
+    migrations().to_latest(&mut conn)?;
+    agree(&conn)?;
+    assert_eq!(remaining(&conn, 1, OrderId(1))?.0, 7);
+    status(&conn, 3, "confirmed")?;
+    agree(&conn)?;
+    Ok(())
+}
