@@ -172,23 +172,23 @@ fn mismatch(name: &str, message: String) -> WmsError {
 /// wave's worth of rows.
 fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
     let business = caller.business_id;
-    let wave = sql::wave_head(conn, business, req.wave_id)?
-        .ok_or_else(|| WmsError::NotFound(format!("wave {} does not exist", req.wave_id)))?;
+    let wave_id = req.wave_id;
+    let warehouse_id = sql::wave_warehouse(conn, business, wave_id)?
+        .ok_or_else(|| WmsError::NotFound(format!("wave {wave_id} does not exist")))?;
     let s = scan::resolve(conn, business, &req.code)?;
-    if let Some(o) = req.order_id {
-        if sql::cancelled_orders(conn, wave.id)?.contains(&o) {
-            return Err(WmsError::conflict(format!(
-                "order {o} was cancelled: put its items back"
-            )));
-        }
-    }
-    let of_item = sql::item_lines(conn, wave.id, s.item_id, req.order_id)?;
+    let of_item = sql::item_lines(conn, wave_id, s.item_id, req.order_id)?;
     if of_item.is_empty() {
+        // A cancelled order has no lines to offer: only then is it worth
+        // asking why.
         if let Some(o) = req.order_id {
-            if !sql::order_in_wave(conn, wave.id, o)? {
+            if sql::cancelled_orders(conn, wave_id)?.contains(&o) {
+                return Err(WmsError::conflict(format!(
+                    "order {o} was cancelled: put its items back"
+                )));
+            }
+            if !sql::order_in_wave(conn, wave_id, o)? {
                 return Err(WmsError::NotFound(format!(
-                    "order {o} is not in wave {}",
-                    wave.id
+                    "order {o} is not in wave {wave_id}"
                 )));
             }
         }
@@ -293,20 +293,20 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
             business,
             order_id,
             OrderStatus::Picking,
-            Some(format!("first scan in wave {}", wave.id)),
+            Some(format!("first scan in wave {wave_id}")),
             &caller.actor(),
         )?
         .status
     } else {
         status
     };
-    let (wave_remaining, order_remaining) = sql::remaining(conn, wave.id, order_id)?;
+    let (wave_remaining, order_remaining) = sql::remaining(conn, wave_id, order_id)?;
     let completed_at = (wave_remaining == 0).then(now);
     if let Some(at) = &completed_at {
-        sql::complete_wave(conn, wave.id, at)?;
+        sql::complete_wave(conn, wave_id, at)?;
     }
     let result = ScanResult {
-        wave_id: wave.id,
+        wave_id,
         order_id,
         line_id: line.id,
         sku: s.sku.clone(),
@@ -329,7 +329,7 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     // nothing, as `pick.scanned` already carries the picks.
     for l in completed {
         let payload = serde_json::json!({
-            "business_id": business, "warehouse_id": wave.warehouse_id, "wave_id": wave.id,
+            "business_id": business, "warehouse_id": warehouse_id, "wave_id": wave_id,
             "order_id": l.order_id, "line_id": l.id, "sku": l.sku, "quantity": l.quantity,
             "location": l.location,
         });
@@ -343,7 +343,7 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     }
     if let Some(at) = completed_at {
         let payload = serde_json::json!({
-            "business_id": business, "warehouse_id": wave.warehouse_id, "wave_id": wave.id,
+            "business_id": business, "warehouse_id": warehouse_id, "wave_id": wave_id,
             "completed_at": depot_protocol::format_ts(&at),
         });
         store::events::append(

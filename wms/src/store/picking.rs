@@ -216,8 +216,21 @@ pub fn wave(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<W
     Ok(Some(w))
 }
 
-/// A wave without its pick lists: what a scan needs to know of it.
-pub fn wave_head(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
+/// The warehouse of a wave of the business: all a scan needs of the wave
+/// itself.
+pub fn wave_warehouse(
+    conn: &Connection,
+    business: BusinessId,
+    id: i64,
+) -> Result<Option<WarehouseId>> {
+    maybe(
+        conn.prepare_cached("SELECT warehouse_id FROM waves WHERE business_id = ?1 AND id = ?2")?
+            .query_row(params![business.0, id], |r| Ok(WarehouseId(r.get(0)?))),
+    )
+}
+
+/// A wave without its pick lists.
+fn wave_head(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
     maybe(
         conn.prepare_cached(&format!(
             "SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"
