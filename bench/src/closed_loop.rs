@@ -17,6 +17,9 @@ pub struct Run {
     pub p99_ms: f64,
     /// Workers that stopped early because their work was done.
     pub ran_out: usize,
+    /// CPU time the whole process (clients, server, writer) used per
+    /// request, in microseconds; 0 where procfs is not there.
+    pub cpu_us: f64,
 }
 
 /// What one closed-loop worker brings back.
@@ -42,6 +45,7 @@ where
     Fut: Future<Output = Tally> + Send + 'static,
 {
     let started = Instant::now();
+    let cpu_before = crate::cpu::process();
     let deadline = started + Duration::from_secs(secs);
     let mut set = JoinSet::new();
     for w in 0..workers {
@@ -55,6 +59,9 @@ where
         ran_out += usize::from(t.ran_out);
     }
     let secs = started.elapsed().as_secs_f64();
+    let cpu = crate::cpu::process()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     if !errors.is_empty() {
         eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
         for e in errors.iter().take(5) {
@@ -76,6 +83,7 @@ where
         p50_ms: pct(50),
         p99_ms: pct(99),
         ran_out,
+        cpu_us: cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
     })
 }
 
@@ -110,6 +118,7 @@ pub struct Baseline {
     pub rps: f64,
     pub p50_ms: f64,
     pub p99_ms: f64,
+    pub cpu_us: f64,
 }
 
 impl Baseline {
@@ -118,27 +127,34 @@ impl Baseline {
             rps: (before.rps + after.rps) / 2.0,
             p50_ms: (before.p50_ms + after.p50_ms) / 2.0,
             p99_ms: (before.p99_ms + after.p99_ms) / 2.0,
+            cpu_us: (before.cpu_us + after.cpu_us) / 2.0,
         }
     }
 
     /// Prints `runs`, one row each, as ratios against the baseline and in
-    /// absolute figures; `first` heads the column of their names.
+    /// absolute figures; `first` heads the column of their names. "CPU
+    /// µs" is the process's CPU time per request (clients included), which
+    /// other load on the machine moves far less than req/s; "hello ÷ CPU"
+    /// is the baseline's CPU per request over the run's, the throughput
+    /// ratio the run would reach were every core busy with it alone.
     pub fn print_table(&self, first: &str, runs: &[&Run]) {
         println!(
-            "{first:<21}req/s ×     p50 ×     p99 ×   |  requests      req/s    p50 ms    p99 ms  errors"
+            "{first:<21}req/s ×     p50 ×     p99 ×  hello ÷ CPU |  requests      req/s    p50 ms    p99 ms  CPU µs  errors"
         );
-        println!("{}", "-".repeat(104));
+        println!("{}", "-".repeat(127));
         for r in runs {
             println!(
-                "{:<18} {:>9.3} {:>9.2} {:>9.2}   | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7}",
+                "{:<18} {:>9.3} {:>9.2} {:>9.2} {:>12.3} | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7.1} {:>7}",
                 r.name,
                 r.rps / self.rps,
                 r.p50_ms / self.p50_ms,
                 r.p99_ms / self.p99_ms,
+                self.cpu_us / r.cpu_us.max(f64::MIN_POSITIVE),
                 r.requests,
                 r.rps,
                 r.p50_ms,
                 r.p99_ms,
+                r.cpu_us,
                 r.errors
             );
         }

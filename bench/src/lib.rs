@@ -2,6 +2,7 @@
 //! loading with progress, the pick workload.
 
 pub mod closed_loop;
+pub mod cpu;
 pub mod load;
 pub mod picking;
 pub mod stock;

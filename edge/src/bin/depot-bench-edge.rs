@@ -94,12 +94,13 @@ async fn hello(
     .await
 }
 
-/// The group-commit writer's (jobs, commits) so far.
-fn writer_counts(wms: &Wms) -> (u64, u64) {
+/// The group-commit writer's jobs, commits and CPU time so far.
+fn writer_counts(wms: &Wms) -> (u64, u64, Duration) {
     let s = wms.writer_stats();
     (
         s.jobs.load(Ordering::Relaxed),
         s.commits.load(Ordering::Relaxed),
+        depot_bench::cpu::threads("depot-writer").unwrap_or_default(),
     )
 }
 
@@ -224,8 +225,9 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     for (what, from, to) in [("HTTP", before, after), ("engine only", after, directed)] {
         let (jobs, commits) = (to.0 - from.0, to.1 - from.1);
         println!(
-            "edge writer during the scans ({what}): {jobs} jobs in {commits} commits = {:.1} jobs/commit (synchronous=FULL)",
-            jobs as f64 / commits.max(1) as f64
+            "edge writer during the scans ({what}): {jobs} jobs in {commits} commits = {:.1} jobs/commit (synchronous=FULL), {:.1} µs of its thread's CPU per job",
+            jobs as f64 / commits.max(1) as f64,
+            depot_bench::cpu::micros_per(to.2.saturating_sub(from.2), jobs as usize)
         );
     }
     println!(
