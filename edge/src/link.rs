@@ -9,7 +9,7 @@ use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
 use depot_mqtt::{MqttUrl, client_options};
 use depot_protocol::BusinessId;
-use depot_protocol::sync::message::{self, DownMessage, StateMessage, SyncEvent, UpMessage};
+use depot_protocol::sync::message::{self, DownMessage, StateMessage, UpMessage};
 use depot_protocol::sync::outbox::{AckIn, Action, Outbox};
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
@@ -334,23 +334,13 @@ impl Link {
         };
         while let Some(Action::Send { from, to }) = self.outbox.poll(head, Instant::now()) {
             let limit = u32::try_from(to - from + 1).unwrap_or(u32::MAX);
-            let events = match self.wms.outgoing(from - 1, to, limit).await {
+            let events = match self.wms.outgoing_sync(from - 1, to, limit).await {
                 Ok(events) => events,
                 Err(e) => {
                     tracing::error!(error = %e, "cannot read the outbox");
                     return;
                 }
             };
-            let events: Vec<SyncEvent> = events
-                .into_iter()
-                .map(|(seq, e)| SyncEvent {
-                    seq,
-                    id: e.id,
-                    kind: e.kind,
-                    payload: e.payload,
-                    at: e.at,
-                })
-                .collect();
             let (batches, oversized) = message::batches(self.outbox.session(), events);
             for e in oversized {
                 tracing::error!(seq = e.seq, id = %e.id, kind = %e.kind, "an event is too large to send; the cloud will record it as rejected");

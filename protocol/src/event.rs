@@ -215,6 +215,34 @@ fn first_version() -> u32 {
     1
 }
 
+/// An event made on another node, as this node logs and applies it. Its
+/// payload stays the JSON text it arrived as: logged as such, and parsed
+/// only into the shape its kind is applied from.
+#[derive(Debug, Clone)]
+pub struct RemoteEvent {
+    pub id: EventId,
+    /// The node that made it.
+    pub origin: String,
+    pub business_id: Option<BusinessId>,
+    pub kind: String,
+    pub payload: Box<serde_json::value::RawValue>,
+    pub at: DateTime<Utc>,
+}
+
+impl RemoteEvent {
+    /// An event read from another node's log, its payload written out.
+    pub fn from_event(e: Event) -> serde_json::Result<Self> {
+        Ok(Self {
+            payload: serde_json::value::to_raw_value(&e.payload)?,
+            id: e.id,
+            origin: e.origin,
+            business_id: e.business_id,
+            kind: e.kind,
+            at: e.at,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ use depot_protocol::catalog::ItemCreate;
 use depot_protocol::order::Address;
 use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::sync::EdgeId;
-use depot_protocol::sync::message::{self, SyncEvent, UpMessage};
+use depot_protocol::sync::message::{self, UpMessage};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{ItemId, WarehouseId};
 use depot_wms::Wms;
@@ -207,18 +207,7 @@ async fn encode_backlog(edge: &Wms, head: i64, window: i64) -> anyhow::Result<Ba
     while after < head {
         let to = (after + window.max(1)).min(head);
         let limit = u32::try_from(to - after)?;
-        let events: Vec<SyncEvent> = edge
-            .outgoing(after, to, limit)
-            .await?
-            .into_iter()
-            .map(|(seq, e)| SyncEvent {
-                seq,
-                id: e.id,
-                kind: e.kind,
-                payload: e.payload,
-                at: e.at,
-            })
-            .collect();
+        let events = edge.outgoing_sync(after, to, limit).await?;
         event_sizes.extend(events.iter().map(|e| message::encode(e).len()));
         let (cut, oversized) = message::batches("0192f7a1c0de7000a000000000000000", events);
         if !oversized.is_empty() {

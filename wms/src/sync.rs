@@ -8,7 +8,7 @@ use crate::presence;
 use crate::replica::{self, Outcome};
 use crate::store::{self, replica as conflicts, sync as sql, tenants};
 use crate::{Result, Wms, WmsError};
-use depot_protocol::event::Event;
+use depot_protocol::event::RemoteEvent;
 use depot_protocol::sync::downstream::{self, PageVerdict};
 use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::message::{Change, Landmark};
@@ -50,9 +50,16 @@ const FROM_EDGES: [&str; 16] = [
 /// The payload's own business, where it names one, must be the topic's: an
 /// edge writes only into its business.
 fn foreign_business(e: &SyncEvent, business: BusinessId) -> bool {
-    e.payload
-        .get("business_id")
-        .and_then(serde_json::Value::as_i64)
+    /// Only the field looked at: the rest of the payload is skipped, not
+    /// built. A payload that is no object, or whose `business_id` is no
+    /// integer, names no business.
+    #[derive(serde::Deserialize)]
+    struct Named {
+        business_id: Option<i64>,
+    }
+    serde_json::from_str::<Named>(e.payload.get())
+        .ok()
+        .and_then(|n| n.business_id)
         .is_some_and(|b| b != business.0)
 }
 
@@ -85,12 +92,10 @@ fn receive(
         } else {
             None
         };
-        let event = Event {
-            seq: 0,
+        let event = RemoteEvent {
             id: e.id,
             origin: origin.clone(),
             business_id: Some(business),
-            version: depot_protocol::catalogue::version(&e.kind),
             kind: e.kind,
             payload: e.payload,
             at: e.at,
@@ -212,8 +217,7 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                 let Some(c) = page.changes.get(i) else {
                     continue;
                 };
-                events.push(Event {
-                    seq: 0,
+                events.push(RemoteEvent {
                     id: c.id,
                     origin: c.origin.clone(),
                     business_id: c.business_id.or_else(|| {
@@ -223,8 +227,7 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                             .map(BusinessId)
                     }),
                     kind: c.kind.clone(),
-                    version: depot_protocol::catalogue::version(&c.kind),
-                    payload: c.payload.clone(),
+                    payload: serde_json::value::to_raw_value(&c.payload)?,
                     at: c.at,
                 });
             }
@@ -264,6 +267,18 @@ impl Wms {
         limit: u32,
     ) -> Result<Page> {
         self.read(move |conn| page_for(conn, business, &edge, after, limit))
+            .await
+    }
+
+    /// Edge: this node's own events with `out_seq` in `(after, through]`,
+    /// as the link sends them up.
+    pub async fn outgoing_sync(
+        &self,
+        after: i64,
+        through: i64,
+        limit: u32,
+    ) -> Result<Vec<SyncEvent>> {
+        self.read(move |conn| store::events::outgoing_sync(conn, after, through, limit))
             .await
     }
 

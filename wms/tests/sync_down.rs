@@ -39,20 +39,7 @@ async fn pull(cloud: &Wms, business: BusinessId, edge: &Edge) -> usize {
 /// Sends an edge's whole own log up.
 async fn push(cloud: &Wms, business: BusinessId, edge: &Edge) {
     let head = edge.wms.outgoing_head().await.expect("head");
-    let log: Vec<SyncEvent> = edge
-        .wms
-        .outgoing(0, head, 100_000)
-        .await
-        .expect("log")
-        .into_iter()
-        .map(|(seq, e)| SyncEvent {
-            seq,
-            id: e.id,
-            kind: e.kind,
-            payload: e.payload,
-            at: e.at,
-        })
-        .collect();
+    let log: Vec<SyncEvent> = edge.wms.outgoing_sync(0, head, 100_000).await.expect("log");
     let ack = cloud
         .receive_batch(business, edge.id.clone(), log)
         .await

@@ -53,18 +53,9 @@ async fn push(cloud: &Wms, business: BusinessId, edge: &Wms) {
     let (acked, _) = edge.sync_state().await.expect("state");
     let head = edge.outgoing_head().await.expect("head");
     let events: Vec<SyncEvent> = edge
-        .outgoing(acked, head, 10_000)
+        .outgoing_sync(acked, head, 10_000)
         .await
-        .expect("outgoing")
-        .into_iter()
-        .map(|(seq, e)| SyncEvent {
-            seq,
-            id: e.id,
-            kind: e.kind,
-            payload: e.payload,
-            at: e.at,
-        })
-        .collect();
+        .expect("outgoing");
     let ack = cloud
         .receive_batch(business, edge_id(), events)
         .await

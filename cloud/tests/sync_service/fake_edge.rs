@@ -259,18 +259,9 @@ impl FakeEdge {
     pub(crate) async fn outgoing(&self, after: i64) -> Vec<SyncEvent> {
         let head = self.wms.outgoing_head().await.expect("head");
         self.wms
-            .outgoing(after, head, 10_000)
+            .outgoing_sync(after, head, 10_000)
             .await
             .expect("outgoing")
-            .into_iter()
-            .map(|(seq, e)| SyncEvent {
-                seq,
-                id: e.id,
-                kind: e.kind,
-                payload: e.payload,
-                at: e.at,
-            })
-            .collect()
     }
 
     pub(crate) async fn batch(&self, session: &str, events: Vec<SyncEvent>) {

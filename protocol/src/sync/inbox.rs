@@ -54,7 +54,7 @@ mod tests {
                 seq,
                 id: EventId::new(),
                 kind: "k".into(),
-                payload: serde_json::Value::Null,
+                payload: serde_json::value::RawValue::NULL.to_owned(),
                 at: crate::now(),
             })
             .collect()

@@ -3,20 +3,36 @@
 use crate::EventId;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 /// The largest message either side publishes. The embedded broker and the
 /// clients are configured above it; a larger incoming message is refused.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024;
 
 /// An event of the edge's log, as it travels up.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SyncEvent {
     /// Position in the edge's log: contiguous from 1.
     pub seq: i64,
     pub id: EventId,
     pub kind: String,
-    pub payload: serde_json::Value,
+    /// The JSON object as the edge logged it: sent as read from the log and
+    /// stored as received, parsed only into the shape applying it needs. A
+    /// tree of it, built and written out again on both sides, cost a
+    /// backlog's drain more than the broker did.
+    pub payload: Box<RawValue>,
     pub at: DateTime<Utc>,
+}
+
+// By the payload's text: that is what travels and what is logged.
+impl PartialEq for SyncEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.seq == other.seq
+            && self.id == other.id
+            && self.kind == other.kind
+            && self.payload.get() == other.payload.get()
+            && self.at == other.at
+    }
 }
 
 /// A change of the cloud's log, as it travels down.
@@ -45,7 +61,7 @@ pub struct Landmark {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[serde(tag = "type", rename_all = "snake_case", try_from = "UpWire")]
 pub enum UpMessage {
     /// First message of every connection.
     Hello {
@@ -70,6 +86,50 @@ pub enum UpMessage {
         session: String,
         events: Vec<SyncEvent>,
     },
+}
+
+/// An [`UpMessage`] as read: every variant's fields in one struct. Serde
+/// reads an internally tagged enum by first copying the whole message into
+/// a tree of its own, which cost a batch as much as parsing it, and which
+/// cannot hand a payload over as raw JSON.
+#[derive(Deserialize)]
+struct UpWire {
+    #[serde(rename = "type")]
+    tag: UpTag,
+    session: String,
+    version: Option<String>,
+    cursor: Option<i64>,
+    head: Option<i64>,
+    last: Option<Landmark>,
+    events: Option<Vec<SyncEvent>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum UpTag {
+    Hello,
+    Batch,
+}
+
+impl TryFrom<UpWire> for UpMessage {
+    type Error = String;
+
+    fn try_from(w: UpWire) -> Result<Self, String> {
+        let missing = |field: &str| format!("missing field `{field}`");
+        Ok(match w.tag {
+            UpTag::Hello => UpMessage::Hello {
+                session: w.session,
+                version: w.version.ok_or_else(|| missing("version"))?,
+                cursor: w.cursor.ok_or_else(|| missing("cursor"))?,
+                head: w.head,
+                last: w.last,
+            },
+            UpTag::Batch => UpMessage::Batch {
+                session: w.session,
+                events: w.events.ok_or_else(|| missing("events"))?,
+            },
+        })
+    }
 }
 
 /// Why the cloud refused an event; the edge keeps it as a conflict.
@@ -169,11 +229,15 @@ pub fn batches(session: &str, events: Vec<SyncEvent>) -> (Vec<UpMessage>, Vec<Sy
     for e in events {
         let n = encode(&e).len() + 1;
         let (e, n) = if n > budget {
+            let payload = serde_json::json!({"kind": e.kind, "bytes": n});
             let stand_in = SyncEvent {
                 seq: e.seq,
                 id: e.id,
                 kind: OVERSIZED_KIND.into(),
-                payload: serde_json::json!({"kind": e.kind, "bytes": n}),
+                // A map of a string and a number always serializes; null
+                // would still be rejected by its kind.
+                payload: serde_json::value::to_raw_value(&payload)
+                    .unwrap_or_else(|_| RawValue::NULL.to_owned()),
                 at: e.at,
             };
             oversized.push(e);
@@ -206,11 +270,12 @@ mod tests {
     use super::*;
 
     fn event(seq: i64, payload_len: usize) -> SyncEvent {
+        let payload = serde_json::json!({"note": "x".repeat(payload_len)});
         SyncEvent {
             seq,
             id: EventId::new(),
             kind: "stock.moved".into(),
-            payload: serde_json::json!({"note": "x".repeat(payload_len)}),
+            payload: serde_json::value::to_raw_value(&payload).unwrap_or_else(|e| panic!("{e}")),
             at: crate::now(),
         }
     }
@@ -271,6 +336,50 @@ mod tests {
             hello: true,
         };
         assert_eq!(decode::<DownMessage>(&encode(&ack)), Ok(ack));
+    }
+
+    #[test]
+    fn a_batch_reads_in_any_field_order_with_its_payloads_verbatim() {
+        let id = EventId::new();
+        let payload = r#"{"z":1,"a":[2.50,{"b":null}],"s":"\u00e9"}"#;
+        let json = format!(
+            r#"{{"events":[{{"at":"2024-05-01T10:00:00Z","payload":{payload},"kind":"stock.moved","id":"{id}","seq":7}}],"session":"s","type":"batch","later":true}}"#
+        );
+        let Ok(UpMessage::Batch { session, events }) = decode::<UpMessage>(json.as_bytes()) else {
+            panic!("a batch expected from {json}")
+        };
+        assert_eq!(session, "s");
+        let [e] = events.as_slice() else {
+            panic!("one event expected")
+        };
+        assert_eq!((e.seq, e.id, e.kind.as_str()), (7, id, "stock.moved"));
+        // Not reordered, not reformatted: the text the edge logged.
+        assert_eq!(e.payload.get(), payload);
+        let again = encode(&UpMessage::Batch {
+            session,
+            events: events.clone(),
+        });
+        assert_eq!(
+            decode::<UpMessage>(&again),
+            Ok(UpMessage::Batch {
+                session: "s".into(),
+                events
+            })
+        );
+        assert!(String::from_utf8_lossy(&again).contains(payload));
+        for bad in [
+            r#"{"type":"hello","session":"s","cursor":1}"#,
+            r#"{"type":"batch","session":"s"}"#,
+            r#"{"type":"batch","events":[]}"#,
+        ] {
+            assert!(
+                matches!(
+                    decode::<UpMessage>(bad.as_bytes()),
+                    Err(DecodeError::Malformed(_))
+                ),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

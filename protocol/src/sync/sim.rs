@@ -88,7 +88,7 @@ impl World {
             seq,
             id: EventId::new(),
             kind: "k".into(),
-            payload: serde_json::Value::Null,
+            payload: serde_json::value::RawValue::NULL.to_owned(),
             at: crate::now(),
         }
     }

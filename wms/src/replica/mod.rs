@@ -14,7 +14,7 @@ use crate::orders::per_item;
 use crate::store::{self, catalog, events, ledger, orders as order_sql, replica as sql};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::catalog::Item;
-use depot_protocol::event::Event;
+use depot_protocol::event::{Event, RemoteEvent};
 use depot_protocol::order::{Order, OrderStatus, StatusChange, StockEffect, transition};
 use depot_protocol::release::{PublishedPayload, ReleaseTranslated};
 use depot_protocol::stock::Movement;
@@ -113,10 +113,8 @@ impl From<rusqlite::Error> for ApplyError {
     }
 }
 
-fn payload<T: for<'de> Deserialize<'de>>(e: &Event) -> std::result::Result<T, ApplyError> {
-    // Deserialized from a borrow: a backlog would otherwise copy every
-    // payload once more just to read it.
-    T::deserialize(&e.payload)
+fn payload<T: for<'de> Deserialize<'de>>(e: &RemoteEvent) -> std::result::Result<T, ApplyError> {
+    serde_json::from_str(e.payload.get())
         .map_err(|err| ApplyError::Reject(format!("malformed {} payload: {err}", e.kind)))
 }
 
@@ -239,7 +237,7 @@ fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
     }
 }
 
-fn apply_kind(conn: &Connection, e: &Event) -> Applied {
+fn apply_kind(conn: &Connection, e: &RemoteEvent) -> Applied {
     match e.kind.as_str() {
         "business.created" => {
             sql::upsert_business(conn, &payload::<Business>(e)?)?;
@@ -331,14 +329,14 @@ pub fn optimistic<T>(
 }
 
 /// Applies one event made elsewhere, inside the caller's transaction.
-pub fn apply(conn: &Connection, e: &Event) -> Result<Outcome> {
+pub fn apply(conn: &Connection, e: &RemoteEvent) -> Result<Outcome> {
     apply_guarded(conn, e, Guard::Event)?
         .ok_or_else(|| WmsError::Internal("an event escaped its savepoint".into()))
 }
 
 /// [`apply`], isolated as `guard` says: `None` when the event was refused
 /// under [`Guard::Batch`].
-pub fn apply_guarded(conn: &Connection, e: &Event, guard: Guard) -> Result<Option<Outcome>> {
+pub fn apply_guarded(conn: &Connection, e: &RemoteEvent, guard: Guard) -> Result<Option<Outcome>> {
     if !events::append_remote(conn, e)? {
         return Ok(Some(Outcome::Duplicate));
     }
@@ -378,6 +376,10 @@ pub fn apply_guarded(conn: &Connection, e: &Event, guard: Guard) -> Result<Optio
 impl Wms {
     /// Applies a batch of events from another node in one transaction.
     pub async fn apply_remote(&self, events: Vec<Event>) -> Result<Vec<Outcome>> {
+        let events = events
+            .into_iter()
+            .map(RemoteEvent::from_event)
+            .collect::<serde_json::Result<Vec<_>>>()?;
         self.write(move |conn| {
             optimistic(conn, |conn, guard| {
                 events

@@ -12,7 +12,7 @@ use crate::store::{
     inbound as inbound_sql, orders as order_sql, picking as picking_sql, printing as printing_sql,
     shipping as shipping_sql, tenants,
 };
-use depot_protocol::event::Event;
+use depot_protocol::event::RemoteEvent;
 use depot_protocol::inbound::{InboundOrder, InboundStatus, ReceivedLine};
 use depot_protocol::picking::Wave;
 use depot_protocol::printing::Printer;
@@ -28,7 +28,7 @@ fn reject<T>(reason: String) -> std::result::Result<T, ApplyError> {
     Err(ApplyError::Reject(reason))
 }
 
-fn business_of(e: &Event) -> std::result::Result<BusinessId, ApplyError> {
+fn business_of(e: &RemoteEvent) -> std::result::Result<BusinessId, ApplyError> {
     e.business_id
         .ok_or_else(|| ApplyError::Reject(format!("{} event names no business", e.kind)))
 }
@@ -141,7 +141,7 @@ pub(super) struct MilestoneReported {
     dedup_key: Option<String>,
 }
 
-pub(super) fn milestone(conn: &Connection, e: &Event, m: MilestoneReported) -> Applied {
+pub(super) fn milestone(conn: &Connection, e: &RemoteEvent, m: MilestoneReported) -> Applied {
     let business = business_of(e)?;
     let Some(s) = shipping_sql::shipment(conn, business, m.shipment_id)? else {
         return reject(format!("shipment {} is not known here", m.shipment_id));
@@ -212,7 +212,7 @@ pub(super) struct Received {
     received: Vec<ReceivedLine>,
 }
 
-pub(super) fn received(conn: &Connection, e: &Event, r: Received) -> Applied {
+pub(super) fn received(conn: &Connection, e: &RemoteEvent, r: Received) -> Applied {
     let business = business_of(e)?;
     let Some(order) = inbound_sql::inbound(conn, business, r.inbound_id)? else {
         return reject(format!("inbound order {} is not known here", r.inbound_id));

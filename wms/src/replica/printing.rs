@@ -7,7 +7,7 @@ use super::{Applied, ApplyError};
 use crate::store::printing as sql;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use depot_protocol::event::Event;
+use depot_protocol::event::RemoteEvent;
 use depot_protocol::printing::{PrintJobCreated, PrintJobUpdated};
 use depot_protocol::{BusinessId, Timestamp};
 use rusqlite::{Connection, params};
@@ -25,7 +25,7 @@ fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Resul
     }
 }
 
-pub(super) fn created(conn: &Connection, e: &Event, c: PrintJobCreated) -> Applied {
+pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) -> Applied {
     check_printer(conn, c.job.printer_id, c.business_id)?;
     let data = match &c.data_base64 {
         Some(b64) => BASE64

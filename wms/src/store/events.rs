@@ -1,7 +1,8 @@
 //! The event log.
 
 use crate::error::Result;
-use depot_protocol::event::{Event, EventKind};
+use depot_protocol::event::{Event, EventKind, RemoteEvent};
+use depot_protocol::sync::SyncEvent;
 use depot_protocol::{BusinessId, EventId};
 use rusqlite::{Connection, params};
 
@@ -33,7 +34,7 @@ pub fn append(
 
 /// Logs an event made elsewhere, once: answers false if its id is already
 /// in the log (a duplicate delivery), in which case it must not be applied.
-pub fn append_remote(conn: &Connection, e: &Event) -> Result<bool> {
+pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
     let n = conn
         .prepare_cached(
             "INSERT OR IGNORE INTO events (id, origin, business_id, kind, payload, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -43,7 +44,7 @@ pub fn append_remote(conn: &Connection, e: &Event) -> Result<bool> {
             e.origin,
             e.business_id.map(|b| b.0),
             e.kind,
-            serde_json::to_string(&e.payload)?,
+            e.payload.get(),
             super::ts(&e.at),
         ])?;
     Ok(n == 1)
@@ -63,6 +64,37 @@ pub fn outgoing(
     )?;
     let rows = stmt.query_map(params![after, through, limit], |r| {
         Ok((r.get(0)?, row_at(r, 1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// [`outgoing`] as sync sends it up: each payload the JSON text it is
+/// logged as, checked to be JSON but never built into a tree.
+pub fn outgoing_sync(
+    conn: &Connection,
+    after: i64,
+    through: i64,
+    limit: u32,
+) -> Result<Vec<SyncEvent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT out_seq, id, kind, payload, at FROM events
+         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![after, through, limit], |r| {
+        let at: String = r.get(4)?;
+        Ok(SyncEvent {
+            seq: r.get(0)?,
+            id: event_id(r, 1)?,
+            kind: r.get(2)?,
+            payload: serde_json::value::RawValue::from_string(r.get(3)?).map_err(|e| {
+                rusqlite::Error::FromSqlConversionFailure(
+                    3,
+                    rusqlite::types::Type::Text,
+                    Box::new(e),
+                )
+            })?,
+            at: super::parse_ts(&at)?,
+        })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
@@ -155,24 +187,24 @@ pub fn since(conn: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Event>
 /// Reads an event from the row's columns starting at `i`: seq, id, origin,
 /// business_id, kind, payload, at.
 fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
-    let id: String = r.get(i + 1)?;
     let payload: String = r.get(i + 5)?;
     let at: String = r.get(i + 6)?;
     let kind: String = r.get(i + 4)?;
     Ok(Event {
         seq: r.get(i)?,
-        id: EventId(uuid::Uuid::parse_str(&id).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(
-                i + 1,
-                rusqlite::types::Type::Text,
-                Box::new(e),
-            )
-        })?),
+        id: event_id(r, i + 1)?,
         origin: r.get(i + 2)?,
         business_id: r.get::<_, Option<i64>>(i + 3)?.map(BusinessId),
         version: depot_protocol::catalogue::version(&kind),
         kind,
         payload: super::parse_json(&payload)?,
         at: super::parse_ts(&at)?,
+    })
+}
+
+fn event_id(r: &rusqlite::Row, i: usize) -> rusqlite::Result<EventId> {
+    let id: String = r.get(i)?;
+    uuid::Uuid::parse_str(&id).map(EventId).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     })
 }

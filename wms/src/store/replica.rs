@@ -3,9 +3,9 @@
 use super::{maybe, ts};
 use crate::error::Result;
 use depot_protocol::catalog::Item;
-use depot_protocol::event::{Event, EventKind};
+use depot_protocol::event::{Event, EventKind, RemoteEvent};
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
-use depot_protocol::{BusinessId, Timestamp};
+use depot_protocol::{BusinessId, EventId, Timestamp};
 use rusqlite::{Connection, params};
 
 pub fn upsert_business(conn: &Connection, b: &Business) -> Result<()> {
@@ -75,14 +75,46 @@ pub fn insert_item_row(conn: &Connection, item: &Item) -> Result<()> {
     Ok(())
 }
 
+/// The event a conflict is about: another node's, or this node's own that
+/// another refused.
+pub struct Subject<'a> {
+    pub id: EventId,
+    pub origin: &'a str,
+    pub kind: &'a str,
+    pub business_id: Option<BusinessId>,
+}
+
+impl<'a> From<&'a Event> for Subject<'a> {
+    fn from(e: &'a Event) -> Self {
+        Self {
+            id: e.id,
+            origin: &e.origin,
+            kind: &e.kind,
+            business_id: e.business_id,
+        }
+    }
+}
+
+impl<'a> From<&'a RemoteEvent> for Subject<'a> {
+    fn from(e: &'a RemoteEvent) -> Self {
+        Self {
+            id: e.id,
+            origin: &e.origin,
+            kind: &e.kind,
+            business_id: e.business_id,
+        }
+    }
+}
+
 /// Records that an event from elsewhere clashed here, and how it ended.
-pub fn record_conflict(
+pub fn record_conflict<'a>(
     conn: &Connection,
-    e: &Event,
+    e: impl Into<Subject<'a>>,
     reason: &str,
     resolution: &str,
     at: &Timestamp,
 ) -> Result<()> {
+    let e = e.into();
     let n = conn.prepare_cached(
         "INSERT OR IGNORE INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
@@ -98,8 +130,8 @@ pub fn record_conflict(
         .query_row([], |r| r.get(0))?;
     let noted = ConflictNoted {
         event_id: e.id.0.to_string(),
-        origin: e.origin.clone(),
-        kind: e.kind.clone(),
+        origin: e.origin.to_owned(),
+        kind: e.kind.to_owned(),
         reason: reason.to_owned(),
         resolution: resolution.to_owned(),
     };
