@@ -90,16 +90,22 @@ impl Wms {
         .await
     }
 
-    /// Replaces the signing secret at once; answers the subscription with it.
+    /// Replaces the signing secret; the one replaced keeps signing beside
+    /// it for `keep_previous` (not at all when zero), so a receiver can
+    /// switch without refusing deliveries. Answers the subscription with
+    /// the new secret.
     pub async fn rotate_webhook_secret(
         &self,
         business: BusinessId,
         id: i64,
         secret: String,
+        keep_previous: chrono::Duration,
     ) -> Result<Webhook> {
         self.write(move |conn| {
             load(conn, business, id)?;
-            sql::set_secret(conn, id, &secret, &now())?;
+            let at = now();
+            let until = (keep_previous > chrono::Duration::zero()).then(|| at + keep_previous);
+            sql::set_secret(conn, id, &secret, until.as_ref(), &at)?;
             let mut w = load(conn, business, id)?;
             w.secret = Some(secret);
             Ok(w)

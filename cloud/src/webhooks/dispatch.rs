@@ -234,7 +234,11 @@ impl Dispatcher {
             Err(e) => return (None, Some(format!("cannot encode the event: {e}")), None),
         };
         let t = chrono::Utc::now().timestamp();
-        let signature = depot_wms::http::tracking::sign(&out.secret, t, &body);
+        let mut signature = depot_wms::http::tracking::sign(&out.secret, t, &body);
+        if let Some(previous) = &out.previous_secret {
+            signature.push_str(",v1=");
+            signature.push_str(&depot_wms::http::tracking::signature(previous, t, &body));
+        }
         let sent = self
             .client
             .post(&out.url)

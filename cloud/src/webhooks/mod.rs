@@ -180,21 +180,54 @@ pub async fn delete(
     }))
 }
 
+/// Hours a replaced secret keeps signing unless the rotation says
+/// otherwise: a day, for a receiver to be given the new one.
+const KEEP_PREVIOUS_HOURS: i64 = 24;
+/// At most a week: past that the old secret would be a second, forgotten
+/// key.
+const MAX_KEEP_PREVIOUS_HOURS: i64 = 168;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct RotateQuery {
+    /// Hours the replaced secret keeps signing beside the new one, 0 to
+    /// 168 (default 24); 0 stops it at once.
+    keep_previous_hours: Option<String>,
+}
+
 /// Replaces the signing secret with a new one, which the answer shows
-/// (once). Attempts from now on are signed with it.
+/// (once). Attempts from now on are signed with it and, for
+/// `keep_previous_hours`, with the one it replaced as well (a second `v1=`
+/// in `Depot-Signature`), so receivers verifying with either take them.
 #[utoipa::path(post, path = "/v1/webhooks/{business_id}/{webhook_id}/rotate-secret", tag = "webhooks",
-    params(("business_id" = i32, Path, description = "The business"), ("webhook_id" = i64, Path, description = "The subscription")),
-    responses((status = 200, body = DataEnvelope<Webhook>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    params(("business_id" = i32, Path, description = "The business"), ("webhook_id" = i64, Path, description = "The subscription"),
+        RotateQuery),
+    responses((status = 200, body = DataEnvelope<Webhook>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn rotate_secret(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
+    ApiQuery(q): ApiQuery<RotateQuery>,
 ) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
+    let hours = match q.keep_previous_hours.as_deref().map(str::trim) {
+        None | Some("") => KEEP_PREVIOUS_HOURS,
+        Some(h) => h
+            .parse::<i64>()
+            .ok()
+            .filter(|h| (0..=MAX_KEEP_PREVIOUS_HOURS).contains(h))
+            .ok_or_else(|| {
+                ApiError::invalid(vec![FieldError::new(
+                    "keep_previous_hours",
+                    format!("must be a whole number of hours from 0 to {MAX_KEEP_PREVIOUS_HOURS}"),
+                )])
+            })?,
+    };
     let secret = new_secret()?;
     Ok(Json(DataEnvelope {
         data: wms
-            .rotate_webhook_secret(t.business_id(), id, secret)
+            .rotate_webhook_secret(t.business_id(), id, secret, chrono::Duration::hours(hours))
             .await?,
     }))
 }

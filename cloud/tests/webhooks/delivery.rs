@@ -489,3 +489,100 @@ async fn a_restart_loses_and_repeats_nothing() {
     assert_eq!(rx.forged(), 0);
     let _ = second.stop.send(());
 }
+
+/// Waits until `rx` has taken `n` deliveries, and answers them.
+async fn taken(rx: &Receiver, n: usize) -> Vec<super::receiver::Got> {
+    wait_for(&format!("{n} deliveries taken"), || async {
+        let got = rx.got();
+        (got.len() >= n).then_some(got)
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends() {
+    let app = spawn_app_configured(fast).await;
+    let rx = Receiver::start().await;
+    let hook = subscribe(&app, &rx, &["order.created"]).await;
+    let first = rx.secret();
+    app.item("ROT-1").await;
+    app.order("ROT-O1", &[("ROT-1", 1)]).await;
+    taken(&rx, 1).await;
+
+    // The default overlap: a day, shown on the subscription.
+    let r = app
+        .post(&format!("{}/{hook}/rotate-secret", base(&app)), json!({}))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let second = r.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_owned();
+    assert_ne!(second, first);
+    let until = |body: &Value| {
+        body["previous_secret_expires_at"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| (t.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_minutes())
+    };
+    assert!(
+        until(&r.body["data"]).is_some_and(|m| (23 * 60..=24 * 60).contains(&m)),
+        "{:?}",
+        r.body
+    );
+    let shown = app.get(&format!("{}/{hook}", base(&app))).await;
+    assert_eq!(until(&shown.body["data"]), until(&r.body["data"]));
+    assert!(shown.body["data"].get("secret").is_none());
+
+    // A receiver still on the first secret takes what follows, and so does
+    // one given the second.
+    app.order("ROT-O2", &[("ROT-1", 1)]).await;
+    taken(&rx, 2).await;
+    rx.set_secret(&second);
+    app.order("ROT-O3", &[("ROT-1", 1)]).await;
+    taken(&rx, 3).await;
+    assert_eq!(rx.forged(), 0);
+
+    // No overlap: only the third secret signs, so a receiver on the second
+    // refuses the next delivery until it is given the third.
+    let r = app
+        .post(
+            &format!("{}/{hook}/rotate-secret?keep_previous_hours=0", base(&app)),
+            json!({}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert!(r.body["data"].get("previous_secret_expires_at").is_none());
+    let third = r.body["data"]["secret"]
+        .as_str()
+        .expect("secret")
+        .to_owned();
+    app.order("ROT-O4", &[("ROT-1", 1)]).await;
+    wait_for("a delivery refused as forged", || async {
+        (rx.forged() > 0).then_some(())
+    })
+    .await;
+    assert_eq!(rx.got().len(), 3);
+    rx.set_secret(&third);
+    taken(&rx, 4).await;
+    assert_eq!(distinct(&rx), 4);
+    assert_eq!(event_ids(&rx), logged(&app, "order.created").await);
+
+    for bad in ["169", "-1", "1.5", "day"] {
+        let r = app
+            .post(
+                &format!(
+                    "{}/{hook}/rotate-secret?keep_previous_hours={bad}",
+                    base(&app)
+                ),
+                json!({}),
+            )
+            .await;
+        assert_error(&r, 422);
+        assert!(
+            r.body.to_string().contains("keep_previous_hours"),
+            "{:?}",
+            r.body
+        );
+    }
+}

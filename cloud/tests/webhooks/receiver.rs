@@ -123,6 +123,10 @@ impl Receiver {
         Self { url, shared }
     }
 
+    pub fn secret(&self) -> String {
+        self.shared.secret.lock().expect("lock").clone()
+    }
+
     pub fn set_secret(&self, secret: &str) {
         *self.shared.secret.lock().expect("lock") = secret.to_owned();
     }

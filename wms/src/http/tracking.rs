@@ -43,10 +43,12 @@ pub async fn track(
 /// The signature a carrier sends: `t=<unix seconds>,v1=<hex HMAC-SHA256 of
 /// "<t>.<body>">` with the carrier's secret.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    format!(
-        "t={timestamp},v1={}",
-        hex::encode(mac(secret, timestamp, body).finalize().into_bytes())
-    )
+    format!("t={timestamp},v1={}", signature(secret, timestamp, body))
+}
+
+/// The hex HMAC-SHA256 of `"<timestamp>.<body>"`: what a `v1=` carries.
+pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
+    hex::encode(mac(secret, timestamp, body).finalize().into_bytes())
 }
 
 fn mac(secret: &str, timestamp: i64, body: &[u8]) -> Hmac<Sha256> {
@@ -59,26 +61,29 @@ fn mac(secret: &str, timestamp: i64, body: &[u8]) -> Hmac<Sha256> {
     m
 }
 
-/// Checks a signature header in constant time.
+/// Checks a signature header in constant time. A header may carry several
+/// `v1=` (one per secret while a rotated one still signs): any match is
+/// enough.
 pub fn verify(secret: &str, header: &str, body: &[u8], now: i64) -> Result<(), &'static str> {
     let mut t = None;
-    let mut v1 = None;
+    let mut v1 = Vec::new();
     for part in header.split(',') {
         match part.trim().split_once('=') {
             Some(("t", v)) => t = v.parse::<i64>().ok(),
-            Some(("v1", v)) => v1 = hex::decode(v).ok(),
+            Some(("v1", v)) => v1.extend(hex::decode(v).ok()),
             _ => {}
         }
     }
-    let (Some(t), Some(v1)) = (t, v1) else {
+    let Some(t) = t.filter(|_| !v1.is_empty()) else {
         return Err("malformed signature header");
     };
     if (now - t).abs() > TOLERANCE_SECS {
         return Err("signature timestamp is outside the allowed window");
     }
-    mac(secret, t, body)
-        .verify_slice(&v1)
-        .map_err(|_| "signature does not match")
+    v1.iter()
+        .any(|v| mac(secret, t, body).verify_slice(v).is_ok())
+        .then_some(())
+        .ok_or("signature does not match")
 }
 
 /// A carrier's milestone notification, signed with its secret in
@@ -131,5 +136,28 @@ mod tests {
         assert!(verify("s3cret", &h, body, 1_000_000 + TOLERANCE_SECS + 1).is_err());
         assert!(verify("s3cret", "v1=00", body, 1_000_000).is_err());
         assert!(verify("s3cret", "garbage", body, 1_000_000).is_err());
+    }
+
+    #[test]
+    fn a_header_signed_by_two_secrets_verifies_with_either_and_no_other() {
+        let body = br#"{"id":"e1"}"#;
+        let h = format!(
+            "{},v1={}",
+            sign("new-secret", 1_000_000, body),
+            signature("old-secret", 1_000_000, body)
+        );
+        assert_eq!(verify("new-secret", &h, body, 1_000_000), Ok(()));
+        assert_eq!(verify("old-secret", &h, body, 1_000_000), Ok(()));
+        assert_eq!(
+            verify("third", &h, body, 1_000_000),
+            Err("signature does not match")
+        );
+        // A v1 that is not hex is skipped, not taken as a match or a failure.
+        let odd = format!("{h},v1=zz");
+        assert_eq!(verify("old-secret", &odd, body, 1_000_000), Ok(()));
+        assert_eq!(
+            verify("old-secret", "t=1000000,v1=zz", body, 1_000_000),
+            Err("malformed signature header")
+        );
     }
 }

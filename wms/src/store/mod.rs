@@ -55,6 +55,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/016_oauth.sql")),
         M::up(include_str!("schema/017_webhooks.sql")),
         M::up(include_str!("schema/018_pick_counters.sql")),
+        M::up(include_str!("schema/019_webhook_secret_overlap.sql")),
     ])
 }
 

@@ -8,7 +8,8 @@ use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook};
 use depot_protocol::{BusinessId, EventId, Page, Timestamp};
 use rusqlite::{Connection, Row, params};
 
-const COLS: &str = "id, business_id, url, event_types, description, active, created_at, updated_at";
+const COLS: &str = "id, business_id, url, event_types, description, active, created_at, updated_at,
+                    previous_secret_expires_at";
 
 fn row(r: &Row) -> rusqlite::Result<Webhook> {
     Ok(Webhook {
@@ -21,6 +22,11 @@ fn row(r: &Row) -> rusqlite::Result<Webhook> {
         secret: None,
         created_at: parse_ts(&r.get::<_, String>(6)?)?,
         updated_at: parse_ts(&r.get::<_, String>(7)?)?,
+        previous_secret_expires_at: r
+            .get::<_, Option<String>>(8)?
+            .map(|at| parse_ts(&at))
+            .transpose()?
+            .filter(|at| *at > depot_protocol::now()),
     })
 }
 
@@ -103,9 +109,24 @@ pub fn update(conn: &Connection, id: i64, f: &Fields, at: &Timestamp) -> Result<
     Ok(())
 }
 
-pub fn set_secret(conn: &Connection, id: i64, secret: &str, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached("UPDATE webhooks SET secret = ?2, updated_at = ?3 WHERE id = ?1")?
-        .execute(params![id, secret, ts(at)])?;
+/// Replaces the secret; the one it replaces keeps signing beside it until
+/// `keep_previous_until`, or stops at once without it. A secret still in
+/// its overlap is dropped by the next rotation: two at most sign.
+pub fn set_secret(
+    conn: &Connection,
+    id: i64,
+    secret: &str,
+    keep_previous_until: Option<&Timestamp>,
+    at: &Timestamp,
+) -> Result<()> {
+    // The right-hand sides of an UPDATE read the row as it was: `secret`
+    // there is the one being replaced.
+    conn.prepare_cached(
+        "UPDATE webhooks SET previous_secret = CASE WHEN ?3 IS NULL THEN NULL ELSE secret END,
+                             previous_secret_expires_at = ?3, secret = ?2, updated_at = ?4
+         WHERE id = ?1",
+    )?
+    .execute(params![id, secret, keep_previous_until.map(ts), ts(at)])?;
     Ok(())
 }
 
@@ -231,6 +252,8 @@ pub struct Outgoing {
     pub webhook_id: i64,
     pub url: String,
     pub secret: String,
+    /// The secret a rotation replaced, while it still signs too.
+    pub previous_secret: Option<String>,
     pub event: Event,
     pub retry_from_ms: i64,
     /// This attempt's number.
@@ -252,21 +275,22 @@ pub fn claim(conn: &Connection, id: &str, now_ms: i64, until_ms: i64) -> Result<
     }
     let found = maybe(
         conn.prepare_cached(
-            "SELECT d.webhook_id, w.url, w.secret, d.event_seq, d.retry_from_ms, d.attempts
+            "SELECT d.webhook_id, w.url, w.secret, d.event_seq, d.retry_from_ms, d.attempts,
+                    CASE WHEN w.previous_secret_expires_at > ?2 THEN w.previous_secret END
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?1",
         )?
-        .query_row([id], |r| {
+        .query_row(params![id, ts(&depot_protocol::now())], |r| {
             Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
+                (r.get::<_, i64>(0)?, r.get::<_, String>(1)?),
+                (r.get::<_, String>(2)?, r.get::<_, Option<String>>(6)?),
                 r.get::<_, i64>(3)?,
                 r.get::<_, i64>(4)?,
                 r.get::<_, i64>(5)?,
             ))
         }),
     )?;
-    let Some((webhook_id, url, secret, seq, retry_from_ms, attempts)) = found else {
+    let Some(((webhook_id, url), (secret, previous_secret), seq, retry_from_ms, attempts)) = found
+    else {
         return Ok(None);
     };
     let Some(event) = super::events::since(conn, seq - 1, 1)?
@@ -280,6 +304,7 @@ pub fn claim(conn: &Connection, id: &str, now_ms: i64, until_ms: i64) -> Result<
         webhook_id,
         url,
         secret,
+        previous_secret,
         event,
         retry_from_ms,
         attempt: u32::try_from(attempts + 1).unwrap_or(u32::MAX),
