@@ -4,9 +4,9 @@
 //! path; the page is served with its assets; and, when
 //! `DEPOT_TEST_CHROMEDRIVER` names a chromedriver, headless Chromium opens
 //! the page and shows what the station's scanner scans within a second,
-//! refusals in red, and scans typed into the page. Its screenshot is kept
-//! in `$DEPOT_ARTIFACTS_DIR/station-page.png` (target/artifacts unless
-//! told).
+//! refusals in red, and scans typed into the page, packing an order and
+//! walking a wave's pick list. Screenshots are kept in
+//! `$DEPOT_ARTIFACTS_DIR/station-page*.png` (target/artifacts unless told).
 
 mod common;
 #[path = "station_page/webdriver.rs"]
@@ -546,6 +546,110 @@ async fn the_station_page_shows_scans_in_chromium() {
         .wait_for_labels(1, LIMIT)
         .await
         .expect("the label");
+
+    page.session.close().await;
+    drop(driver);
+    floor.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_station_page_walks_a_pick_list_in_chromium() {
+    let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        eprintln!("skipped: set DEPOT_TEST_CHROMEDRIVER (see the packing test above)");
+        return;
+    };
+    let chromium =
+        std::env::var("DEPOT_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    let mut floor = Floor::start("page-picking").await;
+    let (b, order) = (floor.rig.business.0, floor.order);
+    // The station turns from packing to picking: a wave made at the edge
+    // of the one confirmed order.
+    let (status, body) = floor
+        .api
+        .call(
+            "POST",
+            &format!("/v1/picking/{b}/waves/create"),
+            Some(json!({"warehouse_id": floor.rig.warehouse.0})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let wave = body["data"]["id"].as_i64().expect("wave id");
+    let (status, body) = floor
+        .api
+        .call(
+            "PUT",
+            &format!("/v1/edge/stations/{STATION}/task"),
+            Some(json!({"task": "picking", "wave_id": wave})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let driver = Driver::start(&chromedriver, scratch.path()).await;
+    let session = driver
+        .session(&chromium, &scratch.path().join("profile"))
+        .await;
+    let page = Browser {
+        session,
+        driver: &driver,
+    };
+    page.session
+        .goto(&format!(
+            "{}/stations/{STATION}#key={}",
+            floor.edge.base, floor.rig.key
+        ))
+        .await;
+    let title = format!("Picking wave {wave}");
+    page.until("the pick list", Instant::now(), LIMIT, |p| {
+        p["live"] == "good"
+            && p["task"] == title.as_str()
+            && p["remaining"] == "3"
+            && p["next"] == "Pick next: MUG (2 more)"
+    })
+    .await;
+
+    // The scanner picks a mug: one fewer, and the same line next.
+    floor.scan(MUG_GTIN);
+    let first = format!("MUG 1 of 2; 2 left in order {order}, 2 in wave {wave}");
+    page.until("the first pick", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok"
+            && p["message"] == first.as_str()
+            && p["remaining"] == "2"
+            && p["next"] == "Pick next: MUG (1 more)"
+    })
+    .await;
+    // Tea is not next, but it is on the list: taken, out of walking order.
+    page.session.type_into("#scan", "TEA\u{E007}").await;
+    page.until("the typed pick", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok" && p["remaining"] == "1" && p["next"] == "Pick next: MUG (1 more)"
+    })
+    .await;
+    // Something not on the list: refused in red, nothing counted.
+    floor.scan("NOPE-404");
+    page.until("the refused pick", Instant::now(), LIMIT, |p| {
+        p["result"] == "error" && p["background"] == "rgb(179, 18, 31)" && p["remaining"] == "1"
+    })
+    .await;
+    // The last unit completes the wave, which leaves the open ones.
+    floor.scan(MUG_GTIN);
+    let done = format!("MUG 2 of 2; 0 left in order {order}, 0 in wave {wave}");
+    let closed = format!("Wave {wave} is complete or not open");
+    page.until("the wave picked", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok" && p["message"] == done.as_str() && p["next"] == closed.as_str()
+    })
+    .await;
+    let shot = page.screenshot("station-page-picking.png").await;
+    println!("picking screenshot: {}", shot.display());
+    let picked = floor
+        .edge
+        .wms
+        .order(floor.rig.business, order)
+        .await
+        .expect("order");
+    assert_eq!(picked.status, OrderStatus::Picking);
 
     page.session.close().await;
     drop(driver);

@@ -262,11 +262,17 @@ impl Glue {
                         .await
                         .map_err(Failure::from)
                         .map(|r| Outcome {
+                            // As a packing scan says it: the line's count
+                            // first, not the units this scan took.
                             message: format!(
-                                "picked {} {} from {}: {} left in order {}, {} in wave {}",
-                                r.picked,
+                                "{} {} of {}{}; {} left in order {}, {} in wave {}",
                                 r.sku,
-                                r.location.as_deref().unwrap_or("(no location)"),
+                                r.picked,
+                                r.quantity,
+                                r.location
+                                    .as_deref()
+                                    .map(|l| format!(" from {l}"))
+                                    .unwrap_or_default(),
                                 r.order_remaining,
                                 r.order_id,
                                 r.wave_remaining,
