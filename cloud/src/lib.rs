@@ -106,6 +106,10 @@ pub async fn run_notifying(
     let pruner = tokio::spawn(ratelimit::prune(limiter));
     let dispatcher = webhooks::dispatch::Dispatcher::new(wms.clone(), &settings.webhooks, wake)?;
     let dispatcher = tokio::spawn(dispatcher.run());
+    let retention = tokio::spawn(webhooks::retention::run(
+        wms.clone(),
+        settings.webhooks.keep_finished_days,
+    ));
     let watchdog = notify::watchdog_from_env()
         .filter(|_| notifier.is_enabled())
         .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms, period)));
@@ -124,6 +128,7 @@ pub async fn run_notifying(
         .await;
     pruner.abort();
     dispatcher.abort();
+    retention.abort();
     if let Some(w) = watchdog {
         w.abort();
     }

@@ -7,7 +7,7 @@ use crate::{Result, Wms, WmsError};
 use depot_protocol::webhook::{
     Attempt, Changes, Delivery, DeliveryStatus, MAX_WEBHOOKS, Webhook, matches,
 };
-use depot_protocol::{BusinessId, Page, now};
+use depot_protocol::{BusinessId, Page, Timestamp, now};
 use rusqlite::Connection;
 
 fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Webhook> {
@@ -206,6 +206,13 @@ impl Wms {
         after: After,
     ) -> Result<()> {
         self.write(move |conn| sql::record(conn, &id, &attempt, after))
+            .await
+    }
+
+    /// Deletes up to `limit` deliveries finished before `before`, with
+    /// their attempts, in one write; answers how many went.
+    pub async fn prune_webhook_deliveries(&self, before: Timestamp, limit: u32) -> Result<usize> {
+        self.write(move |conn| sql::prune_finished(conn, &before, limit))
             .await
     }
 }

@@ -8,6 +8,7 @@
 //! 404; 401 and 429 as on every route.
 
 pub mod dispatch;
+pub mod retention;
 pub mod settings;
 pub mod target;
 

@@ -28,6 +28,10 @@ pub struct WebhookSettings {
     /// attempt. Turn on only where every tenant is trusted (tests, one
     /// company's own installation).
     pub allow_private_targets: bool,
+    /// Days a delivered or failed delivery, with its attempts, stays
+    /// visible through the API before it is deleted (1 to 3650). Pending
+    /// deliveries are kept however old.
+    pub keep_finished_days: u32,
 }
 
 impl Default for WebhookSettings {
@@ -39,6 +43,7 @@ impl Default for WebhookSettings {
             retry_for_secs: 86_400.0,
             concurrency: 16,
             allow_private_targets: false,
+            keep_finished_days: 30,
         }
     }
 }
@@ -66,6 +71,9 @@ impl WebhookSettings {
         }
         if self.concurrency == 0 || self.concurrency > 1024 {
             return Err("webhooks.concurrency must be 1 to 1024".into());
+        }
+        if !(1..=3650).contains(&self.keep_finished_days) {
+            return Err("webhooks.keep_finished_days must be 1 to 3650".into());
         }
         Ok((timeout, policy))
     }
@@ -115,6 +123,13 @@ mod tests {
                     ..Default::default()
                 },
                 "concurrency",
+            ),
+            (
+                WebhookSettings {
+                    keep_finished_days: 0,
+                    ..Default::default()
+                },
+                "keep_finished_days",
             ),
         ] {
             let e = bad.check().expect_err(says);

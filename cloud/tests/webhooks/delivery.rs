@@ -586,3 +586,57 @@ async fn a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends() {
         );
     }
 }
+
+#[tokio::test]
+async fn finished_deliveries_are_deleted_after_retention_and_pending_ones_kept() {
+    use depot_cloud::webhooks::retention::prune_before;
+    let app = spawn_app_configured(fast).await;
+    let (up, down) = (Receiver::start().await, Receiver::start().await);
+    let done = subscribe(&app, &up, &["order.created"]).await;
+    let waiting = subscribe(&app, &down, &["order.created"]).await;
+    down.set_down(true);
+    app.item("RET-1").await;
+    for i in 0..3 {
+        app.order(&format!("RET-O{i}"), &[("RET-1", 1)]).await;
+    }
+    let delivered = wait_for("3 delivered, and attempts on the other", || async {
+        let list = deliveries(&app, done).await;
+        let other = deliveries(&app, waiting).await;
+        (list.len() == 3
+            && list.iter().all(|d| d["status"] == "delivered")
+            && other.len() == 3
+            && other[2]["attempts"].as_u64() >= Some(1))
+        .then_some(list)
+    })
+    .await;
+    let oldest = delivered[2]["id"].as_str().expect("id").to_owned();
+    assert_eq!(attempts(&app, done, &oldest).await.len(), 1);
+
+    // Nothing finished before an hour ago: nothing goes.
+    let hour_ago = depot_protocol::now() - chrono::Duration::hours(1);
+    assert_eq!(prune_before(&app.wms, hour_ago, 2).await.expect("prune"), 0);
+    assert_eq!(deliveries(&app, done).await.len(), 3);
+
+    // Everything finished before a minute from now goes, two per write,
+    // attempts and all; the pending ones stay however old.
+    let soon = depot_protocol::now() + chrono::Duration::minutes(1);
+    assert_eq!(prune_before(&app.wms, soon, 2).await.expect("prune"), 3);
+    assert!(deliveries(&app, done).await.is_empty());
+    let r = app
+        .get(&format!(
+            "{}/{done}/deliveries/{oldest}/attempts",
+            base(&app)
+        ))
+        .await;
+    assert_error(&r, 404);
+    let other = deliveries(&app, waiting).await;
+    assert_eq!(other.len(), 3);
+    assert!(other.iter().all(|d| d["status"] == "pending"), "{other:?}");
+
+    // And the pending ones still go out once their receiver is back.
+    down.set_down(false);
+    wait_for("the kept deliveries", || async {
+        (down.got().len() == 3).then_some(())
+    })
+    .await;
+}

@@ -29,6 +29,7 @@ fn fast(s: &mut Settings) {
         retry_for_secs: 120.0,
         concurrency: 4,
         allow_private_targets: true,
+        ..WebhookSettings::default()
     };
 }
 

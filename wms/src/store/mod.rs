@@ -56,6 +56,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/017_webhooks.sql")),
         M::up(include_str!("schema/018_pick_counters.sql")),
         M::up(include_str!("schema/019_webhook_secret_overlap.sql")),
+        M::up(include_str!("schema/020_webhook_retention.sql")),
     ])
 }
 

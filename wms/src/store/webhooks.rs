@@ -473,3 +473,17 @@ pub fn retry(conn: &Connection, id: &str, now_ms: i64) -> Result<bool> {
         .execute(params![id, now_ms])?;
     Ok(n == 1)
 }
+
+/// Deletes at most `limit` deliveries that finished (delivered or failed)
+/// before `before`, oldest first, with their attempts; answers how many.
+/// Pending ones are never touched, however old.
+pub fn prune_finished(conn: &Connection, before: &Timestamp, limit: u32) -> Result<usize> {
+    Ok(conn
+        .prepare_cached(
+            "DELETE FROM webhook_deliveries WHERE id IN (
+                 SELECT id FROM webhook_deliveries
+                 WHERE finished_at IS NOT NULL AND finished_at < ?1 AND status != 'pending'
+                 ORDER BY finished_at LIMIT ?2)",
+        )?
+        .execute(params![ts(before), limit])?)
+}
