@@ -425,6 +425,42 @@ fn tail(text: &str, lines: usize) -> String {
     all[all.len().saturating_sub(lines)..].join("\n")
 }
 
+/// The chromedriver and the Chromium it drives, from the environment; `None`
+/// (the test then skips, saying how to run it) without
+/// `DEPOT_TEST_CHROMEDRIVER`.
+fn browser_binaries() -> Option<(String, String)> {
+    let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
+        .ok()
+        .filter(|s| !s.is_empty())
+    else {
+        eprintln!(
+            "skipped: set DEPOT_TEST_CHROMEDRIVER to a chromedriver binary (Debian: chromium-driver, /usr/bin/chromedriver) to run the station page in headless Chromium"
+        );
+        return None;
+    };
+    let chromium =
+        std::env::var("DEPOT_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
+    Some((chromedriver, chromium))
+}
+
+/// Opens the station's page in a new Chromium session of `driver`, the key
+/// in the URL's fragment as a station's bookmark has it.
+async fn open_page<'a>(
+    driver: &'a Driver,
+    chromium: &str,
+    profile: &std::path::Path,
+    floor: &Floor,
+) -> Browser<'a> {
+    let session = driver.session(chromium, profile).await;
+    session
+        .goto(&format!(
+            "{}/stations/{STATION}#key={}",
+            floor.edge.base, floor.rig.key
+        ))
+        .await;
+    Browser { session, driver }
+}
+
 fn artifacts_dir() -> PathBuf {
     match std::env::var_os("DEPOT_ARTIFACTS_DIR") {
         Some(dir) => PathBuf::from(dir),
@@ -435,36 +471,15 @@ fn artifacts_dir() -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_station_page_shows_scans_in_chromium() {
-    let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
-        .ok()
-        .filter(|s| !s.is_empty())
-    else {
-        eprintln!(
-            "skipped: set DEPOT_TEST_CHROMEDRIVER to a chromedriver binary (Debian: chromium-driver, /usr/bin/chromedriver) to run the station page in headless Chromium"
-        );
+    let Some((chromedriver, chromium)) = browser_binaries() else {
         return;
     };
-    let chromium =
-        std::env::var("DEPOT_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let mut floor = Floor::start("page-browser").await;
     let order = floor.order;
     let scratch = tempfile::tempdir().expect("tempdir");
     let driver = Driver::start(&chromedriver, scratch.path()).await;
-    let session = driver
-        .session(&chromium, &scratch.path().join("profile"))
-        .await;
-    let page = Browser {
-        session,
-        driver: &driver,
-    };
-
     // Opened with the key in the fragment: kept, and out of the address.
-    page.session
-        .goto(&format!(
-            "{}/stations/{STATION}#key={}",
-            floor.edge.base, floor.rig.key
-        ))
-        .await;
+    let page = open_page(&driver, &chromium, &scratch.path().join("profile"), &floor).await;
     let packing = format!("Packing order {order}");
     page.until("the station ready", Instant::now(), LIMIT, |p| {
         p["live"] == "good"
@@ -554,15 +569,9 @@ async fn the_station_page_shows_scans_in_chromium() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_station_page_walks_a_pick_list_in_chromium() {
-    let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
-        .ok()
-        .filter(|s| !s.is_empty())
-    else {
-        eprintln!("skipped: set DEPOT_TEST_CHROMEDRIVER (see the packing test above)");
+    let Some((chromedriver, chromium)) = browser_binaries() else {
         return;
     };
-    let chromium =
-        std::env::var("DEPOT_TEST_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
     let mut floor = Floor::start("page-picking").await;
     let (b, order) = (floor.rig.business.0, floor.order);
     // The station turns from packing to picking: a wave made at the edge
@@ -589,19 +598,7 @@ async fn the_station_page_walks_a_pick_list_in_chromium() {
 
     let scratch = tempfile::tempdir().expect("tempdir");
     let driver = Driver::start(&chromedriver, scratch.path()).await;
-    let session = driver
-        .session(&chromium, &scratch.path().join("profile"))
-        .await;
-    let page = Browser {
-        session,
-        driver: &driver,
-    };
-    page.session
-        .goto(&format!(
-            "{}/stations/{STATION}#key={}",
-            floor.edge.base, floor.rig.key
-        ))
-        .await;
+    let page = open_page(&driver, &chromium, &scratch.path().join("profile"), &floor).await;
     let title = format!("Picking wave {wave}");
     page.until("the pick list", Instant::now(), LIMIT, |p| {
         p["live"] == "good"
