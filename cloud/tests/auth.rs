@@ -79,6 +79,7 @@ async fn every_route_refuses_every_bad_key() {
             false,
         ),
         ("GET", format!("/v1/picking/{b}/waves/list"), None, true),
+        ("GET", format!("/v1/picking/{b}/waves/1"), None, false),
         (
             "POST",
             format!("/v1/picking/{b}/waves/create"),

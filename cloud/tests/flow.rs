@@ -157,6 +157,16 @@ async fn receive_pick_pack_ship_deliver() {
         .get(&format!("/v1/picking/{b}/waves/list?status=completed"))
         .await;
     assert_eq!(done.body["recordsFiltered"], "1");
+    // The wave by its id, completed, as a picking station reads it.
+    let one = app.get(&format!("/v1/picking/{b}/waves/{wave_id}")).await;
+    assert_eq!(one.status, 200, "{:?}", one.body);
+    assert_eq!(one.body["data"], done.body["data"][0]);
+    assert_eq!(one.body["data"]["status"], "completed");
+    assert_error(
+        &app.get(&format!("/v1/picking/{b}/waves/999999")).await,
+        404,
+    );
+    assert_error(&app.get(&format!("/v1/picking/{b}/waves/x")).await, 400);
     balanced(&app, "picking").await;
 
     // Packing: a wrong pack changes nothing; the right one ships.

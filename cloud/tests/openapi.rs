@@ -61,6 +61,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "POST /v1/inbounds/{business_id}/orders/create",
         "POST /v1/inbounds/{business_id}/reception",
         "GET /v1/picking/{business_id}/waves/list",
+        "GET /v1/picking/{business_id}/waves/{wave_id}",
         "POST /v1/picking/{business_id}/waves/create",
         "POST /v1/picking/{business_id}/item/scan",
         "POST /v1/packing/{business_id}/pack-order",

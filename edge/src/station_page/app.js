@@ -201,10 +201,9 @@
   }
 
   async function pickList(task) {
-    const r = await api('GET', '/v1/picking/' + business + '/waves/list?length=1000');
-    const wave = r.status === 200 ? r.body.data.find((w) => w.id === task.wave_id) : null;
-    if (!wave) return null;
-    return wave.pick_lists
+    const r = await api('GET', '/v1/picking/' + business + '/waves/' + task.wave_id);
+    if (r.status !== 200) return null;
+    return r.body.data.pick_lists
       .filter((l) => task.order_id == null || l.order_id === task.order_id)
       .flatMap((l) => l.lines)
       .map((l) => ({ sku: l.sku, where: l.location, done: l.picked, of: l.quantity, left: l.remaining }));
@@ -229,7 +228,7 @@
       title = 'Picking wave ' + task.wave_id + (task.order_id != null ? ', order ' + task.order_id : '');
       const list = await pickList(task);
       if (list === null) {
-        next = 'Wave ' + task.wave_id + ' is complete or not open';
+        next = 'Wave ' + task.wave_id + ' cannot be read';
       } else {
         rows = list;
         const line = rows.find((r) => r.left > 0);

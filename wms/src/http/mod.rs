@@ -129,6 +129,7 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(inbound::list))
         .routes(routes!(inbound::reception))
         .routes(routes!(picking::list))
+        .routes(routes!(picking::get))
         .routes(routes!(picking::create))
         .routes(routes!(picking::scan))
         .routes(routes!(packing::pack_order))

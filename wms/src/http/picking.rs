@@ -1,7 +1,7 @@
 //! `/v1/picking/...`: waves and pick scans.
 
 use super::error::ApiError;
-use super::extract::{ApiJson, ApiQuery, Tenant};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
 use crate::Wms;
 use crate::picking::WaveFilter;
 use axum::Json;
@@ -47,6 +47,22 @@ pub async fn list(
     };
     let (rows, total, filtered) = wms.list_waves(t.business_id(), filter, page).await?;
     Ok(Json(ListEnvelope::new(rows, total, filtered)))
+}
+
+/// One wave, open or completed, with its pick lists in walking order
+/// (extension): what a picking station follows.
+#[utoipa::path(get, path = "/v1/picking/{business_id}/waves/{wave_id}", tag = "picking",
+    params(("business_id" = i32, Path, description = "The business"), ("wave_id" = i64, Path, description = "The wave")),
+    responses((status = 200, body = DataEnvelope<Wave>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn get(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+) -> Result<Json<DataEnvelope<Wave>>, ApiError> {
+    Ok(Json(DataEnvelope {
+        data: wms.wave(t.business_id(), id).await?,
+    }))
 }
 
 /// Creates a wave from the oldest confirmed orders of a warehouse not yet
