@@ -1,0 +1,194 @@
+//! Work on the floor: waves and picks, packing, shipments and their
+//! milestones, dispatch runs.
+
+use super::{BUSINESS, WAREHOUSE, f};
+use crate::catalogue::Audience::Business;
+use crate::catalogue::Presence::{Nullable, Required};
+use crate::catalogue::Source::{Any, Cloud};
+use crate::catalogue::Ty::{Array, Date, Integer, Object, String, Timestamp};
+use crate::catalogue::{EventType, Payload, record};
+use crate::picking::Wave;
+use crate::shipping::{DispatchRun, Shipment};
+
+pub const WAVE_CREATED: EventType = EventType {
+    name: "wave.created",
+    version: 1,
+    summary: "A pick wave was released, with its pick lists in walking order.",
+    source: Any,
+    audience: Business,
+    payload: record::<Wave>(&[]),
+};
+
+pub const PICK_SCANNED: EventType = EventType {
+    name: "pick.scanned",
+    version: 1,
+    summary: "A pick scan was accepted: what was taken and what is left.",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f("wave_id", Integer, Required, "The wave."),
+        f(
+            "order_id",
+            Integer,
+            Required,
+            "The order the units are for.",
+        ),
+        f(
+            "line_id",
+            Integer,
+            Required,
+            "The first pick line that took the scan.",
+        ),
+        f("sku", String, Required, "The item scanned."),
+        f("location", String, Nullable, "Where it was picked."),
+        f("lot", String, Nullable, "The lot, for lot-tracked items."),
+        f(
+            "picked",
+            Integer,
+            Required,
+            "Units picked on the line so far.",
+        ),
+        f("quantity", Integer, Required, "Units the line asks for."),
+        f("remaining", Integer, Required, "Left on the line."),
+        f(
+            "order_remaining",
+            Integer,
+            Required,
+            "Left on the order's pick list.",
+        ),
+        f(
+            "wave_remaining",
+            Integer,
+            Required,
+            "Left in the whole wave.",
+        ),
+        f(
+            "order_status",
+            String,
+            Required,
+            "The order's status after the scan.",
+        ),
+        f(
+            "takes",
+            Array,
+            Required,
+            "Units per pick line (`line_id`, `quantity`): a scan of several units \
+             may fill more than one line.",
+        ),
+    ]),
+};
+
+pub const PICK_LINE_COMPLETED: EventType = EventType {
+    name: "pick.line_completed",
+    version: 1,
+    summary: "A pick line has all its units: written with the scan that completed it.",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        BUSINESS,
+        WAREHOUSE,
+        f("wave_id", Integer, Required, "The wave."),
+        f("order_id", Integer, Required, "The order."),
+        f("line_id", Integer, Required, "The pick line."),
+        f("sku", String, Required, "The item."),
+        f(
+            "quantity",
+            Integer,
+            Required,
+            "Units the line asked for, all picked.",
+        ),
+        f("location", String, Nullable, "Where they were picked."),
+    ]),
+};
+
+pub const WAVE_COMPLETED: EventType = EventType {
+    name: "wave.completed",
+    version: 1,
+    summary: "A wave's last unit was picked.",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        BUSINESS,
+        WAREHOUSE,
+        f("wave_id", Integer, Required, "The wave."),
+        f(
+            "completed_at",
+            Timestamp,
+            Required,
+            "When the last unit was picked.",
+        ),
+    ]),
+};
+
+pub const SHIPMENT_PACKED: EventType = EventType {
+    name: "shipment.packed",
+    version: 1,
+    summary: "An order was packed: its shipment, packages and tracking number.",
+    source: Any,
+    audience: Business,
+    payload: record::<Shipment>(&[]),
+};
+
+pub const SHIPMENT_MILESTONE: EventType = EventType {
+    name: "shipment.milestone",
+    version: 1,
+    summary: "A carrier reported a tracking milestone (dispatched, in transit, \
+              out for delivery, delivered, exception).",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f("shipment_id", Integer, Required, "The shipment."),
+        f(
+            "event",
+            Object,
+            Required,
+            "The milestone: `milestone`, `at`, `description`, `city`.",
+        ),
+        f("source", String, Required, "The carrier that reported it."),
+        f(
+            "dedup_key",
+            String,
+            Required,
+            "`<carrier>:<carrier's event id>`: a milestone is recorded once.",
+        ),
+    ]),
+};
+
+pub const SHIPMENT_ESTIMATED_DELIVERY_CHANGED: EventType = EventType {
+    name: "shipment.estimated_delivery_changed",
+    version: 1,
+    summary: "A milestone set or moved a shipment's estimated delivery date: \
+              what the buyer is told.",
+    source: Cloud,
+    audience: Business,
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f("shipment_id", Integer, Required, "The shipment."),
+        f("order_id", Integer, Required, "Its order."),
+        f("tracking_number", String, Required, "Its tracking number."),
+        f(
+            "previous_estimate",
+            Date,
+            Nullable,
+            "The estimate before, if there was one.",
+        ),
+        f("estimated_delivery", Date, Required, "The new estimate."),
+        f(
+            "milestone",
+            Object,
+            Required,
+            "The milestone that moved it: `milestone`, `at`, `description`, `city`.",
+        ),
+    ]),
+};
+
+pub const DISPATCH_RUN_CLOSED: EventType = EventType {
+    name: "dispatch_run.closed",
+    version: 1,
+    summary: "A carrier's dispatch run was closed: the goods left, a manifest was made.",
+    source: Any,
+    audience: Business,
+    payload: record::<DispatchRun>(&[]),
+};

@@ -1,0 +1,68 @@
+//! The entries: one per kind of the event log, in the order of
+//! [`EventKind`](crate::event::EventKind).
+//!
+//! Each entry is a constant in the file of its family; [`CATALOGUE`] lists
+//! them all, in that order.
+
+mod devices;
+mod floor;
+mod office;
+mod records;
+mod sync;
+
+use super::Presence::Required;
+use super::Ty::Integer;
+use super::{EventType, Field, Presence, Ty};
+
+const fn f(name: &'static str, ty: Ty, presence: Presence, doc: &'static str) -> Field {
+    Field {
+        name,
+        ty,
+        presence,
+        doc,
+    }
+}
+
+const BUSINESS: Field = f("business_id", Integer, Required, "The business.");
+const WAREHOUSE: Field = f("warehouse_id", Integer, Required, "The warehouse.");
+
+pub static CATALOGUE: &[EventType] = &[
+    records::BUSINESS_CREATED,
+    records::WAREHOUSE_CREATED,
+    records::KEY_CREATED,
+    records::KEY_REVOKED,
+    records::ITEM_CREATED,
+    records::ITEM_UPDATED,
+    records::STOCK_MOVED,
+    records::ORDER_CREATED,
+    records::ORDER_STATUS_CHANGED,
+    records::INBOUND_CREATED,
+    records::INBOUND_RECEIVED,
+    floor::WAVE_CREATED,
+    floor::PICK_SCANNED,
+    floor::PICK_LINE_COMPLETED,
+    floor::WAVE_COMPLETED,
+    floor::SHIPMENT_PACKED,
+    floor::SHIPMENT_MILESTONE,
+    floor::SHIPMENT_ESTIMATED_DELIVERY_CHANGED,
+    floor::DISPATCH_RUN_CLOSED,
+    devices::PRINTER_SAVED,
+    devices::PRINT_JOB_CREATED,
+    devices::PRINT_JOB_UPDATED,
+    devices::STATION_SCANNED,
+    devices::PRINTER_STATE_CHANGED,
+    devices::SCALE_WEIGHED,
+    office::DOCUMENT_ATTACHED,
+    office::RELEASE_PUBLISHED,
+    office::RELEASE_TRANSLATED,
+    office::CRM_DEPARTMENT_SAVED,
+    office::CRM_FORM_SAVED,
+    office::CRM_THREAD_OPENED,
+    office::CRM_MESSAGE_POSTED,
+    office::PRICING_RULES_CHANGED,
+    office::PRICING_JOB_EXECUTED,
+    sync::SYNC_CONFLICT,
+    sync::EDGE_ONLINE,
+    sync::EDGE_OFFLINE,
+    sync::SYNC_BACKLOG,
+];

@@ -1,0 +1,148 @@
+//! Business records: tenants, keys, the catalogue, stock, orders and inbound
+//! orders.
+
+use super::{BUSINESS, f};
+use crate::catalog::Item;
+use crate::catalogue::Audience::{Business, Internal};
+use crate::catalogue::Presence::{Optional, Required};
+use crate::catalogue::Source::{Any, Cloud};
+use crate::catalogue::Ty::{Array, Integer, Object, String};
+use crate::catalogue::{EventType, Payload, record};
+use crate::inbound::InboundOrder;
+use crate::order::Order;
+use crate::stock::Movement;
+use crate::tenant::{ApiKey, Business as BusinessRecord, Warehouse};
+
+pub const BUSINESS_CREATED: EventType = EventType {
+    name: "business.created",
+    version: 1,
+    summary: "A business was created (the first event of its log).",
+    source: Cloud,
+    audience: Business,
+    payload: record::<BusinessRecord>(&[]),
+};
+
+pub const WAREHOUSE_CREATED: EventType = EventType {
+    name: "warehouse.created",
+    version: 1,
+    summary: "A warehouse was added to a business.",
+    source: Cloud,
+    audience: Business,
+    payload: record::<Warehouse>(&[]),
+};
+
+pub const KEY_CREATED: EventType = EventType {
+    name: "key.created",
+    version: 1,
+    summary: "An API key was issued; carries its hash so edges authenticate offline.",
+    source: Cloud,
+    audience: Internal,
+    payload: Payload::Fields(&[
+        f(
+            "key",
+            Object,
+            Required,
+            "The key's record (ApiKey), never the secret.",
+        ),
+        f("hash", String, Required, "Hex SHA-256 of the secret."),
+    ]),
+};
+
+pub const KEY_REVOKED: EventType = EventType {
+    name: "key.revoked",
+    version: 1,
+    summary: "An API key was revoked; edges stop accepting it.",
+    source: Cloud,
+    audience: Internal,
+    payload: record::<ApiKey>(&[]),
+};
+
+pub const ITEM_CREATED: EventType = EventType {
+    name: "item.created",
+    version: 1,
+    summary: "An item was added to the catalog.",
+    source: Cloud,
+    audience: Business,
+    payload: record::<Item>(&[]),
+};
+
+pub const ITEM_UPDATED: EventType = EventType {
+    name: "item.updated",
+    version: 1,
+    summary: "An item changed (an edit, or a price a pricing job set).",
+    source: Cloud,
+    audience: Business,
+    payload: record::<Item>(&[]),
+};
+
+pub const STOCK_MOVED: EventType = EventType {
+    name: "stock.moved",
+    version: 1,
+    summary: "Inventory changed: one movement of the stock ledger (receipt, \
+              adjustment, reservation, shipment).",
+    source: Any,
+    audience: Business,
+    payload: record::<Movement>(&[]),
+};
+
+pub const ORDER_CREATED: EventType = EventType {
+    name: "order.created",
+    version: 1,
+    summary: "An order was created.",
+    source: Cloud,
+    audience: Business,
+    payload: record::<Order>(&[]),
+};
+
+pub const ORDER_STATUS_CHANGED: EventType = EventType {
+    name: "order.status_changed",
+    version: 1,
+    summary: "An order moved in its state machine (confirmed, picking, packed, \
+              dispatched, delivered, cancelled).",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        f("order_id", Integer, Required, "The order."),
+        f(
+            "warehouse_id",
+            Integer,
+            Optional,
+            "The order's warehouse (absent from events written before it was added).",
+        ),
+        f(
+            "change",
+            Object,
+            Required,
+            "The change: `from`, `to`, `at`, `actor`, `note`.",
+        ),
+    ]),
+};
+
+pub const INBOUND_CREATED: EventType = EventType {
+    name: "inbound.created",
+    version: 1,
+    summary: "A purchase order (inbound) is expected.",
+    source: Cloud,
+    audience: Business,
+    payload: record::<InboundOrder>(&[]),
+};
+
+pub const INBOUND_RECEIVED: EventType = EventType {
+    name: "inbound.received",
+    version: 1,
+    summary: "Goods of an inbound were received (accepted or rejected).",
+    source: Any,
+    audience: Business,
+    payload: Payload::Fields(&[
+        f("inbound_id", Integer, Required, "The inbound."),
+        BUSINESS,
+        f(
+            "received",
+            Array,
+            Required,
+            "Each line received: sku, item_id, accepted, rejected, lot, expiry, \
+             serial, unexpected, movement_id.",
+        ),
+        f("status", String, Required, "The inbound's status after it."),
+    ]),
+};
