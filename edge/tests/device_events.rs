@@ -6,11 +6,10 @@
 
 mod common;
 
-use common::devices::{Api, LIMIT, cloud_printer, printer_device};
+use common::devices::{Api, LIMIT, cloud_printer, offline_settings, printer_device};
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{PrinterDevice, ScaleDevice, ScaleProtocol, StationConfig};
 use depot_edge::devices::pacing;
-use depot_edge::settings::{LocalKey, Settings as EdgeSettings};
 use depot_hardware::printer::Endpoint;
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::modbus::{RegisterMap, StatusBit, Table, Width, WordOrder};
@@ -171,20 +170,7 @@ async fn offline_edge(
     scales: Vec<ScaleDevice>,
     stations: Vec<StationConfig>,
 ) -> RunningEdge {
-    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
-    let mut settings = EdgeSettings {
-        business_id: 1,
-        edge_id: "devices".into(),
-        node: 1,
-        data_dir: dir.path().to_owned(),
-        local_keys: vec![LocalKey(KEY.into())],
-        ..EdgeSettings::default()
-    };
-    settings.broker.url = format!("mqtt://{closed}");
+    let mut settings = offline_settings(dir.path(), "devices", KEY).await;
     settings.devices.printers = printers;
     settings.devices.scales = scales;
     settings.stations = stations;

@@ -6,10 +6,9 @@
 
 mod common;
 
-use common::devices::{Api, LIMIT, cloud_printer, printer_device};
+use common::devices::{Api, LIMIT, cloud_printer, offline_settings, printer_device};
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{ScaleDevice, ScaleProtocol};
-use depot_edge::settings::{LocalKey, Settings as EdgeSettings};
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::modbus::{RegisterMap, StatusBit, Table, Width, WordOrder};
 use depot_hardware::scale::sim::{ModbusScaleSim, SerialScaleSim, SimProtocol};
@@ -212,21 +211,7 @@ async fn jobs_queued_for_an_unreachable_printer_survive_a_restart_and_print_once
 /// the scale routes.
 async fn offline_edge(dir: &tempfile::TempDir, scales: Vec<ScaleDevice>) -> (RunningEdge, Api) {
     let key = "dpk_scales_0123456789abcdef0123456789";
-    // A port nothing listens on: the link keeps trying, the API serves.
-    let closed = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
-    let mut settings = EdgeSettings {
-        business_id: 1,
-        edge_id: "scales".into(),
-        node: 1,
-        data_dir: dir.path().to_owned(),
-        local_keys: vec![LocalKey(key.into())],
-        ..EdgeSettings::default()
-    };
-    settings.broker.url = format!("mqtt://{closed}");
+    let mut settings = offline_settings(dir.path(), "scales", key).await;
     settings.devices.scales = scales;
     settings.check().expect("valid settings");
     let edge = RunningEdge::start_with_bus(settings, SimBus::new()).await;

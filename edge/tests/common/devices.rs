@@ -4,7 +4,7 @@
 use super::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::PrinterDevice;
 use depot_edge::faults::Faults;
-use depot_edge::settings::Settings as EdgeSettings;
+use depot_edge::settings::{LocalKey, Settings as EdgeSettings};
 use depot_hardware::printer::Endpoint;
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scanner::sim::SimBus;
@@ -16,6 +16,27 @@ use tokio::sync::oneshot;
 
 /// An upper bound for anything to happen; tests never sleep.
 pub const LIMIT: Duration = Duration::from_secs(20);
+
+/// The settings of an edge that has never been online: business 1, node 1,
+/// `key` provisioned locally, and a broker address nothing listens on (the
+/// link keeps trying, the API serves). Devices and stations are the test's.
+pub async fn offline_settings(dir: &std::path::Path, edge_id: &str, key: &str) -> EdgeSettings {
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let mut settings = EdgeSettings {
+        business_id: 1,
+        edge_id: edge_id.into(),
+        node: 1,
+        data_dir: dir.to_owned(),
+        local_keys: vec![LocalKey(key.into())],
+        ..EdgeSettings::default()
+    };
+    settings.broker.url = format!("mqtt://{closed}");
+    settings
+}
 
 impl RunningEdge {
     /// An edge whose USB scanners are on `bus`.
