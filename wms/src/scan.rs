@@ -50,7 +50,7 @@ pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Res
                 .or(g.variable_count)
                 .and_then(|c| i64::try_from(c).ok());
             (
-                catalog::code_owner(conn, business, gtin.as_str())?,
+                catalog::scanned(conn, business, gtin.as_str(), None)?,
                 g.lot.clone(),
                 g.expiry.or(g.best_before),
                 g.serial.clone(),
@@ -58,26 +58,23 @@ pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Res
             )
         }
         Scan::Gtin(g) => (
-            catalog::code_owner(conn, business, g.as_str())?,
+            catalog::scanned(conn, business, g.as_str(), None)?,
             None,
             None,
             None,
             None,
         ),
-        Scan::Code(code) => {
-            let by_code = catalog::code_owner(conn, business, code)?;
-            let item = match by_code {
-                Some(i) => Some(i),
-                None => catalog::sku_owner(conn, business, code)?,
-            };
-            (item, None, None, None, None)
-        }
+        Scan::Code(code) => (
+            catalog::scanned(conn, business, code, Some(code))?,
+            None,
+            None,
+            None,
+            None,
+        ),
     };
-    let item_id = item.ok_or_else(|| {
+    let (item_id, sku, lot_tracked) = item.ok_or_else(|| {
         WmsError::NotFound(format!("unknown barcode {raw:?}: no item answers to it"))
     })?;
-    let (sku, lot_tracked) = catalog::brief(conn, business, item_id)?
-        .ok_or_else(|| WmsError::Internal("item vanished".into()))?;
     Ok(Resolved {
         item_id,
         sku,

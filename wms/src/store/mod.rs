@@ -57,13 +57,21 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/018_pick_counters.sql")),
         M::up(include_str!("schema/019_webhook_secret_overlap.sql")),
         M::up(include_str!("schema/020_webhook_retention.sql")),
+        M::up(include_str!("schema/021_order_left_from_lines.sql")),
     ])
 }
+
+/// Prepared statements each connection keeps.
+const STATEMENT_CACHE: usize = 256;
 
 /// Pragmas every connection gets. `synchronous=FULL` makes a commit durable
 /// before it returns, which is what lets the writer answer "done".
 fn configure(conn: &Connection) -> Result<()> {
     conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    // The engine has a few hundred statements; rusqlite keeps 16 by default,
+    // so a writer mixing scans, packing and replication would parse again
+    // what it had just evicted.
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.execute_batch("PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL;")?;
     Ok(())
 }

@@ -269,13 +269,15 @@ pub fn order_in_wave(conn: &Connection, wave: i64, order: OrderId) -> Result<boo
 }
 
 /// Units left to pick in a wave (leaving out cancelled orders) and in one
-/// of its orders, from the counters the schema's triggers keep (migration
-/// 018): a scan reads two rows instead of summing the wave's lines.
+/// of its orders: the wave's from the counter the schema's triggers keep
+/// (migration 021), the order's summed over its own few lines (`+wave_id`
+/// keeps the planner on `pick_lines_by_order` rather than the wave's many).
 pub fn remaining(conn: &Connection, wave: i64, order: OrderId) -> Result<(i64, i64)> {
     Ok(conn
         .prepare_cached(
             "SELECT units_left,
-                    COALESCE((SELECT units FROM pick_left WHERE wave_id = ?1 AND order_id = ?2), 0)
+                    COALESCE((SELECT SUM(quantity - picked) FROM pick_lines
+                              WHERE order_id = ?2 AND +wave_id = ?1), 0)
              FROM waves WHERE id = ?1",
         )?
         .query_row(params![wave, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)

@@ -1,4 +1,4 @@
-//! The pick counters (migration 018) against what summing the lines says,
+//! The pick counters (migrations 018 and 021) against what summing the lines
 //! through picks, cancellations and a migration of waves already made.
 
 use super::{add_picked, remaining};
