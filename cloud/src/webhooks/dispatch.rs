@@ -234,11 +234,10 @@ impl Dispatcher {
             Err(e) => return (None, Some(format!("cannot encode the event: {e}")), None),
         };
         let t = chrono::Utc::now().timestamp();
-        let mut signature = depot_wms::http::tracking::sign(&out.secret, t, &body);
-        if let Some(previous) = &out.previous_secret {
-            signature.push_str(",v1=");
-            signature.push_str(&depot_wms::http::tracking::signature(previous, t, &body));
-        }
+        let secrets: Vec<&str> = std::iter::once(out.secret.as_str())
+            .chain(out.previous_secret.as_deref())
+            .collect();
+        let signature = depot_wms::http::tracking::sign_with(&secrets, t, &body);
         let sent = self
             .client
             .post(&out.url)

@@ -43,12 +43,20 @@ pub async fn track(
 /// The signature a carrier sends: `t=<unix seconds>,v1=<hex HMAC-SHA256 of
 /// "<t>.<body>">` with the carrier's secret.
 pub fn sign(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    format!("t={timestamp},v1={}", signature(secret, timestamp, body))
+    sign_with(&[secret], timestamp, body)
 }
 
-/// The hex HMAC-SHA256 of `"<timestamp>.<body>"`: what a `v1=` carries.
-pub fn signature(secret: &str, timestamp: i64, body: &[u8]) -> String {
-    hex::encode(mac(secret, timestamp, body).finalize().into_bytes())
+/// [`sign`] with several secrets, a `v1=` each in the order given: what a
+/// webhook sends while a rotated secret still signs beside the new one.
+pub fn sign_with(secrets: &[&str], timestamp: i64, body: &[u8]) -> String {
+    let mut header = format!("t={timestamp}");
+    for secret in secrets {
+        header.push_str(",v1=");
+        header.push_str(&hex::encode(
+            mac(secret, timestamp, body).finalize().into_bytes(),
+        ));
+    }
+    header
 }
 
 fn mac(secret: &str, timestamp: i64, body: &[u8]) -> Hmac<Sha256> {
@@ -141,11 +149,7 @@ mod tests {
     #[test]
     fn a_header_signed_by_two_secrets_verifies_with_either_and_no_other() {
         let body = br#"{"id":"e1"}"#;
-        let h = format!(
-            "{},v1={}",
-            sign("new-secret", 1_000_000, body),
-            signature("old-secret", 1_000_000, body)
-        );
+        let h = sign_with(&["new-secret", "old-secret"], 1_000_000, body);
         assert_eq!(verify("new-secret", &h, body, 1_000_000), Ok(()));
         assert_eq!(verify("old-secret", &h, body, 1_000_000), Ok(()));
         assert_eq!(
