@@ -198,12 +198,14 @@ impl Glue {
             if sets_task && report.is_ok() {
                 self.caller = caller;
             }
-            self.log(source, &report).await;
+            // State first: whoever reads the event may ask for the station
+            // next and must find this report there.
             self.publish.send_replace(StationState {
                 task: self.machine.task().clone(),
                 packing: self.machine.packing(),
                 last: Some(report.clone()),
             });
+            self.log(source, &report).await;
             if let Some(reply) = reply {
                 // The caller may have gone; the event has the answer.
                 let _ = reply.send(report);
