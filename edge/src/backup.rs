@@ -211,6 +211,9 @@ pub struct RestoreReport {
     /// The replaced database's log, if it could be read and went further
     /// than the backup: `(newest seq, acknowledged by the cloud)`.
     pub behind: Option<(i64, i64)>,
+    /// The newest of the box's own events in the backup (its place in what
+    /// goes up to the cloud).
+    pub own_through: i64,
 }
 
 impl fmt::Display for RestoreReport {
@@ -233,26 +236,32 @@ impl fmt::Display for RestoreReport {
         if let Some((head, acked)) = self.behind {
             write!(
                 f,
-                "\nwarning: the replaced database had events through seq {head}; the {} made after this backup are not on the box",
+                "\nthe replaced database had events through seq {head}; the {} made after this backup are not in it",
                 head - self.last_seq
             )?;
-            if acked > self.last_seq {
-                // The link does not yet take a restored box's own events back
-                // from the cloud, nor number new ones past what the cloud has.
+            if acked > self.own_through {
                 write!(
                     f,
-                    "\nwarning: the cloud had acknowledged through seq {acked}: it will take at least the box's next {} events for ones it already has and skip them (see README, Backups)",
-                    acked - self.last_seq
+                    "\nthe cloud had acknowledged {acked} of the box's own events, the backup holds {}: the daemon takes the other {} back from the cloud before it sends anything (see README, Backups)",
+                    self.own_through,
+                    acked - self.own_through
                 )?;
             }
         }
+        write!(
+            f,
+            "\nwhen it next connects, the daemon asks the cloud for the box's own events after the {} in this backup before it sends any",
+            self.own_through
+        )?;
         Ok(())
     }
 }
 
 /// Replaces the database with the backup at `source`, after checking that
-/// it is whole and this edge's. The daemon must be stopped.
-pub fn restore(settings: &Settings, source: &Path, force: bool) -> anyhow::Result<RestoreReport> {
+/// it is whole and this edge's. The daemon must be stopped. The restored
+/// log is marked as certain only through its newest event: the cloud may
+/// hold later ones, which the daemon takes back before sending its own.
+pub fn restore(settings: &Settings, source: &Path) -> anyhow::Result<RestoreReport> {
     if !source.exists() {
         bail!("no backup at {}", source.display());
     }
@@ -308,6 +317,8 @@ pub fn restore(settings: &Settings, source: &Path, force: bool) -> anyhow::Resul
         return Err(corrupt(&seen.problems.join("; ")));
     }
     check_identity(settings, source, &seen)?;
+    let own_through = store::mark_restored(&partial.path)
+        .with_context(|| format!("preparing {}", partial.path.display()))?;
     sync_file(&partial.path)?;
 
     // Best effort: a database damaged enough to need restoring may not say.
@@ -318,20 +329,6 @@ pub fn restore(settings: &Settings, source: &Path, force: bool) -> anyhow::Resul
     } else {
         None
     };
-    if let Some((_, acked)) = behind.filter(|(_, acked)| *acked > seen.last_seq)
-        && !force
-    {
-        // The link cannot yet take a restored box's own later events back
-        // from the cloud: its next events would be skipped as known.
-        bail!(
-            "{} holds events through seq {}, but the cloud has acknowledged this box's events through seq {acked}: \
-             restored, the box's next {} events would be taken by the cloud for ones it has and lost. \
-             Restore a newer backup, or pass --force to restore this one anyway (see README, Backups); nothing was changed",
-            source.display(),
-            seen.last_seq,
-            acked - seen.last_seq
-        );
-    }
     let kept = set_aside(&db)?;
     std::fs::rename(&partial.path, &db)
         .with_context(|| format!("renaming {} to {}", partial.path.display(), db.display()))?;
@@ -347,6 +344,7 @@ pub fn restore(settings: &Settings, source: &Path, force: bool) -> anyhow::Resul
             .unwrap_or_default(),
         kept,
         behind,
+        own_through,
     })
 }
 

@@ -14,6 +14,7 @@ use depot_protocol::sync::outbox::{AckIn, Action, Outbox};
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::Wms;
+use depot_wms::recovery::{Recovered, RecoveredPage};
 use depot_wms::sync::{Page, PageOutcome};
 use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
 use std::future::Future;
@@ -77,6 +78,11 @@ struct Link {
     /// An acknowledgement moved the window: what it opened is sent at once
     /// instead of at the next tick, which would otherwise pace a backlog.
     window_opened: bool,
+    business: BusinessId,
+    /// The log may lack events the cloud has (a restore, a new box): none
+    /// of this node's own go up until the cloud has answered, and those it
+    /// has come back first (`depot_wms::recovery`).
+    recovering: bool,
 }
 
 impl Link {
@@ -130,12 +136,21 @@ impl Link {
                 None
             }
         };
+        let recover_after = match self.wms.recover_after().await {
+            Ok(after) => after,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot read the recovery state");
+                return;
+            }
+        };
+        self.recovering = recover_after.is_some();
         let hello = UpMessage::Hello {
             session: self.outbox.session().to_owned(),
             version: VERSION.into(),
             cursor,
             head: self.head().await,
             last,
+            recover_after,
         };
         self.publish_up(message::encode(&hello)).await;
         self.awaiting_answer = Some(Instant::now());
@@ -218,6 +233,27 @@ impl Link {
                 rejected,
                 hello,
             } => {
+                if self.recovering {
+                    if !hello {
+                        // Nothing of this node's went up in this session.
+                        return;
+                    }
+                    match self.wms.cloud_cursor_seen(through_seq).await {
+                        Ok(true) => {
+                            tracing::info!(
+                                cloud_cursor = through_seq,
+                                "the cloud holds nothing this log lacks"
+                            );
+                            self.recovering = false;
+                        }
+                        // The cloud's events come back in pages first.
+                        Ok(false) => return,
+                        Err(e) => {
+                            tracing::error!(error = %e, "could not record the recovery state");
+                            return;
+                        }
+                    }
+                }
                 for r in &rejected {
                     tracing::warn!(seq = r.seq, id = %r.id, reason = %r.reason, "the cloud rejected an event");
                 }
@@ -281,6 +317,20 @@ impl Link {
                     Err(e) => tracing::error!(error = %e, "could not apply a page from the cloud"),
                 }
             }
+            DownMessage::Recovered {
+                after,
+                through,
+                events,
+                more,
+            } => {
+                self.take_back(RecoveredPage {
+                    after,
+                    through,
+                    events,
+                    more,
+                })
+                .await;
+            }
             DownMessage::Reset { reason } => {
                 // The cloud's log is never trimmed and applying a change is
                 // idempotent by event id, so a reload is a replay from the
@@ -294,6 +344,77 @@ impl Link {
                     }
                 }
             }
+        }
+    }
+
+    /// Applies a page of this node's own events handed back by the cloud.
+    async fn take_back(&mut self, page: RecoveredPage) {
+        if !self.recovering {
+            return;
+        }
+        let through = page.through;
+        match self.wms.take_back(self.business, page).await {
+            Ok(Recovered::NotNeeded) => self.recovering = false,
+            Ok(Recovered::Gap { stale: true, .. }) => {}
+            Ok(Recovered::Gap { recovered, .. }) => {
+                tracing::info!(recovered, "a page of own events was lost: asking again");
+                self.hello().await;
+            }
+            Ok(Recovered::Applied {
+                recovered,
+                done: false,
+                rejected,
+                ..
+            }) => {
+                tracing::info!(
+                    recovered,
+                    through,
+                    rejected,
+                    "took own events back from the cloud"
+                );
+                self.hello().await;
+            }
+            Ok(Recovered::Applied {
+                recovered,
+                done: true,
+                renumbered,
+                missing,
+                rejected,
+            }) => {
+                if missing > 0 {
+                    tracing::error!(
+                        missing,
+                        through,
+                        "the cloud could not hand back some of this node's events (applied before it kept their seqs): their effects are in the cloud, not here"
+                    );
+                }
+                tracing::warn!(
+                    through = recovered,
+                    renumbered,
+                    rejected,
+                    "this node's log is whole again: events made since the restore go up after the cloud's"
+                );
+                self.recovering = false;
+                let ack = AckIn {
+                    session: &self.session,
+                    through: recovered,
+                    gap: false,
+                    hello: true,
+                };
+                match self.outbox.on_ack(ack, Instant::now()) {
+                    Some(Action::Prune { .. }) => self.window_opened = true,
+                    // The cloud has less than this box once heard it had:
+                    // both were restored. Sent again from the cloud's.
+                    Some(Action::Rewind { to }) => {
+                        if let Err(e) = self.wms.rewind_ack(to).await {
+                            tracing::error!(error = %e, "could not record the acknowledgement");
+                        }
+                        self.window_opened = true;
+                    }
+                    Some(Action::Send { .. }) | None => {}
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "could not take own events back from the cloud"),
         }
     }
 
@@ -324,6 +445,9 @@ impl Link {
             self.hello().await;
         } else if self.last_hello.elapsed() >= HELLO_EVERY {
             self.hello().await;
+        }
+        if self.recovering {
+            return;
         }
         let head = match self.wms.outgoing_head().await {
             Ok(h) => h,
@@ -441,6 +565,8 @@ pub async fn run_with_faults(
         awaiting_answer: None,
         last_hello: Instant::now(),
         window_opened: false,
+        business,
+        recovering: true,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -43,13 +43,7 @@ enum Command {
         pages_per_step: u32,
     },
     /// Replace the database with a backup; the daemon must be stopped.
-    Restore {
-        file: PathBuf,
-        /// Restore a backup older than what the cloud has acknowledged,
-        /// although the box's next events would be lost to sync.
-        #[arg(long)]
-        force: bool,
-    },
+    Restore { file: PathBuf },
     /// Check that this build works on this machine (database, key hashing,
     /// GS1, ZPL) in a scratch directory; needs no settings.
     SelfTest,
@@ -175,8 +169,8 @@ async fn main() -> anyhow::Result<()> {
             println!("{report}");
             Ok(())
         }
-        Command::Restore { file, force } => {
-            println!("{}", depot_edge::backup::restore(&settings, &file, force)?);
+        Command::Restore { file } => {
+            println!("{}", depot_edge::backup::restore(&settings, &file)?);
             Ok(())
         }
         // Handled before the settings load.

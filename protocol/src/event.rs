@@ -227,6 +227,9 @@ pub struct RemoteEvent {
     pub kind: String,
     pub payload: Box<serde_json::value::RawValue>,
     pub at: DateTime<Utc>,
+    /// Its position in the log of the edge that made it, when it came up
+    /// by sync: kept so that edge can take it back if it loses it.
+    pub seq: Option<i64>,
 }
 
 impl RemoteEvent {
@@ -239,6 +242,7 @@ impl RemoteEvent {
             business_id: e.business_id,
             kind: e.kind,
             at: e.at,
+            seq: None,
         })
     }
 }

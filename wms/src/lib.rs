@@ -21,6 +21,7 @@ pub mod presence;
 pub mod pricing;
 pub mod printing;
 pub mod reader;
+pub mod recovery;
 pub mod releases;
 pub mod render;
 pub mod replica;

@@ -99,6 +99,7 @@ fn receive(
             kind: e.kind,
             payload: e.payload,
             at: e.at,
+            seq: Some(e.seq),
         };
         todo.push((e.seq, event, refusal));
     }
@@ -229,6 +230,7 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                     kind: c.kind.clone(),
                     payload: serde_json::value::to_raw_value(&c.payload)?,
                     at: c.at,
+                    seq: None,
                 });
             }
             let outcomes = replica::optimistic(conn, |conn, guard| {

@@ -255,13 +255,15 @@ impl Service {
                 cursor,
                 head,
                 last,
+                recover_after,
             }) => {
                 let sighting = Sighting {
                     session: Some(session),
                     version: Some(version),
                     head,
                 };
-                self.hello(topic, sighting, cursor, last).await;
+                self.hello(topic, sighting, cursor, last, recover_after)
+                    .await;
             }
             Ok(UpMessage::Batch { session, events }) => {
                 self.apply(vec![Pending {
@@ -281,6 +283,7 @@ impl Service {
         sighting: Sighting,
         cursor: i64,
         last: Option<Landmark>,
+        recover_after: Option<i64>,
     ) {
         let EdgeTopic { business, edge, .. } = topic;
         let session = sighting.session.clone().unwrap_or_default();
@@ -328,6 +331,23 @@ impl Service {
             self.send(business, &edge, encode(&DownMessage::Reset { reason }))
                 .await;
             return;
+        }
+        // An edge whose log may lack its tail takes back what this cloud
+        // applied from it, a page per hello, before it sends anything new.
+        if let Some(after) = recover_after.filter(|after| *after < record.up_cursor) {
+            match self
+                .wms
+                .own_page(business, &edge, after.max(0), record.up_cursor)
+                .await
+            {
+                Ok(page) => {
+                    tracing::info!(%business, %edge, after, through = record.up_cursor, "handing an edge back its own events");
+                    self.send(business, &edge, encode(&page)).await;
+                }
+                Err(e) => {
+                    tracing::warn!(%business, %edge, reason = %e, "cannot read the edge's own events");
+                }
+            }
         }
         // The cursor as it stands: an edge acknowledged further than this
         // (a cloud restored from an older backup) sends the rest again.

@@ -124,6 +124,7 @@ impl FakeEdge {
             cursor,
             head,
             last: None,
+            recover_after: None,
         })
         .await;
     }
@@ -136,6 +137,7 @@ impl FakeEdge {
             cursor,
             head: None,
             last: Some(last),
+            recover_after: None,
         })
         .await;
     }

@@ -154,6 +154,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             cursor: 0,
             head: None,
             last: None,
+            recover_after: None,
         })
     };
     edge.send_raw(&up, b"not json".to_vec()).await;

@@ -81,6 +81,14 @@ pub enum UpMessage {
         /// backup and grown again past the cursor) answers with `reset`.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         last: Option<Landmark>,
+        /// The edge's own log is certain only through this seq: it was
+        /// restored from a backup, or started empty, and the cloud may have
+        /// applied later events of it. The cloud answers with those events
+        /// ([`DownMessage::Recovered`]), one page per hello, and the edge
+        /// sends nothing of its own until it has them. Absent once the log
+        /// is known whole.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        recover_after: Option<i64>,
     },
     Batch {
         session: String,
@@ -101,6 +109,7 @@ struct UpWire {
     cursor: Option<i64>,
     head: Option<i64>,
     last: Option<Landmark>,
+    recover_after: Option<i64>,
     events: Option<Vec<SyncEvent>>,
 }
 
@@ -123,6 +132,7 @@ impl TryFrom<UpWire> for UpMessage {
                 cursor: w.cursor.ok_or_else(|| missing("cursor"))?,
                 head: w.head,
                 last: w.last,
+                recover_after: w.recover_after,
             },
             UpTag::Batch => UpMessage::Batch {
                 session: w.session,
@@ -167,6 +177,84 @@ pub enum DownMessage {
     },
     /// The cloud cannot serve from the edge's cursor: reload.
     Reset { reason: String },
+    /// The edge's own events `(after, …]` that the cloud applied, for an
+    /// edge whose log lost them (`recover_after` in its hello). `through`
+    /// is the cloud's cursor for the edge: where the edge's numbering
+    /// continues. `more` when another page follows; the last page may hold
+    /// fewer events than `through - after` when the cloud applied some
+    /// before it kept their seqs.
+    Recovered {
+        after: i64,
+        through: i64,
+        events: Vec<RecoveredEvent>,
+        more: bool,
+    },
+}
+
+/// One of the edge's own events as the cloud hands it back. The payload is
+/// a tree, not raw text as going up: serde reads an internally tagged enum
+/// through a buffer that cannot hand raw JSON over, and recovery is rare
+/// enough not to need the fast path.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecoveredEvent {
+    pub seq: i64,
+    pub id: EventId,
+    pub kind: String,
+    pub payload: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+impl From<SyncEvent> for RecoveredEvent {
+    fn from(e: SyncEvent) -> Self {
+        Self {
+            seq: e.seq,
+            id: e.id,
+            kind: e.kind,
+            // The text came in as checked JSON and was stored as such.
+            payload: serde_json::from_str(e.payload.get()).unwrap_or_default(),
+            at: e.at,
+        }
+    }
+}
+
+/// The page of [`DownMessage::Recovered`] that fits in a message: the
+/// events of `events` from the first on, as many as fit. `more` is set when
+/// some were left out or `more_after` says the log holds more.
+pub fn recovered_page(
+    after: i64,
+    through: i64,
+    events: Vec<SyncEvent>,
+    more_after: bool,
+) -> DownMessage {
+    let envelope = encode(&DownMessage::Recovered {
+        after,
+        through,
+        events: vec![],
+        more: true,
+    })
+    .len();
+    let budget = MAX_MESSAGE_BYTES - envelope;
+    let total = events.len();
+    let mut size = 0;
+    let mut page = Vec::new();
+    for e in events {
+        let e = RecoveredEvent::from(e);
+        let n = encode(&e).len() + 1;
+        // Each event came up in a batch of this same limit, so one always
+        // fits; the check only stops a page from growing past it.
+        if size + n > budget && !page.is_empty() {
+            break;
+        }
+        size += n;
+        page.push(e);
+    }
+    let more = more_after || page.len() < total;
+    DownMessage::Recovered {
+        after,
+        through,
+        events: page,
+        more,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -324,9 +412,11 @@ mod tests {
             cursor: 3,
             head: Some(9),
             last: None,
+            recover_after: Some(4),
         };
         let json = String::from_utf8(encode(&hello)).unwrap_or_default();
         assert!(json.contains(r#""head":9"#), "{json}");
+        assert!(json.contains(r#""recover_after":4"#), "{json}");
         assert_eq!(decode::<UpMessage>(json.as_bytes()), Ok(hello));
         let ack = DownMessage::Ack {
             session: "s".into(),
@@ -412,6 +502,42 @@ mod tests {
         assert_eq!(
             kinds,
             [(1, "stock.moved"), (2, OVERSIZED_KIND), (3, "stock.moved")]
+        );
+    }
+
+    #[test]
+    fn a_recovered_page_fits_and_says_whether_more_follows() {
+        let events: Vec<SyncEvent> = (11..=300).map(|s| event(s, 2_000)).collect();
+        let page = recovered_page(10, 300, events.clone(), false);
+        assert!(encode(&page).len() <= MAX_MESSAGE_BYTES);
+        let DownMessage::Recovered {
+            after,
+            through,
+            events: taken,
+            more,
+        } = &page
+        else {
+            panic!("a recovered page expected")
+        };
+        assert_eq!((*after, *through, *more), (10, 300, true));
+        assert!(!taken.is_empty() && taken.len() < events.len());
+        assert_eq!(taken.first().map(|e| e.seq), Some(11));
+        assert!(
+            decode::<DownMessage>(&encode(&page)).as_ref() == Ok(&page),
+            "a recovered page reads back as written"
+        );
+
+        let few: Vec<SyncEvent> = (11..=13).map(|s| event(s, 10)).collect();
+        for (more_after, more) in [(false, false), (true, true)] {
+            let page = recovered_page(10, 20, few.clone(), more_after);
+            assert!(
+                matches!(&page, DownMessage::Recovered { events, more: m, .. } if events.len() == 3 && *m == more),
+                "{page:?}"
+            );
+        }
+        let empty = recovered_page(10, 20, vec![], false);
+        assert!(
+            matches!(empty, DownMessage::Recovered { events, more: false, .. } if events.is_empty())
         );
     }
 }

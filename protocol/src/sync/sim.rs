@@ -158,6 +158,7 @@ impl World {
             cursor: 0,
             head: Some(self.head),
             last: None,
+            recover_after: None,
         });
     }
 

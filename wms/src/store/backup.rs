@@ -82,6 +82,15 @@ pub fn settle(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Brings a restored copy (nobody else has it open) to the current schema
+/// and marks its log as certain only through its own newest event
+/// ([`crate::recovery`]). Answers that seq.
+pub fn mark_restored(path: &Path) -> Result<i64> {
+    let mut conn = Connection::open(path)?;
+    super::migrations().to_latest(&mut conn)?;
+    crate::recovery::mark_restored(&conn)
+}
+
 /// Checkpoints a database nobody else has open, so that its `-wal` holds
 /// nothing the main file lacks. Answers whether the checkpoint was complete.
 pub fn checkpoint(path: &Path) -> Result<bool> {

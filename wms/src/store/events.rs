@@ -37,7 +37,7 @@ pub fn append(
 pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
     let n = conn
         .prepare_cached(
-            "INSERT OR IGNORE INTO events (id, origin, business_id, kind, payload, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT OR IGNORE INTO events (id, origin, business_id, kind, payload, at, remote_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
         .execute(params![
             e.id.0.to_string(),
@@ -46,6 +46,7 @@ pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
             e.kind,
             e.payload.get(),
             super::ts(&e.at),
+            e.seq,
         ])?;
     Ok(n == 1)
 }
@@ -80,23 +81,65 @@ pub fn outgoing_sync(
         "SELECT out_seq, id, kind, payload, at FROM events
          WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3",
     )?;
-    let rows = stmt.query_map(params![after, through, limit], |r| {
-        let at: String = r.get(4)?;
-        Ok(SyncEvent {
-            seq: r.get(0)?,
-            id: event_id(r, 1)?,
-            kind: r.get(2)?,
-            payload: serde_json::value::RawValue::from_string(r.get(3)?).map_err(|e| {
-                rusqlite::Error::FromSqlConversionFailure(
-                    3,
-                    rusqlite::types::Type::Text,
-                    Box::new(e),
-                )
-            })?,
-            at: super::parse_ts(&at)?,
-        })
-    })?;
+    let rows = stmt.query_map(params![after, through, limit], sync_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Cloud side: the events an edge sent up with seq in `(after, through]`,
+/// by that seq, at most `limit`: what it takes back when its log lost them.
+/// Events applied before seqs were kept are not among them.
+pub fn own_events(
+    conn: &Connection,
+    business: BusinessId,
+    origin: &str,
+    after: i64,
+    through: i64,
+    limit: u32,
+) -> Result<Vec<SyncEvent>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT remote_seq, id, kind, payload, at FROM events
+         WHERE origin = ?1 AND remote_seq > ?2 AND remote_seq <= ?3 AND business_id = ?4
+         ORDER BY remote_seq LIMIT ?5",
+    )?;
+    let rows = stmt.query_map(params![origin, after, through, business.0, limit], sync_row)?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Edge side: gives an event taken back from the cloud the place it had in
+/// this node's log.
+pub fn set_out_seq(conn: &Connection, id: EventId, seq: i64) -> Result<()> {
+    conn.prepare_cached("UPDATE events SET out_seq = ?1 WHERE id = ?2")?
+        .execute(params![seq, id.0.to_string()])?;
+    Ok(())
+}
+
+/// Edge side: moves this node's events after `after` up by `by`, keeping
+/// their order. In two steps, since the unique index on `out_seq` is
+/// checked row by row.
+pub fn shift_own(conn: &Connection, after: i64, by: i64) -> Result<usize> {
+    let n = conn.execute(
+        "UPDATE events SET out_seq = -out_seq WHERE out_seq > ?1",
+        [after],
+    )?;
+    conn.execute(
+        "UPDATE events SET out_seq = ?1 - out_seq WHERE out_seq < 0",
+        [by],
+    )?;
+    Ok(n)
+}
+
+/// `seq, id, kind, payload, at` as sync carries it.
+fn sync_row(r: &rusqlite::Row) -> rusqlite::Result<SyncEvent> {
+    let at: String = r.get(4)?;
+    Ok(SyncEvent {
+        seq: r.get(0)?,
+        id: event_id(r, 1)?,
+        kind: r.get(2)?,
+        payload: serde_json::value::RawValue::from_string(r.get(3)?).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        at: super::parse_ts(&at)?,
+    })
 }
 
 /// The newest `out_seq` (0 before the first event).

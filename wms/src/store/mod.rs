@@ -58,6 +58,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/019_webhook_secret_overlap.sql")),
         M::up(include_str!("schema/020_webhook_retention.sql")),
         M::up(include_str!("schema/021_order_left_from_lines.sql")),
+        M::up(include_str!("schema/022_own_log_recovery.sql")),
     ])
 }
 

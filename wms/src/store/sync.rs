@@ -201,6 +201,62 @@ pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> 
     Ok(())
 }
 
+/// Edge side: where taking this node's own events back from the cloud
+/// stands, while its log may lack some.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recovery {
+    /// The seq the log is certain through (a restore's, or 0).
+    pub from: i64,
+    /// How far events came back.
+    pub recovered: i64,
+    /// Events made meanwhile were renumbered past the cloud's.
+    pub shifted: bool,
+}
+
+/// The recovery under way, if the log is not known whole.
+pub fn recovery(conn: &Connection) -> Result<Option<Recovery>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT recover_from, recovered, shifted FROM sync_state
+             WHERE singleton = 1 AND recover_from IS NOT NULL",
+        )?
+        .query_row([], |r| {
+            let from: i64 = r.get(0)?;
+            Ok(Recovery {
+                from,
+                recovered: r.get::<_, Option<i64>>(1)?.unwrap_or(from),
+                shifted: r.get(2)?,
+            })
+        }),
+    )
+}
+
+/// Marks the log as certain only through `from`: a restored database.
+pub fn start_recovery(conn: &Connection, from: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET recover_from = ?1, recovered = ?1, shifted = 0 WHERE singleton = 1",
+        [from],
+    )?;
+    Ok(())
+}
+
+pub fn set_recovery(conn: &Connection, recovered: i64, shifted: bool) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET recovered = ?1, shifted = ?2 WHERE singleton = 1",
+        params![recovered, shifted],
+    )?;
+    Ok(())
+}
+
+/// The log is whole again.
+pub fn end_recovery(conn: &Connection) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET recover_from = NULL, recovered = NULL, shifted = 0 WHERE singleton = 1",
+        [],
+    )?;
+    Ok(())
+}
+
 /// Edge side: the cloud has less than it acknowledged (restored from an
 /// older backup); the acknowledgement moves back to `to` so the outbox sends
 /// the rest again, after a restart too. Never moves it forward.
