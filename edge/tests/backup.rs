@@ -364,8 +364,10 @@ struct Older {
     written: Vec<String>,
 }
 
-async fn older_backup(through_link: bool) -> Older {
-    let edge_id = format!("rs{}", std::process::id());
+/// `name` tells the edge ids of tests apart: on a shared broker
+/// (`DEPOT_TEST_MQTT_URL`) the same id would mix their topics.
+async fn older_backup(name: &str, through_link: bool) -> Older {
+    let edge_id = format!("{name}{}", std::process::id());
     let rig = Rig::start(&edge_id, through_link).await;
     let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
     rig.item("K").await;
@@ -452,7 +454,12 @@ async fn first_write(client: &reqwest::Client, base: &str, rig: &Rig) -> String 
 /// to the broker cut until it has taken five writes), takes five writes,
 /// and waits until the cloud and the box hold all sixteen once each.
 async fn restore_then_write(offline: bool) {
-    let mut o = older_backup(offline).await;
+    let name = if offline {
+        "restored-offline-"
+    } else {
+        "restored-"
+    };
+    let mut o = older_backup(name, offline).await;
     let (b, w, key) = (o.rig.business.0, o.rig.warehouse.0, o.rig.key.clone());
     let out = run(&o.env, &["restore", &o.target]).await;
     assert!(out.status.success(), "{}", text(&out));
@@ -503,7 +510,7 @@ async fn writes_taken_offline_after_a_restore_go_up_after_the_cloud_has_given_ba
 /// them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_box_taking_over_an_edge_gets_its_writes_back() {
-    let mut o = older_backup(false).await;
+    let mut o = older_backup("new-box-", false).await;
     std::fs::remove_dir_all(&o.data).expect("the old box's data");
     let client = reqwest::Client::new();
     let edge = spawn(&o.env);
