@@ -270,28 +270,7 @@ impl Link {
                     gap,
                     hello,
                 };
-                let before = self.outbox.acked();
-                match self.outbox.on_ack(ack, Instant::now()) {
-                    Some(Action::Prune { through }) => {
-                        self.window_opened = true;
-                        if let Err(e) = self.wms.record_ack(through).await {
-                            tracing::error!(error = %e, "could not record the acknowledgement");
-                        }
-                    }
-                    Some(Action::Rewind { to }) => {
-                        tracing::warn!(
-                            acknowledged = before,
-                            cloud_has = to,
-                            "the cloud has less than it acknowledged (restored from a backup?): sending the rest again"
-                        );
-                        // Persisted, so a restart before the resend is
-                        // acknowledged still starts from here.
-                        if let Err(e) = self.wms.rewind_ack(to).await {
-                            tracing::error!(error = %e, "could not record the acknowledgement");
-                        }
-                    }
-                    Some(Action::Send { .. }) | None => {}
-                }
+                self.acknowledged(ack).await;
             }
             DownMessage::Changes {
                 from_rev,
@@ -347,6 +326,32 @@ impl Link {
         }
     }
 
+    /// Feeds an acknowledgement to the outbox and records what it moved.
+    async fn acknowledged(&mut self, ack: AckIn<'_>) {
+        let before = self.outbox.acked();
+        match self.outbox.on_ack(ack, Instant::now()) {
+            Some(Action::Prune { through }) => {
+                self.window_opened = true;
+                if let Err(e) = self.wms.record_ack(through).await {
+                    tracing::error!(error = %e, "could not record the acknowledgement");
+                }
+            }
+            Some(Action::Rewind { to }) => {
+                tracing::warn!(
+                    acknowledged = before,
+                    cloud_has = to,
+                    "the cloud has less than it acknowledged (restored from a backup?): sending the rest again"
+                );
+                // Persisted, so a restart before the resend is
+                // acknowledged still starts from here.
+                if let Err(e) = self.wms.rewind_ack(to).await {
+                    tracing::error!(error = %e, "could not record the acknowledgement");
+                }
+            }
+            Some(Action::Send { .. }) | None => {}
+        }
+    }
+
     /// Applies a page of this node's own events handed back by the cloud.
     async fn take_back(&mut self, page: RecoveredPage) {
         if !self.recovering {
@@ -395,24 +400,15 @@ impl Link {
                     "this node's log is whole again: events made since the restore go up after the cloud's"
                 );
                 self.recovering = false;
-                let ack = AckIn {
-                    session: &self.session,
+                // As the cloud's answer to a hello: its cursor as it stands.
+                let session = self.session.clone();
+                self.acknowledged(AckIn {
+                    session: &session,
                     through: recovered,
                     gap: false,
                     hello: true,
-                };
-                match self.outbox.on_ack(ack, Instant::now()) {
-                    Some(Action::Prune { .. }) => self.window_opened = true,
-                    // The cloud has less than this box once heard it had:
-                    // both were restored. Sent again from the cloud's.
-                    Some(Action::Rewind { to }) => {
-                        if let Err(e) = self.wms.rewind_ack(to).await {
-                            tracing::error!(error = %e, "could not record the acknowledgement");
-                        }
-                        self.window_opened = true;
-                    }
-                    Some(Action::Send { .. }) | None => {}
-                }
+                })
+                .await;
             }
             Err(e) => tracing::error!(error = %e, "could not take own events back from the cloud"),
         }

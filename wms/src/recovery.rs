@@ -8,7 +8,7 @@
 //! where they were made, each in its old place in the log.
 
 use crate::replica::{self, Outcome};
-use crate::store::{self, events, sync as sql};
+use crate::store::{events, sync as sql};
 use crate::{Result, Wms};
 use depot_protocol::BusinessId;
 use depot_protocol::event::RemoteEvent;
@@ -182,6 +182,6 @@ impl Wms {
 /// cloud before sending anything. Answers that seq.
 pub fn mark_restored(conn: &rusqlite::Connection) -> Result<i64> {
     let head = events::outgoing_head(conn)?;
-    store::sync::start_recovery(conn, head)?;
+    sql::start_recovery(conn, head)?;
     Ok(head)
 }
