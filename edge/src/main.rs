@@ -152,6 +152,12 @@ async fn main() -> anyhow::Result<()> {
                     s.last_reset_at.unwrap_or_default()
                 );
             }
+            if let Some(r) = s.recovery {
+                println!(
+                    "recovery      taking this box's own events back from the cloud: its log is certain through {}, taken back through {}; nothing of its own goes up until done",
+                    r.from, r.recovered
+                );
+            }
             println!("conflicts     {}", s.conflicts);
             Ok(())
         }

@@ -40,6 +40,12 @@ pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: u
         (n, Some(oldest)) => line.push_str(&format!("; outbox {n} events (oldest {oldest})")),
         (n, None) => line.push_str(&format!("; outbox {n} events")),
     }
+    if let Some(r) = &sync.recovery {
+        line.push_str(&format!(
+            "; taking own events back from the cloud (through {})",
+            r.recovered
+        ));
+    }
     if sync.conflicts > 0 {
         line.push_str(&format!("; {} conflicts", sync.conflicts));
     }
@@ -133,6 +139,7 @@ mod tests {
             conflicts: 0,
             resets: 0,
             last_reset_at: None,
+            recovery: None,
         }
     }
 
@@ -186,6 +193,16 @@ mod tests {
         assert_eq!(
             status_line(None, &s, 1),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 devices need attention"
+        );
+        s.conflicts = 0;
+        s.recovery = Some(depot_wms::store::sync::Recovery {
+            from: 7,
+            recovered: 1000,
+            shifted: true,
+        });
+        assert_eq!(
+            status_line(None, &s, 0),
+            "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); taking own events back from the cloud (through 1000)"
         );
     }
 }

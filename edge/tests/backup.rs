@@ -480,12 +480,39 @@ async fn restore_then_write(offline: bool) {
         );
     }
     if offline {
+        // The cloud has not answered: the box says it is waiting for its
+        // own events, on its route and in `status`.
+        let recovery = &edge_status(&client, &edge.base, &key).await["recovery"];
+        assert!(recovery.is_object(), "{recovery}");
+        assert_eq!(recovery["certain_through"], recovery["taken_back_through"]);
+        let out = run(&o.env, &["status"]).await;
+        assert!(out.status.success(), "{}", text(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout)
+                .contains("recovery      taking this box's own events back"),
+            "{}",
+            text(&out)
+        );
         o.rig.link().restore();
     }
     let ids = o.written.clone();
     converged(&o, &ids).await;
+    let status = edge_status(&client, &edge.base, &key).await;
+    assert!(status["recovery"].is_null(), "{status}");
     edge.kill();
     o.rig.stop().await;
+}
+
+/// `GET /v1/edge/status`'s data.
+async fn edge_status(client: &reqwest::Client, base: &str, key: &str) -> serde_json::Value {
+    let resp = client
+        .get(format!("{base}/v1/edge/status"))
+        .header("X-API-KEY", key)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(resp.status(), 200);
+    resp.json::<serde_json::Value>().await.expect("status body")["data"].take()
 }
 
 /// A box restored from a backup older than what the cloud has: the

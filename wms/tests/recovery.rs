@@ -3,12 +3,16 @@
 //! what it made meanwhile past them, takes them back in pages (duplicates
 //! and holes recognized), and only then sends its own.
 
-use depot_protocol::BusinessId;
-use depot_protocol::order::Address;
+use depot_protocol::order::{Address, OrderStatus};
+use depot_protocol::picking::Wave;
 use depot_protocol::sync::message::DownMessage;
 use depot_protocol::sync::{EdgeId, SyncEvent};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, WarehouseId};
 use depot_wms::Wms;
 use depot_wms::recovery::{Recovered, RecoveredPage};
+use depot_wms::store::ids::{NODE_SHIFT, RECOVERY_GAP};
+use depot_wms::sync::PageOutcome;
 use serde_json::json;
 
 const SENT: i64 = 2_500;
@@ -166,4 +170,145 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
         .expect("receive");
     assert_eq!((ack.through, ack.gap), (SENT + 3, false));
     assert!(ack.rejected.is_empty(), "{ack:?}");
+}
+
+/// Everything the cloud has for `edge`, applied there as the link does.
+async fn pull(cloud: &Wms, b: BusinessId, edge_id: &EdgeId, edge: &Wms) {
+    loop {
+        let (_, cursor) = edge.sync_state().await.expect("state");
+        let page = cloud
+            .changes_for(b, edge_id.clone(), cursor, 100)
+            .await
+            .expect("page");
+        let more = page.more;
+        assert!(matches!(
+            edge.apply_page(page).await.expect("apply"),
+            PageOutcome::Applied { .. } | PageOutcome::Stale
+        ));
+        if !more {
+            return;
+        }
+    }
+}
+
+async fn wave_of(edge: &Wms, b: BusinessId, w: WarehouseId) -> Wave {
+    edge.create_wave(
+        b,
+        serde_json::from_value(json!({"warehouse_id": w, "max_orders": 1})).expect("wave"),
+    )
+    .await
+    .expect("create wave")
+}
+
+#[tokio::test]
+async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_coming_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business")
+        .id;
+    let key = cloud.create_key(b, None).await.expect("key");
+    let caller = Caller {
+        key_id: key.key.id,
+        business_id: b,
+    };
+    let edge_id = EdgeId::parse("e2").expect("edge id");
+    let node = cloud
+        .register_edge(b, edge_id.clone(), None)
+        .await
+        .expect("register")
+        .node;
+    let mut warehouses = Vec::new();
+    for code in ["W1", "W2"] {
+        let w = cloud
+            .create_warehouse(b, code, code, Address::default(), false)
+            .await
+            .expect("warehouse")
+            .id;
+        let sku = format!("S-{code}");
+        cloud
+            .create_item(
+                b,
+                serde_json::from_value(json!({"sku": sku, "name": sku})).expect("item"),
+            )
+            .await
+            .expect("item");
+        cloud
+            .adjust(
+                caller,
+                serde_json::from_value(
+                    json!({"warehouse_id": w, "sku": sku, "reason": "received", "quantity": 5}),
+                )
+                .expect("adjust"),
+            )
+            .await
+            .expect("receive");
+        let order = serde_json::from_value(json!({"channel": "web", "external_ref": code, "warehouse_id": w, "lines": [{"sku": sku, "quantity": 1}]})).expect("order");
+        let (o, _) = cloud.create_order(caller, order).await.expect("order");
+        cloud
+            .set_order_status(caller, o.id, OrderStatus::Confirmed, None)
+            .await
+            .expect("confirm");
+        warehouses.push(w);
+    }
+
+    // The old box waves W1's order; the wave reaches the cloud, then the
+    // box is gone.
+    let old = Wms::open_node(&dir.path().join("old.db"), "edge:e2", node).expect("old box");
+    assert!(old.cloud_cursor_seen(0).await.expect("answer"));
+    pull(&cloud, b, &edge_id, &old).await;
+    let lost = wave_of(&old, b, warehouses[0]).await;
+    let lo = i64::from(node) << NODE_SHIFT;
+    assert_eq!(lost.id, lo + 1);
+    let head = old.sync_snapshot().await.expect("snapshot").head;
+    let ack = cloud
+        .receive_batch(b, edge_id.clone(), own(&old, 0, head).await)
+        .await
+        .expect("receive");
+    assert!(ack.rejected.is_empty() && !ack.gap, "{ack:?}");
+
+    // The new box waves W2's order before the cloud has answered: had it
+    // numbered from its own empty table, the wave would be the old one's.
+    let new = Wms::open_node(&dir.path().join("new.db"), "edge:e2", node).expect("new box");
+    pull(&cloud, b, &edge_id, &new).await;
+    let made = wave_of(&new, b, warehouses[1]).await;
+    assert_eq!(made.id, lo + RECOVERY_GAP + 1);
+    assert!(!new.cloud_cursor_seen(head).await.expect("answer"));
+    let p = page(
+        cloud
+            .own_page(b, &edge_id, 0, head)
+            .await
+            .expect("own page"),
+    );
+    match new.take_back(b, p).await.expect("take back") {
+        Recovered::Applied {
+            done: true,
+            rejected: 0,
+            missing: 0,
+            ..
+        } => {}
+        other => panic!("{other:?}"),
+    }
+
+    // Both waves are there, whole, and nothing clashed.
+    for (wave, warehouse) in [(&lost, warehouses[0]), (&made, warehouses[1])] {
+        let here = new.wave(b, wave.id).await.expect("wave");
+        assert_eq!(here.warehouse_id, warehouse);
+        assert_eq!(here.units_total, 1);
+    }
+    assert_eq!(new.sync_snapshot().await.expect("snapshot").conflicts, 0);
+    // With the log whole, numbering goes on past the largest.
+    let again = cloud
+        .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": "W2-b", "warehouse_id": warehouses[1], "lines": [{"sku": "S-W2", "quantity": 1}]})).expect("order"))
+        .await
+        .expect("order")
+        .0;
+    cloud
+        .set_order_status(caller, again.id, OrderStatus::Confirmed, None)
+        .await
+        .expect("confirm");
+    pull(&cloud, b, &edge_id, &new).await;
+    assert_eq!(wave_of(&new, b, warehouses[1]).await.id, made.id + 1);
 }

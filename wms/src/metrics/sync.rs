@@ -45,6 +45,11 @@ pub fn edge(scrape: &mut Scrape, snapshot: &SyncSnapshot, now: Timestamp) {
         "Events from elsewhere that clashed here, or that the cloud refused",
         snapshot.conflicts,
     );
+    scrape.gauge(
+        "depot_sync_recovering",
+        "1 while the box takes back from the cloud the events of its own its log lost (a restore, a new box); nothing of its own goes up meanwhile",
+        i64::from(snapshot.recovery.is_some()),
+    );
     scrape.counter(
         "depot_sync_resets",
         "Times the cloud made this box reload its changes from the start",
@@ -168,6 +173,7 @@ mod tests {
             conflicts: 1,
             resets: 2,
             last_reset_at: None,
+            recovery: None,
         }
     }
 
@@ -188,6 +194,7 @@ mod tests {
         assert_eq!(v("depot_sync_last_ack_age_seconds"), None);
         assert_eq!(v("depot_sync_conflicts"), Some(1.0));
         assert_eq!(v("depot_sync_resets_total"), Some(2.0));
+        assert_eq!(v("depot_sync_recovering"), Some(0.0));
 
         let mut scrape = Scrape::default();
         edge(
@@ -199,6 +206,18 @@ mod tests {
         assert_eq!(
             value(&s, "depot_sync_outbox_oldest_age_seconds", &[]),
             Some(0.0)
+        );
+        let mut recovering = snapshot(0, None, None);
+        recovering.recovery = Some(crate::store::sync::Recovery {
+            from: 3,
+            recovered: 40,
+            shifted: true,
+        });
+        let mut scrape = Scrape::default();
+        edge(&mut scrape, &recovering, now);
+        assert_eq!(
+            value(&samples(&scrape), "depot_sync_recovering", &[]),
+            Some(1.0)
         );
         assert_eq!(
             value(&s, "depot_sync_last_ack_age_seconds", &[]),

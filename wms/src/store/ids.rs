@@ -76,7 +76,56 @@ pub fn next(conn: &Connection, table: &str, node: u32) -> Result<i64> {
             "SELECT MAX(id) FROM {table} WHERE id > ?1 AND id < ?2"
         ))?
         .query_row(params![lo, hi], |r| r.get(0))?;
-    Ok(max.unwrap_or(lo) + 1)
+    let top = max.unwrap_or(lo);
+    // The cloud (node 0) never takes its log back from anyone.
+    let floor = if node == 0 {
+        None
+    } else {
+        recovery_floor(conn, table, top)?
+    };
+    let id = top.max(floor.unwrap_or(lo)) + 1;
+    if id >= hi {
+        return Err(WmsError::Internal(format!(
+            "node {node} has used up its range of {table} ids"
+        )));
+    }
+    Ok(id)
+}
+
+/// How far apart what a node made before its log was cut short and what it
+/// makes after are kept: more records of one table than a box makes between
+/// a backup and its restore, and still room for a thousand restores in a
+/// node's range.
+pub const RECOVERY_GAP: i64 = 1 << 30;
+
+/// While this node's log is not known whole, records of it may still come
+/// back from the cloud with ids just past the largest here: `table` then
+/// numbers from a floor [`RECOVERY_GAP`] above where it stood when the first
+/// record was made meanwhile, kept until the log is whole.
+fn recovery_floor(conn: &Connection, table: &str, top: i64) -> Result<Option<i64>> {
+    let (recovering, floor): (bool, Option<i64>) = conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sync_state WHERE singleton = 1 AND recover_from IS NOT NULL),
+                    (SELECT floor FROM id_floors WHERE tbl = ?1)",
+        )?
+        .query_row([table], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    if !recovering {
+        return Ok(None);
+    }
+    if floor.is_some() {
+        return Ok(floor);
+    }
+    let floor = top + RECOVERY_GAP;
+    conn.prepare_cached("INSERT INTO id_floors (tbl, floor) VALUES (?1, ?2)")?
+        .execute(params![table, floor])?;
+    Ok(Some(floor))
+}
+
+/// The log is whole: tables number on from their largest id again (past any
+/// floor, once something was made above it).
+pub fn clear_floors(conn: &Connection) -> Result<()> {
+    conn.prepare_cached("DELETE FROM id_floors")?.execute([])?;
+    Ok(())
 }
 
 /// The node that made a record with this id.
@@ -90,8 +139,55 @@ mod tests {
 
     fn db() -> Result<Connection> {
         let conn = Connection::open_in_memory()?;
-        conn.execute_batch("CREATE TABLE waves (id INTEGER PRIMARY KEY, note TEXT)")?;
+        conn.execute_batch(
+            "CREATE TABLE waves (id INTEGER PRIMARY KEY, note TEXT);
+             CREATE TABLE sync_state (singleton INTEGER PRIMARY KEY, recover_from INTEGER);
+             INSERT INTO sync_state (singleton) VALUES (1);
+             CREATE TABLE id_floors (tbl TEXT PRIMARY KEY, floor INTEGER NOT NULL);",
+        )?;
         Ok(conn)
+    }
+
+    fn make(conn: &Connection, node: u32) -> Result<i64> {
+        let id = next(conn, "waves", node)?;
+        conn.execute("INSERT INTO waves (id) VALUES (?1)", [id])?;
+        Ok(id)
+    }
+
+    #[test]
+    fn while_the_log_is_not_whole_ids_start_well_above_what_may_come_back() -> Result<()> {
+        let conn = db()?;
+        let lo = 3 << NODE_SHIFT;
+        for _ in 0..4 {
+            make(&conn, 3)?;
+        }
+        conn.execute("UPDATE sync_state SET recover_from = 2", [])?;
+        // Made meanwhile: above the floor, and on from there.
+        assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 1);
+        assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 2);
+        // The lost stretch comes back with its own ids.
+        for id in 5..=9 {
+            conn.execute("INSERT INTO waves (id) VALUES (?1)", [lo + id])?;
+        }
+        assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 3);
+        // The cloud is never held to a floor, even with the flag set.
+        assert_eq!(make(&conn, 0)?, 1);
+        // Whole again: numbering goes on from the largest.
+        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        clear_floors(&conn)?;
+        assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 4);
+        Ok(())
+    }
+
+    #[test]
+    fn a_recovery_with_nothing_made_meanwhile_leaves_the_numbering_alone() -> Result<()> {
+        let conn = db()?;
+        make(&conn, 3)?;
+        conn.execute("UPDATE sync_state SET recover_from = 1", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        clear_floors(&conn)?;
+        assert_eq!(make(&conn, 3)?, (3 << NODE_SHIFT) + 2);
+        Ok(())
     }
 
     #[test]
@@ -124,6 +220,13 @@ mod tests {
         assert_eq!(node(&conn)?, 4);
         assert!(claim(&conn, 5, "edge:mad-1").is_err());
         assert!(claim(&conn, 4, "edge:bcn-1").is_err());
+        // A new database may be a new box for an old edge until the cloud
+        // says otherwise.
+        assert_eq!(
+            allocate(&conn, "waves")?,
+            (4 << NODE_SHIFT) + RECOVERY_GAP + 1
+        );
+        super::super::sync::end_recovery(&conn)?;
         assert_eq!(allocate(&conn, "waves")?, (4 << NODE_SHIFT) + 1);
         Ok(())
     }

@@ -59,6 +59,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/020_webhook_retention.sql")),
         M::up(include_str!("schema/021_order_left_from_lines.sql")),
         M::up(include_str!("schema/022_own_log_recovery.sql")),
+        M::up(include_str!("schema/023_id_floors.sql")),
     ])
 }
 

@@ -202,14 +202,20 @@ pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> 
 }
 
 /// Edge side: where taking this node's own events back from the cloud
-/// stands, while its log may lack some.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// stands, while its log may lack some (a restore, a new box). Nothing of
+/// the node's own goes up meanwhile.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
 pub struct Recovery {
     /// The seq the log is certain through (a restore's, or 0).
+    #[serde(rename = "certain_through")]
     pub from: i64,
     /// How far events came back.
+    #[serde(rename = "taken_back_through")]
     pub recovered: i64,
     /// Events made meanwhile were renumbered past the cloud's.
+    #[serde(rename = "renumbered")]
     pub shifted: bool,
 }
 
@@ -254,7 +260,7 @@ pub fn end_recovery(conn: &Connection) -> Result<()> {
         "UPDATE sync_state SET recover_from = NULL, recovered = NULL, shifted = 0 WHERE singleton = 1",
         [],
     )?;
-    Ok(())
+    super::ids::clear_floors(conn)
 }
 
 /// Edge side: the cloud has less than it acknowledged (restored from an
@@ -351,6 +357,9 @@ pub struct SyncSnapshot {
     /// (`reset`: a cloud restored from an older backup), and when last.
     pub resets: i64,
     pub last_reset_at: Option<String>,
+    /// Set while the box takes back from the cloud the events of its own
+    /// its log lost; until then nothing of its own goes up.
+    pub recovery: Option<Recovery>,
 }
 
 pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
@@ -387,6 +396,7 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
         conflicts,
         resets,
         last_reset_at,
+        recovery: recovery(conn)?,
     })
 }
 
