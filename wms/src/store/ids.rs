@@ -141,7 +141,8 @@ mod tests {
         let conn = Connection::open_in_memory()?;
         conn.execute_batch(
             "CREATE TABLE waves (id INTEGER PRIMARY KEY, note TEXT);
-             CREATE TABLE sync_state (singleton INTEGER PRIMARY KEY, recover_from INTEGER);
+             CREATE TABLE sync_state (singleton INTEGER PRIMARY KEY, recover_from INTEGER,
+                                      recovered INTEGER, shifted INTEGER NOT NULL DEFAULT 0);
              INSERT INTO sync_state (singleton) VALUES (1);
              CREATE TABLE id_floors (tbl TEXT PRIMARY KEY, floor INTEGER NOT NULL);",
         )?;
@@ -176,6 +177,25 @@ mod tests {
         conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
         clear_floors(&conn)?;
         assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 4);
+        Ok(())
+    }
+
+    #[test]
+    fn a_copy_taken_during_a_recovery_and_restored_numbers_above_what_it_lacks() -> Result<()> {
+        let conn = db()?;
+        let lo = 3 << NODE_SHIFT;
+        make(&conn, 3)?;
+        conn.execute("UPDATE sync_state SET recover_from = 0", [])?;
+        assert_eq!(make(&conn, 3)?, lo + 1 + RECOVERY_GAP + 1);
+        // The copy is taken here; the box makes one more, then dies.
+        let lost = make(&conn, 3)?;
+        conn.execute("DELETE FROM waves WHERE id = ?1", [lost])?;
+        super::super::sync::start_recovery(&conn, 0)?;
+        let made = make(&conn, 3)?;
+        assert!(
+            made > lost,
+            "{made} would clash with {lost}, still to come back"
+        );
         Ok(())
     }
 

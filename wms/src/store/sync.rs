@@ -243,7 +243,9 @@ pub fn start_recovery(conn: &Connection, from: i64) -> Result<()> {
         "UPDATE sync_state SET recover_from = ?1, recovered = ?1, shifted = 0 WHERE singleton = 1",
         [from],
     )?;
-    Ok(())
+    // A copy taken during a recovery has that recovery's floors, which what
+    // it made after the copy was taken also numbered from.
+    super::ids::clear_floors(conn)
 }
 
 pub fn set_recovery(conn: &Connection, recovered: i64, shifted: bool) -> Result<()> {
