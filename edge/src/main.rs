@@ -207,17 +207,28 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         let total = (first.depth + (s.head - first.head)).max(0) as u64;
         bar.set_length(total);
         bar.set_position(total.saturating_sub(s.depth.max(0) as u64));
-        bar.set_message(if s.connected {
-            "syncing"
-        } else {
-            "waiting for the broker"
+        bar.set_message(match (&s.recovery, s.connected) {
+            (Some(r), _) => format!("taking own events back (through {})", r.recovered),
+            (None, true) => "syncing".into(),
+            (None, false) => "waiting for the broker".into(),
         });
-        if s.depth == 0 {
+        // A log not known whole may lack events the cloud has, whatever the
+        // outbox says.
+        if s.depth == 0 && s.recovery.is_none() {
             bar.finish_with_message("in sync");
             return Ok(());
         }
         if start.elapsed() > timeout {
             bar.abandon_with_message("timed out");
+            if let Some(r) = s.recovery {
+                anyhow::bail!(
+                    "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} events wait behind that",
+                    timeout.as_secs(),
+                    r.from,
+                    r.recovered,
+                    s.depth
+                );
+            }
             anyhow::bail!(
                 "{} events still waiting for the cloud after {}s",
                 s.depth,

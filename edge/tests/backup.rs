@@ -468,6 +468,14 @@ async fn restore_then_write(offline: bool) {
     if offline {
         o.rig.link().cut();
     }
+    // Nothing waits in the outbox, yet the box is not in sync until the
+    // cloud has handed its events back.
+    refused(
+        &o.env,
+        &["sync", "--wait", "--timeout", "1"],
+        "still taking its own events back from the cloud",
+    )
+    .await;
     let client = reqwest::Client::new();
     let edge = spawn(&o.env);
     o.written
