@@ -158,17 +158,26 @@ fn database(settings: &Settings) -> Check {
             ),
         );
     }
-    match depot_wms::store::backup::log_position(&path) {
-        Ok((head, acked)) => Check::new(
+    let recovery = depot_wms::store::open_reader(&path)
+        .and_then(|conn| depot_wms::store::sync::recovery(&conn));
+    match depot_wms::store::backup::log_position(&path).and_then(|p| Ok((p, recovery?))) {
+        Ok(((head, acked), recovery)) => Check::new(
             "database",
             Outcome::Ok,
             format!(
-                "{} opens and is up to date{}: events through seq {head}, {acked} acknowledged by the cloud",
+                "{} opens and is up to date{}: events through seq {head}, {acked} acknowledged by the cloud{}",
                 path.display(),
                 if existed {
                     ""
                 } else {
                     " (new: serve had not run)"
+                },
+                match recovery {
+                    Some(r) => format!(
+                        "; its own log is certain only through seq {}, the rest is being taken back from the cloud (through seq {} so far)",
+                        r.from, r.recovered
+                    ),
+                    None => String::new(),
                 }
             ),
         ),

@@ -476,6 +476,13 @@ async fn restore_then_write(offline: bool) {
         "still taking its own events back from the cloud",
     )
     .await;
+    let out = run(&o.env, &["doctor"]).await;
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("the rest is being taken back from the cloud"),
+        "{}",
+        text(&out)
+    );
     let client = reqwest::Client::new();
     let edge = spawn(&o.env);
     o.written
