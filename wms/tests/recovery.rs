@@ -53,15 +53,21 @@ fn page(m: DownMessage) -> RecoveredPage {
     }
 }
 
-#[tokio::test]
-async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them() {
-    let dir = tempfile::tempdir().expect("tempdir");
+/// A cloud in `dir` with one business.
+async fn cloud(dir: &tempfile::TempDir) -> (Wms, BusinessId) {
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
         .expect("business")
         .id;
+    (cloud, b)
+}
+
+#[tokio::test]
+async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cloud, b) = cloud(&dir).await;
     cloud
         .create_warehouse(b, "W", "W", Address::default(), false)
         .await
@@ -203,12 +209,7 @@ async fn wave_of(edge: &Wms, b: BusinessId, w: WarehouseId) -> Wave {
 #[tokio::test]
 async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_coming_back() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business")
-        .id;
+    let (cloud, b) = cloud(&dir).await;
     let key = cloud.create_key(b, None).await.expect("key");
     let caller = Caller {
         key_id: key.key.id,
