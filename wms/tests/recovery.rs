@@ -53,31 +53,32 @@ fn page(m: DownMessage) -> RecoveredPage {
     }
 }
 
-/// A cloud in `dir` with one business.
-async fn cloud(dir: &tempfile::TempDir) -> (Wms, BusinessId) {
+/// A cloud in `dir` with one business and `edge` registered in it, and
+/// the edge's node number.
+async fn cloud(dir: &tempfile::TempDir, edge: &EdgeId) -> (Wms, BusinessId, u32) {
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
         .expect("business")
         .id;
-    (cloud, b)
+    let node = cloud
+        .register_edge(b, edge.clone(), None)
+        .await
+        .expect("register")
+        .node;
+    (cloud, b, node)
 }
 
 #[tokio::test]
 async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (cloud, b) = cloud(&dir).await;
+    let edge_id = EdgeId::parse("e1").expect("edge id");
+    let (cloud, b, node) = cloud(&dir, &edge_id).await;
     cloud
         .create_warehouse(b, "W", "W", Address::default(), false)
         .await
         .expect("warehouse");
-    let edge_id = EdgeId::parse("e1").expect("edge id");
-    let node = cloud
-        .register_edge(b, edge_id.clone(), None)
-        .await
-        .expect("register")
-        .node;
 
     // The old box: its events reach the cloud, then the box is gone.
     let old = Wms::open_node(&dir.path().join("old.db"), "edge:e1", node).expect("old box");
@@ -209,18 +210,13 @@ async fn wave_of(edge: &Wms, b: BusinessId, w: WarehouseId) -> Wave {
 #[tokio::test]
 async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_coming_back() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (cloud, b) = cloud(&dir).await;
+    let edge_id = EdgeId::parse("e2").expect("edge id");
+    let (cloud, b, node) = cloud(&dir, &edge_id).await;
     let key = cloud.create_key(b, None).await.expect("key");
     let caller = Caller {
         key_id: key.key.id,
         business_id: b,
     };
-    let edge_id = EdgeId::parse("e2").expect("edge id");
-    let node = cloud
-        .register_edge(b, edge_id.clone(), None)
-        .await
-        .expect("register")
-        .node;
     let mut warehouses = Vec::new();
     for code in ["W1", "W2"] {
         let w = cloud
