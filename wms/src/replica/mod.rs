@@ -132,6 +132,22 @@ struct StatusChanged {
 
 type Applied = std::result::Result<Option<(String, String)>, ApplyError>;
 
+/// A record already here under the id an event gives it. Ids are kept
+/// apart by node ranges, and an event is applied once (by its id), so the
+/// same record arriving again changes nothing; another record under that id
+/// means two nodes numbered alike (a box restored without its cloud, say).
+/// That one is rejected, which records it as a conflict the API shows,
+/// rather than skipped as if it were already here.
+/// `here` and `arriving` describe each record by what tells it apart.
+fn already_here(what: &str, here: String, arriving: String) -> Applied {
+    if here == arriving {
+        return Ok(None);
+    }
+    Err(ApplyError::Reject(format!(
+        "{what} here is another record ({here}) than the one arriving ({arriving})"
+    )))
+}
+
 fn apply_item(conn: &Connection, item: Item) -> Applied {
     // Last writer wins, by the time of the edit.
     if let Some(stored) = sql::item_updated_at(conn, &item)? {
@@ -151,8 +167,14 @@ fn apply_item(conn: &Connection, item: Item) -> Applied {
 }
 
 fn apply_order(conn: &Connection, order: Order) -> Applied {
-    if order_sql::exists(conn, order.id)? {
-        return Ok(None);
+    if let Some(here) = order_sql::order_any(conn, order.id)? {
+        let key = |o: &Order| {
+            format!(
+                "business {}, warehouse {}, {} reference {:?}",
+                o.business_id, o.warehouse_id, o.channel, o.external_ref
+            )
+        };
+        return already_here(&format!("order {}", order.id), key(&here), key(&order));
     }
     order_sql::insert(conn, &order)?;
     for change in &order.history {

@@ -5,7 +5,7 @@
 //! decision. The stock these operations move travels as its own
 //! `stock.moved` events and is not booked again here.
 
-use super::{Applied, ApplyError};
+use super::{Applied, ApplyError, already_here};
 use crate::picking::PickScanned;
 use crate::shipping::{hand_over, manifest};
 use crate::store::{
@@ -42,9 +42,18 @@ fn warehouse(
         .ok_or_else(|| ApplyError::Reject(format!("warehouse {id} is not known here")))
 }
 
+/// What tells one wave from another: where, and whose orders.
+fn wave_key(w: &Wave) -> String {
+    let mut orders: Vec<i64> = w.pick_lists.iter().map(|p| p.order_id.0).collect();
+    orders.sort_unstable();
+    orders.dedup();
+    let orders: Vec<String> = orders.iter().map(i64::to_string).collect();
+    format!("warehouse {}, orders {}", w.warehouse_id, orders.join(", "))
+}
+
 pub(super) fn wave(conn: &Connection, w: Wave) -> Applied {
-    if picking_sql::wave(conn, w.business_id, w.id)?.is_some() {
-        return Ok(None);
+    if let Some(here) = picking_sql::wave(conn, w.business_id, w.id)? {
+        return already_here(&format!("wave {}", w.id), wave_key(&here), wave_key(&w));
     }
     for p in &w.pick_lists {
         if !order_sql::exists(conn, p.order_id)? {
@@ -102,8 +111,9 @@ pub(super) fn pick(conn: &Connection, p: PickScanned) -> Applied {
 }
 
 pub(super) fn shipment(conn: &Connection, s: Shipment) -> Applied {
-    if shipping_sql::shipment(conn, s.business_id, s.id)?.is_some() {
-        return Ok(None);
+    if let Some(here) = shipping_sql::shipment(conn, s.business_id, s.id)? {
+        let key = |s: &Shipment| format!("order {}, warehouse {}", s.order_id, s.warehouse_id);
+        return already_here(&format!("shipment {}", s.id), key(&here), key(&s));
     }
     if let Some(other) = shipping_sql::by_order(conn, s.business_id, s.order_id)? {
         return reject(format!(
@@ -202,6 +212,11 @@ pub(super) fn run_closed(conn: &Connection, r: DispatchRun) -> Applied {
 }
 
 pub(super) fn inbound(conn: &Connection, o: InboundOrder) -> Applied {
+    if let Some(here) = inbound_sql::inbound(conn, o.business_id, o.id)? {
+        let key =
+            |o: &InboundOrder| format!("warehouse {}, reference {:?}", o.warehouse_id, o.reference);
+        return already_here(&format!("inbound order {}", o.id), key(&here), key(&o));
+    }
     inbound_sql::insert_replica(conn, &o)?;
     Ok(None)
 }

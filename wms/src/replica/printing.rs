@@ -3,12 +3,12 @@
 //! there with its bytes; an edge's jobs and what its printers did with them
 //! arrive in the cloud without, so its job list shows them.
 
-use super::{Applied, ApplyError};
+use super::{Applied, ApplyError, already_here};
 use crate::store::printing as sql;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use depot_protocol::event::RemoteEvent;
-use depot_protocol::printing::{PrintJobCreated, PrintJobUpdated};
+use depot_protocol::printing::{PrintJob, PrintJobCreated, PrintJobUpdated};
 use depot_protocol::{BusinessId, Timestamp};
 use rusqlite::{Connection, params};
 use serde::Deserialize;
@@ -39,6 +39,17 @@ pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) ->
             c.job.size,
             data.len()
         )));
+    }
+    if let Some(here) = sql::job(conn, c.job.id)? {
+        let key = |j: &PrintJob| {
+            format!(
+                "printer {}, {} bytes of {}",
+                j.printer_id,
+                j.size,
+                j.format.as_str()
+            )
+        };
+        return already_here(&format!("print job {}", c.job.id), key(&here), key(&c.job));
     }
     sql::insert_job_replica(conn, c.business_id, &c.job, &data, &e.origin)?;
     Ok(None)

@@ -156,6 +156,77 @@ async fn warehouse_work_travels_whole_both_ways() {
                 .is_empty()
         );
     }
+
+    // A record arriving under an id that is taken here, by an event this
+    // node has not seen: the same record changes nothing; another record
+    // (two nodes that numbered alike) is rejected and recorded, not
+    // skipped as if it were already here.
+    let cases = [
+        (
+            &p.edge.wms,
+            &cloud,
+            "wave.created",
+            "warehouse_id",
+            json!(p.warehouse.0 + 1),
+        ),
+        (
+            &p.edge.wms,
+            &cloud,
+            "shipment.packed",
+            "order_id",
+            json!(r1.0 + r2.0),
+        ),
+        (
+            &cloud,
+            &p.edge.wms,
+            "order.created",
+            "external_ref",
+            json!("R9"),
+        ),
+        (
+            &cloud,
+            &p.edge.wms,
+            "inbound.created",
+            "reference",
+            json!("PO-9"),
+        ),
+    ];
+    for (from, to, kind, field, other) in cases {
+        let made = from
+            .business_events(b, 0, Some(kind.into()), 1)
+            .await
+            .expect("events")
+            .remove(0);
+        let mut same = made.clone();
+        same.id = depot_protocol::EventId::new();
+        let mut clash = same.clone();
+        clash.id = depot_protocol::EventId::new();
+        clash.payload[field] = other;
+        let outcomes = to.apply_remote(vec![same, clash]).await.expect("apply");
+        assert_eq!(
+            outcomes[0],
+            Outcome::Applied,
+            "{kind}: the same record again"
+        );
+        match &outcomes[1] {
+            Outcome::Rejected { reason } => {
+                assert!(
+                    reason.contains("here is another record"),
+                    "{kind}: {reason}"
+                )
+            }
+            o => panic!("{kind}: another record under a taken id was {o:?}"),
+        }
+    }
+    for node in [&cloud, &p.edge.wms] {
+        let conflicts = node.conflicts(None, 10).await.expect("conflicts");
+        assert_eq!(conflicts.len(), 2, "{conflicts:?}");
+    }
+    let w = cloud.wave(b, wave.id).await.expect("wave in the cloud");
+    assert_eq!((w.warehouse_id, w.units_picked), (p.warehouse, 3));
+    let o = p.edge.wms.order(b, r1).await.expect("order at the edge");
+    assert_eq!(o.external_ref, "R1");
+    same_books(&p).await;
 }
 
 #[tokio::test]
@@ -247,6 +318,38 @@ async fn print_jobs_reach_their_printer_and_report_back() {
     // Delivered twice: nothing changes.
     p.edge.sent = 0;
     exchange(&mut p.edge, &p.cloud).await;
+    assert_eq!(
+        p.cloud.wms.print_jobs(b, printer.id).await.expect("jobs"),
+        jobs
+    );
+
+    // The edge's job again under an event the cloud has not seen: the same
+    // job changes nothing, another job under its id is a conflict.
+    let made = p
+        .edge
+        .wms
+        .business_events(b, 0, Some("print_job.created".into()), 10)
+        .await
+        .expect("events")
+        .into_iter()
+        .find(|e| e.payload["id"] == json!(local.id))
+        .expect("the edge logged its job");
+    let mut same = made.clone();
+    same.id = depot_protocol::EventId::new();
+    let mut clash = same.clone();
+    clash.id = depot_protocol::EventId::new();
+    clash.payload["size"] = json!(local.size + 1);
+    let outcomes = p
+        .cloud
+        .wms
+        .apply_remote(vec![same, clash])
+        .await
+        .expect("apply");
+    assert_eq!(outcomes[0], Outcome::Applied);
+    assert!(
+        matches!(&outcomes[1], Outcome::Rejected { reason } if reason.contains("print job")),
+        "{outcomes:?}"
+    );
     assert_eq!(
         p.cloud.wms.print_jobs(b, printer.id).await.expect("jobs"),
         jobs
