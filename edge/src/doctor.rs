@@ -161,6 +161,16 @@ fn database(settings: &Settings) -> Check {
     let recovery = depot_wms::store::open_reader(&path)
         .and_then(|conn| depot_wms::store::sync::recovery(&conn));
     match depot_wms::store::backup::log_position(&path).and_then(|p| Ok((p, recovery?))) {
+        Ok((_, Some(r))) if r.stalled.is_some() => Check::new(
+            "database",
+            Outcome::Fail,
+            format!(
+                "{}: its own log is certain only through seq {}, and {}",
+                path.display(),
+                r.from,
+                r.stalled.unwrap_or_default()
+            ),
+        ),
         Ok(((head, acked), recovery)) => Check::new(
             "database",
             Outcome::Ok,

@@ -83,6 +83,9 @@ struct Link {
     /// of this node's own go up until the cloud has answered, and those it
     /// has come back first (`depot_wms::recovery`).
     recovering: bool,
+    /// The cloud said it does not hand own events back, and the log says
+    /// so: said once per run rather than at every hello.
+    stall_logged: bool,
 }
 
 impl Link {
@@ -232,13 +235,14 @@ impl Link {
                 gap,
                 rejected,
                 hello,
+                hands_back,
             } => {
                 if self.recovering {
                     if !hello {
                         // Nothing of this node's went up in this session.
                         return;
                     }
-                    match self.wms.cloud_cursor_seen(through_seq).await {
+                    match self.wms.cloud_cursor_seen(through_seq, hands_back).await {
                         Ok(true) => {
                             tracing::info!(
                                 cloud_cursor = through_seq,
@@ -247,7 +251,18 @@ impl Link {
                             self.recovering = false;
                         }
                         // The cloud's events come back in pages first.
-                        Ok(false) => return,
+                        Ok(false) if hands_back => return,
+                        Ok(false) => {
+                            if !self.stall_logged {
+                                self.stall_logged = true;
+                                tracing::error!(
+                                    cloud_cursor = through_seq,
+                                    "{}",
+                                    depot_wms::recovery::STALLED
+                                );
+                            }
+                            return;
+                        }
                         Err(e) => {
                             tracing::error!(error = %e, "could not record the recovery state");
                             return;
@@ -563,6 +578,7 @@ pub async fn run_with_faults(
         window_opened: false,
         business,
         recovering: true,
+        stall_logged: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

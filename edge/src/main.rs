@@ -152,11 +152,17 @@ async fn main() -> anyhow::Result<()> {
                     s.last_reset_at.unwrap_or_default()
                 );
             }
-            if let Some(r) = s.recovery {
-                println!(
+            match s.recovery {
+                Some(r) if r.stalled.is_some() => println!(
+                    "recovery      stalled: {} (its log is certain through {})",
+                    r.stalled.unwrap_or_default(),
+                    r.from
+                ),
+                Some(r) => println!(
                     "recovery      taking this box's own events back from the cloud: its log is certain through {}, taken back through {}; nothing of its own goes up until done",
                     r.from, r.recovered
-                );
+                ),
+                None => {}
             }
             println!("conflicts     {}", s.conflicts);
             Ok(())
@@ -217,6 +223,11 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         if s.depth == 0 && s.recovery.is_none() {
             bar.finish_with_message("in sync");
             return Ok(());
+        }
+        // Waiting would not end it: someone has to act.
+        if let Some(why) = s.recovery.as_ref().and_then(|r| r.stalled.as_deref()) {
+            bar.abandon_with_message("stalled");
+            anyhow::bail!("{why}; {} events wait behind that", s.depth);
         }
         if start.elapsed() > timeout {
             bar.abandon_with_message("timed out");

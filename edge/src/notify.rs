@@ -40,11 +40,15 @@ pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: u
         (n, Some(oldest)) => line.push_str(&format!("; outbox {n} events (oldest {oldest})")),
         (n, None) => line.push_str(&format!("; outbox {n} events")),
     }
-    if let Some(r) = &sync.recovery {
-        line.push_str(&format!(
+    match &sync.recovery {
+        Some(r) if r.stalled.is_some() => {
+            line.push_str("; own events stalled: the cloud does not hand them back (upgrade it)");
+        }
+        Some(r) => line.push_str(&format!(
             "; taking own events back from the cloud (through {})",
             r.recovered
-        ));
+        )),
+        None => {}
     }
     if sync.conflicts > 0 {
         line.push_str(&format!("; {} conflicts", sync.conflicts));
@@ -199,10 +203,18 @@ mod tests {
             from: 7,
             recovered: 1000,
             shifted: true,
+            stalled: None,
         });
         assert_eq!(
             status_line(None, &s, 0),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); taking own events back from the cloud (through 1000)"
+        );
+        if let Some(r) = s.recovery.as_mut() {
+            r.stalled = Some(depot_wms::recovery::STALLED.into());
+        }
+        assert_eq!(
+            status_line(None, &s, 0),
+            "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); own events stalled: the cloud does not hand them back (upgrade it)"
         );
     }
 }

@@ -19,6 +19,10 @@ use depot_protocol::sync::message::{DownMessage, RecoveredEvent, recovered_page}
 /// Events the cloud reads for one page (the page may hold fewer, to fit).
 const PAGE: u32 = 1000;
 
+/// Why a recovery does not go on when the cloud does not hand events back.
+pub const STALLED: &str = "the cloud does not hand back this box's own events (it is older than \
+    this edge): nothing of the box's own goes up until the cloud is upgraded";
+
 /// A page of own events as the cloud sent it.
 #[derive(Debug, Clone)]
 pub struct RecoveredPage {
@@ -62,8 +66,10 @@ impl Wms {
 
     /// Edge: the cloud's cursor for this edge, from its answer to a hello.
     /// A cursor not past where the log is certain means nothing was lost:
-    /// the log is whole. Answers whether it is.
-    pub async fn cloud_cursor_seen(&self, cursor: i64) -> Result<bool> {
+    /// the log is whole. Answers whether it is. `hands_back` is whether the
+    /// cloud said it hands own events back: one that does not never will,
+    /// and the recovery records why it is stalled.
+    pub async fn cloud_cursor_seen(&self, cursor: i64, hands_back: bool) -> Result<bool> {
         self.write(move |conn| {
             let Some(r) = sql::recovery(conn)? else {
                 return Ok(true);
@@ -71,6 +77,10 @@ impl Wms {
             if cursor <= r.from && !r.shifted {
                 sql::end_recovery(conn)?;
                 return Ok(true);
+            }
+            let stalled = (!hands_back).then_some(STALLED);
+            if r.stalled.as_deref() != stalled {
+                sql::set_recovery_stalled(conn, stalled)?;
             }
             Ok(false)
         })

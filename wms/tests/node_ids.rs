@@ -12,7 +12,11 @@ async fn an_edge_numbers_its_waves_and_shipments_in_its_range() {
     let path = dir.path().join("edge.db");
     let wms = Wms::open_node(&path, "edge:mad-1", 5).expect("open");
     // A new edge: the cloud holds nothing of it, so its log is whole.
-    assert!(wms.cloud_cursor_seen(0).await.expect("cloud's answer"));
+    assert!(
+        wms.cloud_cursor_seen(0, true)
+            .await
+            .expect("cloud's answer")
+    );
     let b = wms
         .create_business("B", "EUR", "UTC")
         .await

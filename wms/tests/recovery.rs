@@ -84,7 +84,7 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
     let old = Wms::open_node(&dir.path().join("old.db"), "edge:e1", node).expect("old box");
     assert_eq!(old.recover_after().await.expect("state"), Some(0));
     assert!(
-        old.cloud_cursor_seen(0).await.expect("answer"),
+        old.cloud_cursor_seen(0, true).await.expect("answer"),
         "a new edge"
     );
     assert_eq!(old.recover_after().await.expect("state"), None);
@@ -102,10 +102,22 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
     let new = Wms::open_node(&dir.path().join("new.db"), "edge:e1", node).expect("new box");
     let offline = scans(&new, b, 3, "new").await;
     assert_eq!(new.recover_after().await.expect("state"), Some(0));
+    // An older cloud answers with its cursor only: the recovery says why it
+    // cannot go on, and says it no more once the cloud hands events back.
+    let stalled = || async {
+        let s = new.sync_snapshot().await.expect("snapshot");
+        s.recovery.expect("still recovering").stalled
+    };
+    assert!(!new.cloud_cursor_seen(SENT, false).await.expect("answer"));
+    assert_eq!(
+        stalled().await.as_deref(),
+        Some(depot_wms::recovery::STALLED)
+    );
     assert!(
-        !new.cloud_cursor_seen(SENT).await.expect("answer"),
+        !new.cloud_cursor_seen(SENT, true).await.expect("answer"),
         "the cloud holds events this log lacks"
     );
+    assert_eq!(stalled().await, None);
 
     let mut after = 0;
     let mut pages = 0;
@@ -254,7 +266,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     // The old box waves W1's order; the wave reaches the cloud, then the
     // box is gone.
     let old = Wms::open_node(&dir.path().join("old.db"), "edge:e2", node).expect("old box");
-    assert!(old.cloud_cursor_seen(0).await.expect("answer"));
+    assert!(old.cloud_cursor_seen(0, true).await.expect("answer"));
     pull(&cloud, b, &edge_id, &old).await;
     let lost = wave_of(&old, b, warehouses[0]).await;
     let lo = i64::from(node) << NODE_SHIFT;
@@ -272,7 +284,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     pull(&cloud, b, &edge_id, &new).await;
     let made = wave_of(&new, b, warehouses[1]).await;
     assert_eq!(made.id, lo + RECOVERY_GAP + 1);
-    assert!(!new.cloud_cursor_seen(head).await.expect("answer"));
+    assert!(!new.cloud_cursor_seen(head, true).await.expect("answer"));
     let p = page(
         cloud
             .own_page(b, &edge_id, 0, head)

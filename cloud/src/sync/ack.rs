@@ -15,6 +15,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         gap: ack.gap,
         rejected: ack.rejected,
         hello: false,
+        hands_back: false,
     };
     if encode(&whole).len() <= MAX_MESSAGE_BYTES {
         return vec![whole];
@@ -28,6 +29,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         gap: false,
         rejected: vec![],
         hello: false,
+        hands_back: false,
     })
     .len();
     let budget = MAX_MESSAGE_BYTES.saturating_sub(envelope);
@@ -40,6 +42,7 @@ pub(super) fn messages(session: &str, ack: Ack) -> Vec<DownMessage> {
         gap,
         rejected: chunk,
         hello: false,
+        hands_back: false,
     };
     let mut rejected = rejected;
     rejected.sort_by_key(|r| r.seq);
@@ -86,6 +89,7 @@ mod tests {
                 gap: true,
                 rejected: ack.rejected,
                 hello: false,
+                hands_back: false,
             }]
         );
     }

@@ -357,6 +357,7 @@ impl Service {
             gap: false,
             rejected: vec![],
             hello: true,
+            hands_back: true,
         };
         self.send(business, &edge, encode(&ack)).await;
         self.edges.insert(

@@ -76,6 +76,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             gap: false,
             rejected: vec![],
             hello: true,
+            hands_back: true,
         }
     );
     let replay = edge

@@ -167,6 +167,12 @@ pub enum DownMessage {
         /// backup) sends again from here. Absent from older clouds' acks.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         hello: bool,
+        /// Set on a hello's acknowledgement by a cloud that answers
+        /// `recover_after` (hands an edge back its own events, before this
+        /// acknowledgement). An edge taking its events back from a cloud
+        /// that does not set it would wait for ever: it says why instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hands_back: bool,
     },
     /// Changes `(from_rev, to_rev]`; `more` when a replay continues.
     Changes {
@@ -376,6 +382,7 @@ mod tests {
             gap: false,
             rejected: vec![],
             hello: false,
+            hands_back: false,
         };
         let json = String::from_utf8(encode(&m)).unwrap_or_default();
         assert!(json.starts_with(r#"{"type":"ack""#), "{json}");
@@ -400,7 +407,14 @@ mod tests {
         let ack: DownMessage =
             decode(br#"{"type":"ack","session":"s","through_seq":2,"gap":false,"rejected":[]}"#)
                 .unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(ack, DownMessage::Ack { hello: false, .. }));
+        assert!(matches!(
+            ack,
+            DownMessage::Ack {
+                hello: false,
+                hands_back: false,
+                ..
+            }
+        ));
         let online: StateMessage = decode(br#"{"type":"online","version":"0.1.0","session":"s"}"#)
             .unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(online, StateMessage::Online { head: None, .. }));
@@ -424,8 +438,11 @@ mod tests {
             gap: false,
             rejected: vec![],
             hello: true,
+            hands_back: true,
         };
-        assert_eq!(decode::<DownMessage>(&encode(&ack)), Ok(ack));
+        let json = String::from_utf8(encode(&ack)).unwrap_or_default();
+        assert!(json.contains(r#""hands_back":true"#), "{json}");
+        assert_eq!(decode::<DownMessage>(json.as_bytes()), Ok(ack));
     }
 
     #[test]

@@ -138,6 +138,7 @@ impl World {
                     gap: plan.gap,
                     rejected: vec![],
                     hello: false,
+                    hands_back: false,
                 });
             }
             // The cloud answers a hello with its cursor as it stands.
@@ -147,6 +148,7 @@ impl World {
                 gap: false,
                 rejected: vec![],
                 hello: true,
+                hands_back: true,
             }),
         }
     }

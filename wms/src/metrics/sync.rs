@@ -50,6 +50,16 @@ pub fn edge(scrape: &mut Scrape, snapshot: &SyncSnapshot, now: Timestamp) {
         "1 while the box takes back from the cloud the events of its own its log lost (a restore, a new box); nothing of its own goes up meanwhile",
         i64::from(snapshot.recovery.is_some()),
     );
+    scrape.gauge(
+        "depot_sync_recovery_stalled",
+        "1 while that cannot go on because the cloud does not hand own events back (a cloud older than the edge: upgrade it)",
+        i64::from(
+            snapshot
+                .recovery
+                .as_ref()
+                .is_some_and(|r| r.stalled.is_some()),
+        ),
+    );
     scrape.counter(
         "depot_sync_resets",
         "Times the cloud made this box reload its changes from the start",
@@ -212,11 +222,25 @@ mod tests {
             from: 3,
             recovered: 40,
             shifted: true,
+            stalled: None,
         });
         let mut scrape = Scrape::default();
         edge(&mut scrape, &recovering, now);
         assert_eq!(
             value(&samples(&scrape), "depot_sync_recovering", &[]),
+            Some(1.0)
+        );
+        assert_eq!(
+            value(&samples(&scrape), "depot_sync_recovery_stalled", &[]),
+            Some(0.0)
+        );
+        if let Some(r) = recovering.recovery.as_mut() {
+            r.stalled = Some(crate::recovery::STALLED.into());
+        }
+        let mut scrape = Scrape::default();
+        edge(&mut scrape, &recovering, now);
+        assert_eq!(
+            value(&samples(&scrape), "depot_sync_recovery_stalled", &[]),
             Some(1.0)
         );
         assert_eq!(

@@ -142,7 +142,8 @@ mod tests {
         conn.execute_batch(
             "CREATE TABLE waves (id INTEGER PRIMARY KEY, note TEXT);
              CREATE TABLE sync_state (singleton INTEGER PRIMARY KEY, recover_from INTEGER,
-                                      recovered INTEGER, shifted INTEGER NOT NULL DEFAULT 0);
+                                      recovered INTEGER, shifted INTEGER NOT NULL DEFAULT 0,
+                                      recover_stalled TEXT);
              INSERT INTO sync_state (singleton) VALUES (1);
              CREATE TABLE id_floors (tbl TEXT PRIMARY KEY, floor INTEGER NOT NULL);",
         )?;

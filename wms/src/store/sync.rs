@@ -204,9 +204,7 @@ pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> 
 /// Edge side: where taking this node's own events back from the cloud
 /// stands, while its log may lack some (a restore, a new box). Nothing of
 /// the node's own goes up meanwhile.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
-)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct Recovery {
     /// The seq the log is certain through (a restore's, or 0).
     #[serde(rename = "certain_through")]
@@ -217,13 +215,16 @@ pub struct Recovery {
     /// Events made meanwhile were renumbered past the cloud's.
     #[serde(rename = "renumbered")]
     pub shifted: bool,
+    /// Why the events do not come back, when they cannot (the cloud does
+    /// not hand them back); `null` while they can.
+    pub stalled: Option<String>,
 }
 
 /// The recovery under way, if the log is not known whole.
 pub fn recovery(conn: &Connection) -> Result<Option<Recovery>> {
     maybe(
         conn.prepare_cached(
-            "SELECT recover_from, recovered, shifted FROM sync_state
+            "SELECT recover_from, recovered, shifted, recover_stalled FROM sync_state
              WHERE singleton = 1 AND recover_from IS NOT NULL",
         )?
         .query_row([], |r| {
@@ -232,6 +233,7 @@ pub fn recovery(conn: &Connection) -> Result<Option<Recovery>> {
                 from,
                 recovered: r.get::<_, Option<i64>>(1)?.unwrap_or(from),
                 shifted: r.get(2)?,
+                stalled: r.get(3)?,
             })
         }),
     )
@@ -240,7 +242,8 @@ pub fn recovery(conn: &Connection) -> Result<Option<Recovery>> {
 /// Marks the log as certain only through `from`: a restored database.
 pub fn start_recovery(conn: &Connection, from: i64) -> Result<()> {
     conn.execute(
-        "UPDATE sync_state SET recover_from = ?1, recovered = ?1, shifted = 0 WHERE singleton = 1",
+        "UPDATE sync_state SET recover_from = ?1, recovered = ?1, shifted = 0, recover_stalled = NULL
+         WHERE singleton = 1",
         [from],
     )?;
     // A copy taken during a recovery has that recovery's floors, which what
@@ -256,10 +259,20 @@ pub fn set_recovery(conn: &Connection, recovered: i64, shifted: bool) -> Result<
     Ok(())
 }
 
+/// Why the recovery cannot go on, or `None` once it can.
+pub fn set_recovery_stalled(conn: &Connection, why: Option<&str>) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET recover_stalled = ?1 WHERE singleton = 1",
+        [why],
+    )?;
+    Ok(())
+}
+
 /// The log is whole again.
 pub fn end_recovery(conn: &Connection) -> Result<()> {
     conn.execute(
-        "UPDATE sync_state SET recover_from = NULL, recovered = NULL, shifted = 0 WHERE singleton = 1",
+        "UPDATE sync_state SET recover_from = NULL, recovered = NULL, shifted = 0, recover_stalled = NULL
+         WHERE singleton = 1",
         [],
     )?;
     super::ids::clear_floors(conn)
