@@ -118,6 +118,7 @@ async fn edges_online_offline_and_their_backlog() {
         session: Some("s1".into()),
         version: Some("test".into()),
         head: Some(5),
+        taking_back_after: Some(None),
     };
     let edge = EdgeId::parse("dock-1").expect("edge id");
     app.wms.edge_seen(b, edge, sighting).await.expect("seen");
@@ -125,6 +126,7 @@ async fn edges_online_offline_and_their_backlog() {
     assert_eq!((edges(&s, "online"), edges(&s, "offline")), (1.0, 1.0));
     assert_eq!(get(&s, "depot_sync_edge_backlog_events", &[]), 5.0);
     assert_eq!(get(&s, "depot_sync_edge_backlog_events_max", &[]), 5.0);
+    assert_eq!(get(&s, "depot_sync_edges_taking_back", &[]), 0.0);
     let silence = value(&s, "depot_sync_edge_silence_seconds_max", &[]).expect("silence");
     assert!(silence >= 0.0, "{silence}");
     // Edges are counted, not named.

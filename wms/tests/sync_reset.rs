@@ -216,6 +216,7 @@ async fn the_cloud_keeps_what_each_edge_reports() {
         session: Some(session.into()),
         version: Some("1.2.3".into()),
         head,
+        taking_back_after: None,
     };
     let record = || async {
         cloud

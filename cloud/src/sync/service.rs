@@ -261,6 +261,7 @@ impl Service {
                     session: Some(session),
                     version: Some(version),
                     head,
+                    taking_back_after: None,
                 };
                 self.hello(topic, sighting, cursor, last, recover_after)
                     .await;
@@ -299,6 +300,11 @@ impl Service {
                 tracing::warn!(%business, %edge, reason = %e, "cannot look up the edge");
                 return;
             }
+        };
+        // Listed as taking its events back only if there is any to take.
+        let sighting = Sighting {
+            taking_back_after: Some(recover_after.filter(|after| *after < record.up_cursor)),
+            ..sighting
         };
         if let Err(e) = self.wms.edge_seen(business, edge.clone(), sighting).await {
             tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");
@@ -444,6 +450,7 @@ impl Service {
                     session: Some(session),
                     version: Some(version),
                     head,
+                    taking_back_after: None,
                 };
                 self.wms.edge_seen(business, edge, sighting).await
             }

@@ -128,6 +128,7 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
     .await;
     assert_eq!(row["backlog"], 3);
     assert!(row["last_seen"].is_string());
+    assert!(row["taking_back_after"].is_null());
 
     // The batches drain it.
     let events = edge.outgoing(0).await;
@@ -149,6 +150,45 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
         (Some(3), Some(3))
     );
     assert_eq!(row["online"], true);
+
+    // A hello from the box restored from a backup that ends at seq 1: the
+    // list says it is taking its own events back, until a hello says its
+    // log is whole.
+    edge.send(&UpMessage::Hello {
+        session: "run-1".into(),
+        version: "9.9.10".into(),
+        cursor,
+        head: Some(3),
+        last: None,
+        recover_after: Some(1),
+    })
+    .await;
+    let answer = edge
+        .until(WAIT, "the answer to the restored box", |m| {
+            matches!(m, DownMessage::Ack { hello: true, .. })
+        })
+        .await;
+    assert!(
+        answer.iter().any(|m| matches!(
+            m,
+            DownMessage::Recovered {
+                after: 1,
+                through: 3,
+                ..
+            }
+        )),
+        "{answer:?}"
+    );
+    listed(&base, &w, &key.secret, "the box taking back", |r| {
+        r["taking_back_after"] == 1
+    })
+    .await;
+    edge.hello_as("run-1", "9.9.10", cursor, Some(3)).await;
+    assert_eq!(edge.ack("run-1").await, (3, false, 0));
+    listed(&base, &w, &key.secret, "the box whole again", |r| {
+        r["taking_back_after"].is_null() && r["edge_id"].is_string()
+    })
+    .await;
 
     // Its last will: offline.
     let will = StateMessage::Offline {

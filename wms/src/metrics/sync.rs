@@ -78,6 +78,8 @@ pub struct Fleet {
     pub backlog_max: i64,
     /// When the online edge heard from least recently was last heard from.
     pub oldest_seen: Option<String>,
+    /// Edges taking their own events back (restored, or new boxes).
+    pub taking_back: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -110,6 +112,11 @@ pub fn cloud(scrape: &mut Scrape, fleet: &Fleet, now: Timestamp) {
         "Seconds since the online edge heard from least recently was last heard from (0 when none is online)",
         age_seconds(fleet.oldest_seen.as_deref(), now).unwrap_or(0),
     );
+    scrape.gauge(
+        "depot_sync_edges_taking_back",
+        "Edges taking back the events of their own their log lost (restored from a backup, or new boxes); nothing new of theirs comes up meanwhile",
+        fleet.taking_back,
+    );
 }
 
 impl Wms {
@@ -121,7 +128,7 @@ impl Wms {
                 "SELECT online, COUNT(*),
                         COALESCE(SUM(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
                         COALESCE(MAX(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                        MIN(last_seen)
+                        MIN(last_seen), SUM(taking_back_after IS NOT NULL)
                  FROM edges GROUP BY online",
             )?;
             let mut fleet = Fleet::default();
@@ -132,10 +139,12 @@ impl Wms {
                     r.get::<_, i64>(2)?,
                     r.get::<_, i64>(3)?,
                     r.get::<_, Option<String>>(4)?,
+                    r.get::<_, i64>(5)?,
                 ))
             })?;
             for row in rows {
-                let (online, count, backlog, max, seen) = row?;
+                let (online, count, backlog, max, seen, taking_back) = row?;
+                fleet.taking_back += taking_back;
                 fleet.backlog += backlog;
                 fleet.backlog_max = fleet.backlog_max.max(max);
                 if online {
@@ -259,11 +268,18 @@ mod tests {
             let edge = EdgeId::parse(id).expect("id");
             wms.register_edge(b.id, edge, None).await.expect("register");
         }
-        for (id, head) in [("e1", Some(7)), ("e2", Some(2)), ("e3", None)] {
+        // e2 was restored from a backup: its hello says its log is certain
+        // only through seq 1. e3's state message says nothing about that.
+        for (id, head, taking_back_after) in [
+            ("e1", Some(7), Some(None)),
+            ("e2", Some(2), Some(Some(1))),
+            ("e3", None, None),
+        ] {
             let sighting = Sighting {
                 session: Some(format!("s-{id}")),
                 version: None,
                 head,
+                taking_back_after,
             };
             let edge = EdgeId::parse(id).expect("id");
             wms.edge_seen(b.id, edge, sighting).await.expect("seen");
@@ -282,6 +298,7 @@ mod tests {
             ),
             (2, 1, 9, 7)
         );
+        assert_eq!(fleet.taking_back, 1);
         let seen = fleet.oldest_seen.clone().expect("seen");
         let now = at(&seen) + chrono::Duration::seconds(42);
         let mut scrape = Scrape::default();
@@ -303,5 +320,6 @@ mod tests {
             value(&s, "depot_sync_edge_silence_seconds_max", &[]),
             Some(42.0)
         );
+        assert_eq!(value(&s, "depot_sync_edges_taking_back", &[]), Some(1.0));
     }
 }

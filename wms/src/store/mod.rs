@@ -61,6 +61,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/022_own_log_recovery.sql")),
         M::up(include_str!("schema/023_id_floors.sql")),
         M::up(include_str!("schema/024_recovery_stalled.sql")),
+        M::up(include_str!("schema/025_edge_taking_back.sql")),
     ])
 }
 

@@ -33,6 +33,11 @@ pub struct EdgeRecord {
     pub online: bool,
     /// When its state last changed, as seen here.
     pub state_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// From its last hello: its own log is certain only through this seq
+    /// (restored from a backup, or a new box), and it is taking back from
+    /// here the events this cloud applied after it; nothing new of its own
+    /// comes up meanwhile. `None` once its log is whole.
+    pub taking_back_after: Option<i64>,
 }
 
 pub fn register_edge(
@@ -51,7 +56,7 @@ pub fn register_edge(
 }
 
 const COLS: &str = "business_id, edge_id, node, name, registered_at, up_cursor, last_seen, version,
-                    reported_head, online, state_at";
+                    reported_head, online, state_at, taking_back_after";
 
 fn opt_ts(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Option<chrono::DateTime<chrono::Utc>>> {
     r.get::<_, Option<String>>(i)?
@@ -77,6 +82,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
         backlog: reported_head.map(|h| (h - up_cursor).max(0)),
         online: r.get(9)?,
         state_at: opt_ts(r, 10)?,
+        taking_back_after: r.get(11)?,
     })
 }
 
@@ -125,6 +131,9 @@ pub struct Sighting {
     pub version: Option<String>,
     /// The newest event of its log.
     pub head: Option<i64>,
+    /// Said by a hello, not by a state message: `Some(Some(seq))` while its
+    /// own log is certain only through `seq`, `Some(None)` once it is whole.
+    pub taking_back_after: Option<Option<i64>>,
 }
 
 /// An edge said hello or `online`: it is there, now, in this session. The
@@ -151,7 +160,8 @@ pub fn seen(
         "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
                 reported_head = COALESCE(?5, reported_head),
                 state_at = CASE WHEN online = 1 AND state_session IS ?6 THEN state_at ELSE ?3 END,
-                online = 1, state_session = COALESCE(?6, state_session)
+                online = 1, state_session = COALESCE(?6, state_session),
+                taking_back_after = CASE WHEN ?7 THEN ?8 ELSE taking_back_after END
          WHERE business_id = ?1 AND edge_id = ?2",
     )?
     .execute(params![
@@ -160,7 +170,9 @@ pub fn seen(
         ts(at),
         s.version,
         s.head,
-        s.session
+        s.session,
+        s.taking_back_after.is_some(),
+        s.taking_back_after.flatten()
     ])?;
     Ok(news)
 }
