@@ -158,9 +158,13 @@ fn database(settings: &Settings) -> Check {
             ),
         );
     }
-    let recovery = depot_wms::store::open_reader(&path)
-        .and_then(|conn| depot_wms::store::sync::recovery(&conn));
-    match depot_wms::store::backup::log_position(&path).and_then(|p| Ok((p, recovery?))) {
+    let read = depot_wms::store::open_reader(&path).and_then(|conn| {
+        Ok((
+            depot_wms::store::backup::log_position_in(&conn)?,
+            depot_wms::store::sync::recovery(&conn)?,
+        ))
+    });
+    match read {
         Ok((_, Some(r))) if r.stalled.is_some() => Check::new(
             "database",
             Outcome::Fail,

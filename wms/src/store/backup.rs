@@ -102,7 +102,11 @@ pub fn checkpoint(path: &Path) -> Result<bool> {
 /// How far a database's event log goes, and how much of it the cloud has
 /// acknowledged: `(newest seq, acknowledged seq)`. Read-only.
 pub fn log_position(path: &Path) -> Result<(i64, i64)> {
-    let conn = super::open_reader(path)?;
+    log_position_in(&super::open_reader(path)?)
+}
+
+/// [`log_position`] on an open connection.
+pub fn log_position_in(conn: &Connection) -> Result<(i64, i64)> {
     let head = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
     let acked = maybe(conn.query_row(
         "SELECT acked FROM sync_state WHERE singleton = 1",
