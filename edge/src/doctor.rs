@@ -7,6 +7,7 @@ use crate::devices::config::{ScaleProtocol, ScannerDevice};
 use crate::settings::Settings;
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
+use depot_wms::store::sync::Recovery;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -165,14 +166,19 @@ fn database(settings: &Settings) -> Check {
         ))
     });
     match read {
-        Ok((_, Some(r))) if r.stalled.is_some() => Check::new(
+        Ok((
+            _,
+            Some(Recovery {
+                stalled: Some(why),
+                from,
+                ..
+            }),
+        )) => Check::new(
             "database",
             Outcome::Fail,
             format!(
-                "{}: its own log is certain only through seq {}, and {}",
-                path.display(),
-                r.from,
-                r.stalled.unwrap_or_default()
+                "{}: its own log is certain only through seq {from}, and {why}",
+                path.display()
             ),
         ),
         Ok(((head, acked), recovery)) => Check::new(

@@ -1,6 +1,7 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use depot_edge::settings::Settings;
+use depot_wms::store::sync::Recovery;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -153,11 +154,11 @@ async fn main() -> anyhow::Result<()> {
                 );
             }
             match s.recovery {
-                Some(r) if r.stalled.is_some() => println!(
-                    "recovery      stalled: {} (its log is certain through {})",
-                    r.stalled.unwrap_or_default(),
-                    r.from
-                ),
+                Some(Recovery {
+                    stalled: Some(why),
+                    from,
+                    ..
+                }) => println!("recovery      stalled: {why} (its log is certain through {from})"),
                 Some(r) => println!(
                     "recovery      taking this box's own events back from the cloud: its log is certain through {}, taken back through {}; nothing of its own goes up until done",
                     r.from, r.recovered

@@ -27,6 +27,18 @@ fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Resul
 
 pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) -> Applied {
     check_printer(conn, c.job.printer_id, c.business_id)?;
+    // Before the bytes are decoded: a job already here needs none of them.
+    if let Some(here) = sql::job(conn, c.job.id)? {
+        let key = |j: &PrintJob| {
+            format!(
+                "printer {}, {} bytes of {}",
+                j.printer_id,
+                j.size,
+                j.format.as_str()
+            )
+        };
+        return already_here(&format!("print job {}", c.job.id), key(&here), key(&c.job));
+    }
     let data = match &c.data_base64 {
         Some(b64) => BASE64
             .decode(b64)
@@ -39,17 +51,6 @@ pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) ->
             c.job.size,
             data.len()
         )));
-    }
-    if let Some(here) = sql::job(conn, c.job.id)? {
-        let key = |j: &PrintJob| {
-            format!(
-                "printer {}, {} bytes of {}",
-                j.printer_id,
-                j.size,
-                j.format.as_str()
-            )
-        };
-        return already_here(&format!("print job {}", c.job.id), key(&here), key(&c.job));
     }
     sql::insert_job_replica(conn, c.business_id, &c.job, &data, &e.origin)?;
     Ok(None)
