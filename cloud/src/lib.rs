@@ -139,6 +139,8 @@ pub async fn run_notifying(
 /// or the embedded one, started here and kept running while this lives.
 pub struct Broker {
     pub url: broker::MqttUrl,
+    /// TLS to an external `mqtts://` broker (the files are read at start).
+    pub tls: depot_mqtt::Tls,
     embedded: Option<broker::EmbeddedBroker>,
 }
 
@@ -148,6 +150,7 @@ impl Broker {
         if let Some(url) = settings.broker.external()? {
             return Ok(Self {
                 url,
+                tls: settings.broker.tls()?,
                 embedded: None,
             });
         }
@@ -158,6 +161,7 @@ impl Broker {
         tracing::info!(addr = %embedded.addr, "embedded MQTT broker started");
         Ok(Self {
             url: embedded.url(),
+            tls: depot_mqtt::Tls::default(),
             embedded: Some(embedded),
         })
     }
@@ -205,6 +209,7 @@ pub async fn serve_notifying(
     };
     let options = sync::SyncOptions {
         share_group: settings.broker.share_group.clone(),
+        tls: broker.tls.clone(),
         ..sync::SyncOptions::default()
     };
     options.check()?;

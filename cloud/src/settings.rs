@@ -3,6 +3,7 @@
 //! `DEPOT_RATE_LIMIT__PER_SECOND=50`).
 
 use crate::broker::{BrokerError, MqttUrl};
+use depot_mqtt::{Tls, TlsFiles};
 use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use schemars::JsonSchema;
@@ -156,6 +157,16 @@ pub struct BrokerSettings {
     /// cloud instances that serve the same database, which then share the
     /// edges' messages (`$share/<group>/...`). Unset: one instance.
     pub share_group: Option<String>,
+    /// With an external `mqtts://` broker: a PEM file of the CA
+    /// certificates that sign its certificate, trusted instead of the
+    /// public web roots. Unset: the public roots.
+    pub ca_file: Option<PathBuf>,
+    /// With an external `mqtts://` broker that requires one: the cloud's
+    /// client certificate (PEM, intermediates after it), with
+    /// `client_key_file`.
+    pub client_cert_file: Option<PathBuf>,
+    /// The private key of `client_cert_file` (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub client_key_file: Option<PathBuf>,
 }
 
 // By hand: the URL may carry a password.
@@ -165,6 +176,9 @@ impl fmt::Debug for BrokerSettings {
             .field("url", &self.url.as_deref().map(crate::broker::redact))
             .field("embedded_listen", &self.embedded_listen)
             .field("share_group", &self.share_group)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
             .finish()
     }
 }
@@ -175,6 +189,9 @@ impl Default for BrokerSettings {
             url: None,
             embedded_listen: SocketAddr::from(([127, 0, 0, 1], 1883)),
             share_group: None,
+            ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
         }
     }
 }
@@ -191,6 +208,27 @@ impl BrokerSettings {
             .map(MqttUrl::parse)
             .transpose()
             .map_err(BrokerError::from)
+    }
+
+    /// What TLS to the external broker trusts and shows, the files read
+    /// now. The embedded broker has no TLS, so files without a URL are an
+    /// error rather than ignored.
+    pub fn tls(&self) -> Result<Tls, BrokerError> {
+        let files = TlsFiles {
+            ca_file: self.ca_file.clone(),
+            client_cert_file: self.client_cert_file.clone(),
+            client_key_file: self.client_key_file.clone(),
+        };
+        match self.external()? {
+            Some(url) => Ok(Tls::load(&url, &files)?),
+            None if files.is_empty() => Ok(Tls::default()),
+            None => Err(BrokerError::Mqtt(depot_mqtt::MqttError::TlsFile {
+                setting: "broker.url",
+                path: None,
+                reason: "TLS files are set, but no external broker: the embedded one has no TLS"
+                    .into(),
+            })),
+        }
     }
 }
 
@@ -292,6 +330,9 @@ impl Settings {
         // A bad broker URL fails at startup, not at the first connect.
         if let Err(e) = settings.broker.external() {
             return Err(Box::new(figment::Error::from(format!("broker.url: {e}"))));
+        }
+        if let Err(e) = settings.broker.tls() {
+            return Err(Box::new(figment::Error::from(e.to_string())));
         }
         Ok(settings)
     }
@@ -426,6 +467,31 @@ mod tests {
             let e = Settings::load(None).err().ok_or("a bad URL is refused")?;
             assert!(e.to_string().contains("unknown scheme"), "{e}");
             assert!(!e.to_string().contains("hunter2"), "{e}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn broker_tls_files_are_read_at_load() {
+        figment::Jail::expect_with(|jail| {
+            // A CA file for the embedded broker, which has no TLS.
+            jail.set_env("DEPOT_BROKER__CA_FILE", "site-ca.pem");
+            let e = Settings::load(None).err().ok_or("files without a URL")?;
+            assert!(e.to_string().contains("the embedded one has no TLS"), "{e}");
+
+            jail.set_env("DEPOT_BROKER__URL", "mqtts://broker.example");
+            let e = Settings::load(None).err().ok_or("a missing CA file")?;
+            assert!(
+                e.to_string()
+                    .contains("broker.ca_file (site-ca.pem): cannot read it"),
+                "{e}"
+            );
+
+            jail.create_file("site-ca.pem", "no certificate here\n")?;
+            let e = Settings::load(None)
+                .err()
+                .ok_or("a file without a certificate")?;
+            assert!(e.to_string().contains("no certificate in it"), "{e}");
             Ok(())
         });
     }

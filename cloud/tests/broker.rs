@@ -64,7 +64,13 @@ impl Client {
         id: &str,
         adjust: impl FnOnce(&mut MqttOptions),
     ) -> (Self, ConnAck) {
-        let mut options = client_options(url, id, Duration::from_secs(30)).expect("client options");
+        let mut options = client_options(
+            url,
+            &depot_mqtt::Tls::default(),
+            id,
+            Duration::from_secs(30),
+        )
+        .expect("client options");
         adjust(&mut options);
         let (client, mut event_loop) = AsyncClient::new(options, 16);
         let (tx, packets) = mpsc::unbounded_channel();

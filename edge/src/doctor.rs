@@ -350,31 +350,52 @@ async fn connect(addr: &str) -> Result<(), String> {
     }
 }
 
+/// A real MQTT connection, as the link makes it: TCP, TLS with the
+/// configured files, the credentials, up to the broker's CONNACK.
 async fn broker(settings: &Settings) -> Check {
     let shown = depot_mqtt::redact(&settings.broker.url);
-    let url = match depot_mqtt::MqttUrl::parse(&settings.broker.url) {
-        Ok(url) => url,
+    let (url, tls) = match settings.broker.connection() {
+        Ok(c) => c,
         Err(e) => return Check::new("broker", Outcome::Fail, e.to_string()),
     };
-    let addr = if url.host.contains(':') {
-        format!("[{}]:{}", url.host, url.port)
-    } else {
-        format!("{}:{}", url.host, url.port)
+    // Not the link's own client id: a broker drops the older of two
+    // connections with one id, which would cut a running daemon's link.
+    let client_id = format!(
+        "depot-edge-doctor-{}-{}-{}",
+        settings.business_id,
+        settings.edge_id,
+        std::process::id()
+    );
+    let how = match (url.tls, tls.with_ca_file, tls.with_client_cert) {
+        (false, ..) => "plain TCP",
+        (true, false, false) => "TLS, public roots",
+        (true, true, false) => "TLS, broker.ca_file",
+        (true, false, true) => "TLS, public roots, client certificate",
+        (true, true, true) => "TLS, broker.ca_file, client certificate",
     };
-    match connect(&addr).await {
+    let login = url
+        .username
+        .as_deref()
+        .map_or_else(|| "no credentials".to_owned(), |u| format!("as {u}"));
+    match depot_mqtt::probe(&url, &tls, &client_id, TIMEOUT * 2).await {
         Ok(()) => Check::new(
             "broker",
             Outcome::Ok,
-            format!("{shown} accepts connections (TCP only: credentials and TLS are not tried)"),
+            format!("{shown} accepted an MQTT connection ({how}, {login})"),
         ),
-        Err(e) => Check::new(
-            "broker",
-            Outcome::Fail,
-            format!(
-                "{shown}: {e}: is the broker running and port {} open to this box? (broker.url, DEPOT_BROKER__URL). The floor works offline meanwhile",
-                url.port
-            ),
-        ),
+        Err(why) => {
+            // Where the reason names no setting, the address is the one.
+            let fix = if why.contains("broker.") {
+                ""
+            } else {
+                " (broker.url, DEPOT_BROKER__URL)"
+            };
+            Check::new(
+                "broker",
+                Outcome::Fail,
+                format!("{shown} ({how}, {login}): {why}{fix}. The floor works offline meanwhile"),
+            )
+        }
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
-use depot_mqtt::{MqttUrl, client_options};
+use depot_mqtt::{client_options, explain};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::message::{self, DownMessage, StateMessage, UpMessage};
 use depot_protocol::sync::outbox::{AckIn, Action, Outbox};
@@ -86,6 +86,9 @@ struct Link {
     /// The cloud said it does not hand own events back, and the log says
     /// so: said once per run rather than at every hello.
     stall_logged: bool,
+    /// Why the last attempt to reach the broker failed: logged and recorded
+    /// when it changes, not at every retry of a broker that stays away.
+    last_failure: Option<String>,
 }
 
 impl Link {
@@ -179,6 +182,7 @@ impl Link {
         if let Err(e) = self.wms.set_connected(true).await {
             tracing::warn!(error = %e, "could not record the link state");
         }
+        self.last_failure = None;
         tracing::info!(
             session = self.outbox.session(),
             acked = self.outbox.acked(),
@@ -186,14 +190,22 @@ impl Link {
         );
     }
 
-    async fn disconnected(&mut self, reason: &str) {
+    async fn disconnected(&mut self, reason: String) {
         if self.outbox.is_connected() {
             tracing::warn!(reason, "lost the broker; the outbox keeps everything");
             self.outbox.disconnected();
-            if let Err(e) = self.wms.set_connected(false).await {
-                tracing::warn!(error = %e, "could not record the link state");
-            }
+        } else if self.last_failure.as_deref() != Some(reason.as_str()) {
+            tracing::warn!(
+                reason,
+                "cannot connect to the broker; the floor works offline meanwhile"
+            );
+        } else {
+            return;
         }
+        if let Err(e) = self.wms.set_link_down(reason.clone()).await {
+            tracing::warn!(error = %e, "could not record the link state");
+        }
+        self.last_failure = Some(reason);
     }
 
     /// The cloud's retained state changed: a cloud that came back with a new
@@ -505,7 +517,10 @@ pub async fn run_with_faults(
     faults: Faults,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LinkError> {
-    let url = MqttUrl::parse(&settings.broker.url).map_err(|e| LinkError::Broker(e.to_string()))?;
+    let (url, tls) = settings
+        .broker
+        .connection()
+        .map_err(|e| LinkError::Broker(e.to_string()))?;
     let edge = EdgeId::parse(&settings.edge_id).map_err(|e| LinkError::EdgeId(e.to_string()))?;
     let business = BusinessId(settings.business_id);
     let topic = |c| EdgeTopic::new(business, edge.clone(), c).to_string();
@@ -516,7 +531,7 @@ pub async fn run_with_faults(
     };
     let boot = uuid::Uuid::now_v7().simple().to_string();
     let client_id = format!("depot-edge-{business}-{edge}");
-    let mut options = client_options(&url, &client_id, Duration::from_secs(30))
+    let mut options = client_options(&url, &tls, &client_id, Duration::from_secs(30))
         .map_err(|e| LinkError::Broker(e.to_string()))?;
     // The outbox resends from the acknowledgement after every connect, so
     // nothing depends on the broker keeping a session.
@@ -550,7 +565,7 @@ pub async fn run_with_faults(
                 }),
                 Ok(_) => Ok(()),
                 Err(e) => {
-                    let sent = tx.send(Incoming::Disconnected(e.to_string()));
+                    let sent = tx.send(Incoming::Disconnected(explain(&url, &e)));
                     tokio::time::sleep(backoff).await;
                     backoff = (backoff * 2).min(BACKOFF_MAX);
                     sent
@@ -579,6 +594,7 @@ pub async fn run_with_faults(
         business,
         recovering: true,
         stall_logged: false,
+        last_failure: None,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -600,7 +616,7 @@ pub async fn run_with_faults(
                         link.pump().await;
                     }
                 }
-                Some(Incoming::Disconnected(reason)) => link.disconnected(&reason).await,
+                Some(Incoming::Disconnected(reason)) => link.disconnected(reason).await,
                 None => break,
             },
             _ = tick.tick() => {

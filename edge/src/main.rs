@@ -134,6 +134,9 @@ async fn main() -> anyhow::Result<()> {
                     .map(|t| format!(" since {t}"))
                     .unwrap_or_default()
             );
+            if let Some(why) = &s.link_error {
+                println!("link error    {why}");
+            }
             println!(
                 "outbox        {} events waiting (made {}, acknowledged {})",
                 s.depth, s.head, s.acked
@@ -217,7 +220,13 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         bar.set_message(match (&s.recovery, s.connected) {
             (Some(r), _) => format!("taking own events back (through {})", r.recovered),
             (None, true) => "syncing".into(),
-            (None, false) => "waiting for the broker".into(),
+            (None, false) => match &s.link_error {
+                Some(why) => format!(
+                    "waiting for the broker: {}",
+                    why.split(" (").next().unwrap_or(why)
+                ),
+                None => "waiting for the broker".into(),
+            },
         });
         // A log not known whole may lack events the cloud has, whatever the
         // outbox says.
@@ -232,9 +241,13 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         }
         if start.elapsed() > timeout {
             bar.abandon_with_message("timed out");
+            let down = s
+                .link_error
+                .map(|why| format!("; the link to the broker is down: {why}"))
+                .unwrap_or_default();
             if let Some(r) = s.recovery {
                 anyhow::bail!(
-                    "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} events wait behind that",
+                    "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} events wait behind that{down}",
                     timeout.as_secs(),
                     r.from,
                     r.recovered,
@@ -242,7 +255,7 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
                 );
             }
             anyhow::bail!(
-                "{} events still waiting for the cloud after {}s",
+                "{} events still waiting for the cloud after {}s{down}",
                 s.depth,
                 timeout.as_secs()
             );

@@ -35,6 +35,11 @@ pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: u
     if let Some(since) = &sync.connected_since {
         line.push_str(&format!(" since {since}"));
     }
+    // Its reason without rumqttc's own words after it: a status line is
+    // read at a glance.
+    if let Some(why) = &sync.link_error {
+        line.push_str(&format!(" ({})", why.split(" (").next().unwrap_or(why)));
+    }
     match (sync.depth, &sync.oldest_unacked_at) {
         (0, _) => line.push_str("; outbox empty"),
         (n, Some(oldest)) => line.push_str(&format!("; outbox {n} events (oldest {oldest})")),
@@ -134,6 +139,7 @@ mod tests {
         SyncSnapshot {
             connected,
             connected_since: Some("2026-11-24T02:00:00Z".into()),
+            link_error: None,
             head: 10 + depth,
             acked: 10,
             depth,
@@ -215,6 +221,14 @@ mod tests {
         assert_eq!(
             status_line(None, &s, 0),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); own events stalled: the cloud does not hand them back (upgrade it)"
+        );
+        s.recovery = None;
+        s.link_error = Some(
+            "the broker refused the user name or password (the credentials in broker.url) (Connection refused, return code: `BadUserNamePassword`)".into(),
+        );
+        assert_eq!(
+            status_line(None, &s, 0),
+            "cloud not connected since 2026-11-24T02:00:00Z (the broker refused the user name or password); outbox 12 events (oldest 2026-11-24T01:00:00Z)"
         );
     }
 }

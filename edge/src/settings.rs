@@ -2,6 +2,7 @@
 //! environment variables (nested keys joined with `__`).
 
 use crate::devices::config::{self, DevicesConfig, StationConfig};
+use depot_mqtt::{MqttUrl, Tls, TlsFiles};
 use depot_protocol::BusinessId;
 use depot_wms::Wms;
 use figment::Figment;
@@ -132,6 +133,30 @@ pub struct Broker {
     pub window: i64,
     /// Seconds without an acknowledgement before sending again.
     pub resend_after_secs: u64,
+    /// With `mqtts://`: a PEM file of the CA certificates that sign the
+    /// broker's certificate, trusted instead of the public web roots (a
+    /// broker on the site's own CA). Unset: the public roots.
+    pub ca_file: Option<PathBuf>,
+    /// With `mqtts://`, for brokers that require one: this box's client
+    /// certificate (PEM, intermediates after it), with `client_key_file`.
+    pub client_cert_file: Option<PathBuf>,
+    /// The private key of `client_cert_file` (PEM: PKCS#8, PKCS#1 or SEC1).
+    pub client_key_file: Option<PathBuf>,
+}
+
+impl Broker {
+    /// The broker's URL and what TLS to it trusts and shows, the files
+    /// read now.
+    pub fn connection(&self) -> Result<(MqttUrl, Tls), depot_mqtt::MqttError> {
+        let url = MqttUrl::parse(&self.url)?;
+        let files = TlsFiles {
+            ca_file: self.ca_file.clone(),
+            client_cert_file: self.client_cert_file.clone(),
+            client_key_file: self.client_key_file.clone(),
+        };
+        let tls = Tls::load(&url, &files)?;
+        Ok((url, tls))
+    }
 }
 
 // By hand: the URL may carry a password.
@@ -141,6 +166,9 @@ impl fmt::Debug for Broker {
             .field("url", &depot_mqtt::redact(&self.url))
             .field("window", &self.window)
             .field("resend_after_secs", &self.resend_after_secs)
+            .field("ca_file", &self.ca_file)
+            .field("client_cert_file", &self.client_cert_file)
+            .field("client_key_file", &self.client_key_file)
             .finish()
     }
 }
@@ -168,6 +196,9 @@ impl Default for Broker {
             url: "mqtt://127.0.0.1:1883".into(),
             window: 2000,
             resend_after_secs: 15,
+            ca_file: None,
+            client_cert_file: None,
+            client_key_file: None,
         }
     }
 }
@@ -207,10 +238,16 @@ impl Settings {
         if self.node == 0 || self.node > depot_wms::store::ids::MAX_NODE {
             return bad("node must be the number `depot-cloud edge register` printed (DEPOT_NODE)");
         }
-        if depot_mqtt::MqttUrl::parse(&self.broker.url).is_err() {
+        if MqttUrl::parse(&self.broker.url).is_err() {
             return bad(
                 "broker.url must be mqtt://host:port or mqtts://host:port (DEPOT_BROKER__URL)",
             );
+        }
+        // The TLS files are read at start, not at the first connect.
+        if let Err(e) = self.broker.connection() {
+            return bad(&format!(
+                "{e} (DEPOT_BROKER__CA_FILE, DEPOT_BROKER__CLIENT_CERT_FILE, DEPOT_BROKER__CLIENT_KEY_FILE)"
+            ));
         }
         if self.broker.window < 1 || self.broker.resend_after_secs == 0 {
             return bad("broker.window and broker.resend_after_secs must be at least 1");
@@ -320,6 +357,33 @@ mod tests {
             ..Settings::default()
         };
         assert!(s.check().is_ok());
+    }
+
+    #[test]
+    fn broker_tls_files_are_read_at_load() {
+        let with = |url: &str, ca: &str, cert: Option<&str>| Settings {
+            business_id: 1,
+            edge_id: "a".into(),
+            node: 1,
+            broker: Broker {
+                url: url.into(),
+                ca_file: Some(PathBuf::from(ca)),
+                client_cert_file: cert.map(PathBuf::from),
+                ..Broker::default()
+            },
+            ..Settings::default()
+        };
+        let why = |s: Settings| s.check().err().map(|e| e.to_string()).unwrap_or_default();
+        let e = why(with("mqtt://h", "/nonexistent/ca.pem", None));
+        assert!(e.contains("use mqtts://"), "{e}");
+        let e = why(with("mqtts://h", "/nonexistent/ca.pem", None));
+        assert!(
+            e.contains("broker.ca_file (/nonexistent/ca.pem): cannot read it")
+                && e.contains("DEPOT_BROKER__CA_FILE"),
+            "{e}"
+        );
+        let e = why(with("mqtts://h", "/nonexistent/ca.pem", Some("/c.pem")));
+        assert!(e.contains("cannot read it"), "{e}");
     }
 
     #[test]

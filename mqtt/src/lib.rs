@@ -1,12 +1,20 @@
-//! MQTT client plumbing shared by the cloud and the edge: broker URLs and
-//! the options every `rumqttc` connection of ours starts from.
+//! MQTT client plumbing shared by the cloud and the edge: broker URLs, the
+//! TLS files a connection trusts and shows, the options every `rumqttc`
+//! connection of ours starts from, and why a connection failed.
+
+mod diagnose;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod tls;
+
+pub use diagnose::{explain, probe};
+pub use tls::{Tls, TlsFiles};
 
 use depot_protocol::sync::message::MAX_MESSAGE_BYTES;
 use rumqttc::{MqttOptions, TlsConfiguration, Transport};
 use std::fmt;
 use std::net::{Ipv6Addr, SocketAddr};
 use std::str::FromStr;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The largest MQTT packet accepted or sent, both ways: above the largest
@@ -24,11 +32,19 @@ pub enum MqttError {
     EmptyClientId,
     #[error("TLS setup: {0}")]
     Tls(#[from] rustls::Error),
+    /// A TLS file setting that cannot be used; `path` is the file named.
+    #[error("{setting}{}: {reason}", path.as_deref().map(|p| format!(" ({p})")).unwrap_or_default())]
+    TlsFile {
+        setting: &'static str,
+        path: Option<String>,
+        reason: String,
+    },
 }
 
 /// A broker's address: `mqtt://[user[:password]@]host[:port]` (plain TCP,
 /// port 1883 by default) or `mqtts://…` (TLS, port 8883 by default, server
-/// verified against the webpki roots). Credentials may be percent-encoded.
+/// verified against the webpki roots or a CA file, see [`Tls`]).
+/// Credentials may be percent-encoded.
 /// `Debug` and `Display` never show the password.
 #[derive(Clone, PartialEq, Eq)]
 pub struct MqttUrl {
@@ -230,7 +246,8 @@ impl fmt::Debug for MqttUrl {
 ///   and must not be empty;
 /// - `keep_alive` in whole seconds, from 1 s to 65535 s (MQTT's range;
 ///   zero turns keep-alive off);
-/// - credentials and TLS (rustls with ring, webpki roots) from the URL.
+/// - credentials from the URL; for `mqtts://`, TLS as `tls` says (rustls
+///   with ring).
 ///
 /// Callers add what is theirs: a last will, inflight limits. They should
 /// subscribe after every CONNACK, session present or not, and a shared
@@ -238,6 +255,7 @@ impl fmt::Debug for MqttUrl {
 /// clean (see the module's notes on rumqttd).
 pub fn client_options(
     url: &MqttUrl,
+    tls: &Tls,
     client_id: &str,
     keep_alive: Duration,
 ) -> Result<MqttOptions, MqttError> {
@@ -261,24 +279,10 @@ pub fn client_options(
     }
     if url.tls {
         options.set_transport(Transport::tls_with_config(TlsConfiguration::Rustls(
-            tls_config()?,
+            tls.client_config()?,
         )));
     }
     Ok(options)
-}
-
-/// rustls with ring named explicitly: `ClientConfig::builder()` would panic
-/// if another crate ever enabled a second provider.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, MqttError> {
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()?
-    .with_root_certificates(roots)
-    .with_no_client_auth();
-    Ok(Arc::new(config))
 }
 
 #[cfg(test)]
@@ -364,7 +368,8 @@ mod tests {
     #[test]
     fn options() {
         let url = parse("mqtts://u:p@broker.example:8884");
-        let o = client_options(&url, "edge-1", Duration::from_millis(1500)).expect("options");
+        let o = client_options(&url, &Tls::default(), "edge-1", Duration::from_millis(1500))
+            .expect("options");
         assert_eq!(o.broker_address(), ("broker.example".to_owned(), 8884));
         assert_eq!(o.client_id(), "edge-1");
         assert!(!o.clean_session());
@@ -378,16 +383,18 @@ mod tests {
         assert!(matches!(o.transport(), Transport::Tls(_)));
 
         let plain = parse("mqtt://[::1]");
-        let o = client_options(&plain, "c", Duration::from_millis(10)).expect("options");
+        let o = client_options(&plain, &Tls::default(), "c", Duration::from_millis(10))
+            .expect("options");
         assert_eq!(o.broker_address(), ("[::1]".to_owned(), 1883));
         assert_eq!(o.keep_alive(), Duration::from_secs(1));
         assert!(matches!(o.transport(), Transport::Tcp));
         assert!(o.credentials().is_none());
-        let o = client_options(&plain, "c", Duration::from_secs(1 << 20)).expect("options");
+        let o = client_options(&plain, &Tls::default(), "c", Duration::from_secs(1 << 20))
+            .expect("options");
         assert_eq!(o.keep_alive(), Duration::from_secs(65535));
 
         assert!(matches!(
-            client_options(&plain, "", Duration::from_secs(30)),
+            client_options(&plain, &Tls::default(), "", Duration::from_secs(30)),
             Err(MqttError::EmptyClientId)
         ));
     }

@@ -404,7 +404,13 @@ impl Wms {
 
     /// Edge: the link to the broker went up or down.
     pub async fn set_connected(&self, up: bool) -> Result<()> {
-        self.write(move |conn| sql::set_connected(conn, up, &now()))
+        self.write(move |conn| sql::set_connected(conn, up, None, &now()))
+            .await
+    }
+
+    /// Edge: the link is down, and why (shown until it connects again).
+    pub async fn set_link_down(&self, why: String) -> Result<()> {
+        self.write(move |conn| sql::set_connected(conn, false, Some(&why), &now()))
             .await
     }
 

@@ -1,6 +1,7 @@
 //! The connection task: owns the `rumqttc` event loop, polls it, forwards
 //! what the service needs, and reconnects with a bounded backoff.
 
+use depot_mqtt::{MqttUrl, explain};
 use rumqttc::{ConnectionError, Event, EventLoop, Outgoing, Packet, Publish, SubscribeReasonCode};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,8 +33,9 @@ pub(super) struct Connection {
     pub generation: Arc<AtomicU64>,
     /// (first wait, longest wait) between connection attempts.
     pub backoff: (Duration, Duration),
-    /// The broker, for logs (no password).
-    pub broker: String,
+    /// The broker, for logs (shown without its password) and to explain
+    /// why it cannot be reached.
+    pub broker: MqttUrl,
     /// How long to keep polling after a stop for the DISCONNECT to go out.
     pub farewell: Duration,
 }
@@ -134,12 +136,13 @@ pub(super) async fn run(c: Connection) {
 }
 
 fn log_failure(
-    broker: &str,
+    broker: &MqttUrl,
     e: &ConnectionError,
     connected: bool,
     failures: u64,
     retry_in: Duration,
 ) {
+    let e = explain(broker, e);
     if connected {
         tracing::warn!(%broker, error = %e, ?retry_in, "sync lost the MQTT connection");
     } else if failures == 1 || retry_in >= Duration::from_secs(1) {

@@ -89,6 +89,8 @@ pub struct SyncOptions {
     /// (`$share/<group>/...`): the broker hands each message to one of
     /// them. `None`: this instance takes every message.
     pub share_group: Option<String>,
+    /// TLS to an `mqtts://` broker (a CA file, a client certificate).
+    pub tls: depot_mqtt::Tls,
 }
 
 impl Default for SyncOptions {
@@ -103,6 +105,7 @@ impl Default for SyncOptions {
             backoff_min: Duration::from_millis(100),
             backoff_max: Duration::from_secs(5),
             share_group: None,
+            tls: depot_mqtt::Tls::default(),
         }
     }
 }
@@ -187,7 +190,7 @@ pub async fn run_sync_with(
     let offline = encode(&StateMessage::Offline {
         session: options.session.clone(),
     });
-    let mut mqtt = client_options(&url, &client_id, options.keep_alive)?;
+    let mut mqtt = client_options(&url, &options.tls, &client_id, options.keep_alive)?;
     mqtt.set_clean_session(true)
         .set_manual_acks(true)
         .set_last_will(LastWill::new(
@@ -206,7 +209,7 @@ pub async fn run_sync_with(
         stop: stop_rx,
         generation: generation.clone(),
         backoff: (options.backoff_min, options.backoff_max),
-        broker: url.to_string(),
+        broker: url,
         farewell: FAREWELL,
     }));
     let mut service = service::Service::new(wms, client.clone(), options, generation);

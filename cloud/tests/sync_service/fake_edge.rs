@@ -20,8 +20,13 @@ pub(crate) struct FakeEdge {
 
 impl FakeEdge {
     pub(crate) async fn connect(url: &MqttUrl, w: &World, tag: &str) -> Self {
-        let mut options =
-            client_options(url, &format!("edge-{tag}"), Duration::from_secs(30)).expect("options");
+        let mut options = client_options(
+            url,
+            &depot_mqtt::Tls::default(),
+            &format!("edge-{tag}"),
+            Duration::from_secs(30),
+        )
+        .expect("options");
         options.set_clean_session(true);
         let (client, mut event_loop) = AsyncClient::new(options, 64);
         let (tx, packets) = mpsc::unbounded_channel();

@@ -333,8 +333,13 @@ async fn the_service_waits_for_the_broker_and_reconnects() {
 
     // Another client with the cloud's id: the broker drops the service's
     // connection for it.
-    let intruder_options =
-        client_options(&url, &format!("cloud-{tag}"), Duration::from_secs(30)).expect("options");
+    let intruder_options = client_options(
+        &url,
+        &depot_mqtt::Tls::default(),
+        &format!("cloud-{tag}"),
+        Duration::from_secs(30),
+    )
+    .expect("options");
     let (intruder, mut intruder_loop) = AsyncClient::new(intruder_options, 8);
     let connected = timeout(WAIT, async {
         loop {

@@ -115,6 +115,16 @@ pub struct Rig {
 
 impl Rig {
     pub async fn start(edge_id: &str, through_link: bool) -> Self {
+        Self::start_with(edge_id, through_link, |_| {}).await
+    }
+
+    /// `start`, with the cloud's settings changed by `configure` (its
+    /// data directory, under `dir`, comes with them).
+    pub async fn start_with(
+        edge_id: &str,
+        through_link: bool,
+        configure: impl FnOnce(&mut CloudSettings),
+    ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut settings = CloudSettings {
             data_dir: dir.path().join("cloud"),
@@ -124,6 +134,7 @@ impl Rig {
         if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
             settings.broker.url = Some(url);
         }
+        configure(&mut settings);
         let cloud = Wms::open(&settings.database(), "cloud").expect("cloud");
         let b = cloud
             .create_business("B", "EUR", "UTC")

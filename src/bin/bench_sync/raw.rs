@@ -17,7 +17,12 @@ const CONNECT_LIMIT: Duration = Duration::from_secs(10);
 const RUN_LIMIT: Duration = Duration::from_secs(300);
 
 async fn connect(url: &MqttUrl, id: &str) -> anyhow::Result<(AsyncClient, EventLoop)> {
-    let mut options = client_options(url, id, Duration::from_secs(30))?;
+    let mut options = client_options(
+        url,
+        &depot_mqtt::Tls::default(),
+        id,
+        Duration::from_secs(30),
+    )?;
     options.set_clean_session(true);
     let (client, mut events) = AsyncClient::new(options, 1024);
     tokio::time::timeout(CONNECT_LIMIT, async {

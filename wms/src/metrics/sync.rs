@@ -183,6 +183,7 @@ mod tests {
         SyncSnapshot {
             connected: false,
             connected_since: None,
+            link_error: None,
             head: 10,
             acked: 10 - depth,
             depth,

@@ -62,6 +62,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/023_id_floors.sql")),
         M::up(include_str!("schema/024_recovery_stalled.sql")),
         M::up(include_str!("schema/025_edge_taking_back.sql")),
+        M::up(include_str!("schema/026_link_error.sql")),
     ])
 }
 

@@ -350,13 +350,20 @@ pub fn set_down_cursor(conn: &Connection, rev: i64) -> Result<()> {
 }
 
 /// Edge side: the link went up or down.
-pub fn set_connected(conn: &Connection, up: bool, at: &Timestamp) -> Result<()> {
+/// The link is up (`why_down` none), or down and why, if that is known.
+pub fn set_connected(
+    conn: &Connection,
+    up: bool,
+    why_down: Option<&str>,
+    at: &Timestamp,
+) -> Result<()> {
     conn.prepare_cached(
         "UPDATE sync_state SET connected = ?1,
-                connected_since = CASE WHEN ?1 = connected THEN connected_since ELSE ?2 END
+                connected_since = CASE WHEN ?1 = connected THEN connected_since ELSE ?2 END,
+                link_error = CASE WHEN ?1 THEN NULL ELSE COALESCE(?3, link_error) END
          WHERE singleton = 1",
     )?
-    .execute(params![up, ts(at)])?;
+    .execute(params![up, ts(at), why_down])?;
     Ok(())
 }
 
@@ -367,6 +374,10 @@ pub struct SyncSnapshot {
     pub connected: bool,
     /// Since when the link has been in its current state.
     pub connected_since: Option<String>,
+    /// While the link is down: the last failure to reach the broker or to
+    /// stay connected, and what setting to look at (credentials, TLS
+    /// files, address).
+    pub link_error: Option<String>,
     /// Newest event this node made.
     pub head: i64,
     /// What the cloud acknowledged.
@@ -398,11 +409,12 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
         Option<String>,
         i64,
         Option<String>,
+        Option<String>,
     );
-    let (acked, cloud_cursor, last_ack_at, connected, connected_since, resets, last_reset_at): Row = conn
-        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since, resets, last_reset_at
+    let (acked, cloud_cursor, last_ack_at, connected, connected_since, resets, last_reset_at, link_error): Row = conn
+        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since, resets, last_reset_at, link_error
                          FROM sync_state WHERE singleton = 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))?;
+        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)))?;
     let head = super::events::outgoing_head(conn)?;
     let oldest_unacked_at = maybe(
         conn.prepare_cached("SELECT at FROM events WHERE out_seq = ?1")?
@@ -414,6 +426,7 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
     Ok(SyncSnapshot {
         connected,
         connected_since,
+        link_error: if connected { None } else { link_error },
         head,
         acked,
         depth: (head - acked).max(0),

@@ -1,0 +1,322 @@
+//! An edge on a site whose broker speaks TLS with the site's own CA and
+//! requires client certificates (a TLS front before the cloud's broker):
+//! without its certificate the box stays offline and says why, on its
+//! status, in `depot-edge status`, `sync --wait` and `doctor`; with it,
+//! the catalog comes down and the floor's work goes up, and the doctor's
+//! connection is accepted.
+
+mod common;
+
+use common::{Rig, RunningEdge, eventually};
+use depot_edge::faults::Faults;
+use depot_edge::settings::Settings as EdgeSettings;
+use depot_mqtt::testing::{Pki, TlsFront};
+use serde_json::json;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
+
+/// Runs `depot-edge --config <config> <args>`: whether it succeeded, and
+/// what it printed.
+async fn run(config: &Path, args: &[&str]) -> (bool, String) {
+    let out = tokio::process::Command::new(BIN)
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("DEPOT_CLOUD_URL")
+        .output()
+        .await
+        .expect("run depot-edge");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
+
+/// The edge's settings as a TOML file, for the CLI.
+fn write_config(s: &EdgeSettings, path: &Path) {
+    let file = |p: &Option<PathBuf>| {
+        p.as_ref()
+            .map(|p| format!("{:?}", p.display().to_string()))
+            .unwrap_or_else(|| "\"\"".into())
+    };
+    let mut toml = format!(
+        "business_id = {}\nedge_id = {:?}\nnode = {}\ndata_dir = {:?}\n\n[broker]\nurl = {:?}\nca_file = {}\n",
+        s.business_id,
+        s.edge_id,
+        s.node,
+        s.data_dir.display().to_string(),
+        s.broker.url,
+        file(&s.broker.ca_file),
+    );
+    if s.broker.client_cert_file.is_some() {
+        toml.push_str(&format!(
+            "client_cert_file = {}\nclient_key_file = {}\n",
+            file(&s.broker.client_cert_file),
+            file(&s.broker.client_key_file)
+        ));
+    }
+    std::fs::write(path, toml).expect("write config");
+}
+
+/// The doctor's report line for the broker.
+fn broker_line(report: &str) -> &str {
+    report
+        .lines()
+        .find(|l| l.get(6..).is_some_and(|rest| rest.starts_with("broker")))
+        .unwrap_or_else(|| panic!("no broker line:\n{report}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
+    // The embedded broker behind a TLS front; the cloud goes through the
+    // front too, with a certificate of its own CA.
+    let broker = tokio::task::spawn_blocking(|| {
+        depot_cloud::broker::EmbeddedBroker::start(SocketAddr::from(([127, 0, 0, 1], 0)))
+    })
+    .await
+    .expect("join")
+    .expect("embedded broker");
+    let certs = tempfile::tempdir().expect("tempdir");
+    let pki = Pki::create(certs.path()).expect("pki");
+    let front = TlsFront::start(&pki, broker.addr).await.expect("TLS front");
+    let edge_id = format!("tls{}", std::process::id());
+    let rig = Rig::start_with(&edge_id, false, |cloud| {
+        cloud.broker.url = Some(format!("mqtts://localhost:{}", front.addr.port()));
+        cloud.broker.ca_file = Some(pki.ca.clone());
+        cloud.broker.client_cert_file = Some(pki.client_cert.clone());
+        cloud.broker.client_key_file = Some(pki.client_key.clone());
+    })
+    .await;
+    let (b, w) = (rig.business, rig.warehouse);
+    let item = rig.item("TLS-1").await;
+    let config = rig.dir.path().join("edge.toml");
+
+    // The site's CA, but no client certificate.
+    let mut settings = rig.edge_settings();
+    settings.broker.url = format!("mqtts://localhost:{}", front.addr.port());
+    settings.broker.ca_file = Some(pki.ca.clone());
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    let wanted = "the broker requires a client certificate: set broker.client_cert_file";
+    eventually("the reason the link is down", || async {
+        edge.wms
+            .sync_snapshot()
+            .await
+            .is_ok_and(|s| !s.connected && s.link_error.is_some_and(|e| e.contains(wanted)))
+    })
+    .await;
+    write_config(&settings, &config);
+    let (ok, said) = run(&config, &["status"]).await;
+    assert!(ok, "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("link error") && l.contains(wanted)),
+        "{said}"
+    );
+    let (ok, said) = run(&config, &["sync", "--wait", "--timeout", "1"]).await;
+    assert!(!ok, "{said}");
+    assert!(
+        said.contains("the link to the broker is down") && said.contains(wanted),
+        "{said}"
+    );
+    let (ok, report) = run(&config, &["doctor"]).await;
+    assert!(!ok, "{report}");
+    let line = broker_line(&report);
+    assert!(
+        line.starts_with("FAIL ") && line.contains(wanted) && line.contains("TLS, broker.ca_file"),
+        "{report}"
+    );
+    edge.stop().await;
+
+    // With its certificate: online, the catalog down, the floor's work up.
+    settings.broker.client_cert_file = Some(pki.client_cert.clone());
+    settings.broker.client_key_file = Some(pki.client_key.clone());
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    eventually("the link through TLS", || async {
+        edge.wms
+            .sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.link_error.is_none())
+    })
+    .await;
+    eventually("the cloud's item at the edge", || async {
+        edge.wms.item(b, item).await.is_ok()
+    })
+    .await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
+        .header("X-API-KEY", &rig.key)
+        .json(&json!({"warehouse_id": w.0, "sku": "TLS-1", "reason": "received", "quantity": 7}))
+        .send()
+        .await
+        .expect("adjust");
+    assert_eq!(r.status(), 200);
+    let cloud = &rig.cloud;
+    eventually("the edge's receipt in the cloud", || async {
+        cloud
+            .stock_level(item, w)
+            .await
+            .is_ok_and(|(on_hand, _)| on_hand == 7)
+    })
+    .await;
+    write_config(&settings, &config);
+    let (_, report) = run(&config, &["doctor"]).await;
+    let line = broker_line(&report);
+    assert!(
+        line.starts_with("OK ")
+            && line
+                .contains("accepted an MQTT connection (TLS, broker.ca_file, client certificate"),
+        "{report}"
+    );
+    let (ok, said) = run(&config, &["status"]).await;
+    assert!(ok && !said.contains("link error"), "{said}");
+    edge.stop().await;
+    rig.stop().await;
+}
+
+/// Mosquitto with a TLS listener on the test CA that requires a client
+/// certificate and a password (users `cloud` and `edge`); stopped when
+/// dropped.
+struct TlsMosquitto {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl Drop for TlsMosquitto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
+    let passwd = dir.join("passwd");
+    for (i, (user, password)) in [("cloud", "cloud-pw"), ("edge", "edge-pw")]
+        .iter()
+        .enumerate()
+    {
+        let mut cmd = std::process::Command::new("mosquitto_passwd");
+        if i == 0 {
+            cmd.arg("-c");
+        }
+        let status = cmd
+            .arg("-b")
+            .arg(&passwd)
+            .args([user, password])
+            .status()
+            .expect("mosquitto_passwd (Debian's mosquitto package has it)");
+        assert!(status.success(), "mosquitto_passwd failed");
+    }
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let conf = dir.join("mosquitto.conf");
+    // `user root`: started as root (CI), Mosquitto would otherwise read the
+    // files as its own user, which cannot enter the test's directory.
+    std::fs::write(
+        &conf,
+        format!(
+            "user root\nlistener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\nallow_anonymous false\npassword_file {}\nmax_packet_size 1048576\n",
+            pki.ca.display(),
+            pki.server_cert.display(),
+            pki.server_key.display(),
+            passwd.display()
+        ),
+    )
+    .expect("write mosquitto.conf");
+    let child = std::process::Command::new(binary)
+        .arg("-c")
+        .arg(&conf)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.join("mosquitto.log")).expect("log file"))
+        .spawn()
+        .expect("start mosquitto");
+    let broker = TlsMosquitto { port, child };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "mosquitto did not listen: {}",
+            std::fs::read_to_string(dir.join("mosquitto.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    broker
+}
+
+/// Against Mosquitto (`DEPOT_TEST_MOSQUITTO`, the path of its binary; CI
+/// sets it), a broker no one here wrote: the cloud and the edge each with
+/// the site's CA, a client certificate and a password. A wrong password
+/// keeps the box offline and says so; the right one syncs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwords() {
+    let Ok(binary) = std::env::var("DEPOT_TEST_MOSQUITTO") else {
+        eprintln!("DEPOT_TEST_MOSQUITTO is not set: the Mosquitto TLS test is skipped");
+        return;
+    };
+    let certs = tempfile::tempdir().expect("tempdir");
+    let pki = Pki::create(certs.path()).expect("pki");
+    let mosquitto = tls_mosquitto(&binary, &pki, certs.path());
+    let url = |login: &str| format!("mqtts://{login}@localhost:{}", mosquitto.port);
+    let edge_id = format!("mtls{}", std::process::id());
+    let rig = Rig::start_with(&edge_id, false, |cloud| {
+        cloud.broker.url = Some(url("cloud:cloud-pw"));
+        cloud.broker.ca_file = Some(pki.ca.clone());
+        cloud.broker.client_cert_file = Some(pki.client_cert.clone());
+        cloud.broker.client_key_file = Some(pki.client_key.clone());
+    })
+    .await;
+    let (b, w) = (rig.business, rig.warehouse);
+    let item = rig.item("MTLS-1").await;
+
+    let mut settings = rig.edge_settings();
+    settings.broker.url = url("edge:wrong");
+    settings.broker.ca_file = Some(pki.ca.clone());
+    settings.broker.client_cert_file = Some(pki.client_cert.clone());
+    settings.broker.client_key_file = Some(pki.client_key.clone());
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    eventually("the refused password on the status", || async {
+        edge.wms.sync_snapshot().await.is_ok_and(|s| {
+            !s.connected
+                && s.link_error
+                    .is_some_and(|e| e.contains("the credentials in broker.url"))
+        })
+    })
+    .await;
+    edge.stop().await;
+
+    settings.broker.url = url("edge:edge-pw");
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    eventually("the cloud's item at the edge", || async {
+        edge.wms.item(b, item).await.is_ok()
+    })
+    .await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
+        .header("X-API-KEY", &rig.key)
+        .json(&json!({"warehouse_id": w.0, "sku": "MTLS-1", "reason": "received", "quantity": 3}))
+        .send()
+        .await
+        .expect("adjust");
+    assert_eq!(r.status(), 200);
+    let cloud = &rig.cloud;
+    eventually("the edge's receipt in the cloud", || async {
+        cloud
+            .stock_level(item, w)
+            .await
+            .is_ok_and(|(on_hand, _)| on_hand == 3)
+    })
+    .await;
+    let config = certs.path().join("edge.toml");
+    write_config(&settings, &config);
+    let (_, report) = run(&config, &["doctor"]).await;
+    assert!(broker_line(&report).starts_with("OK "), "{report}");
+    edge.stop().await;
+    rig.stop().await;
+    drop(mosquitto);
+}

@@ -1,0 +1,174 @@
+//! Why a connection to the broker failed, said so that whoever installs a
+//! box knows which setting to look at: rumqttc's errors nest a rustls error
+//! in an I/O error in a TLS error, and print as "TLS: I/O: invalid peer
+//! certificate: UnknownIssuer".
+
+use crate::{MqttUrl, Tls};
+use rumqttc::{AsyncClient, ConnectReturnCode, ConnectionError, Event, Packet};
+use rustls::{AlertDescription, CertificateError};
+use std::io;
+use std::time::Duration;
+
+/// One line: what went wrong and what to change, then rumqttc's own words.
+pub fn explain(url: &MqttUrl, e: &ConnectionError) -> String {
+    let raw = e.to_string();
+    match cause(url, e) {
+        Some(why) => format!("{why} ({raw})"),
+        None => raw,
+    }
+}
+
+fn cause(url: &MqttUrl, e: &ConnectionError) -> Option<String> {
+    let at = format!("{}:{}", url.host, url.port);
+    match e {
+        ConnectionError::ConnectionRefused(code) => return Some(refused(*code).to_owned()),
+        ConnectionError::NetworkTimeout => return Some(format!("no answer from {at}")),
+        // A TLS listener's alert, read as an MQTT packet.
+        ConnectionError::MqttState(rumqttc::StateError::Deserialization(_)) if !url.tls => {
+            return Some(format!(
+                "{at} answered with something that is not MQTT: a TLS listener wants mqtts://"
+            ));
+        }
+        ConnectionError::Tls(rumqttc::TlsError::DNSName(_)) if url.host.contains(':') => {
+            return Some(
+                "mqtts:// to an IPv6 address is not supported: name the broker by its host name"
+                    .into(),
+            );
+        }
+        _ => {}
+    }
+    // A refusal of this client's certificate arrives after the handshake
+    // (TLS 1.3), as an I/O error while reading the CONNACK: look through the
+    // whole chain.
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut first_io = None;
+    while let Some(err) = next {
+        if let Some(t) = err.downcast_ref::<rustls::Error>() {
+            return Some(tls(url, t));
+        }
+        if let Some(io) = err.downcast_ref::<io::Error>() {
+            if let Some(t) = io.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>()) {
+                return Some(tls(url, t));
+            }
+            first_io.get_or_insert(io);
+        }
+        next = err.source();
+    }
+    first_io.and_then(|io| network(&at, io, url.tls))
+}
+
+fn refused(code: ConnectReturnCode) -> &'static str {
+    match code {
+        ConnectReturnCode::BadUserNamePassword => {
+            "the broker refused the user name or password (the credentials in broker.url)"
+        }
+        ConnectReturnCode::NotAuthorized => {
+            "the broker refused this client: not authorised (the credentials in broker.url, or the broker's access rules)"
+        }
+        ConnectReturnCode::BadClientId => "the broker refused this client's id",
+        ConnectReturnCode::ServiceUnavailable => "the broker is up but not serving clients",
+        ConnectReturnCode::RefusedProtocolVersion => "the broker does not speak MQTT 3.1.1",
+        ConnectReturnCode::Success => "the broker answered success as a refusal",
+    }
+}
+
+fn tls(url: &MqttUrl, e: &rustls::Error) -> String {
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            CertificateError::UnknownIssuer => {
+                "the broker's certificate is not signed by a CA this client trusts: set broker.ca_file to the CA certificate that signed it".into()
+            }
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. } => format!(
+                "the broker's certificate is not for {:?}: connect by a name or address the certificate lists",
+                url.host
+            ),
+            CertificateError::Expired | CertificateError::ExpiredContext { .. } => {
+                "the broker's certificate has expired, or this machine's clock is wrong".into()
+            }
+            CertificateError::NotValidYet | CertificateError::NotValidYetContext { .. } => {
+                "the broker's certificate is not valid yet: is this machine's clock right?".into()
+            }
+            _ => "the broker's certificate was not accepted".into(),
+        },
+        rustls::Error::AlertReceived(alert) => match alert {
+            AlertDescription::CertificateRequired => {
+                "the broker requires a client certificate: set broker.client_cert_file and broker.client_key_file".into()
+            }
+            AlertDescription::UnknownCA
+            | AlertDescription::BadCertificate
+            | AlertDescription::CertificateUnknown
+            | AlertDescription::UnsupportedCertificate
+            | AlertDescription::CertificateRevoked
+            | AlertDescription::CertificateExpired
+            | AlertDescription::AccessDenied
+            | AlertDescription::DecryptError => {
+                "the broker did not accept this client's certificate (broker.client_cert_file): is it signed by a CA the broker trusts, and still valid?".into()
+            }
+            AlertDescription::HandshakeFailure => {
+                "the broker ended the TLS handshake: it may require a client certificate (broker.client_cert_file) or offer nothing this client speaks".into()
+            }
+            _ => "the broker ended the TLS connection".into(),
+        },
+        rustls::Error::InvalidMessage(_) | rustls::Error::InappropriateMessage { .. } => {
+            "the broker does not speak TLS on this port: is it a plain mqtt:// listener?".into()
+        }
+        _ => "the TLS connection to the broker failed".into(),
+    }
+}
+
+fn network(at: &str, e: &io::Error, tls: bool) -> Option<String> {
+    match e.kind() {
+        io::ErrorKind::ConnectionRefused => Some(format!(
+            "nothing listens at {at}: is the broker running, and is this its port?"
+        )),
+        io::ErrorKind::TimedOut => Some(format!("no answer from {at}")),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof if tls => Some(format!(
+            "{at} closed the connection during the TLS handshake: is it a TLS listener (a plain one wants mqtt://), and does it require a client certificate?"
+        )),
+        io::ErrorKind::ConnectionReset | io::ErrorKind::UnexpectedEof => Some(format!(
+            "{at} closed the connection: is it an MQTT listener (a TLS one wants mqtts://)?"
+        )),
+        _ => None,
+    }
+}
+
+/// Connects to the broker as `client_id` (clean session, nothing
+/// subscribed), waits for its CONNACK and disconnects: whether the URL, its
+/// credentials and the TLS files work together, and if not, why. Gives up
+/// after `within`.
+pub async fn probe(
+    url: &MqttUrl,
+    tls: &Tls,
+    client_id: &str,
+    within: Duration,
+) -> Result<(), String> {
+    let mut options =
+        crate::client_options(url, tls, client_id, within.max(Duration::from_secs(5)))
+            .map_err(|e| e.to_string())?;
+    options.set_clean_session(true);
+    let (client, mut eventloop) = AsyncClient::new(options, 4);
+    let connected = tokio::time::timeout(within, async {
+        loop {
+            match eventloop.poll().await {
+                Ok(Event::Incoming(Packet::ConnAck(_))) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(explain(url, &e)),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| {
+        Err(format!(
+            "no answer from {}:{} within {}s",
+            url.host,
+            url.port,
+            within.as_secs_f64()
+        ))
+    });
+    if connected.is_ok() && client.disconnect().await.is_ok() {
+        // Polled once more so the DISCONNECT is written before the socket
+        // is dropped; the broker would otherwise log a lost client.
+        let _ = tokio::time::timeout(Duration::from_secs(1), eventloop.poll()).await;
+    }
+    connected
+}
