@@ -31,14 +31,16 @@ pub async fn app(
     wms: Wms,
     settings: &Settings,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
-    app_waking(wms, settings, webhooks::Wake::default()).await
+    app_waking(wms, settings, webhooks::Wake::default(), None).await
 }
 
-/// `app`, whose webhook routes wake the dispatcher through `wake`.
+/// `app`, whose webhook routes wake the dispatcher through `wake`, and whose
+/// metrics show the sync service's `link` to the broker where there is one.
 async fn app_waking(
     wms: Wms,
     settings: &Settings,
     wake: webhooks::Wake,
+    link: Option<sync::BrokerLink>,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
     let (api, openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
@@ -76,7 +78,7 @@ async fn app_waking(
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
-    let router = metrics::mount(router, &wms);
+    let router = metrics::mount(router, &wms, link);
     Ok((router, limiter))
 }
 
@@ -101,8 +103,21 @@ pub async fn run_notifying(
     notifier: &Notifier,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    run_linked(listener, wms, settings, notifier, None, shutdown).await
+}
+
+/// `run_notifying`, with the sync service's link to the broker on
+/// `/metrics`.
+async fn run_linked(
+    listener: TcpListener,
+    wms: Wms,
+    settings: &Settings,
+    notifier: &Notifier,
+    link: Option<sync::BrokerLink>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let wake = webhooks::Wake::default();
-    let (router, limiter) = app_waking(wms.clone(), settings, wake.clone()).await?;
+    let (router, limiter) = app_waking(wms.clone(), settings, wake.clone(), link).await?;
     let pruner = tokio::spawn(ratelimit::prune(limiter));
     let dispatcher = webhooks::dispatch::Dispatcher::new(wms.clone(), &settings.webhooks, wake)?;
     let dispatcher = tokio::spawn(dispatcher.run());
@@ -207,9 +222,11 @@ pub async fn serve_notifying(
         let mut stopped = stopped;
         let _ = stopped.wait_for(|s| *s).await;
     };
+    let link = sync::BrokerLink::default();
     let options = sync::SyncOptions {
         share_group: settings.broker.share_group.clone(),
         tls: broker.tls.clone(),
+        link: link.clone(),
         ..sync::SyncOptions::default()
     };
     options.check()?;
@@ -220,7 +237,7 @@ pub async fn serve_notifying(
         options,
         sync_stopped,
     ));
-    let served = run_notifying(listener, wms, settings, notifier, shutdown).await;
+    let served = run_linked(listener, wms, settings, notifier, Some(link), shutdown).await;
     let _ = stop.send(true);
     match sync.await {
         Ok(Ok(())) => {}

@@ -1,18 +1,29 @@
 //! `GET /metrics` on the cloud: the request and writer metrics every
-//! application has (`depot_wms::metrics`), and its edges taken together.
+//! application has (`depot_wms::metrics`), its edges taken together, and,
+//! where it syncs, whether its connection to the broker is up.
 
+use crate::sync::BrokerLink;
 use axum::Router;
 use depot_wms::Wms;
 use depot_wms::metrics::{Metrics, Scrape, sync};
 
-/// Serves the metrics on `router` and counts the requests it answers.
-pub fn mount(router: Router, wms: &Wms) -> Router {
+/// Serves the metrics on `router` and counts the requests it answers;
+/// `link` is the sync service's connection, where this process runs one.
+pub fn mount(router: Router, wms: &Wms, link: Option<BrokerLink>) -> Router {
     let metrics = Metrics::new(wms);
     let wms = wms.clone();
     metrics.mount(router, move || {
         let wms = wms.clone();
+        let link = link.clone();
         async move {
             let mut scrape = Scrape::default();
+            if let Some(link) = &link {
+                scrape.gauge(
+                    "depot_sync_broker_connected",
+                    "1 while this instance's sync connection to the MQTT broker is up, else 0",
+                    i64::from(link.is_up()),
+                );
+            }
             // What cannot be read is left out of this answer, not the rest.
             match wms.fleet().await {
                 Ok(fleet) => sync::cloud(&mut scrape, &fleet, depot_protocol::now()),

@@ -132,3 +132,109 @@ async fn edges_online_offline_and_their_backlog() {
     // Edges are counted, not named.
     assert!(!text.contains("dock-1"), "{text}");
 }
+
+/// A TCP relay to `upstream` whose connections all end when it is cut.
+struct Relay {
+    addr: std::net::SocketAddr,
+    tasks: std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>,
+}
+
+impl Relay {
+    async fn start(upstream: std::net::SocketAddr) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let tasks = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let conns = tasks.clone();
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let conn = tokio::spawn(async move {
+                    if let Ok(mut out) = tokio::net::TcpStream::connect(upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                    }
+                });
+                conns.lock().expect("lock").push(conn.abort_handle());
+            }
+        });
+        tasks.lock().expect("lock").push(accept.abort_handle());
+        Self { addr, tasks }
+    }
+
+    fn cut(&self) {
+        for t in self.tasks.lock().expect("lock").drain(..) {
+            t.abort();
+        }
+    }
+}
+
+async fn broker_gauge(url: &str) -> Option<f64> {
+    let text = reqwest::get(url)
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("text");
+    value(
+        &parse(&text).expect("exposition"),
+        "depot_sync_broker_connected",
+        &[],
+    )
+}
+
+async fn until_broker_gauge(url: &str, want: f64) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let got = broker_gauge(url).await;
+        if got == Some(want) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "depot_sync_broker_connected is {got:?}, not {want}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// A cloud syncing through a broker it reaches over a relay: the gauge is
+/// 1 once connected and 0 as soon as the relay is cut. The API-only
+/// server (`run`, no sync) has no such gauge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sync_connection_to_the_broker_up_then_down() {
+    let app = common::spawn_app().await;
+    let (s, _) = scrape(&app).await;
+    assert_eq!(value(&s, "depot_sync_broker_connected", &[]), None);
+
+    let broker = tokio::task::spawn_blocking(|| {
+        depot_cloud::broker::EmbeddedBroker::start("127.0.0.1:0".parse().expect("addr"))
+    })
+    .await
+    .expect("join")
+    .expect("embedded broker");
+    let relay = Relay::start(broker.addr).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = depot_cloud::settings::Settings {
+        data_dir: dir.path().to_owned(),
+        ..Default::default()
+    };
+    settings.broker.url = Some(format!("mqtt://{}", relay.addr));
+    let wms = depot_wms::Wms::open(&settings.database(), "cloud").expect("open");
+    let through_relay = depot_cloud::Broker::start(&settings).await.expect("broker");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        depot_cloud::serve(listener, wms, &settings, &through_relay, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    until_broker_gauge(&url, 1.0).await;
+    relay.cut();
+    until_broker_gauge(&url, 0.0).await;
+    let _ = stop.send(());
+    server.await.expect("join").expect("serve");
+}

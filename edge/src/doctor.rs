@@ -366,7 +366,7 @@ async fn broker(settings: &Settings) -> Check {
         settings.edge_id,
         std::process::id()
     );
-    let how = match (url.tls, tls.with_ca_file, tls.with_client_cert) {
+    let how = match (url.tls, tls.with_ca_file(), tls.with_client_cert()) {
         (false, ..) => "plain TCP",
         (true, false, false) => "TLS, public roots",
         (true, true, false) => "TLS, broker.ca_file",

@@ -36,9 +36,8 @@ impl TlsFiles {
 #[derive(Clone, Default)]
 pub struct Tls {
     config: Option<Arc<rustls::ClientConfig>>,
-    /// Said of the connection in diagnostics ("client certificate", ...).
-    pub with_ca_file: bool,
-    pub with_client_cert: bool,
+    with_ca_file: bool,
+    with_client_cert: bool,
 }
 
 impl fmt::Debug for Tls {
@@ -68,11 +67,7 @@ impl Tls {
             Some(path) => ca_roots(path)?,
             None => public_roots(),
         };
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots);
+        let builder = builder(roots)?;
         let config = match (&files.client_cert_file, &files.client_key_file) {
             (None, None) => builder.with_no_client_auth(),
             (Some(cert), Some(key)) => {
@@ -114,25 +109,37 @@ impl Tls {
         })
     }
 
+    /// The broker's certificate is checked against `broker.ca_file`
+    /// rather than the public roots.
+    pub fn with_ca_file(&self) -> bool {
+        self.with_ca_file
+    }
+
+    /// A client certificate is shown to the broker.
+    pub fn with_client_cert(&self) -> bool {
+        self.with_client_cert
+    }
+
     /// The configuration a TLS connection uses.
     pub(crate) fn client_config(&self) -> Result<Arc<rustls::ClientConfig>, MqttError> {
         match &self.config {
             Some(config) => Ok(config.clone()),
-            None => default_config(),
+            None => Ok(Arc::new(builder(public_roots())?.with_no_client_auth())),
         }
     }
 }
 
 /// rustls with ring named explicitly: `ClientConfig::builder()` would panic
 /// if another crate ever enabled a second provider.
-fn default_config() -> Result<Arc<rustls::ClientConfig>, MqttError> {
-    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+fn builder(
+    roots: rustls::RootCertStore,
+) -> Result<rustls::ConfigBuilder<rustls::ClientConfig, rustls::client::WantsClientCert>, MqttError>
+{
+    Ok(rustls::ClientConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()?
-    .with_root_certificates(public_roots())
-    .with_no_client_auth();
-    Ok(Arc::new(config))
+    .with_root_certificates(roots))
 }
 
 fn public_roots() -> rustls::RootCertStore {

@@ -36,6 +36,7 @@ pub(super) struct Connection {
     /// The broker, for logs (shown without its password) and to explain
     /// why it cannot be reached.
     pub broker: MqttUrl,
+    pub link: super::BrokerLink,
     /// How long to keep polling after a stop for the DISCONNECT to go out.
     pub farewell: Duration,
 }
@@ -53,6 +54,7 @@ pub(super) async fn run(c: Connection) {
         generation,
         backoff: (backoff_min, backoff_max),
         broker,
+        link,
         farewell,
     } = c;
     let mut connected = false;
@@ -70,6 +72,7 @@ pub(super) async fn run(c: Connection) {
                 connected = true;
                 connected_at = Instant::now();
                 failures = 0;
+                link.set(true);
                 let generation = generation.fetch_add(1, Ordering::AcqRel) + 1;
                 tracing::info!(%broker, "sync connected to the MQTT broker");
                 Some(Inbound::Connected { generation })
@@ -91,6 +94,7 @@ pub(super) async fn run(c: Connection) {
             Ok(_) => None,
             Err(e) => {
                 generation.fetch_add(1, Ordering::AcqRel);
+                link.set(false);
                 // The wait starts over only after a connection that held: one
                 // dropped right after its CONNACK (a message the client
                 // cannot read, retained on a topic it subscribes to, say)

@@ -91,6 +91,26 @@ pub struct SyncOptions {
     pub share_group: Option<String>,
     /// TLS to an `mqtts://` broker (a CA file, a client certificate).
     pub tls: depot_mqtt::Tls,
+    /// Kept up to date with whether the connection to the broker is up,
+    /// for `/metrics`.
+    pub link: BrokerLink,
+}
+
+/// Whether this instance's connection to the broker is up: set by the
+/// connection task, read by `/metrics` (`depot_sync_broker_connected`).
+/// An instance cut off from the broker sees its edges go offline one by
+/// one; this says why at once.
+#[derive(Debug, Clone, Default)]
+pub struct BrokerLink(Arc<std::sync::atomic::AtomicBool>);
+
+impl BrokerLink {
+    pub fn is_up(&self) -> bool {
+        self.0.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn set(&self, up: bool) {
+        self.0.store(up, std::sync::atomic::Ordering::Release);
+    }
 }
 
 impl Default for SyncOptions {
@@ -106,6 +126,7 @@ impl Default for SyncOptions {
             backoff_max: Duration::from_secs(5),
             share_group: None,
             tls: depot_mqtt::Tls::default(),
+            link: BrokerLink::default(),
         }
     }
 }
@@ -210,6 +231,7 @@ pub async fn run_sync_with(
         generation: generation.clone(),
         backoff: (options.backoff_min, options.backoff_max),
         broker: url,
+        link: options.link.clone(),
         farewell: FAREWELL,
     }));
     let mut service = service::Service::new(wms, client.clone(), options, generation);
