@@ -16,7 +16,7 @@ use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::Wms;
 use depot_wms::recovery::{Recovered, RecoveredPage};
 use depot_wms::sync::{Page, PageOutcome};
-use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS};
+use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS, SubscribeReasonCode};
 use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
@@ -47,8 +47,13 @@ pub enum LinkError {
 
 enum Incoming {
     Connected,
-    Message { topic: String, payload: Vec<u8> },
+    Message {
+        topic: String,
+        payload: Vec<u8>,
+    },
     Disconnected(String),
+    /// The broker answered a SUBSCRIBE with a failure (its access rules).
+    SubscriptionRefused,
 }
 
 struct Topics {
@@ -89,6 +94,14 @@ struct Link {
     /// Why the last attempt to reach the broker failed: logged and recorded
     /// when it changes, not at every retry of a broker that stays away.
     last_failure: Option<String>,
+    /// Since when hellos on this connection have gone unanswered.
+    unanswered_since: Option<Instant>,
+    /// How long the cloud may stay silent before the box says so: two
+    /// resend periods.
+    silence_limit: Duration,
+    /// Connected, but something stands in the way of sync (a refused
+    /// subscription, a silent cloud), and the status says it.
+    trouble_said: bool,
 }
 
 impl Link {
@@ -160,11 +173,13 @@ impl Link {
         };
         self.publish_up(message::encode(&hello)).await;
         self.awaiting_answer = Some(Instant::now());
+        self.unanswered_since.get_or_insert_with(Instant::now);
         self.last_hello = Instant::now();
     }
 
     async fn connected(&mut self) {
         self.outbox.connected(self.session.clone(), Instant::now());
+        self.unanswered_since = None;
         // Subscribed before the hello, so the answer cannot be missed.
         for topic in [self.topics.down.as_str(), CLOUD_STATE] {
             if let Err(e) = self.client.subscribe(topic, QoS::AtLeastOnce).await {
@@ -183,6 +198,7 @@ impl Link {
             tracing::warn!(error = %e, "could not record the link state");
         }
         self.last_failure = None;
+        self.trouble_said = false;
         tracing::info!(
             session = self.outbox.session(),
             acked = self.outbox.acked(),
@@ -206,6 +222,51 @@ impl Link {
             tracing::warn!(error = %e, "could not record the link state");
         }
         self.last_failure = Some(reason);
+    }
+
+    /// Connected, but sync cannot go on: says why on the status, once.
+    async fn trouble(&mut self, why: String) {
+        if self.trouble_said {
+            return;
+        }
+        tracing::warn!(reason = %why, "connected to the broker, but not syncing");
+        self.trouble_said = true;
+        self.say_trouble(Some(why)).await;
+    }
+
+    async fn say_trouble(&self, why: Option<String>) {
+        if let Err(e) = self.wms.set_link_trouble(why).await {
+            tracing::warn!(error = %e, "could not record the link state");
+        }
+    }
+
+    /// The broker refused to let this box subscribe: nothing from the cloud
+    /// can arrive.
+    async fn subscription_refused(&mut self) {
+        let why = format!(
+            "the broker refused this box's subscription to {} or {CLOUD_STATE}: its access rules must let this box's broker user subscribe to both, and publish to {} and {}",
+            self.topics.down, self.topics.up, self.topics.state
+        );
+        self.trouble(why).await;
+    }
+
+    /// Hellos unanswered for longer than the limit: the cloud is down or not
+    /// on this broker, or the broker's rules drop what this box publishes
+    /// (MQTT 3.1.1 has no way to say a publish was refused).
+    async fn check_silence(&mut self) {
+        let Some(since) = self.unanswered_since else {
+            return;
+        };
+        if !self.outbox.is_connected() || since.elapsed() < self.silence_limit {
+            return;
+        }
+        let why = format!(
+            "connected to the broker, but the cloud has not answered this box's hello for {} s: is depot-cloud running and connected to this broker, and do the broker's access rules let this box publish to {} and subscribe to {}?",
+            self.silence_limit.as_secs(),
+            self.topics.up,
+            self.topics.down
+        );
+        self.trouble(why).await;
     }
 
     /// The cloud's retained state changed: a cloud that came back with a new
@@ -240,6 +301,11 @@ impl Link {
             }
         };
         self.awaiting_answer = None;
+        self.unanswered_since = None;
+        if std::mem::take(&mut self.trouble_said) {
+            tracing::info!("the cloud answers again");
+            self.say_trouble(None).await;
+        }
         match msg {
             DownMessage::Ack {
                 session,
@@ -460,6 +526,7 @@ impl Link {
         if !self.outbox.is_connected() {
             return;
         }
+        self.check_silence().await;
         if self
             .awaiting_answer
             .is_some_and(|at| at.elapsed() >= HELLO_RETRY)
@@ -563,6 +630,11 @@ pub async fn run_with_faults(
                     topic: p.topic,
                     payload: p.payload.to_vec(),
                 }),
+                Ok(Event::Incoming(Packet::SubAck(ack)))
+                    if ack.return_codes.contains(&SubscribeReasonCode::Failure) =>
+                {
+                    tx.send(Incoming::SubscriptionRefused)
+                }
                 Ok(_) => Ok(()),
                 Err(e) => {
                     let sent = tx.send(Incoming::Disconnected(explain(&url, &e)));
@@ -595,6 +667,9 @@ pub async fn run_with_faults(
         recovering: true,
         stall_logged: false,
         last_failure: None,
+        unanswered_since: None,
+        silence_limit: resend * 2,
+        trouble_said: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -617,6 +692,7 @@ pub async fn run_with_faults(
                     }
                 }
                 Some(Incoming::Disconnected(reason)) => link.disconnected(reason).await,
+                Some(Incoming::SubscriptionRefused) => link.subscription_refused().await,
                 None => break,
             },
             _ = tick.tick() => {

@@ -1,5 +1,6 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use depot_edge::notify::headline;
 use depot_edge::settings::Settings;
 use depot_wms::store::sync::Recovery;
 use std::io::Write;
@@ -217,16 +218,12 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         let total = (first.depth + (s.head - first.head)).max(0) as u64;
         bar.set_length(total);
         bar.set_position(total.saturating_sub(s.depth.max(0) as u64));
-        bar.set_message(match (&s.recovery, s.connected) {
-            (Some(r), _) => format!("taking own events back (through {})", r.recovered),
-            (None, true) => "syncing".into(),
-            (None, false) => match &s.link_error {
-                Some(why) => format!(
-                    "waiting for the broker: {}",
-                    why.split(" (").next().unwrap_or(why)
-                ),
-                None => "waiting for the broker".into(),
-            },
+        bar.set_message(match (&s.recovery, s.connected, &s.link_error) {
+            (Some(r), ..) => format!("taking own events back (through {})", r.recovered),
+            (None, true, None) => "syncing".into(),
+            (None, true, Some(why)) => format!("not syncing: {}", headline(why)),
+            (None, false, Some(why)) => format!("waiting for the broker: {}", headline(why)),
+            (None, false, None) => "waiting for the broker".into(),
         });
         // A log not known whole may lack events the cloud has, whatever the
         // outbox says.
@@ -241,10 +238,11 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         }
         if start.elapsed() > timeout {
             bar.abandon_with_message("timed out");
-            let down = s
-                .link_error
-                .map(|why| format!("; the link to the broker is down: {why}"))
-                .unwrap_or_default();
+            let down = match (s.link_error, s.connected) {
+                (Some(why), true) => format!("; {why}"),
+                (Some(why), false) => format!("; the link to the broker is down: {why}"),
+                (None, _) => String::new(),
+            };
             if let Some(r) = s.recovery {
                 anyhow::bail!(
                     "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} events wait behind that{down}",

@@ -21,6 +21,17 @@ const STATUS_EVERY: Duration = Duration::from_secs(1);
 /// lost (a full socket buffer drops it) does not stay stale.
 const STATUS_AGAIN_AFTER: Duration = Duration::from_secs(5);
 
+/// What stands in the way of sync, without the advice and rumqttc's own
+/// words that follow it: a status line is read at a glance.
+pub fn headline(why: &str) -> &str {
+    let end = [" (", ": "]
+        .iter()
+        .filter_map(|sep| why.find(sep))
+        .min()
+        .unwrap_or(why.len());
+    &why[..end]
+}
+
 /// The unit's status line: the link, the outbox, what needs someone.
 pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: usize) -> String {
     let mut line = match listen {
@@ -35,10 +46,8 @@ pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: u
     if let Some(since) = &sync.connected_since {
         line.push_str(&format!(" since {since}"));
     }
-    // Its reason without rumqttc's own words after it: a status line is
-    // read at a glance.
     if let Some(why) = &sync.link_error {
-        line.push_str(&format!(" ({})", why.split(" (").next().unwrap_or(why)));
+        line.push_str(&format!(" ({})", headline(why)));
     }
     match (sync.depth, &sync.oldest_unacked_at) {
         (0, _) => line.push_str("; outbox empty"),
@@ -229,6 +238,20 @@ mod tests {
         assert_eq!(
             status_line(None, &s, 0),
             "cloud not connected since 2026-11-24T02:00:00Z (the broker refused the user name or password); outbox 12 events (oldest 2026-11-24T01:00:00Z)"
+        );
+        s.link_error = Some("nothing listens at 127.0.0.1:1883: is the broker running, and is this its port? (I/O: Connection refused (os error 111))".into());
+        assert!(
+            status_line(None, &s, 0)
+                .contains("since 2026-11-24T02:00:00Z (nothing listens at 127.0.0.1:1883);"),
+            "{}",
+            status_line(None, &s, 0)
+        );
+        s.connected = true;
+        s.link_error = Some("connected to the broker, but the cloud has not answered this box's hello for 30 s: is depot-cloud running and connected to this broker, and do the broker's access rules let this box publish to depot/v1/1/edge/mad-1/up and subscribe to depot/v1/1/edge/mad-1/down?".into());
+        assert!(
+            status_line(None, &s, 0).starts_with("cloud connected since 2026-11-24T02:00:00Z (connected to the broker, but the cloud has not answered this box's hello for 30 s);"),
+            "{}",
+            status_line(None, &s, 0)
         );
     }
 }

@@ -179,8 +179,8 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
 }
 
 /// Mosquitto with a TLS listener on the test CA that requires a client
-/// certificate and a password (users `cloud` and `edge`); stopped when
-/// dropped.
+/// certificate and a password (users `cloud`, `edge`, and `nosub`, whom
+/// its access rules do not let read); stopped when dropped.
 struct TlsMosquitto {
     port: u16,
     child: std::process::Child,
@@ -195,9 +195,13 @@ impl Drop for TlsMosquitto {
 
 fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
     let passwd = dir.join("passwd");
-    for (i, (user, password)) in [("cloud", "cloud-pw"), ("edge", "edge-pw")]
-        .iter()
-        .enumerate()
+    for (i, (user, password)) in [
+        ("cloud", "cloud-pw"),
+        ("edge", "edge-pw"),
+        ("nosub", "nosub-pw"),
+    ]
+    .iter()
+    .enumerate()
     {
         let mut cmd = std::process::Command::new("mosquitto_passwd");
         if i == 0 {
@@ -215,17 +219,25 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
+    // `nosub` may publish on the sync topics but not read them.
+    let acl = dir.join("acl");
+    std::fs::write(
+        &acl,
+        "user cloud\ntopic readwrite #\n\nuser edge\ntopic readwrite depot/#\n\nuser nosub\ntopic write depot/#\n",
+    )
+    .expect("write acl");
     let conf = dir.join("mosquitto.conf");
     // `user root`: started as root (CI), Mosquitto would otherwise read the
     // files as its own user, which cannot enter the test's directory.
     std::fs::write(
         &conf,
         format!(
-            "user root\nlistener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\nallow_anonymous false\npassword_file {}\nmax_packet_size 1048576\n",
+            "user root\nlistener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\nallow_anonymous false\npassword_file {}\nacl_file {}\nmax_packet_size 1048576\n",
             pki.ca.display(),
             pki.server_cert.display(),
             pki.server_key.display(),
-            passwd.display()
+            passwd.display(),
+            acl.display()
         ),
     )
     .expect("write mosquitto.conf");
@@ -252,7 +264,8 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
 /// Against Mosquitto (`DEPOT_TEST_MOSQUITTO`, the path of its binary; CI
 /// sets it), a broker no one here wrote: the cloud and the edge each with
 /// the site's CA, a client certificate and a password. A wrong password
-/// keeps the box offline and says so; the right one syncs.
+/// keeps the box offline and says so; a user the broker's rules do not let
+/// read is connected and told where to look; the right one syncs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwords() {
     let Ok(binary) = std::env::var("DEPOT_TEST_MOSQUITTO") else {
@@ -289,6 +302,24 @@ async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwor
     })
     .await;
     edge.stop().await;
+
+    // A user the broker's rules do not let read: Mosquitto grants the
+    // subscription and delivers nothing, so the box hears no answer to its
+    // hello, and says where to look (1 s resends: 2 s of silence).
+    settings.broker.url = url("nosub:nosub-pw");
+    settings.broker.resend_after_secs = 1;
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    eventually("the silent cloud on the status", || async {
+        edge.wms.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.link_error.is_some_and(|e| {
+                    e.contains("the cloud has not answered") && e.contains("access rules")
+                })
+        })
+    })
+    .await;
+    edge.stop().await;
+    settings.broker.resend_after_secs = 15;
 
     settings.broker.url = url("edge:edge-pw");
     let edge = RunningEdge::start(settings.clone(), Faults::default()).await;

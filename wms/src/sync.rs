@@ -408,6 +408,13 @@ impl Wms {
             .await
     }
 
+    /// Edge: connected, but sync cannot go on, and why (`None`: it goes on
+    /// again).
+    pub async fn set_link_trouble(&self, why: Option<String>) -> Result<()> {
+        self.write(move |conn| sql::set_link_trouble(conn, why.as_deref()))
+            .await
+    }
+
     /// Edge: the link is down, and why (shown until it connects again).
     pub async fn set_link_down(&self, why: String) -> Result<()> {
         self.write(move |conn| sql::set_connected(conn, false, Some(&why), &now()))

@@ -109,8 +109,11 @@ pub struct Rig {
     pub link: Option<Link>,
     /// The cloud's HTTP API.
     pub cloud_base: String,
-    stop: oneshot::Sender<()>,
-    task: JoinHandle<anyhow::Result<()>>,
+    /// The cloud's settings, with the broker it serves through named as an
+    /// external one, so that a restarted cloud syncs through it again.
+    settings: CloudSettings,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
 impl Rig {
@@ -168,18 +171,9 @@ impl Rig {
         } else {
             (None, broker.url.to_string())
         };
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let cloud_base = format!("http://{}", listener.local_addr().expect("addr"));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = {
-            let cloud = cloud.clone();
-            tokio::spawn(async move {
-                depot_cloud::serve(listener, cloud, &settings, &broker, async {
-                    let _ = stopped.await;
-                })
-                .await
-            })
-        };
+        let mut again = settings.clone();
+        again.broker.url = Some(broker.url.to_string());
+        let (cloud_base, stop, task) = serve(cloud.clone(), settings, broker).await;
         Self {
             dir,
             cloud,
@@ -192,9 +186,33 @@ impl Rig {
             broker_url,
             link,
             cloud_base,
-            stop,
-            task,
+            settings: again,
+            stop: Some(stop),
+            task: Some(task),
         }
+    }
+
+    /// Stops the cloud's API and sync service; its database and the broker
+    /// stay.
+    pub async fn stop_cloud(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("join").expect("cloud");
+        }
+    }
+
+    /// Serves the cloud again, on its database and through its broker.
+    pub async fn restart_cloud(&mut self) {
+        self.stop_cloud().await;
+        let broker = depot_cloud::Broker::start(&self.settings)
+            .await
+            .expect("broker");
+        let (base, stop, task) = serve(self.cloud.clone(), self.settings.clone(), broker).await;
+        self.cloud_base = base;
+        self.stop = Some(stop);
+        self.task = Some(task);
     }
 
     pub async fn item(&self, sku: &str) -> ItemId {
@@ -227,10 +245,28 @@ impl Rig {
             .expect("the rig was started without a link")
     }
 
-    pub async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.expect("join").expect("cloud");
+    pub async fn stop(mut self) {
+        self.stop_cloud().await;
     }
+}
+
+/// Serves `cloud` with `settings` through `broker` on a fresh port: its
+/// address, the sender that stops it, and its task.
+async fn serve(
+    cloud: Wms,
+    settings: CloudSettings,
+    broker: depot_cloud::Broker,
+) -> (String, oneshot::Sender<()>, JoinHandle<anyhow::Result<()>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        depot_cloud::serve(listener, cloud, &settings, &broker, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    (base, stop, task)
 }
 
 /// An edge serving in this process.

@@ -367,6 +367,13 @@ pub fn set_connected(
     Ok(())
 }
 
+/// Connected, but what stands in the way of sync (`None`: nothing).
+pub fn set_link_trouble(conn: &Connection, why: Option<&str>) -> Result<()> {
+    conn.prepare_cached("UPDATE sync_state SET link_error = ?1 WHERE singleton = 1")?
+        .execute([why])?;
+    Ok(())
+}
+
 /// Edge side: everything the status route and CLI show.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
 pub struct SyncSnapshot {
@@ -374,9 +381,10 @@ pub struct SyncSnapshot {
     pub connected: bool,
     /// Since when the link has been in its current state.
     pub connected_since: Option<String>,
-    /// While the link is down: the last failure to reach the broker or to
-    /// stay connected, and what setting to look at (credentials, TLS
-    /// files, address).
+    /// What stands in the way of sync, and what to look at. While the
+    /// link is down: the last failure to reach the broker or to stay
+    /// connected (credentials, TLS files, address). While it is up: a
+    /// subscription the broker refused, or a cloud that does not answer.
     pub link_error: Option<String>,
     /// Newest event this node made.
     pub head: i64,
@@ -426,7 +434,7 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
     Ok(SyncSnapshot {
         connected,
         connected_since,
-        link_error: if connected { None } else { link_error },
+        link_error,
         head,
         acked,
         depth: (head - acked).max(0),

@@ -1,4 +1,5 @@
--- Edge side: why the link to the broker is down (the last failure to
--- connect or to stay connected, in words naming the setting to change), so
--- the status route, the CLI and the doctor can say it; cleared on connect.
+-- Edge side: what stands in the way of sync, in words naming what to look
+-- at: while the link is down, the last failure to connect or to stay
+-- connected; while it is up, a subscription the broker refused or a cloud
+-- that does not answer. The status route, the CLI and the doctor say it.
 ALTER TABLE sync_state ADD COLUMN link_error TEXT;

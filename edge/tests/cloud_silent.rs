@@ -1,0 +1,122 @@
+//! Connected to the broker but not syncing: a cloud that stops answering
+//! is named on the box's status (and so in `depot-edge status`, `sync
+//! --wait` and the systemd status line) within two resend periods, and the
+//! note goes once the cloud answers again; a broker that refuses the
+//! box's subscription is named at once.
+
+mod common;
+
+use common::{Rig, RunningEdge, eventually};
+use depot_edge::faults::Faults;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
+    let mut rig = Rig::start(&format!("sil{}", std::process::id()), false).await;
+    let mut settings = rig.edge_settings();
+    // The cloud may be silent for two resend periods: 2 s here.
+    settings.broker.resend_after_secs = 1;
+    let edge = RunningEdge::start(settings, Faults::default()).await;
+    let ew = &edge.wms;
+    eventually("the cloud's first answer", || async {
+        ew.sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.recovery.is_none())
+    })
+    .await;
+    assert_eq!(ew.sync_snapshot().await.expect("snapshot").link_error, None);
+
+    rig.stop_cloud().await;
+    let silent = "the cloud has not answered this box's hello for 2 s: is depot-cloud running";
+    eventually("the status to name the silent cloud", || async {
+        ew.sync_snapshot().await.is_ok_and(|s| {
+            s.connected && s.link_error.as_deref().is_some_and(|e| e.contains(silent))
+        })
+    })
+    .await;
+
+    rig.restart_cloud().await;
+    eventually("the note to go once the cloud answers", || async {
+        ew.sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.link_error.is_none())
+    })
+    .await;
+    edge.stop().await;
+    rig.stop().await;
+}
+
+/// An MQTT 3.1.1 broker that accepts the connection, refuses every
+/// subscription (SUBACK 0x80, as brokers do whose access rules deny it) and
+/// acknowledges publishes: where a broker says no instead of staying quiet.
+async fn refusing_broker() -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                loop {
+                    let mut first = [0u8; 1];
+                    if tcp.read_exact(&mut first).await.is_err() {
+                        return;
+                    }
+                    let (mut len, mut shift) = (0usize, 0);
+                    loop {
+                        let mut b = [0u8; 1];
+                        if tcp.read_exact(&mut b).await.is_err() {
+                            return;
+                        }
+                        len |= usize::from(b[0] & 0x7f) << shift;
+                        shift += 7;
+                        if b[0] & 0x80 == 0 {
+                            break;
+                        }
+                    }
+                    let mut body = vec![0u8; len];
+                    if tcp.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    let answer: Vec<u8> = match first[0] >> 4 {
+                        1 => vec![0x20, 0x02, 0x00, 0x00],
+                        8 => vec![0x90, 0x03, body[0], body[1], 0x80],
+                        // QoS 1 publish: the packet id follows the topic.
+                        3 if first[0] & 0x06 == 0x02 => {
+                            let at = 2 + usize::from(u16::from_be_bytes([body[0], body[1]]));
+                            vec![0x40, 0x02, body[at], body[at + 1]]
+                        }
+                        12 => vec![0xd0, 0x00],
+                        14 => return,
+                        _ => Vec::new(),
+                    };
+                    if tcp.write_all(&answer).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_refused_subscription_is_named_on_the_status() {
+    let rig = Rig::start(&format!("sub{}", std::process::id()), false).await;
+    let mut settings = rig.edge_settings();
+    settings.broker.url = format!("mqtt://{}", refusing_broker().await);
+    let edge = RunningEdge::start(settings, Faults::default()).await;
+    let ew = &edge.wms;
+    eventually("the refused subscription on the status", || async {
+        ew.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.link_error.as_deref().is_some_and(|e| {
+                    e.contains("the broker refused this box's subscription")
+                        && e.contains("access rules")
+                })
+        })
+    })
+    .await;
+    edge.stop().await;
+    rig.stop().await;
+}
