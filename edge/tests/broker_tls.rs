@@ -11,6 +11,7 @@ use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings as EdgeSettings;
 use depot_mqtt::testing::{Pki, TlsFront};
+use depot_protocol::ItemId;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -71,6 +72,31 @@ fn broker_line(report: &str) -> &str {
         .unwrap_or_else(|| panic!("no broker line:\n{report}"))
 }
 
+/// The cloud's item `sku` reaches the edge, and a receipt of 3 made at the
+/// edge reaches the cloud.
+async fn syncs_both_ways(rig: &Rig, edge: &RunningEdge, item: ItemId, sku: &str) {
+    let (b, w) = (rig.business, rig.warehouse);
+    eventually("the cloud's item at the edge", || async {
+        edge.wms.item(b, item).await.is_ok()
+    })
+    .await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
+        .header("X-API-KEY", &rig.key)
+        .json(&json!({"warehouse_id": w.0, "sku": sku, "reason": "received", "quantity": 3}))
+        .send()
+        .await
+        .expect("adjust");
+    assert_eq!(r.status(), 200);
+    eventually("the edge's receipt in the cloud", || async {
+        rig.cloud
+            .stock_level(item, w)
+            .await
+            .is_ok_and(|(on_hand, _)| on_hand == 3)
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
     // The embedded broker behind a TLS front; the cloud goes through the
@@ -92,7 +118,6 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
         cloud.broker.client_key_file = Some(pki.client_key.clone());
     })
     .await;
-    let (b, w) = (rig.business, rig.warehouse);
     let item = rig.item("TLS-1").await;
     let config = rig.dir.path().join("edge.toml");
 
@@ -143,26 +168,7 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
             .is_ok_and(|s| s.connected && s.link_error.is_none())
     })
     .await;
-    eventually("the cloud's item at the edge", || async {
-        edge.wms.item(b, item).await.is_ok()
-    })
-    .await;
-    let r = reqwest::Client::new()
-        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
-        .header("X-API-KEY", &rig.key)
-        .json(&json!({"warehouse_id": w.0, "sku": "TLS-1", "reason": "received", "quantity": 7}))
-        .send()
-        .await
-        .expect("adjust");
-    assert_eq!(r.status(), 200);
-    let cloud = &rig.cloud;
-    eventually("the edge's receipt in the cloud", || async {
-        cloud
-            .stock_level(item, w)
-            .await
-            .is_ok_and(|(on_hand, _)| on_hand == 7)
-    })
-    .await;
+    syncs_both_ways(&rig, &edge, item, "TLS-1").await;
     write_config(&settings, &config);
     let (_, report) = run(&config, &["doctor"]).await;
     let line = broker_line(&report);
@@ -284,7 +290,6 @@ async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwor
         cloud.broker.client_key_file = Some(pki.client_key.clone());
     })
     .await;
-    let (b, w) = (rig.business, rig.warehouse);
     let item = rig.item("MTLS-1").await;
 
     let mut settings = rig.edge_settings();
@@ -323,26 +328,7 @@ async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwor
 
     settings.broker.url = url("edge:edge-pw");
     let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
-    eventually("the cloud's item at the edge", || async {
-        edge.wms.item(b, item).await.is_ok()
-    })
-    .await;
-    let r = reqwest::Client::new()
-        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
-        .header("X-API-KEY", &rig.key)
-        .json(&json!({"warehouse_id": w.0, "sku": "MTLS-1", "reason": "received", "quantity": 3}))
-        .send()
-        .await
-        .expect("adjust");
-    assert_eq!(r.status(), 200);
-    let cloud = &rig.cloud;
-    eventually("the edge's receipt in the cloud", || async {
-        cloud
-            .stock_level(item, w)
-            .await
-            .is_ok_and(|(on_hand, _)| on_hand == 3)
-    })
-    .await;
+    syncs_both_ways(&rig, &edge, item, "MTLS-1").await;
     let config = certs.path().join("edge.toml");
     write_config(&settings, &config);
     let (_, report) = run(&config, &["doctor"]).await;

@@ -5,6 +5,8 @@
 //! event loop and forwards what arrives; this task owns the state and does
 //! the work in order.
 
+mod trouble;
+
 use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
 use depot_mqtt::{client_options, explain};
@@ -204,69 +206,6 @@ impl Link {
             acked = self.outbox.acked(),
             "connected to the broker"
         );
-    }
-
-    async fn disconnected(&mut self, reason: String) {
-        if self.outbox.is_connected() {
-            tracing::warn!(reason, "lost the broker; the outbox keeps everything");
-            self.outbox.disconnected();
-        } else if self.last_failure.as_deref() != Some(reason.as_str()) {
-            tracing::warn!(
-                reason,
-                "cannot connect to the broker; the floor works offline meanwhile"
-            );
-        } else {
-            return;
-        }
-        if let Err(e) = self.wms.set_link_down(reason.clone()).await {
-            tracing::warn!(error = %e, "could not record the link state");
-        }
-        self.last_failure = Some(reason);
-    }
-
-    /// Connected, but sync cannot go on: says why on the status, once.
-    async fn trouble(&mut self, why: String) {
-        if self.trouble_said {
-            return;
-        }
-        tracing::warn!(reason = %why, "connected to the broker, but not syncing");
-        self.trouble_said = true;
-        self.say_trouble(Some(why)).await;
-    }
-
-    async fn say_trouble(&self, why: Option<String>) {
-        if let Err(e) = self.wms.set_link_trouble(why).await {
-            tracing::warn!(error = %e, "could not record the link state");
-        }
-    }
-
-    /// The broker refused to let this box subscribe: nothing from the cloud
-    /// can arrive.
-    async fn subscription_refused(&mut self) {
-        let why = format!(
-            "the broker refused this box's subscription to {} or {CLOUD_STATE}: its access rules must let this box's broker user subscribe to both, and publish to {} and {}",
-            self.topics.down, self.topics.up, self.topics.state
-        );
-        self.trouble(why).await;
-    }
-
-    /// Hellos unanswered for longer than the limit: the cloud is down or not
-    /// on this broker, or the broker's rules drop what this box publishes
-    /// (MQTT 3.1.1 has no way to say a publish was refused).
-    async fn check_silence(&mut self) {
-        let Some(since) = self.unanswered_since else {
-            return;
-        };
-        if !self.outbox.is_connected() || since.elapsed() < self.silence_limit {
-            return;
-        }
-        let why = format!(
-            "connected to the broker, but the cloud has not answered this box's hello for {} s: is depot-cloud running and connected to this broker, and do the broker's access rules let this box publish to {} and subscribe to {}?",
-            self.silence_limit.as_secs(),
-            self.topics.up,
-            self.topics.down
-        );
-        self.trouble(why).await;
     }
 
     /// The cloud's retained state changed: a cloud that came back with a new
