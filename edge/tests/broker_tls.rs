@@ -16,26 +16,13 @@ use serde_json::json;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
-
 /// Runs `depot-edge --config <config> <args>`: whether it succeeded, and
 /// what it printed.
 async fn run(config: &Path, args: &[&str]) -> (bool, String) {
-    let out = tokio::process::Command::new(BIN)
-        .arg("--config")
-        .arg(config)
-        .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("DEPOT_CLOUD_URL")
-        .output()
-        .await
-        .expect("run depot-edge");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), said)
+    let config = config.display().to_string();
+    let mut all = vec!["--config", config.as_str()];
+    all.extend_from_slice(args);
+    common::process::run(&[], &all).await
 }
 
 /// The edge's settings as a TOML file, for the CLI.

@@ -10,6 +10,7 @@
 
 mod common;
 
+use common::process::run;
 use common::{RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
@@ -18,28 +19,6 @@ use depot_protocol::sync::topic::CLOUD_STATE;
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::json;
 use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
-
-/// Runs a one-shot `depot-edge` command on the edge's settings: its
-/// exit status and what it printed.
-async fn run(env: &[(&str, String)], args: &[&str]) -> (bool, String) {
-    let out = tokio::process::Command::new(BIN)
-        .args(args)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("DEPOT_LOG", "warn")
-        .env("RUST_BACKTRACE", "0")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .expect("run depot-edge");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), said)
-}
 
 /// Answers every hello on the edge's up topic with `ack(session)`, until
 /// the task is aborted. Once subscribed, it says it is online, as a cloud

@@ -67,3 +67,24 @@ pub async fn movements(wms: &Wms) -> HashMap<String, usize> {
     }
     seen
 }
+
+/// Runs a one-shot `depot-edge` command (`status`, `sync --wait`,
+/// `doctor`) with `env`: whether it succeeded, and what it printed.
+pub async fn run(env: &[(&str, String)], args: &[&str]) -> (bool, String) {
+    let out = tokio::process::Command::new(BIN)
+        .args(args)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("DEPOT_LOG", "warn")
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("DEPOT_CLOUD_URL")
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("run depot-edge");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), said)
+}
