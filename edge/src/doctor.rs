@@ -5,6 +5,7 @@
 
 use crate::devices::config::{ScaleProtocol, ScannerDevice};
 use crate::settings::Settings;
+use crate::storage::{Probe, StorageState};
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_wms::store::sync::Recovery;
@@ -107,6 +108,7 @@ pub async fn run(config: Option<&Path>, cloud: Option<&str>) -> bool {
         }
     };
     out(data_dir(&settings.data_dir));
+    out(disk(&settings));
     out(database(&settings));
     for c in devices(&settings).await {
         out(c);
@@ -131,12 +133,40 @@ fn data_dir(dir: &Path) -> Check {
             Outcome::Ok,
             format!("{} is writable", dir.display()),
         ),
+        Err(e) if e.kind() == std::io::ErrorKind::StorageFull => Check::new(
+            "data directory",
+            Outcome::Fail,
+            format!("{}: {e}: the disk is full; free space on it", dir.display()),
+        ),
         Err(e) => Check::new(
             "data directory",
             Outcome::Fail,
             format!(
                 "{}: {e}: create it and give the user depot-edge runs as write access (data_dir, DEPOT_DATA_DIR)",
                 dir.display()
+            ),
+        ),
+    }
+}
+
+/// Room on the data directory's disk: a full one refuses every write.
+fn disk(settings: &Settings) -> Check {
+    match Probe::new(settings).read(None) {
+        Ok(storage) => Check::new(
+            "disk",
+            if storage.state == StorageState::Ok {
+                Outcome::Ok
+            } else {
+                Outcome::Fail
+            },
+            storage.summary(),
+        ),
+        Err(e) => Check::new(
+            "disk",
+            Outcome::Fail,
+            format!(
+                "cannot read the disk of {}: {e}",
+                settings.data_dir.display()
             ),
         ),
     }

@@ -16,6 +16,7 @@ pub mod selftest;
 pub mod settings;
 pub mod station_page;
 pub mod status;
+pub mod storage;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -73,9 +74,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))
         .layer(axum::Extension(devices.clone()))
+        .layer(axum::Extension(storage::Probe::new(settings)))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
-    metrics::mount(router, &wms, devices)
+    metrics::mount(router, &wms, devices, storage::Probe::new(settings))
 }
 
 /// Opens the edge's database as its node.
@@ -170,6 +172,7 @@ async fn run<B: DeviceBus>(
         notifier.clone(),
         wms.clone(),
         devices.clone(),
+        storage::Probe::new(&settings),
         listener.local_addr().ok(),
     );
     let router = app_with_devices(wms, &settings, devices);

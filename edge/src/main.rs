@@ -170,6 +170,13 @@ async fn main() -> anyhow::Result<()> {
                 None => {}
             }
             println!("conflicts     {}", s.conflicts);
+            match depot_edge::storage::Probe::new(&settings).read(None) {
+                Ok(storage) => println!("disk          {}", storage.summary()),
+                Err(e) => println!(
+                    "disk          cannot read {}: {e}",
+                    settings.data_dir.display()
+                ),
+            }
             Ok(())
         }
         Command::Sync { wait, timeout } => {

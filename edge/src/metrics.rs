@@ -7,6 +7,7 @@ use crate::devices::Devices;
 use crate::devices::printers::PrinterStatus;
 use crate::devices::scales::ScaleView;
 use crate::devices::scanners::ScannerView;
+use crate::storage::{Probe, Storage, StorageState};
 use axum::Router;
 use depot_hardware::printer::PrinterState;
 use depot_protocol::Timestamp;
@@ -14,11 +15,11 @@ use depot_wms::Wms;
 use depot_wms::metrics::{Metrics, Scrape, sync};
 
 /// Serves the metrics on `router` and counts the requests it answers.
-pub fn mount(router: Router, wms: &Wms, devices: Devices) -> Router {
+pub fn mount(router: Router, wms: &Wms, devices: Devices, probe: Probe) -> Router {
     let metrics = Metrics::new(wms);
     let wms = wms.clone();
     metrics.mount(router, move || {
-        let (wms, devices) = (wms.clone(), devices.clone());
+        let (wms, devices, probe) = (wms.clone(), devices.clone(), probe.clone());
         async move {
             let mut scrape = Scrape::default();
             let now = depot_protocol::now();
@@ -27,12 +28,40 @@ pub fn mount(router: Router, wms: &Wms, devices: Devices) -> Router {
                 Ok(snapshot) => sync::edge(&mut scrape, &snapshot, now),
                 Err(error) => tracing::warn!(%error, "metrics: cannot read the sync state"),
             }
+            if let Some(storage) = probe.read_async(wms.writer_stats().full_since()).await {
+                self::storage(&mut scrape, &storage);
+            }
             let scales = devices.scale_views();
             let scanners = devices.scanners().all();
             self::devices(&mut scrape, &devices.printers(), &scales, &scanners, now);
             scrape
         }
     })
+}
+
+/// The data directory's disk.
+fn storage(scrape: &mut Scrape, s: &Storage) {
+    let bytes = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    scrape.gauge(
+        "depot_storage_free_bytes",
+        "Bytes still free on the data directory's disk for the user the edge runs as",
+        bytes(s.free_bytes),
+    );
+    scrape.gauge(
+        "depot_storage_size_bytes",
+        "Size of the data directory's filesystem",
+        bytes(s.total_bytes),
+    );
+    scrape.gauge(
+        "depot_storage_database_bytes",
+        "The database with its write-ahead log",
+        bytes(s.database_bytes),
+    );
+    scrape.gauge(
+        "depot_storage_low",
+        "1 while the disk has less than low_disk_mib free, or is full, else 0",
+        i64::from(s.state != StorageState::Ok),
+    );
 }
 
 /// A label set: (name, value) pairs.

@@ -4,6 +4,7 @@
 //! `depot_wms::notify`.
 
 use crate::devices::Devices;
+use crate::storage::{Probe, Storage, StorageState, human};
 use depot_wms::Wms;
 use depot_wms::notify::{self, Notifier};
 use depot_wms::sync::SyncSnapshot;
@@ -33,7 +34,12 @@ pub fn headline(why: &str) -> &str {
 }
 
 /// The unit's status line: the link, the outbox, what needs someone.
-pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: usize) -> String {
+pub fn status_line(
+    listen: Option<SocketAddr>,
+    sync: &SyncSnapshot,
+    attention: usize,
+    storage: Option<&Storage>,
+) -> String {
     let mut line = match listen {
         Some(addr) => format!("serving on {addr}; "),
         None => String::new(),
@@ -70,6 +76,15 @@ pub fn status_line(listen: Option<SocketAddr>, sync: &SyncSnapshot, attention: u
     if attention > 0 {
         line.push_str(&format!("; {attention} devices need attention"));
     }
+    match storage {
+        Some(s) if s.state == StorageState::Full => {
+            line.push_str("; DISK FULL: writes are refused until space is freed");
+        }
+        Some(s) if s.state == StorageState::Low => {
+            line.push_str(&format!("; disk low: {} free", human(s.free_bytes)));
+        }
+        _ => {}
+    }
     line
 }
 
@@ -86,6 +101,7 @@ impl Informer {
         notifier: Notifier,
         wms: Wms,
         devices: Devices,
+        probe: Probe,
         listen: Option<SocketAddr>,
     ) -> Self {
         let mut tasks = JoinSet::new();
@@ -102,14 +118,14 @@ impl Informer {
             {
                 tracing::warn!("the USB scanners are not enumerated yet; ready without them");
             }
-            let status = current(&wms, &devices, listen).await;
+            let status = current(&wms, &devices, &probe, listen).await;
             notifier.ready(status.clone().unwrap_or_else(|| "serving".into()));
             let mut last = (status, Instant::now());
             let mut tick = tokio::time::interval(STATUS_EVERY);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
-                let Some(now) = current(&wms, &devices, listen).await else {
+                let Some(now) = current(&wms, &devices, &probe, listen).await else {
                     continue;
                 };
                 if last.0.as_ref() != Some(&now) || last.1.elapsed() >= STATUS_AGAIN_AFTER {
@@ -126,12 +142,19 @@ impl Informer {
     }
 }
 
-async fn current(wms: &Wms, devices: &Devices, listen: Option<SocketAddr>) -> Option<String> {
+async fn current(
+    wms: &Wms,
+    devices: &Devices,
+    probe: &Probe,
+    listen: Option<SocketAddr>,
+) -> Option<String> {
+    let storage = probe.read_async(wms.writer_stats().full_since()).await;
     match wms.sync_snapshot().await {
         Ok(sync) => Some(status_line(
             listen,
             &sync,
             devices.summary().attention.len(),
+            storage.as_ref(),
         )),
         Err(error) => {
             tracing::warn!(%error, "cannot read the sync state for systemd");
@@ -201,16 +224,48 @@ mod tests {
     }
 
     #[test]
+    fn the_status_line_warns_of_a_disk_running_out() {
+        let mib = 1024 * 1024;
+        let mut storage = Storage {
+            path: "/var/lib/depot".into(),
+            free_bytes: 3 * 1024 * mib,
+            total_bytes: 8 * 1024 * mib,
+            database_bytes: 600 * mib,
+            low_below_bytes: 512 * mib,
+            state: StorageState::Ok,
+            full_since: None,
+        };
+        let s = snapshot(true, 0);
+        let ok = status_line(None, &s, 0, Some(&storage));
+        assert_eq!(ok, status_line(None, &s, 0, None));
+        storage.free_bytes = 180 * mib;
+        storage.state = StorageState::Low;
+        assert!(
+            status_line(None, &s, 0, Some(&storage))
+                .ends_with("; outbox empty; disk low: 180 MiB free"),
+            "{}",
+            status_line(None, &s, 0, Some(&storage))
+        );
+        storage.state = StorageState::Full;
+        assert!(
+            status_line(None, &s, 0, Some(&storage))
+                .ends_with("; DISK FULL: writes are refused until space is freed"),
+            "{}",
+            status_line(None, &s, 0, Some(&storage))
+        );
+    }
+
+    #[test]
     fn the_status_line_says_link_outbox_and_trouble() {
         let addr = SocketAddr::from(([0, 0, 0, 0], 8081));
         assert_eq!(
-            status_line(Some(addr), &snapshot(true, 0), 0),
+            status_line(Some(addr), &snapshot(true, 0), 0, None),
             "serving on 0.0.0.0:8081; cloud connected since 2026-11-24T02:00:00Z; outbox empty"
         );
         let mut s = snapshot(false, 12);
         s.conflicts = 2;
         assert_eq!(
-            status_line(None, &s, 1),
+            status_line(None, &s, 1, None),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 devices need attention"
         );
         s.conflicts = 0;
@@ -221,14 +276,14 @@ mod tests {
             stalled: None,
         });
         assert_eq!(
-            status_line(None, &s, 0),
+            status_line(None, &s, 0, None),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); taking own events back from the cloud (through 1000)"
         );
         if let Some(r) = s.recovery.as_mut() {
             r.stalled = Some(depot_wms::recovery::STALLED.into());
         }
         assert_eq!(
-            status_line(None, &s, 0),
+            status_line(None, &s, 0, None),
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); own events stalled: the cloud does not hand them back (upgrade it)"
         );
         s.recovery = None;
@@ -236,22 +291,22 @@ mod tests {
             "the broker refused the user name or password (the credentials in broker.url) (Connection refused, return code: `BadUserNamePassword`)".into(),
         );
         assert_eq!(
-            status_line(None, &s, 0),
+            status_line(None, &s, 0, None),
             "cloud not connected since 2026-11-24T02:00:00Z (the broker refused the user name or password); outbox 12 events (oldest 2026-11-24T01:00:00Z)"
         );
         s.link_error = Some("nothing listens at 127.0.0.1:1883: is the broker running, and is this its port? (I/O: Connection refused (os error 111))".into());
         assert!(
-            status_line(None, &s, 0)
+            status_line(None, &s, 0, None)
                 .contains("since 2026-11-24T02:00:00Z (nothing listens at 127.0.0.1:1883);"),
             "{}",
-            status_line(None, &s, 0)
+            status_line(None, &s, 0, None)
         );
         s.connected = true;
         s.link_error = Some("connected to the broker, but the cloud has not answered this box's hello for 30 s: is depot-cloud running and connected to this broker, and do the broker's access rules let this box publish to depot/v1/1/edge/mad-1/up and subscribe to depot/v1/1/edge/mad-1/down?".into());
         assert!(
-            status_line(None, &s, 0).starts_with("cloud connected since 2026-11-24T02:00:00Z (connected to the broker, but the cloud has not answered this box's hello for 30 s);"),
+            status_line(None, &s, 0, None).starts_with("cloud connected since 2026-11-24T02:00:00Z (connected to the broker, but the cloud has not answered this box's hello for 30 s);"),
             "{}",
-            status_line(None, &s, 0)
+            status_line(None, &s, 0, None)
         );
     }
 }

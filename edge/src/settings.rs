@@ -26,6 +26,11 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// Where the database lives (`edge.db` inside it).
     pub data_dir: PathBuf,
+    /// Free space on the data directory's disk, in MiB, below which the box
+    /// warns that it is running out: on its status, in `depot-edge status`
+    /// and `doctor`, on the systemd status line and in `/metrics`. When the
+    /// disk is full every write is refused (507) until space is freed.
+    pub low_disk_mib: u64,
     /// The MQTT broker the box syncs with the cloud through.
     pub broker: Broker,
     /// Keys the box accepts besides those the cloud sends down, so that a
@@ -181,6 +186,7 @@ impl Default for Settings {
             node: 0,
             listen: SocketAddr::from(([127, 0, 0, 1], 8081)),
             data_dir: PathBuf::from("depot-edge-data"),
+            low_disk_mib: 512,
             broker: Broker::default(),
             local_keys: Vec::new(),
             devices: DevicesConfig::default(),
@@ -287,12 +293,13 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "business_id",
     "edge_id",
     "node",
     "listen",
     "data_dir",
+    "low_disk_mib",
     "broker",
     "local_keys",
     "devices",

@@ -3,6 +3,7 @@
 
 use crate::caller::EdgeCaller;
 use crate::devices::{Devices, DevicesSummary};
+use crate::storage::{Probe, Storage};
 use axum::extract::State;
 use axum::{Extension, Json};
 use depot_protocol::{DataEnvelope, ErrorBody};
@@ -28,11 +29,14 @@ pub struct EdgeStatus {
     pub sync: SyncSnapshot,
     /// How many devices and stations run here, and which need attention.
     pub devices: DevicesSummary,
+    /// Room left on the data directory's disk; null when it cannot be read.
+    pub storage: Option<Storage>,
 }
 
 /// The edge's sync state: link, outbox depth and the age of its oldest
-/// event, last acknowledgement, cloud cursor, conflicts; and a summary of
-/// its devices (`/v1/edge/devices` has them in full).
+/// event, last acknowledgement, cloud cursor, conflicts; a summary of its
+/// devices (`/v1/edge/devices` has them in full); the room left on its
+/// disk.
 #[utoipa::path(get, path = "/v1/edge/status", tag = "edge",
     responses((status = 200, body = DataEnvelope<EdgeStatus>), (status = 401, body = ErrorBody)),
     security(("api_key" = [])))]
@@ -40,14 +44,17 @@ pub async fn status(
     State(wms): State<Wms>,
     Extension(identity): Extension<Identity>,
     Extension(devices): Extension<Devices>,
+    Extension(probe): Extension<Probe>,
     _: EdgeCaller,
 ) -> Result<Json<DataEnvelope<EdgeStatus>>, ApiError> {
     let sync = wms.sync_snapshot().await?;
+    let storage = probe.read_async(wms.writer_stats().full_since()).await;
     Ok(Json(DataEnvelope {
         data: EdgeStatus {
             identity,
             sync,
             devices: devices.summary(),
+            storage,
         },
     }))
 }

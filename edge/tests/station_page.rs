@@ -15,6 +15,7 @@ mod webdriver;
 use common::devices::{Api, LIMIT, cloud_printer, printer_device};
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{ScaleDevice, ScaleProtocol, ScannerDevice, StationConfig};
+use depot_edge::settings::Settings;
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::Unit;
 use depot_hardware::scale::sim::{SerialScaleSim, SimProtocol};
@@ -43,6 +44,11 @@ struct Floor {
 
 impl Floor {
     async fn start(edge_id: &str) -> Self {
+        Self::start_with(edge_id, |_| {}).await
+    }
+
+    /// `start`, with the edge's settings changed by `configure`.
+    async fn start_with(edge_id: &str, configure: impl FnOnce(&mut Settings)) -> Self {
         let rig = Rig::start(edge_id, false).await;
         for item in [
             json!({"sku": "MUG", "name": "Mug", "gtin": MUG_GTIN, "weight_g": 300}),
@@ -108,6 +114,7 @@ impl Floor {
             packaging_g: 150,
             weigh_timeout_ms: 3000,
         }];
+        configure(&mut settings);
         settings.check().expect("valid settings");
         let edge = RunningEdge::start_with_bus(settings, SimBus::new()).await;
         let api = Api::new(&edge, &rig.key);
@@ -357,6 +364,7 @@ return {
   live: $('live').dataset.state,
   cloud: $('cloud').dataset.state,
   printer: $('printer').textContent,
+  disk: $('disk').hidden ? 'hidden' : $('disk').dataset.state + ': ' + $('disk').querySelector('.value').textContent,
   weight: $('weight').textContent,
   focused: document.activeElement && document.activeElement.id,
   hash: location.hash,
@@ -490,6 +498,7 @@ async fn the_station_page_shows_scans_in_chromium() {
             && p["printer"]
                 .as_str()
                 .is_some_and(|t| t.contains("label-1 ready"))
+            && p["disk"] == "hidden"
     })
     .await;
     let p = page.read().await;
@@ -572,7 +581,8 @@ async fn the_station_page_walks_a_pick_list_in_chromium() {
     let Some((chromedriver, chromium)) = browser_binaries() else {
         return;
     };
-    let mut floor = Floor::start("page-picking").await;
+    // Any disk is below this: the page warns that the box runs out of room.
+    let mut floor = Floor::start_with("page-picking", |s| s.low_disk_mib = u64::MAX).await;
     let (b, order) = (floor.rig.business.0, floor.order);
     // The station turns from packing to picking: a wave made at the edge
     // of the one confirmed order.
@@ -605,6 +615,9 @@ async fn the_station_page_walks_a_pick_list_in_chromium() {
             && p["task"] == title.as_str()
             && p["remaining"] == "3"
             && p["next"] == "Pick next: MUG (2 more)"
+            && p["disk"]
+                .as_str()
+                .is_some_and(|d| d.starts_with("warn: low: ") && d.ends_with(" MiB free"))
     })
     .await;
 

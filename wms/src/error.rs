@@ -34,9 +34,16 @@ pub enum WmsError {
         message: String,
         errors: Vec<FieldError>,
     },
+    /// 507: the disk under the database is full. SQLite rolled the write
+    /// back, so nothing of it was kept; the same write succeeds once space
+    /// is freed.
+    #[error(
+        "this server's disk is full: nothing of this request was saved; send it again once space has been freed"
+    )]
+    Full,
     /// A failure of the storage or the engine itself: logged, never shown.
     #[error("storage: {0}")]
-    Storage(#[from] rusqlite::Error),
+    Storage(rusqlite::Error),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -62,6 +69,18 @@ impl WmsError {
         Self::Conflict {
             message: format!("{}: {}", e.name, e.status),
             errors: vec![e],
+        }
+    }
+}
+
+/// A full disk is told apart from the other failures of SQLite: it is the
+/// one a caller can do something about (free space, then send again).
+impl From<rusqlite::Error> for WmsError {
+    fn from(e: rusqlite::Error) -> Self {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            Self::Full
+        } else {
+            Self::Storage(e)
         }
     }
 }

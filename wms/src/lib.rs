@@ -176,6 +176,9 @@ impl Wms {
     /// `/readyz`.
     pub async fn ping(&self, within: std::time::Duration) -> Result<()> {
         match tokio::time::timeout(within, self.write(|_| Ok(()))).await {
+            // It answered: a full disk that took the empty job down with a
+            // write of its group is told elsewhere, not by a restart.
+            Ok(Err(WmsError::Full)) => Ok(()),
             Ok(answer) => answer,
             Err(_) => Err(WmsError::Internal(format!(
                 "the writer did not answer within {} ms",

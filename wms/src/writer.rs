@@ -8,10 +8,12 @@
 //! behind and does not disturb the others of its group.
 
 use crate::error::{Result, WmsError};
+use depot_protocol::Timestamp;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use rusqlite::Connection;
-use std::sync::Arc;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -21,10 +23,38 @@ const MAX_GROUP: usize = 256;
 /// Jobs that may wait before callers are slowed down (backpressure).
 const QUEUE: usize = 4096;
 
-type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
+type Reply = Box<dyn FnOnce(Result<(), Failed>) + Send>;
 /// A job runs against the open transaction, or, given `None` because no
-/// transaction could be opened, answers the failure without running.
-type Job = Box<dyn FnOnce(Option<&Connection>) -> Reply + Send>;
+/// transaction could be opened, answers the failure without running. It
+/// hands back its reply and whether it failed for a full disk.
+type Job = Box<dyn FnOnce(Option<&Connection>) -> (Reply, bool) + Send>;
+
+/// A job's reply with how its transaction ended.
+type Answer = (Reply, Result<(), Failed>);
+
+/// Why a group's transaction did not commit, told to each of its jobs.
+#[derive(Debug, Clone)]
+struct Failed {
+    message: String,
+    full: bool,
+}
+
+impl Failed {
+    fn new(e: &rusqlite::Error) -> Self {
+        Self {
+            message: e.to_string(),
+            full: e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+        }
+    }
+
+    fn answer(&self) -> WmsError {
+        if self.full {
+            WmsError::Full
+        } else {
+            WmsError::Internal(format!("commit failed: {}", self.message))
+        }
+    }
+}
 
 /// Upper bounds of the commit duration histogram, in seconds.
 const COMMIT_BUCKETS: [f64; 14] = [
@@ -40,6 +70,40 @@ pub struct WriterStats {
     pub batch_sizes: Histogram,
     /// Seconds from `BEGIN` to the end of `COMMIT` (the fsync included).
     pub commit_seconds: Histogram,
+    /// Writes refused because the disk was full.
+    pub refused_full: AtomicU64,
+    /// Since when writes are refused for a full disk: set by the first
+    /// refusal, cleared by the first group that writes without one.
+    full_since: Mutex<Option<Timestamp>>,
+}
+
+impl WriterStats {
+    /// Since when writes are refused for a full disk, if they are.
+    pub fn full_since(&self) -> Option<Timestamp> {
+        self.full_since.lock().map(|f| *f).unwrap_or(None)
+    }
+
+    fn group_done(&self, refused_full: u64, wrote: bool) {
+        if refused_full > 0 {
+            self.refused_full.fetch_add(refused_full, Ordering::Relaxed);
+        }
+        if refused_full == 0 && !wrote {
+            return;
+        }
+        if let Ok(mut since) = self.full_since.lock() {
+            match (refused_full, *since) {
+                (0, Some(_)) => {
+                    *since = None;
+                    tracing::info!("the disk has room again: writes are accepted");
+                }
+                (n, None) if n > 0 => {
+                    *since = Some(depot_protocol::now());
+                    tracing::error!("the disk is full: writes are refused until space is freed");
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 impl Default for WriterStats {
@@ -52,6 +116,8 @@ impl Default for WriterStats {
             // 100 µs (a commit the page cache absorbs) to seconds (a
             // stalled disk).
             commit_seconds: Histogram::new(COMMIT_BUCKETS),
+            refused_full: AtomicU64::default(),
+            full_since: Mutex::new(None),
         }
     }
 }
@@ -141,13 +207,15 @@ impl Writer {
                     "no write transaction could be opened".into(),
                 )),
             };
-            Box::new(move |commit| {
+            let full = matches!(outcome, Err(WmsError::Full));
+            let reply: Reply = Box::new(move |commit| {
                 let answer = match commit {
                     Ok(()) => outcome,
-                    Err(e) => Err(WmsError::Internal(format!("commit failed: {e}"))),
+                    Err(e) => Err(e.answer()),
                 };
                 let _ = otx.send(answer);
-            })
+            });
+            (reply, full)
         });
         self.tx
             .send(job)
@@ -175,14 +243,58 @@ impl Writer {
 /// job): an error undoes what `f` wrote and nothing else. The statements are
 /// prepared once and cached: parsing them for every job cost more than some
 /// jobs themselves.
+///
+/// Some errors (a full disk, an I/O error) make SQLite roll back the whole
+/// transaction, the group's other jobs included, not just the statement.
+/// What runs after that must not go on in autocommit, each statement
+/// committed on its own: a new transaction is opened at once and the
+/// writer rolls it back (see [`lost_transaction`]).
 pub fn savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
     conn.prepare_cached("SAVEPOINT part")?.execute([])?;
     let result = f(conn);
+    if conn.is_autocommit() {
+        let failed = match &result {
+            Err(e) => Failed {
+                message: e.to_string(),
+                full: matches!(e, WmsError::Full),
+            },
+            Ok(_) => Failed {
+                message: "SQLite rolled the transaction back under a write".into(),
+                full: false,
+            },
+        };
+        LOST.with(|lost| {
+            lost.borrow_mut().get_or_insert(failed);
+        });
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        return Err(result.err().unwrap_or(WmsError::Internal(
+            "SQLite rolled the transaction back under a write".into(),
+        )));
+    }
     if result.is_err() {
         conn.prepare_cached("ROLLBACK TO part")?.execute([])?;
     }
     conn.prepare_cached("RELEASE part")?.execute([])?;
     result
+}
+
+thread_local! {
+    /// Set on the writer's thread when SQLite rolled back the open
+    /// transaction under a job: why.
+    static LOST: RefCell<Option<Failed>> = const { RefCell::new(None) };
+}
+
+/// Whether the transaction the last job ran in is gone (SQLite rolled it
+/// back), and why. `full`: the job itself failed for a full disk.
+fn lost_transaction(conn: &Connection, full: bool) -> Option<Failed> {
+    let lost = LOST.with(|lost| lost.borrow_mut().take());
+    if lost.is_none() && !conn.is_autocommit() {
+        return None;
+    }
+    Some(lost.unwrap_or(Failed {
+        message: "SQLite rolled the transaction back under a write".into(),
+        full,
+    }))
 }
 
 /// `after_commit` runs once a group's transaction has ended and before any
@@ -204,13 +316,15 @@ fn run(
         }
         let n = group.len() as u64;
         let started = Instant::now();
-        let replies = commit_group(&conn, &mut group);
+        let changes = conn.total_changes();
+        let (replies, refused_full) = commit_group(&conn, &mut group);
         // Before anyone is answered, so a caller that wrote sees its commit
         // counted.
         stats
             .commit_seconds
             .observe(started.elapsed().as_secs_f64());
         stats.batch_sizes.observe(n as f64);
+        stats.group_done(refused_full, conn.total_changes() != changes);
         after_commit();
         stats.commits.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(n, Ordering::Relaxed);
@@ -221,26 +335,72 @@ fn run(
 }
 
 /// Runs a group in one transaction. Answers are handed back only after the
-/// commit, so nobody is told "done" for data that is not yet durable.
-fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> Vec<(Reply, Result<(), String>)> {
-    if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
-        tracing::error!(error = %e, "writer could not begin a transaction");
-        let msg = e.to_string();
-        return group
-            .drain(..)
-            .map(|job| (job(None), Err(msg.clone())))
-            .collect();
-    }
-    let replies: Vec<Reply> = group.drain(..).map(|job| job(Some(conn))).collect();
-    let outcome = match conn.execute_batch("COMMIT") {
-        Ok(()) => Ok(()),
-        Err(e) => {
-            tracing::error!(error = %e, "group commit failed; rolling back");
-            let _ = conn.execute_batch("ROLLBACK");
-            Err(e.to_string())
+/// commit, so nobody is told "done" for data that is not yet durable. Also
+/// counts the jobs answered "the disk is full".
+///
+/// A transaction SQLite rolled back under a job takes the jobs that ran in
+/// it down with it; those after it run in a new one.
+fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
+    let mut answered = Vec::with_capacity(group.len());
+    let mut refused_full = 0;
+    let mut jobs = group.drain(..).peekable();
+    while jobs.peek().is_some() {
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+            tracing::error!(error = %e, "writer could not begin a transaction");
+            let failed = Failed::new(&e);
+            for job in jobs.by_ref() {
+                refused_full += u64::from(failed.full);
+                answered.push((job(None).0, Err(failed.clone())));
+            }
+            break;
         }
-    };
-    replies.into_iter().map(|r| (r, outcome.clone())).collect()
+        let mut open = Vec::new();
+        let mut full_jobs = 0;
+        let mut lost = None;
+        for job in jobs.by_ref() {
+            let (reply, full) = job(Some(conn));
+            full_jobs += u64::from(full);
+            open.push(reply);
+            lost = lost_transaction(conn, full);
+            if lost.is_some() {
+                break;
+            }
+        }
+        let outcome = match lost {
+            Some(failed) => {
+                tracing::warn!(
+                    error = failed.message,
+                    jobs = open.len(),
+                    "SQLite rolled back the transaction under a write: its jobs are refused"
+                );
+                if !conn.is_autocommit() {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                Err(failed)
+            }
+            None => commit(conn),
+        };
+        refused_full += match &outcome {
+            Ok(()) => full_jobs,
+            Err(f) if f.full => open.len() as u64,
+            Err(_) => 0,
+        };
+        answered.extend(open.into_iter().map(|r| (r, outcome.clone())));
+    }
+    (answered, refused_full)
+}
+
+fn commit(conn: &Connection) -> Result<(), Failed> {
+    conn.execute_batch("COMMIT").map_err(|e| {
+        let failed = Failed::new(&e);
+        if failed.full {
+            tracing::warn!(error = %e, "group commit refused: the disk is full; rolling back");
+        } else {
+            tracing::error!(error = %e, "group commit failed; rolling back");
+        }
+        let _ = conn.execute_batch("ROLLBACK");
+        failed
+    })
 }
 
 #[cfg(test)]
@@ -298,6 +458,142 @@ mod tests {
         let jobs = w.stats().jobs.load(Ordering::Relaxed);
         assert_eq!(jobs, 201);
         assert!(commits <= jobs);
+    }
+
+    /// A writer on a file whose database may not grow by a page: a row
+    /// that needs one fails for a full disk, as it does when the disk
+    /// refuses the write.
+    fn writer_on_a_full_disk(dir: &std::path::Path) -> Writer {
+        let conn = Connection::open(dir.join("full.db")).expect("open");
+        conn.execute_batch(
+            "PRAGMA journal_mode = WAL;
+             CREATE TABLE t (n INTEGER PRIMARY KEY, pad BLOB);",
+        )
+        .expect("schema");
+        let pages: i64 = conn
+            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .expect("page count");
+        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .expect("max page count");
+        Writer::start(conn).expect("start")
+    }
+
+    fn insert(n: i64, pad: usize) -> impl FnOnce(&Connection) -> Result<i64> {
+        move |c| {
+            c.execute(
+                "INSERT INTO t (n, pad) VALUES (?1, ?2)",
+                (n, vec![0u8; pad]),
+            )?;
+            Ok(n)
+        }
+    }
+
+    fn spawn_insert(w: &Writer, n: i64, pad: usize) -> tokio::task::JoinHandle<Result<i64>> {
+        let w = w.clone();
+        tokio::spawn(async move { w.write(insert(n, pad)).await })
+    }
+
+    /// SQLite answers a full disk by rolling back the whole transaction,
+    /// not just the statement: the jobs before in the group are lost with
+    /// it and must be told so, and those after must neither run outside a
+    /// transaction (committed one statement at a time, answered as failed)
+    /// nor share its fate.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_full_disk_refuses_what_it_rolled_back_and_nothing_else() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let w = writer_on_a_full_disk(dir.path());
+        // Holds the writer so that the next three form one group.
+        let (held, hold) = std::sync::mpsc::channel::<()>();
+        let (holds, holding_now) = oneshot::channel::<()>();
+        let holding = w.clone();
+        let holder = tokio::spawn(async move {
+            holding
+                .write(move |_| {
+                    let _ = holds.send(());
+                    let _ = hold.recv_timeout(std::time::Duration::from_secs(10));
+                    Ok(())
+                })
+                .await
+        });
+        holding_now.await.expect("the writer runs the holding job");
+        let before = spawn_insert(&w, 1, 10);
+        while w.queue_depth() < 1 {
+            tokio::task::yield_now().await;
+        }
+        let big = spawn_insert(&w, 2, 64 * 1024);
+        while w.queue_depth() < 2 {
+            tokio::task::yield_now().await;
+        }
+        let after = spawn_insert(&w, 3, 10);
+        while w.queue_depth() < 3 {
+            tokio::task::yield_now().await;
+        }
+        held.send(()).expect("release the writer");
+        holder.await.expect("join").expect("held job");
+        let before = before.await.expect("join");
+        let big = big.await.expect("join");
+        let after = after.await.expect("join");
+        assert!(matches!(before, Err(WmsError::Full)), "{before:?}");
+        assert!(matches!(big, Err(WmsError::Full)), "{big:?}");
+        assert_eq!(after.ok(), Some(3));
+        let rows: Vec<i64> = w
+            .write(|c| {
+                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
+                let rows = s.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .await
+            .expect("read back");
+        assert_eq!(rows, vec![3], "what was answered Ok, and only that");
+        assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), 2);
+        assert!(w.stats().full_since().is_some());
+        // A group that writes without a refusal: there is room again.
+        assert_eq!(w.write(insert(4, 10)).await.ok(), Some(4));
+        assert_eq!(w.stats().full_since(), None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn under_a_full_disk_every_answer_is_true_to_the_database() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let w = writer_on_a_full_disk(dir.path());
+        let mut tasks = tokio::task::JoinSet::new();
+        for n in 0..300i64 {
+            // Most rows fit in the pages there are; every fifth needs more.
+            let pad = if n % 5 == 0 { 8 * 1024 } else { 8 };
+            let w = w.clone();
+            tasks.spawn(async move { w.write(insert(n, pad)).await });
+        }
+        let (mut ok, mut full) = (Vec::new(), 0);
+        while let Some(done) = tasks.join_next().await {
+            match done.expect("task") {
+                Ok(n) => ok.push(n),
+                Err(WmsError::Full) => full += 1,
+                Err(e) => panic!("only a full disk may refuse a write here: {e}"),
+            }
+        }
+        ok.sort_unstable();
+        let rows: Vec<i64> = w
+            .write(|c| {
+                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
+                let rows = s.query_map([], |r| r.get(0))?;
+                Ok(rows.collect::<rusqlite::Result<_>>()?)
+            })
+            .await
+            .expect("read back");
+        assert_eq!(rows, ok, "every row answered Ok is there, and no other");
+        assert!(full >= 60, "the rows that need a page are refused: {full}");
+        assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), full);
+        assert!(w.stats().full_since().is_some());
+
+        // Room again: the next write goes through and clears the state.
+        w.write(|c| {
+            c.query_row("PRAGMA max_page_count = 100000", [], |_| Ok(()))?;
+            Ok(())
+        })
+        .await
+        .expect("room");
+        assert_eq!(w.write(insert(1000, 64 * 1024)).await.ok(), Some(1000));
+        assert_eq!(w.stats().full_since(), None);
     }
 
     #[tokio::test]

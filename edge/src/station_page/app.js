@@ -310,6 +310,7 @@
         const s = r.body.data;
         if (s.connected) setState('cloud', 'good', 'online' + (s.depth > 0 ? ' · ' + s.depth + ' to send' : ''));
         else setState('cloud', 'warn', 'offline' + (s.connected_since ? ' since ' + clock(s.connected_since) : '') + (s.depth > 0 ? ' · ' + s.depth + ' waiting' : ''));
+        showDisk(s.storage);
       } else {
         setState('cloud', 'bad', 'status ' + r.status);
       }
@@ -319,6 +320,15 @@
       setState('cloud', 'bad', 'edge unreachable');
     }
     setTimeout(() => pollStates(gen), STATES_EVERY_MS);
+  }
+
+  // Shown only when the box runs out of room: a full disk refuses every scan.
+  function showDisk(storage) {
+    const shown = storage && storage.state !== 'ok';
+    $('disk').hidden = !shown;
+    if (!shown) return;
+    if (storage.state === 'full') setState('disk', 'bad', 'full: nothing is saved');
+    else setState('disk', 'warn', 'low: ' + Math.floor(storage.free_bytes / 1048576) + ' MiB free');
   }
 
   async function pollWeight(gen) {

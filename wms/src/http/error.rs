@@ -60,6 +60,13 @@ impl IntoResponse for ApiError {
                 WmsError::Mismatch { errors, .. } => {
                     body(StatusCode::PRECONDITION_FAILED, message, errors)
                 }
+                // Told as it is: a full disk is the one failure of the
+                // server a station or a client can act on (call someone,
+                // send again later). Nothing of the request was kept.
+                WmsError::Full => {
+                    tracing::error!("request refused: the disk is full");
+                    body(StatusCode::INSUFFICIENT_STORAGE, message, vec![])
+                }
                 WmsError::Storage(_) | WmsError::Internal(_) => {
                     tracing::error!(error = %e, "request failed");
                     body(

@@ -82,6 +82,19 @@ impl Metrics {
             "Write jobs waiting for the database's single writer",
             i64::try_from(self.inner.wms.inner.writer.queue_depth()).unwrap_or(i64::MAX),
         );
+        let stats = self.inner.wms.writer_stats();
+        now.counter(
+            "depot_writer_refused_full",
+            "Writes refused (answered 507) because the disk under the database was full",
+            stats
+                .refused_full
+                .load(std::sync::atomic::Ordering::Relaxed),
+        );
+        now.gauge(
+            "depot_writer_disk_full",
+            "1 while writes are refused because the disk under the database is full, else 0",
+            i64::from(stats.full_since().is_some()),
+        );
         let mut text = String::with_capacity(16 * 1024);
         encode_registry(&mut text, &self.inner.registry)?;
         encode_registry(&mut text, &now.registry)?;

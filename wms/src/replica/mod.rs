@@ -109,7 +109,7 @@ impl From<WmsError> for ApplyError {
 
 impl From<rusqlite::Error> for ApplyError {
     fn from(e: rusqlite::Error) -> Self {
-        ApplyError::from(WmsError::Storage(e))
+        ApplyError::from(WmsError::from(e))
     }
 }
 

@@ -1,0 +1,331 @@
+//! A full disk under the edge's database: every write is refused with a
+//! 507 that says so, nothing of a refused request is kept, the box says it
+//! is full (status route, metrics, CLI, doctor), and writes resume once
+//! space is freed, without a restart.
+//!
+//! The first test runs everywhere: the database is held to the pages it has
+//! (`max_page_count`), which SQLite answers as it answers a full disk. The
+//! second fills a real small filesystem (`DEPOT_TEST_SMALL_FS`, a directory
+//! on one: `.ci/run` mounts a tmpfs when it may), so the refusal comes from
+//! the kernel, at commit.
+
+mod common;
+
+use common::RunningEdge;
+use common::process::run;
+use depot_edge::faults::Faults;
+use depot_edge::settings::{Broker, Settings};
+use depot_protocol::BusinessId;
+use depot_protocol::order::Address;
+use depot_wms::Wms;
+use depot_wms::metrics::exposition::{parse, value};
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::Path;
+
+struct Floor {
+    edge: RunningEdge,
+    settings: Settings,
+    business: BusinessId,
+    warehouse: i64,
+    key: String,
+    client: reqwest::Client,
+}
+
+/// An edge with a business, a warehouse, a key and item `A`, as the cloud
+/// sent them, its data directory in `data_dir`, its broker unreachable.
+async fn floor(cloud_dir: &Path, data_dir: &Path) -> Floor {
+    let cloud = Wms::open(&cloud_dir.join("cloud.db"), "cloud").expect("cloud");
+    let b = cloud.create_business("B", "EUR", "UTC").await.expect("b");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("warehouse");
+    let key = cloud.create_key(b.id, None).await.expect("key").secret;
+    cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
+        )
+        .await
+        .expect("item");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr");
+    let settings = Settings {
+        business_id: b.id.0,
+        edge_id: "full-1".into(),
+        node: 1,
+        data_dir: data_dir.to_owned(),
+        // Only a full disk counts here, however little this machine has.
+        low_disk_mib: 0,
+        broker: Broker {
+            url: format!("mqtt://{closed}"),
+            ..Broker::default()
+        },
+        ..Settings::default()
+    };
+    let wms = depot_edge::open(&settings).expect("open edge");
+    let head = cloud.outgoing_head().await.expect("head");
+    let events = cloud
+        .outgoing(0, head, 1000)
+        .await
+        .expect("events")
+        .into_iter()
+        .map(|(_, e)| e)
+        .collect();
+    wms.apply_remote(events).await.expect("bootstrap");
+    drop(wms);
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    Floor {
+        edge,
+        settings,
+        business: b.id,
+        warehouse: w.id.0,
+        key,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl Floor {
+    /// Receives one unit of `A`: the status and the body.
+    async fn receive(&self) -> (u16, Value) {
+        let r = self
+            .client
+            .post(format!(
+                "{}/v1/inventory/{}/adjust",
+                self.edge.base, self.business
+            ))
+            .header("X-API-KEY", &self.key)
+            .json(&json!({"warehouse_id": self.warehouse, "sku": "A", "reason": "received", "quantity": 1}))
+            .send()
+            .await
+            .expect("adjust");
+        let status = r.status().as_u16();
+        (status, r.json().await.expect("a JSON body"))
+    }
+
+    /// Receives until the disk refuses one: how many were kept, and the
+    /// refusal. Every answer is one or the other.
+    async fn receive_until_refused(&self, at_most: usize) -> (i64, Value) {
+        let mut kept = 0;
+        for _ in 0..at_most {
+            match self.receive().await {
+                (200, _) => kept += 1,
+                (507, body) => return (kept, body),
+                (status, body) => panic!("a write is kept or refused as full, not {status} {body}"),
+            }
+        }
+        panic!("{at_most} writes and the disk never filled");
+    }
+
+    async fn status(&self) -> Value {
+        let r = self
+            .client
+            .get(format!("{}/v1/edge/status", self.edge.base))
+            .header("X-API-KEY", &self.key)
+            .send()
+            .await
+            .expect("status");
+        assert_eq!(r.status(), 200, "the status is read, not written");
+        let body: Value = r.json().await.expect("json");
+        body["data"]["storage"].clone()
+    }
+
+    async fn on_hand(&self) -> i64 {
+        let r: Value = self
+            .client
+            .get(format!(
+                "{}/v1/inventory/{}/items/list",
+                self.edge.base, self.business
+            ))
+            .header("X-API-KEY", &self.key)
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
+        r["data"][0]["on_hand"].as_i64().unwrap_or(0)
+    }
+
+    async fn metric(&self, name: &str) -> Option<f64> {
+        let text = reqwest::get(format!("{}/metrics", self.edge.base))
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        value(&parse(&text).expect("exposition"), name, &[])
+    }
+
+    fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("DEPOT_BUSINESS_ID", self.settings.business_id.to_string()),
+            ("DEPOT_EDGE_ID", self.settings.edge_id.clone()),
+            ("DEPOT_NODE", self.settings.node.to_string()),
+            (
+                "DEPOT_DATA_DIR",
+                self.settings.data_dir.display().to_string(),
+            ),
+            ("DEPOT_LOW_DISK_MIB", "0".into()),
+            ("DEPOT_BROKER__URL", self.settings.broker.url.clone()),
+        ]
+    }
+
+    /// What was refused left nothing: the stock is what was answered 200.
+    async fn check_kept(&self, kept: i64) {
+        assert_eq!(self.on_hand().await, kept, "only what was answered 200");
+        assert!(
+            self.edge
+                .wms
+                .check_ledger()
+                .await
+                .expect("ledger")
+                .is_empty(),
+            "the books agree with the stock"
+        );
+    }
+}
+
+fn refused_as_full(body: &Value) {
+    assert_eq!(body["error"], 1, "{body}");
+    assert_eq!(body["code"], 507, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("disk is full") && message.contains("nothing of this request was saved"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_database_refuses_writes_says_so_and_resumes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let floor = floor(dir.path(), &dir.path().join("edge")).await;
+    let (first, _) = floor.receive().await;
+    assert_eq!(first, 200);
+    let mut answered_200 = 1;
+    let storage = floor.status().await;
+    assert_eq!(storage["state"], "ok", "{storage}");
+    assert!(
+        storage["database_bytes"].as_u64().unwrap_or(0) > 0,
+        "{storage}"
+    );
+    assert_eq!(floor.metric("depot_writer_disk_full").await, Some(0.0));
+
+    // No page more than the database has.
+    floor
+        .edge
+        .wms
+        .write(|c| {
+            let pages: i64 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+            c.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+            Ok(())
+        })
+        .await
+        .expect("hold the database to its pages");
+    let (kept, refusal) = floor.receive_until_refused(5000).await;
+    answered_200 += kept;
+    refused_as_full(&refusal);
+    let storage = floor.status().await;
+    assert_eq!(storage["state"], "full", "{storage}");
+    assert!(storage["full_since"].is_string(), "{storage}");
+    assert_eq!(floor.metric("depot_writer_disk_full").await, Some(1.0));
+    assert!(floor.metric("depot_writer_refused_full_total").await >= Some(1.0));
+    assert!(floor.metric("depot_storage_free_bytes").await > Some(0.0));
+    // Kept or refused, whole: what fits in the pages there are may go on.
+    for _ in 0..20 {
+        match floor.receive().await {
+            (200, _) => answered_200 += 1,
+            (_, body) => refused_as_full(&body),
+        }
+    }
+
+    floor
+        .edge
+        .wms
+        .write(|c| {
+            c.query_row("PRAGMA max_page_count = 1073741823", [], |_| Ok(()))?;
+            Ok(())
+        })
+        .await
+        .expect("room again");
+    assert_eq!(floor.receive().await.0, 200, "writes resume at once");
+    answered_200 += 1;
+    assert_eq!(floor.status().await["state"], "ok");
+    assert_eq!(floor.metric("depot_writer_disk_full").await, Some(0.0));
+    floor.check_kept(answered_200).await;
+    floor.edge.stop().await;
+}
+
+/// A directory on a small filesystem of its own, if the run has one.
+fn small_fs() -> Option<std::path::PathBuf> {
+    match std::env::var("DEPOT_TEST_SMALL_FS") {
+        Ok(dir) if !dir.is_empty() => Some(dir.into()),
+        _ => {
+            eprintln!("DEPOT_TEST_SMALL_FS is not set: the real full disk is not tried");
+            None
+        }
+    }
+}
+
+/// Fills the filesystem under `dir` to the last block.
+fn fill(dir: &Path) -> std::fs::File {
+    let mut ballast = std::fs::File::create(dir.join("ballast")).expect("ballast");
+    let chunk = vec![0x5a_u8; 64 * 1024];
+    while ballast.write_all(&chunk).is_ok() {}
+    while ballast.write_all(&chunk[..512]).is_ok() {}
+    let _ = ballast.sync_all();
+    ballast
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_filesystem_refuses_writes_says_so_and_resumes() {
+    let Some(small) = small_fs() else { return };
+    let cloud_dir = tempfile::tempdir().expect("tempdir");
+    let data = tempfile::tempdir_in(&small).expect("a directory on the small filesystem");
+    let floor = floor(cloud_dir.path(), &data.path().join("edge")).await;
+    assert_eq!(floor.receive().await.0, 200);
+
+    let ballast = fill(data.path());
+    let (kept, refusal) = floor.receive_until_refused(100_000).await;
+    let mut answered_200 = 1 + kept;
+    refused_as_full(&refusal);
+    let storage = floor.status().await;
+    assert_eq!(storage["state"], "full", "{storage}");
+    assert!(
+        storage["free_bytes"].as_u64() < Some(1024 * 1024),
+        "{storage}"
+    );
+    assert_eq!(floor.metric("depot_storage_low").await, Some(1.0));
+
+    // The CLI and the doctor, from the disk alone.
+    let (_, said) = run(&floor.env(), &["status"]).await;
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("disk ") && l.contains("FULL: every write is refused")),
+        "{said}"
+    );
+    let (ok, said) = run(&floor.env(), &["doctor"]).await;
+    assert!(!ok, "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.contains("disk") && l.contains("FAIL") && l.contains("FULL")),
+        "{said}"
+    );
+    for _ in 0..20 {
+        match floor.receive().await {
+            (200, _) => answered_200 += 1,
+            (_, body) => refused_as_full(&body),
+        }
+    }
+
+    drop(ballast);
+    std::fs::remove_file(data.path().join("ballast")).expect("free the space");
+    assert_eq!(floor.receive().await.0, 200, "writes resume at once");
+    answered_200 += 1;
+    assert_eq!(floor.status().await["state"], "ok");
+    floor.check_kept(answered_200).await;
+    floor.edge.stop().await;
+}
