@@ -152,7 +152,17 @@ async fn run<B: DeviceBus>(
 ) -> anyhow::Result<()> {
     // Before the API serves: a box that has never been online has no
     // other keys.
-    let live = settings.install_local_keys(&wms).await?;
+    let live = match settings.install_local_keys(&wms).await {
+        Ok(live) => live,
+        // The floor is served all the same, on the keys of the last start.
+        Err(depot_wms::WmsError::Full) => {
+            tracing::error!(
+                "the disk is full: the keys in the configuration are not installed until space is freed and the box restarts"
+            );
+            0
+        }
+        Err(e) => return Err(e.into()),
+    };
     if !settings.local_keys.is_empty() {
         tracing::info!(live, "keys provisioned in the configuration installed");
     }

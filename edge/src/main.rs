@@ -102,7 +102,7 @@ async fn main() -> anyhow::Result<()> {
             let _lock = depot_edge::backup::DataDirLock::acquire(&settings.data_dir).context(
                 "is another depot-edge serving from this data directory, or restoring into it?",
             )?;
-            let wms = depot_edge::open(&settings)
+            let wms = depot_edge::storage::open_to_serve(&settings)
                 .with_context(|| format!("opening {}", settings.database().display()))?;
             let listener = TcpListener::bind(settings.listen)
                 .await

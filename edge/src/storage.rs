@@ -124,6 +124,76 @@ impl Storage {
     }
 }
 
+/// Room the daemon keeps aside in the data directory, to give back when
+/// the disk is full at start: after a clean stop SQLite has removed its
+/// `-wal` and `-shm` files and cannot open the database again (not even to
+/// read) without room to make them.
+pub const RESERVE_BYTES: u64 = 8 * MIB;
+const RESERVE_FILE: &str = "space-reserve";
+
+/// Opens the database to serve from: with the reserve kept, or, when the
+/// disk is too full to open it, given back to open it all the same.
+pub fn open_to_serve(settings: &Settings) -> anyhow::Result<depot_wms::Wms> {
+    let reserve = settings.data_dir.join(RESERVE_FILE);
+    let opened = match crate::open(settings) {
+        Err(e) if full(settings) && reserve.exists() => {
+            std::fs::remove_file(&reserve)?;
+            tracing::error!(
+                error = %e,
+                "the disk under {} is full: gave back the {} kept in reserve to open the database; free space on it",
+                settings.data_dir.display(),
+                human(RESERVE_BYTES)
+            );
+            crate::open(settings)
+        }
+        opened => opened,
+    };
+    match opened {
+        Ok(wms) => {
+            keep_reserve(settings, &reserve);
+            Ok(wms)
+        }
+        Err(e) if full(settings) => Err(anyhow::anyhow!(
+            "the disk under {} is full, and SQLite needs room to open the database ({e}): free space on it",
+            settings.data_dir.display()
+        )),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn full(settings: &Settings) -> bool {
+    Probe::new(settings)
+        .read(None)
+        .is_ok_and(|s| s.state == StorageState::Full)
+}
+
+/// Makes the reserve when it is missing and the disk has room for it above
+/// the warning threshold. Written out, not sparse: a sparse file holds no
+/// blocks to give back.
+fn keep_reserve(settings: &Settings, reserve: &Path) {
+    if reserve.exists() {
+        return;
+    }
+    let room = Probe::new(settings).read(None).map(|s| s.free_bytes);
+    let wanted = RESERVE_BYTES + settings.low_disk_mib.saturating_mul(MIB);
+    if !room.is_ok_and(|free| free > wanted) {
+        return;
+    }
+    let made = (|| {
+        use std::io::Write;
+        let mut file = std::fs::File::create(reserve)?;
+        let block = vec![0u8; 64 * 1024];
+        for _ in 0..RESERVE_BYTES / block.len() as u64 {
+            file.write_all(&block)?;
+        }
+        file.sync_all()
+    })();
+    if let Err(error) = made {
+        let _ = std::fs::remove_file(reserve);
+        tracing::warn!(%error, "cannot keep space in reserve in the data directory");
+    }
+}
+
 fn state(free: u64, low_below: u64, refusing: bool) -> StorageState {
     if refusing || free < FULL_BELOW {
         StorageState::Full

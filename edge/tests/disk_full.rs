@@ -35,6 +35,21 @@ struct Floor {
 /// An edge with a business, a warehouse, a key and item `A`, as the cloud
 /// sent them, its data directory in `data_dir`, its broker unreachable.
 async fn floor(cloud_dir: &Path, data_dir: &Path) -> Floor {
+    let (settings, business, warehouse, key) = bootstrap(cloud_dir, data_dir).await;
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    Floor {
+        edge,
+        settings,
+        business,
+        warehouse,
+        key,
+        client: reqwest::Client::new(),
+    }
+}
+
+/// The edge's database in `data_dir` with what the cloud sent it, and the
+/// settings to serve it with: the business, the warehouse and the key.
+async fn bootstrap(cloud_dir: &Path, data_dir: &Path) -> (Settings, BusinessId, i64, String) {
     let cloud = Wms::open(&cloud_dir.join("cloud.db"), "cloud").expect("cloud");
     let b = cloud.create_business("B", "EUR", "UTC").await.expect("b");
     let w = cloud
@@ -76,16 +91,7 @@ async fn floor(cloud_dir: &Path, data_dir: &Path) -> Floor {
         .map(|(_, e)| e)
         .collect();
     wms.apply_remote(events).await.expect("bootstrap");
-    drop(wms);
-    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
-    Floor {
-        edge,
-        settings,
-        business: b.id,
-        warehouse: w.id.0,
-        key,
-        client: reqwest::Client::new(),
-    }
+    (settings, b.id, w.id.0, key)
 }
 
 impl Floor {
@@ -161,17 +167,7 @@ impl Floor {
     }
 
     fn env(&self) -> Vec<(&'static str, String)> {
-        vec![
-            ("DEPOT_BUSINESS_ID", self.settings.business_id.to_string()),
-            ("DEPOT_EDGE_ID", self.settings.edge_id.clone()),
-            ("DEPOT_NODE", self.settings.node.to_string()),
-            (
-                "DEPOT_DATA_DIR",
-                self.settings.data_dir.display().to_string(),
-            ),
-            ("DEPOT_LOW_DISK_MIB", "0".into()),
-            ("DEPOT_BROKER__URL", self.settings.broker.url.clone()),
-        ]
+        env(&self.settings)
     }
 
     /// What was refused left nothing: the stock is what was answered 200.
@@ -187,6 +183,18 @@ impl Floor {
             "the books agree with the stock"
         );
     }
+}
+
+/// What `depot-edge` is run with for `settings`.
+fn env(settings: &Settings) -> Vec<(&'static str, String)> {
+    vec![
+        ("DEPOT_BUSINESS_ID", settings.business_id.to_string()),
+        ("DEPOT_EDGE_ID", settings.edge_id.clone()),
+        ("DEPOT_NODE", settings.node.to_string()),
+        ("DEPOT_DATA_DIR", settings.data_dir.display().to_string()),
+        ("DEPOT_LOW_DISK_MIB", "0".into()),
+        ("DEPOT_BROKER__URL", settings.broker.url.clone()),
+    ]
 }
 
 fn refused_as_full(body: &Value) {
@@ -259,10 +267,15 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
     floor.edge.stop().await;
 }
 
-/// A directory on a small filesystem of its own, if the run has one.
-fn small_fs() -> Option<std::path::PathBuf> {
+/// The tests that fill the small filesystem take turns: one's ballast
+/// would fill it for the other.
+static SMALL_FS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A directory on a small filesystem of its own, if the run has one, and
+/// this test's turn on it.
+async fn small_fs() -> Option<(std::path::PathBuf, tokio::sync::MutexGuard<'static, ()>)> {
     match std::env::var("DEPOT_TEST_SMALL_FS") {
-        Ok(dir) if !dir.is_empty() => Some(dir.into()),
+        Ok(dir) if !dir.is_empty() => Some((dir.into(), SMALL_FS.lock().await)),
         _ => {
             eprintln!("DEPOT_TEST_SMALL_FS is not set: the real full disk is not tried");
             None
@@ -272,7 +285,11 @@ fn small_fs() -> Option<std::path::PathBuf> {
 
 /// Fills the filesystem under `dir` to the last block.
 fn fill(dir: &Path) -> std::fs::File {
-    let mut ballast = std::fs::File::create(dir.join("ballast")).expect("ballast");
+    let mut ballast = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("ballast"))
+        .expect("ballast");
     let chunk = vec![0x5a_u8; 64 * 1024];
     while ballast.write_all(&chunk).is_ok() {}
     while ballast.write_all(&chunk[..512]).is_ok() {}
@@ -282,7 +299,9 @@ fn fill(dir: &Path) -> std::fs::File {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_filesystem_refuses_writes_says_so_and_resumes() {
-    let Some(small) = small_fs() else { return };
+    let Some((small, _turn)) = small_fs().await else {
+        return;
+    };
     let cloud_dir = tempfile::tempdir().expect("tempdir");
     let data = tempfile::tempdir_in(&small).expect("a directory on the small filesystem");
     let floor = floor(cloud_dir.path(), &data.path().join("edge")).await;
@@ -328,4 +347,79 @@ async fn a_full_filesystem_refuses_writes_says_so_and_resumes() {
     assert_eq!(floor.status().await["state"], "ok");
     floor.check_kept(answered_200).await;
     floor.edge.stop().await;
+}
+
+/// After a clean stop SQLite has removed its `-wal` and `-shm` files, and on
+/// a full disk could not make them again: the daemon gives back the room it
+/// kept in reserve, and the box comes back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_stopped_on_a_full_disk_starts_again() {
+    let Some((small, _turn)) = small_fs().await else {
+        return;
+    };
+    let cloud_dir = tempfile::tempdir().expect("tempdir");
+    let data = tempfile::tempdir_in(&small).expect("a directory on the small filesystem");
+    let (settings, business, warehouse, key) =
+        bootstrap(cloud_dir.path(), &data.path().join("edge")).await;
+    let client = reqwest::Client::new();
+    let receive = |base: String| {
+        let (client, key) = (client.clone(), key.clone());
+        async move {
+            client
+                .post(format!("{base}/v1/inventory/{business}/adjust"))
+                .header("X-API-KEY", &key)
+                .json(&json!({"warehouse_id": warehouse, "sku": "A", "reason": "received", "quantity": 1}))
+                .send()
+                .await
+                .expect("adjust")
+                .status()
+                .as_u16()
+        }
+    };
+    let reserve = settings.data_dir.join("space-reserve");
+
+    let edge = common::process::spawn(&env(&settings));
+    assert_eq!(receive(edge.base.clone()).await, 200);
+    assert_eq!(
+        std::fs::metadata(&reserve).map(|m| m.len()).ok(),
+        Some(depot_edge::storage::RESERVE_BYTES),
+        "the daemon keeps room in reserve"
+    );
+    let ballast = fill(data.path());
+    let mut refused = false;
+    for _ in 0..100_000 {
+        match receive(edge.base.clone()).await {
+            200 => {}
+            507 => {
+                refused = true;
+                break;
+            }
+            other => panic!("kept or refused as full, not {other}"),
+        }
+    }
+    assert!(refused, "the disk never filled");
+    edge.terminate();
+    let wal = settings.data_dir.join("edge.db-wal");
+    assert!(!wal.exists(), "a clean stop removes the write-ahead log");
+    // What the log held is free now: something else takes it meanwhile.
+    drop(ballast);
+    let ballast = fill(data.path());
+    assert!(
+        depot_wms::Wms::open_node(&settings.database(), &settings.origin(), settings.node).is_err(),
+        "on a full disk the database cannot be opened"
+    );
+
+    let edge = common::process::spawn(&env(&settings));
+    assert!(!reserve.exists(), "the reserve was given back");
+    let r = client
+        .get(format!("{}/v1/edge/status", edge.base))
+        .header("X-API-KEY", &key)
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(r.status(), 200);
+    assert_eq!(receive(edge.base.clone()).await, 200, "the reserve's room");
+    drop(ballast);
+    std::fs::remove_file(data.path().join("ballast")).expect("free the space");
+    edge.terminate();
 }

@@ -20,6 +20,17 @@ impl Edge {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+
+    /// Stops it as systemd does (SIGTERM), and waits until it has.
+    pub fn terminate(mut self) {
+        let sent = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill -TERM");
+        assert!(sent.success());
+        let status = self.child.wait().expect("wait");
+        assert!(status.success(), "a clean stop: {status}");
+    }
 }
 
 impl Drop for Edge {
