@@ -239,20 +239,17 @@ mod tests {
         let ok = status_line(None, &s, 0, Some(&storage));
         assert_eq!(ok, status_line(None, &s, 0, None));
         storage.free_bytes = 180 * mib;
-        storage.state = StorageState::Low;
-        assert!(
-            status_line(None, &s, 0, Some(&storage))
-                .ends_with("; outbox empty; disk low: 180 MiB free"),
-            "{}",
-            status_line(None, &s, 0, Some(&storage))
-        );
-        storage.state = StorageState::Full;
-        assert!(
-            status_line(None, &s, 0, Some(&storage))
-                .ends_with("; DISK FULL: writes are refused until space is freed"),
-            "{}",
-            status_line(None, &s, 0, Some(&storage))
-        );
+        for (state, end) in [
+            (StorageState::Low, "; outbox empty; disk low: 180 MiB free"),
+            (
+                StorageState::Full,
+                "; outbox empty; DISK FULL: writes are refused until space is freed",
+            ),
+        ] {
+            storage.state = state;
+            let line = status_line(None, &s, 0, Some(&storage));
+            assert!(line.ends_with(end), "{line}");
+        }
     }
 
     #[test]

@@ -14,10 +14,8 @@ mod common;
 use common::RunningEdge;
 use common::process::run;
 use depot_edge::faults::Faults;
-use depot_edge::settings::{Broker, Settings};
+use depot_edge::settings::Settings;
 use depot_protocol::BusinessId;
-use depot_protocol::order::Address;
-use depot_wms::Wms;
 use depot_wms::metrics::exposition::{parse, value};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -47,51 +45,15 @@ async fn floor(cloud_dir: &Path, data_dir: &Path) -> Floor {
     }
 }
 
-/// The edge's database in `data_dir` with what the cloud sent it, and the
-/// settings to serve it with: the business, the warehouse and the key.
+/// The edge's database in `data_dir` with what the cloud sent it, closed,
+/// and the settings to serve it with (only a full disk counts here,
+/// however little this machine has): the business, the warehouse and the
+/// key.
 async fn bootstrap(cloud_dir: &Path, data_dir: &Path) -> (Settings, BusinessId, i64, String) {
-    let cloud = Wms::open(&cloud_dir.join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud.create_business("B", "EUR", "UTC").await.expect("b");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("warehouse");
-    let key = cloud.create_key(b.id, None).await.expect("key").secret;
-    cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
-    let settings = Settings {
-        business_id: b.id.0,
-        edge_id: "full-1".into(),
-        node: 1,
-        data_dir: data_dir.to_owned(),
-        // Only a full disk counts here, however little this machine has.
-        low_disk_mib: 0,
-        broker: Broker {
-            url: format!("mqtt://{closed}"),
-            ..Broker::default()
-        },
-        ..Settings::default()
-    };
-    let wms = depot_edge::open(&settings).expect("open edge");
-    let head = cloud.outgoing_head().await.expect("head");
-    let events = cloud
-        .outgoing(0, head, 1000)
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
-    wms.apply_remote(events).await.expect("bootstrap");
-    (settings, b.id, w.id.0, key)
+    let (mut edge, wms) = common::offline::bootstrap(cloud_dir, data_dir, "full-1").await;
+    drop(wms);
+    edge.settings.low_disk_mib = 0;
+    (edge.settings, edge.business, edge.warehouse, edge.key)
 }
 
 impl Floor {
@@ -124,6 +86,19 @@ impl Floor {
             }
         }
         panic!("{at_most} writes and the disk never filled");
+    }
+
+    /// Receives `n` times: each kept, or refused as full. How many were
+    /// kept.
+    async fn receive_kept_or_refused(&self, n: usize) -> i64 {
+        let mut kept = 0;
+        for _ in 0..n {
+            match self.receive().await {
+                (200, _) => kept += 1,
+                (_, body) => refused_as_full(&body),
+            }
+        }
+        kept
     }
 
     async fn status(&self) -> Value {
@@ -243,12 +218,7 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
     assert!(floor.metric("depot_writer_refused_full_total").await >= Some(1.0));
     assert!(floor.metric("depot_storage_free_bytes").await > Some(0.0));
     // Kept or refused, whole: what fits in the pages there are may go on.
-    for _ in 0..20 {
-        match floor.receive().await {
-            (200, _) => answered_200 += 1,
-            (_, body) => refused_as_full(&body),
-        }
-    }
+    answered_200 += floor.receive_kept_or_refused(20).await;
 
     floor
         .edge
@@ -333,12 +303,7 @@ async fn a_full_filesystem_refuses_writes_says_so_and_resumes() {
             .any(|l| l.contains("disk") && l.contains("FAIL") && l.contains("FULL")),
         "{said}"
     );
-    for _ in 0..20 {
-        match floor.receive().await {
-            (200, _) => answered_200 += 1,
-            (_, body) => refused_as_full(&body),
-        }
-    }
+    answered_200 += floor.receive_kept_or_refused(20).await;
 
     drop(ballast);
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");

@@ -1,59 +1,21 @@
 //! With no broker at all, the edge serves the stations from its own
 //! database: the outbox grows, the status route and the CLI say so.
 
-use depot_edge::settings::{Broker, Settings};
-use depot_protocol::order::Address;
-use depot_wms::Wms;
+mod common;
+
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_floor_keeps_working_without_the_cloud() {
     let dir = tempfile::tempdir().expect("tempdir");
-    // What the cloud would have sent: business, warehouse, key, item.
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh");
-    let key = cloud.create_key(b.id, None).await.expect("key").secret;
-    cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
-
-    // A broker address nothing listens on.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr");
-    let settings = Settings {
-        business_id: b.id.0,
-        edge_id: "mad-1".into(),
-        node: 1,
-        data_dir: dir.path().join("edge"),
-        broker: Broker {
-            url: format!("mqtt://{closed}"),
-            ..Broker::default()
-        },
-        ..Settings::default()
-    };
-    let wms = depot_edge::open(&settings).expect("open edge");
-    let head = cloud.outgoing_head().await.expect("head");
-    let events = cloud
-        .outgoing(0, head, 1000)
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
-    wms.apply_remote(events).await.expect("bootstrap");
+    let (offline, wms) =
+        common::offline::bootstrap(dir.path(), &dir.path().join("edge"), "mad-1").await;
+    let common::offline::Offline {
+        settings,
+        business,
+        warehouse,
+        key,
+    } = offline;
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
@@ -72,9 +34,9 @@ async fn the_floor_keeps_working_without_the_cloud() {
     let client = reqwest::Client::new();
     for q in [3, 4, 5] {
         let r = client
-            .post(format!("{base}/v1/inventory/{}/adjust", b.id))
+            .post(format!("{base}/v1/inventory/{}/adjust", business))
             .header("X-API-KEY", &key)
-            .json(&json!({"warehouse_id": w.id.0, "sku": "A", "reason": "received", "quantity": q}))
+            .json(&json!({"warehouse_id": warehouse, "sku": "A", "reason": "received", "quantity": q}))
             .send()
             .await
             .expect("adjust");
@@ -95,7 +57,7 @@ async fn the_floor_keeps_working_without_the_cloud() {
     assert_eq!(s["depth"], 3, "{status}");
     assert!(s["oldest_unacked_at"].is_string());
     let inventory: Value = client
-        .get(format!("{base}/v1/inventory/{}/items/list", b.id))
+        .get(format!("{base}/v1/inventory/{}/items/list", business))
         .header("X-API-KEY", &key)
         .send()
         .await

@@ -488,6 +488,16 @@ mod tests {
         }
     }
 
+    async fn rows(w: &Writer) -> Vec<i64> {
+        w.write(|c| {
+            let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
+            let rows = s.query_map([], |r| r.get(0))?;
+            Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
+        .await
+        .expect("read back")
+    }
+
     fn spawn_insert(w: &Writer, n: i64, pad: usize) -> tokio::task::JoinHandle<Result<i64>> {
         let w = w.clone();
         tokio::spawn(async move { w.write(insert(n, pad)).await })
@@ -536,14 +546,7 @@ mod tests {
         assert!(matches!(before, Err(WmsError::Full)), "{before:?}");
         assert!(matches!(big, Err(WmsError::Full)), "{big:?}");
         assert_eq!(after.ok(), Some(3));
-        let rows: Vec<i64> = w
-            .write(|c| {
-                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
-                let rows = s.query_map([], |r| r.get(0))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
-            })
-            .await
-            .expect("read back");
+        let rows = rows(&w).await;
         assert_eq!(rows, vec![3], "what was answered Ok, and only that");
         assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), 2);
         assert!(w.stats().full_since().is_some());
@@ -572,14 +575,7 @@ mod tests {
             }
         }
         ok.sort_unstable();
-        let rows: Vec<i64> = w
-            .write(|c| {
-                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
-                let rows = s.query_map([], |r| r.get(0))?;
-                Ok(rows.collect::<rusqlite::Result<_>>()?)
-            })
-            .await
-            .expect("read back");
+        let rows = rows(&w).await;
         assert_eq!(rows, ok, "every row answered Ok is there, and no other");
         assert!(full >= 60, "the rows that need a page are refused: {full}");
         assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), full);
