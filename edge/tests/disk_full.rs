@@ -196,6 +196,16 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
         "{storage}"
     );
     assert_eq!(floor.metric("depot_writer_disk_full").await, Some(0.0));
+    let openapi: Value = reqwest::get(format!("{}/v1/openapi.json", floor.edge.base))
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("json");
+    let schemas = &openapi["components"]["schemas"];
+    for name in ["EdgeStatus", "Storage", "StorageState"] {
+        assert!(schemas[name].is_object(), "{name} not described");
+    }
 
     // No page more than the database has.
     floor
