@@ -7,7 +7,7 @@ use depot_protocol::Timestamp;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
-const MIB: u64 = 1024 * 1024;
+pub const MIB: u64 = 1024 * 1024;
 /// Less than this is full whatever the writer has seen: SQLite grows its
 /// files a page at a time, and nothing else fits either.
 const FULL_BELOW: u64 = MIB;
@@ -64,9 +64,7 @@ impl Probe {
     /// running writer knows: that it refuses writes (a daemon's own
     /// status); `None` when only the disk is read (`depot-edge status`).
     pub fn read(&self, full_since: Option<Timestamp>) -> std::io::Result<Storage> {
-        let fs = rustix::fs::statvfs(&self.data_dir)?;
-        let free_bytes = fs.f_bavail.saturating_mul(fs.f_frsize);
-        let total_bytes = fs.f_blocks.saturating_mul(fs.f_frsize);
+        let (free_bytes, total_bytes) = free_and_size(&self.data_dir)?;
         Ok(Storage {
             path: self.data_dir.display().to_string(),
             free_bytes,
@@ -204,8 +202,18 @@ fn state(free: u64, low_below: u64, refusing: bool) -> StorageState {
     }
 }
 
+/// Bytes free for the user this runs as, and the size, of the filesystem
+/// under `path`.
+pub fn free_and_size(path: &Path) -> std::io::Result<(u64, u64)> {
+    let fs = rustix::fs::statvfs(path)?;
+    Ok((
+        fs.f_bavail.saturating_mul(fs.f_frsize),
+        fs.f_blocks.saturating_mul(fs.f_frsize),
+    ))
+}
+
 /// The database file, its write-ahead log and its shared-memory index.
-fn database_bytes(db: &Path) -> u64 {
+pub fn database_bytes(db: &Path) -> u64 {
     ["", "-wal", "-shm"]
         .iter()
         .filter_map(|suffix| {

@@ -401,3 +401,41 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");
     edge.terminate();
 }
+
+/// A backup that would fill the data directory's disk, or leave the floor
+/// less than `low_disk_mib`, does not start: the floor's writes come first.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_that_would_fill_the_disk_does_not_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut settings, ..) = bootstrap(dir.path(), &dir.path().join("edge")).await;
+    settings.low_disk_mib = u64::MAX;
+    let target = dir.path().join("edge-backup.db");
+    let refused = depot_edge::backup::backup(&settings, &target, 64)
+        .expect_err("no disk leaves the floor that much");
+    let said = format!("{refused:#}");
+    assert!(
+        said.contains("the data directory's own disk") && said.contains("(low_disk_mib)"),
+        "{said}"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name()))
+        .filter(|n| n.to_string_lossy().contains("backup"))
+        .collect();
+    assert!(left.is_empty(), "nothing written: {left:?}");
+    settings.low_disk_mib = 0;
+    depot_edge::backup::backup(&settings, &target, 64).expect("room for it");
+
+    let Some((small, _turn)) = small_fs().await else {
+        return;
+    };
+    let full = tempfile::tempdir_in(&small).expect("a directory on the small filesystem");
+    let ballast = fill(full.path());
+    let refused = depot_edge::backup::backup(&settings, &full.path().join("b.db"), 64)
+        .expect_err("no room for the copy");
+    let said = format!("{refused:#}");
+    assert!(said.contains("free and the copy needs about"), "{said}");
+    let left = std::fs::read_dir(full.path()).expect("dir").count();
+    assert_eq!(left, 1, "only the ballast");
+    drop(ballast);
+}
