@@ -63,6 +63,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         )
         .split_for_parts();
     let openapi = Arc::new(openapi);
+    let probe = storage::Probe::new(settings);
     let router = api
         .with_state(wms.clone())
         .route(
@@ -74,10 +75,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))
         .layer(axum::Extension(devices.clone()))
-        .layer(axum::Extension(storage::Probe::new(settings)))
+        .layer(axum::Extension(probe.clone()))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
-    metrics::mount(router, &wms, devices, storage::Probe::new(settings))
+    metrics::mount(router, &wms, devices, probe)
 }
 
 /// Opens the edge's database as its node.

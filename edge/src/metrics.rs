@@ -28,7 +28,7 @@ pub fn mount(router: Router, wms: &Wms, devices: Devices, probe: Probe) -> Route
                 Ok(snapshot) => sync::edge(&mut scrape, &snapshot, now),
                 Err(error) => tracing::warn!(%error, "metrics: cannot read the sync state"),
             }
-            if let Some(storage) = probe.read_async(wms.writer_stats().full_since()).await {
+            if let Some(storage) = probe.read_serving(&wms).await {
                 self::storage(&mut scrape, &storage);
             }
             let scales = devices.scale_views();

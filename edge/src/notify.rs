@@ -148,7 +148,7 @@ async fn current(
     probe: &Probe,
     listen: Option<SocketAddr>,
 ) -> Option<String> {
-    let storage = probe.read_async(wms.writer_stats().full_since()).await;
+    let storage = probe.read_serving(wms).await;
     match wms.sync_snapshot().await {
         Ok(sync) => Some(status_line(
             listen,

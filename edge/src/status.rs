@@ -48,7 +48,7 @@ pub async fn status(
     _: EdgeCaller,
 ) -> Result<Json<DataEnvelope<EdgeStatus>>, ApiError> {
     let sync = wms.sync_snapshot().await?;
-    let storage = probe.read_async(wms.writer_stats().full_since()).await;
+    let storage = probe.read_serving(&wms).await;
     Ok(Json(DataEnvelope {
         data: EdgeStatus {
             identity,

@@ -76,9 +76,11 @@ impl Probe {
         })
     }
 
-    /// [`Probe::read`] off the runtime's threads (a disk that hangs must
+    /// [`Probe::read`] for a serving daemon, with what its writer knows of
+    /// refused writes, off the runtime's threads (a disk that hangs must
     /// not take a worker with it); `None`, logged, when it cannot be read.
-    pub async fn read_async(&self, full_since: Option<Timestamp>) -> Option<Storage> {
+    pub async fn read_serving(&self, wms: &depot_wms::Wms) -> Option<Storage> {
+        let full_since = wms.writer_stats().full_since();
         let probe = self.clone();
         match tokio::task::spawn_blocking(move || probe.read(full_since)).await {
             Ok(Ok(storage)) => Some(storage),
