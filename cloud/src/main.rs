@@ -38,17 +38,27 @@ async fn main() -> anyhow::Result<()> {
             );
             let _ = writeln!(out, "depot-cloud syncing through {}", broker.url);
             depot_wms::notify::arm_test_hang(&wms);
-            depot_cloud::serve_notifying(
+            let served = depot_cloud::serve_notifying(
                 listener,
-                wms,
+                wms.clone(),
                 &settings,
                 &broker,
                 &depot_wms::notify::Notifier::from_env(),
                 depot_cloud::shutdown_signal(),
             )
-            .await?;
+            .await;
+            wms.close_at_exit(CLOSE_WITHIN).await;
+            served?;
         }
-        command => admin::run_admin(&wms, command).await?,
+        command => {
+            let done = admin::run_admin(&wms, command).await;
+            wms.close_at_exit(CLOSE_WITHIN).await;
+            done?;
+        }
     }
     Ok(())
 }
+
+/// What a stop gives the database to close before the process goes; well
+/// inside systemd's stop timeout.
+const CLOSE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);

@@ -1,5 +1,6 @@
 //! A crashed process loses no answered write: the server is killed (SIGKILL)
-//! while writes are in flight, and every write it answered is found on disk.
+//! while writes are in flight, and every write it answered is found on disk;
+//! stopped (SIGTERM), it also leaves its database closed.
 
 use depot_protocol::{ItemId, WarehouseId};
 use serde_json::json;
@@ -27,12 +28,13 @@ fn admin(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn answered_writes_survive_a_kill() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    admin(dir.path(), &["business", "create", "--name", "Crash"]);
+/// A business, a warehouse, an item and a key, made with the admin
+/// commands; then `depot-cloud serve`. Answers the server, its address and
+/// the key.
+async fn serve_one_business(dir: &std::path::Path) -> (std::process::Child, String, String) {
+    admin(dir, &["business", "create", "--name", "Crash"]);
     admin(
-        dir.path(),
+        dir,
         &[
             "warehouse",
             "create",
@@ -44,12 +46,17 @@ async fn answered_writes_survive_a_kill() {
             "Main",
         ],
     );
-    let key = admin(dir.path(), &["key", "create", "--business", "1"]);
+    let key = admin(dir, &["key", "create", "--business", "1"]);
     assert!(key.starts_with("dpk_"), "{key}");
+    // Each admin command closes the database behind it.
+    assert!(
+        !dir.join("cloud.db-wal").exists(),
+        "an admin command left its log"
+    );
 
     let mut child = Command::new(BIN)
         .arg("--data-dir")
-        .arg(dir.path())
+        .arg(dir)
         .args(["serve", "--listen", "127.0.0.1:0"])
         .env("DEPOT_LOG", "warn")
         .env("DEPOT_RATE_LIMIT__PER_SECOND", "100000")
@@ -67,8 +74,7 @@ async fn answered_writes_survive_a_kill() {
     let base = line.trim().rsplit(' ').next().expect("address").to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
 
-    let client = reqwest::Client::new();
-    let r = client
+    let r = reqwest::Client::new()
         .post(format!("{base}/v1/items/1/create"))
         .header("X-API-KEY", &key)
         .json(&json!({"sku": "CR-1", "name": "Crash test"}))
@@ -76,13 +82,21 @@ async fn answered_writes_survive_a_kill() {
         .await
         .expect("item");
     assert_eq!(r.status(), 200);
+    (child, base, key)
+}
 
-    // Writers hammer until the kill; each remembers the movements it was
-    // answered for.
-    let stop = Arc::new(AtomicBool::new(false));
+/// Writers hammer until `stop`; each answers the movements it was answered
+/// for.
+fn hammer(base: &str, key: &str, stop: &Arc<AtomicBool>) -> tokio::task::JoinSet<Vec<String>> {
+    let client = reqwest::Client::new();
     let mut writers = tokio::task::JoinSet::new();
     for _ in 0..16 {
-        let (client, base, key, stop) = (client.clone(), base.clone(), key.clone(), stop.clone());
+        let (client, base, key, stop) = (
+            client.clone(),
+            base.to_owned(),
+            key.to_owned(),
+            stop.clone(),
+        );
         writers.spawn(async move {
             let mut answered = Vec::new();
             while !stop.load(Ordering::Relaxed) {
@@ -101,21 +115,18 @@ async fn answered_writes_survive_a_kill() {
             answered
         });
     }
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    child.kill().expect("kill");
-    let _ = child.wait();
-    stop.store(true, Ordering::Relaxed);
-    let mut answered = Vec::new();
-    while let Some(done) = writers.join_next().await {
-        answered.extend(done.expect("writer"));
-    }
+    writers
+}
+
+/// Every movement in `answered` is in the database, once, and the books
+/// agree.
+async fn check_kept(dir: &std::path::Path, answered: &[String]) {
     assert!(
         answered.len() > 10,
         "the load was too light to mean anything: {}",
         answered.len()
     );
-
-    let wms = depot_wms::Wms::open(&dir.path().join("cloud.db"), "cloud").expect("reopen");
+    let wms = depot_wms::Wms::open(&dir.join("cloud.db"), "cloud").expect("reopen");
     let (on_hand, _) = wms
         .stock_level(ItemId(1), WarehouseId(1))
         .await
@@ -126,13 +137,61 @@ async fn answered_writes_survive_a_kill() {
         .filter(|e| e.kind == "stock.moved")
         .filter_map(|e| e.payload["id"].as_str().map(str::to_owned))
         .collect();
-    for id in &answered {
+    for id in answered {
         assert!(
             stored.contains(id),
-            "answered movement {id} is missing after the crash"
+            "answered movement {id} is missing after the stop"
         );
     }
     assert_eq!(on_hand as usize, stored.len(), "level and ledger disagree");
     assert!(on_hand as usize >= answered.len());
     assert!(wms.check_ledger().await.expect("check").is_empty());
+    wms.close().await.expect("close");
+}
+
+async fn gather(mut writers: tokio::task::JoinSet<Vec<String>>) -> Vec<String> {
+    let mut answered = Vec::new();
+    while let Some(done) = writers.join_next().await {
+        answered.extend(done.expect("writer"));
+    }
+    answered
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn answered_writes_survive_a_kill() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut child, base, key) = serve_one_business(dir.path()).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = hammer(&base, &key, &stop);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    child.kill().expect("kill");
+    let _ = child.wait();
+    stop.store(true, Ordering::Relaxed);
+    check_kept(dir.path(), &gather(writers).await).await;
+}
+
+/// SIGTERM under load: the server stops cleanly, keeps every write it
+/// answered, and leaves its database as one file, the log folded in.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stop_under_load_keeps_every_answered_write_and_closes_the_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut child, base, key) = serve_one_business(dir.path()).await;
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = hammer(&base, &key, &stop);
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(sent.success());
+    let status = child.wait().expect("wait");
+    stop.store(true, Ordering::Relaxed);
+    assert!(status.success(), "a clean stop: {status}");
+    for side in ["cloud.db-wal", "cloud.db-shm"] {
+        assert!(
+            !dir.path().join(side).exists(),
+            "{side} outlived the stop on SIGTERM"
+        );
+    }
+    check_kept(dir.path(), &gather(writers).await).await;
 }

@@ -116,7 +116,16 @@ async fn main() -> anyhow::Result<()> {
             );
             depot_wms::notify::arm_test_hang(&wms);
             let notifier = depot_wms::notify::Notifier::from_env();
-            depot_edge::serve_notifying(listener, wms, settings, notifier, shutdown_signal()).await
+            let served = depot_edge::serve_notifying(
+                listener,
+                wms.clone(),
+                settings,
+                notifier,
+                shutdown_signal(),
+            )
+            .await;
+            wms.close_at_exit(CLOSE_WITHIN).await;
+            served
         }
         Command::Status => {
             let s = snapshot(&settings)?;
@@ -270,6 +279,10 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
+/// What a stop gives the database to close before the process goes; well
+/// inside systemd's stop timeout.
+const CLOSE_WITHIN: Duration = Duration::from_secs(10);
+
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

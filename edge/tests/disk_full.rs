@@ -379,20 +379,15 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     drop(ballast);
     std::fs::remove_file(data.path().join("ballast")).expect("room to stop");
     edge.terminate();
-    // The daemon's exit does not always close its last connection first:
-    // the log may stay, and then the start needs no room to open. Only
-    // without it is the reserve what brings the box back.
-    let wal_gone = !settings.data_dir.join("edge.db-wal").exists();
+    assert!(
+        !settings.data_dir.join("edge.db-wal").exists(),
+        "a clean stop removes the write-ahead log"
+    );
     let ballast = fill(data.path());
-    if wal_gone {
-        assert!(
-            depot_wms::Wms::open_node(&settings.database(), &settings.origin(), settings.node)
-                .is_err(),
-            "on a full disk the database cannot be opened"
-        );
-    } else {
-        eprintln!("the write-ahead log stayed at the stop: the reserve was not needed");
-    }
+    assert!(
+        depot_wms::Wms::open_node(&settings.database(), &settings.origin(), settings.node).is_err(),
+        "on a full disk the database cannot be opened"
+    );
 
     let edge = common::process::spawn(&env(&settings));
     let r = client
@@ -402,10 +397,8 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
         .await
         .expect("status");
     assert_eq!(r.status(), 200);
-    if wal_gone {
-        assert!(!reserve.exists(), "the reserve was given back");
-        assert_eq!(receive(edge.base.clone()).await, 200, "the reserve's room");
-    }
+    assert!(!reserve.exists(), "the reserve was given back");
+    assert_eq!(receive(edge.base.clone()).await, 200, "the reserve's room");
     drop(ballast);
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");
     edge.terminate();

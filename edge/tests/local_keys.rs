@@ -147,6 +147,16 @@ async fn provisioned_keys_serve_a_box_that_was_never_online() {
         .map(|e| e.kind)
         .collect();
     assert_eq!(from_edge, ["stock.moved"]);
-    drop(edge);
+
+    // A clean stop closes the database: its write-ahead log is folded in
+    // and removed, and the file alone is the box's whole state.
+    edge.terminate();
+    let data = rig.dir.path().join("edge");
+    for side in ["edge.db-wal", "edge.db-shm"] {
+        assert!(
+            !data.join(side).exists(),
+            "{side} outlived the stop on SIGTERM"
+        );
+    }
     rig.stop().await;
 }

@@ -106,6 +106,9 @@ pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Runni
     })
 }
 
+/// What each database is given to close at the end of the demo.
+const CLOSE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Running {
     pub fn cloud_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
@@ -142,20 +145,24 @@ impl Running {
         };
         let edge_task = tokio::spawn(depot_edge::serve(
             edge_listener,
-            edge,
+            edge.clone(),
             edge_settings,
             until(stopped.clone()),
         ));
-        let cloud = depot_cloud::serve(listener, wms, &settings, &broker, until(stopped));
+        let cloud = depot_cloud::serve(listener, wms.clone(), &settings, &broker, until(stopped));
         let signal = async move {
             shutdown.await;
             let _ = stop.send(true);
         };
         let (served, ()) = tokio::join!(cloud, signal);
-        served?;
-        edge_task.await??;
+        let edge_served = edge_task.await;
         // Unplugged only now: the edge stopped driving them first.
         drop(station);
+        // Whatever ended the demo, both databases are left whole.
+        edge.close_at_exit(CLOSE_WITHIN).await;
+        wms.close_at_exit(CLOSE_WITHIN).await;
+        served?;
+        edge_served??;
         Ok(())
     }
 }

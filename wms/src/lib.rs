@@ -201,6 +201,30 @@ impl Wms {
         self.ping(within).await
     }
 
+    /// Closes the database for a clean stop: the reads under way finish, the
+    /// writes queued are committed, and the connections are closed, the
+    /// writer's last so that SQLite folds its write-ahead log into the
+    /// database. Reads and writes after it are refused. Every clone of this
+    /// handle shares the one database, so it is called once, at the end.
+    pub async fn close(&self) -> Result<()> {
+        self.inner.reader.close().await;
+        self.inner.writer.close().await
+    }
+
+    /// A daemon's last step: [`Wms::close`], given `within` before the
+    /// process goes without it (a writer stuck on a dead disk must not hold
+    /// up the stop), and logged either way.
+    pub async fn close_at_exit(&self, within: std::time::Duration) {
+        match tokio::time::timeout(within, self.close()).await {
+            Ok(Ok(())) => tracing::debug!("database closed"),
+            Ok(Err(e)) => tracing::error!(error = %e, "the database did not close cleanly"),
+            Err(_) => tracing::error!(
+                "the database did not close within {} s: its write-ahead log is left to the next start",
+                within.as_secs()
+            ),
+        }
+    }
+
     /// See [`Writer::hang_for_tests`]: for tests only.
     #[doc(hidden)]
     pub async fn hang_writer_for_tests(&self) {

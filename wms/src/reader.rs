@@ -16,6 +16,7 @@ pub struct Reader {
     path: Arc<PathBuf>,
     idle: Arc<Mutex<Vec<Connection>>>,
     permits: Arc<Semaphore>,
+    size: u32,
 }
 
 impl Reader {
@@ -24,6 +25,7 @@ impl Reader {
             path: Arc::new(path),
             idle: Arc::new(Mutex::new(Vec::with_capacity(size))),
             permits: Arc::new(Semaphore::new(size.max(1))),
+            size: u32::try_from(size.max(1)).unwrap_or(u32::MAX),
         }
     }
 
@@ -54,5 +56,23 @@ impl Reader {
         })
         .await
         .map_err(|e| WmsError::Internal(format!("read task failed: {e}")))?
+    }
+
+    /// Waits for the reads under way, refuses those after, and closes the
+    /// connections, so the writer's is the database's last.
+    pub async fn close(&self) {
+        if let Ok(all) = self.permits.acquire_many(self.size).await {
+            self.permits.close();
+            drop(all);
+        }
+        let idle = match self.idle.lock() {
+            Ok(mut idle) => std::mem::take(&mut *idle),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        for conn in idle {
+            if let Err((_, e)) = conn.close() {
+                tracing::warn!(error = %e, "a read connection did not close cleanly");
+            }
+        }
     }
 }

@@ -29,6 +29,13 @@ type Reply = Box<dyn FnOnce(Result<(), Failed>) + Send>;
 /// hands back its reply and whether it failed for a full disk.
 type Job = Box<dyn FnOnce(Option<&Connection>) -> (Reply, bool) + Send>;
 
+/// What the writer thread is sent: a job, or the word to finish what is
+/// queued and close its connection (told how that went).
+enum Msg {
+    Job(Job),
+    Close(oneshot::Sender<Result<()>>),
+}
+
 /// A job's reply with how its transaction ended.
 type Answer = (Reply, Result<(), Failed>);
 
@@ -140,7 +147,7 @@ const WATCHED: [&str; 4] = ["api_keys", "print_jobs", "events", "printers"];
 
 #[derive(Clone)]
 pub struct Writer {
-    tx: mpsc::Sender<Job>,
+    tx: mpsc::Sender<Msg>,
     stats: Arc<WriterStats>,
     /// One per [`Watched`] table, bumped after each commit (or rollback)
     /// that wrote to it.
@@ -149,7 +156,8 @@ pub struct Writer {
 
 impl Writer {
     /// Starts the writer thread on `conn`. The thread ends when every
-    /// `Writer` handle is dropped, after finishing what was queued.
+    /// `Writer` handle is dropped or [`Writer::close`] is called, after
+    /// finishing what was queued.
     pub fn start(conn: Connection) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::default());
@@ -218,7 +226,7 @@ impl Writer {
             (reply, full)
         });
         self.tx
-            .send(job)
+            .send(Msg::Job(job))
             .await
             .map_err(|_| WmsError::Internal("the writer has stopped".into()))?;
         orx.await
@@ -235,7 +243,22 @@ impl Writer {
                 std::thread::park();
             }
         });
-        let _ = self.tx.send(job).await;
+        let _ = self.tx.send(Msg::Job(job)).await;
+    }
+
+    /// Commits what is queued, refuses what comes after, and closes the
+    /// connection. When it is the database's last, SQLite checkpoints the
+    /// write-ahead log into the database and removes it: the clean stop a
+    /// restart, a backup or a copy of the data directory expects. Closing a
+    /// writer already closed is not an error.
+    pub async fn close(&self) -> Result<()> {
+        let (done, closed) = oneshot::channel();
+        if self.tx.send(Msg::Close(done)).await.is_err() {
+            return Ok(());
+        }
+        // The thread is gone without answering only if an earlier close
+        // took it down.
+        closed.await.unwrap_or(Ok(()))
     }
 }
 
@@ -301,18 +324,30 @@ fn lost_transaction(conn: &Connection, full: bool) -> Option<Failed> {
 /// of its callers is answered.
 fn run(
     conn: Connection,
-    mut rx: mpsc::Receiver<Job>,
+    mut rx: mpsc::Receiver<Msg>,
     stats: &WriterStats,
     after_commit: impl Fn(),
 ) {
     let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
+    let mut closing = Vec::new();
+    let mut take = |msg, group: &mut Vec<Job>, rx: &mut mpsc::Receiver<Msg>| match msg {
+        Msg::Job(job) => group.push(job),
+        Msg::Close(done) => {
+            // What is already queued is still taken; nothing more is.
+            rx.close();
+            closing.push(done);
+        }
+    };
     while let Some(first) = rx.blocking_recv() {
-        group.push(first);
+        take(first, &mut group, &mut rx);
         while group.len() < MAX_GROUP {
             match rx.try_recv() {
-                Ok(job) => group.push(job),
+                Ok(msg) => take(msg, &mut group, &mut rx),
                 Err(_) => break,
             }
+        }
+        if group.is_empty() {
+            continue;
         }
         let n = group.len() as u64;
         let started = Instant::now();
@@ -331,6 +366,13 @@ fn run(
         for (reply, outcome) in replies {
             reply(outcome);
         }
+    }
+    let closed = conn.close().map_err(|(_, e)| {
+        tracing::error!(error = %e, "the writer's connection did not close cleanly");
+        format!("the writer's connection did not close cleanly: {e}")
+    });
+    for done in closing {
+        let _ = done.send(closed.clone().map_err(WmsError::Internal));
     }
 }
 
