@@ -217,6 +217,25 @@ pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
     Wms::open(&path, "cloud").with_context(|| format!("opening {}", path.display()))
 }
 
+/// Opens the database to serve from, keeping room in reserve on its disk
+/// for a start on a full disk (see `depot_wms::storage`), and says so when
+/// the disk is low.
+pub fn open_to_serve(settings: &Settings) -> anyhow::Result<Wms> {
+    let path = settings.database();
+    let probe = settings.storage();
+    let wms = probe
+        .open_to_serve(|| Wms::open(&path, "cloud"))
+        .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+    match probe.read(None) {
+        Ok(s) if s.state != depot_wms::storage::StorageState::Ok => {
+            tracing::warn!("disk: {}", s.summary());
+        }
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "cannot read the data directory's disk"),
+    }
+    Ok(wms)
+}
+
 /// Runs an admin command (everything but `serve`), printing its result.
 pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
     match command {

@@ -78,7 +78,7 @@ async fn app_waking(
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(TraceLayer::new_for_http());
-    let router = metrics::mount(router, &wms, link);
+    let router = metrics::mount(router, &wms, link, settings.storage());
     Ok((router, limiter))
 }
 

@@ -21,7 +21,10 @@ async fn main() -> anyhow::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    let wms = admin::open(&settings)?;
+    let wms = match cli.command {
+        Command::Serve { .. } => admin::open_to_serve(&settings)?,
+        _ => admin::open(&settings)?,
+    };
     match cli.command {
         Command::Serve { listen } => {
             let addr = listen.unwrap_or(settings.listen);

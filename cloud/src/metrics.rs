@@ -1,22 +1,28 @@
 //! `GET /metrics` on the cloud: the request and writer metrics every
-//! application has (`depot_wms::metrics`), its edges taken together, and,
-//! where it syncs, whether its connection to the broker is up.
+//! application has (`depot_wms::metrics`), the disk under its database, its
+//! edges taken together, and, where it syncs, whether its connection to the
+//! broker is up.
 
 use crate::sync::BrokerLink;
 use axum::Router;
 use depot_wms::Wms;
 use depot_wms::metrics::{Metrics, Scrape, sync};
+use depot_wms::storage::Probe;
 
 /// Serves the metrics on `router` and counts the requests it answers;
 /// `link` is the sync service's connection, where this process runs one.
-pub fn mount(router: Router, wms: &Wms, link: Option<BrokerLink>) -> Router {
+pub fn mount(router: Router, wms: &Wms, link: Option<BrokerLink>, probe: Probe) -> Router {
     let metrics = Metrics::new(wms);
     let wms = wms.clone();
     metrics.mount(router, move || {
         let wms = wms.clone();
         let link = link.clone();
+        let probe = probe.clone();
         async move {
             let mut scrape = Scrape::default();
+            if let Some(storage) = probe.read_serving(&wms).await {
+                depot_wms::storage::gauges(&mut scrape, &storage);
+            }
             if let Some(link) = &link {
                 scrape.gauge(
                     "depot_sync_broker_connected",

@@ -20,6 +20,11 @@ pub struct Settings {
     pub listen: SocketAddr,
     /// Where the database lives (`cloud.db` inside it).
     pub data_dir: PathBuf,
+    /// Free space on the data directory's disk, in MiB, below which the
+    /// server warns that it is running out: in its log at start and in
+    /// `/metrics` (`depot_storage_low`). When the disk is full every
+    /// write is refused (507) until space is freed.
+    pub low_disk_mib: u64,
     /// Requests allowed per API key.
     pub rate_limit: RateLimit,
     /// Log filter, in `tracing` env-filter syntax.
@@ -268,6 +273,7 @@ impl Default for Settings {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             data_dir: PathBuf::from("depot-data"),
+            low_disk_mib: 1024,
             rate_limit: RateLimit::default(),
             log: "info".into(),
             carriers: BTreeMap::new(),
@@ -362,14 +368,20 @@ impl Settings {
     pub fn database(&self) -> PathBuf {
         self.data_dir.join("cloud.db")
     }
+
+    /// The data directory's disk, with the warning threshold.
+    pub fn storage(&self) -> depot_wms::storage::Probe {
+        depot_wms::storage::Probe::new(&self.data_dir, &self.database(), self.low_disk_mib)
+    }
 }
 
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 9] = [
+const FIELDS: [&str; 10] = [
     "listen",
     "data_dir",
+    "low_disk_mib",
     "rate_limit",
     "log",
     "carriers",

@@ -2,88 +2,14 @@
 //! while writes are in flight, and every write it answered is found on disk;
 //! stopped (SIGTERM), it also leaves its database closed.
 
+mod process;
+
 use depot_protocol::{ItemId, WarehouseId};
+use process::{serve_one_business, terminate};
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_depot-cloud");
-
-fn admin(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env("DEPOT_LOG", "warn")
-        .output()
-        .expect("run admin");
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
-
-/// A business, a warehouse, an item and a key, made with the admin
-/// commands; then `depot-cloud serve`. Answers the server, its address and
-/// the key.
-async fn serve_one_business(dir: &std::path::Path) -> (std::process::Child, String, String) {
-    admin(dir, &["business", "create", "--name", "Crash"]);
-    admin(
-        dir,
-        &[
-            "warehouse",
-            "create",
-            "--business",
-            "1",
-            "--code",
-            "W1",
-            "--name",
-            "Main",
-        ],
-    );
-    let key = admin(dir, &["key", "create", "--business", "1"]);
-    assert!(key.starts_with("dpk_"), "{key}");
-    // Each admin command closes the database behind it.
-    assert!(
-        !dir.join("cloud.db-wal").exists(),
-        "an admin command left its log"
-    );
-
-    let mut child = Command::new(BIN)
-        .arg("--data-dir")
-        .arg(dir)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("DEPOT_LOG", "warn")
-        .env("DEPOT_RATE_LIMIT__PER_SECOND", "100000")
-        .env("DEPOT_RATE_LIMIT__BURST", "100000")
-        .env("DEPOT_BROKER__EMBEDDED_LISTEN", "127.0.0.1:0")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read address");
-    let base = line.trim().rsplit(' ').next().expect("address").to_owned();
-    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-
-    let r = reqwest::Client::new()
-        .post(format!("{base}/v1/items/1/create"))
-        .header("X-API-KEY", &key)
-        .json(&json!({"sku": "CR-1", "name": "Crash test"}))
-        .send()
-        .await
-        .expect("item");
-    assert_eq!(r.status(), 200);
-    (child, base, key)
-}
 
 /// Writers hammer until `stop`; each answers the movements it was answered
 /// for.
@@ -160,7 +86,7 @@ async fn gather(mut writers: tokio::task::JoinSet<Vec<String>>) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn answered_writes_survive_a_kill() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut child, base, key) = serve_one_business(dir.path()).await;
+    let (mut child, base, key) = serve_one_business(dir.path(), &[]).await;
     let stop = Arc::new(AtomicBool::new(false));
     let writers = hammer(&base, &key, &stop);
     tokio::time::sleep(Duration::from_millis(700)).await;
@@ -175,18 +101,12 @@ async fn answered_writes_survive_a_kill() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_stop_under_load_keeps_every_answered_write_and_closes_the_database() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (mut child, base, key) = serve_one_business(dir.path()).await;
+    let (mut child, base, key) = serve_one_business(dir.path(), &[]).await;
     let stop = Arc::new(AtomicBool::new(false));
     let writers = hammer(&base, &key, &stop);
     tokio::time::sleep(Duration::from_millis(700)).await;
-    let sent = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .expect("kill -TERM");
-    assert!(sent.success());
-    let status = child.wait().expect("wait");
+    terminate(&mut child);
     stop.store(true, Ordering::Relaxed);
-    assert!(status.success(), "a clean stop: {status}");
     for side in ["cloud.db-wal", "cloud.db-shm"] {
         assert!(
             !dir.path().join(side).exists(),

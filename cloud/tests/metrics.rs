@@ -79,6 +79,14 @@ async fn requests_by_route_template_and_the_writer_counted_exactly() {
     );
     assert!(value(&after, "depot_writer_queue_depth", &[]).is_some());
 
+    // The disk under the data directory, read at the scrape.
+    let free = get(&after, "depot_storage_free_bytes", &[]);
+    let size = get(&after, "depot_storage_size_bytes", &[]);
+    assert!(free > 0.0 && free <= size, "free {free} of {size}");
+    assert!(get(&after, "depot_storage_database_bytes", &[]) >= 4096.0);
+    assert!(value(&after, "depot_storage_low", &[]).is_some());
+    assert_eq!(get(&after, "depot_writer_disk_full", &[]), 0.0);
+
     // Nothing names a business's data: routes are templates, and the SKU
     // and ids of what was made appear nowhere.
     for sample in after.iter().filter(|s| s.name.starts_with("depot_http_")) {

@@ -5,7 +5,7 @@
 
 use crate::devices::config::{ScaleProtocol, ScannerDevice};
 use crate::settings::Settings;
-use crate::storage::{Probe, StorageState};
+use crate::storage::StorageState;
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_wms::store::sync::Recovery;
@@ -151,7 +151,7 @@ fn data_dir(dir: &Path) -> Check {
 
 /// Room on the data directory's disk: a full one refuses every write.
 fn disk(settings: &Settings) -> Check {
-    match Probe::new(settings).read(None) {
+    match crate::storage::probe(settings).read(None) {
         Ok(storage) => Check::new(
             "disk",
             if storage.state == StorageState::Ok {

@@ -63,7 +63,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         )
         .split_for_parts();
     let openapi = Arc::new(openapi);
-    let probe = storage::Probe::new(settings);
+    let probe = storage::probe(settings);
     let router = api
         .with_state(wms.clone())
         .route(
@@ -183,7 +183,7 @@ async fn run<B: DeviceBus>(
         notifier.clone(),
         wms.clone(),
         devices.clone(),
-        storage::Probe::new(&settings),
+        storage::probe(&settings),
         listener.local_addr().ok(),
     );
     let router = app_with_devices(wms, &settings, devices);

@@ -179,7 +179,7 @@ async fn main() -> anyhow::Result<()> {
                 None => {}
             }
             println!("conflicts     {}", s.conflicts);
-            match depot_edge::storage::Probe::new(&settings).read(None) {
+            match depot_edge::storage::probe(&settings).read(None) {
                 Ok(storage) => println!("disk          {}", storage.summary()),
                 Err(e) => println!(
                     "disk          cannot read {}: {e}",

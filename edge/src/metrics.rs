@@ -7,7 +7,7 @@ use crate::devices::Devices;
 use crate::devices::printers::PrinterStatus;
 use crate::devices::scales::ScaleView;
 use crate::devices::scanners::ScannerView;
-use crate::storage::{Probe, Storage, StorageState};
+use crate::storage::Probe;
 use axum::Router;
 use depot_hardware::printer::PrinterState;
 use depot_protocol::Timestamp;
@@ -29,7 +29,7 @@ pub fn mount(router: Router, wms: &Wms, devices: Devices, probe: Probe) -> Route
                 Err(error) => tracing::warn!(%error, "metrics: cannot read the sync state"),
             }
             if let Some(storage) = probe.read_serving(&wms).await {
-                self::storage(&mut scrape, &storage);
+                depot_wms::storage::gauges(&mut scrape, &storage);
             }
             let scales = devices.scale_views();
             let scanners = devices.scanners().all();
@@ -37,31 +37,6 @@ pub fn mount(router: Router, wms: &Wms, devices: Devices, probe: Probe) -> Route
             scrape
         }
     })
-}
-
-/// The data directory's disk.
-fn storage(scrape: &mut Scrape, s: &Storage) {
-    let bytes = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
-    scrape.gauge(
-        "depot_storage_free_bytes",
-        "Bytes still free on the data directory's disk for the user the edge runs as",
-        bytes(s.free_bytes),
-    );
-    scrape.gauge(
-        "depot_storage_size_bytes",
-        "Size of the data directory's filesystem",
-        bytes(s.total_bytes),
-    );
-    scrape.gauge(
-        "depot_storage_database_bytes",
-        "The database with its write-ahead log",
-        bytes(s.database_bytes),
-    );
-    scrape.gauge(
-        "depot_storage_low",
-        "1 while the disk has less than low_disk_mib free, or is full, else 0",
-        i64::from(s.state != StorageState::Ok),
-    );
 }
 
 /// A label set: (name, value) pairs.

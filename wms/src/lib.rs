@@ -27,6 +27,7 @@ pub mod render;
 pub mod replica;
 pub mod scan;
 pub mod shipping;
+pub mod storage;
 pub mod store;
 pub mod sync;
 pub mod tenants;

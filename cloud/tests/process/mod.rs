@@ -1,0 +1,101 @@
+//! `depot-cloud` as a real process: its admin commands, and `serve`.
+#![allow(dead_code)]
+
+use serde_json::json;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_depot-cloud");
+
+pub fn admin(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env("DEPOT_LOG", "warn")
+        .output()
+        .expect("run admin");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A business, a warehouse, an item and a key, made with the admin
+/// commands; then `depot-cloud serve` with `env` besides. Answers the
+/// server, its address and the key.
+pub async fn serve_one_business(dir: &Path, env: &[(&str, &str)]) -> (Child, String, String) {
+    admin(dir, &["business", "create", "--name", "Test"]);
+    admin(
+        dir,
+        &[
+            "warehouse",
+            "create",
+            "--business",
+            "1",
+            "--code",
+            "W1",
+            "--name",
+            "Main",
+        ],
+    );
+    let key = admin(dir, &["key", "create", "--business", "1"]);
+    assert!(key.starts_with("dpk_"), "{key}");
+    // Each admin command closes the database behind it.
+    assert!(
+        !dir.join("cloud.db-wal").exists(),
+        "an admin command left its log"
+    );
+
+    let (child, base) = serve(dir, env);
+
+    let r = reqwest::Client::new()
+        .post(format!("{base}/v1/items/1/create"))
+        .header("X-API-KEY", &key)
+        .json(&json!({"sku": "CR-1", "name": "Test item"}))
+        .send()
+        .await
+        .expect("item");
+    assert_eq!(r.status(), 200);
+    (child, base, key)
+}
+
+/// `depot-cloud serve` on `dir`, with `env` besides, on free ports: the
+/// process and its address.
+pub fn serve(dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = Command::new(BIN)
+        .arg("--data-dir")
+        .arg(dir)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("DEPOT_LOG", "warn")
+        .env("DEPOT_RATE_LIMIT__PER_SECOND", "100000")
+        .env("DEPOT_RATE_LIMIT__BURST", "100000")
+        .env("DEPOT_BROKER__EMBEDDED_LISTEN", "127.0.0.1:0")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read address");
+    let base = line.trim().rsplit(' ').next().expect("address").to_owned();
+    assert!(base.starts_with("http://127.0.0.1:"), "{line}");
+    (child, base)
+}
+
+/// Stops the server with SIGTERM and expects a clean exit.
+pub fn terminate(child: &mut Child) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill -TERM");
+    assert!(sent.success());
+    let status = child.wait().expect("wait");
+    assert!(status.success(), "a clean stop: {status}");
+}
