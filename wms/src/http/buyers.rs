@@ -13,9 +13,10 @@ use serde::Deserialize;
 #[into_params(parameter_in = Query)]
 pub struct FindQuery {
     /// What to look for (required). `by_id`: a buyer id. `by_name`: the
-    /// start of the name or of one of its words, 2 to 100 characters, case
-    /// ignored. `by_wildcard`: a pattern over the whole name (or the name
-    /// from one of its words on), email or phone (digits, `+` first when
+    /// start of the name or of one of its words, 2 to 100 characters. Both
+    /// ignore case and accents (`munoz` finds Muñoz, `strasse` Straße).
+    /// `by_wildcard`: a pattern over the whole name (or the name from one
+    /// of its words on), email or phone (digits, `+` first when
     /// international), where `*` is any run of characters and `?` one
     /// character, everything else literal; it needs at least 3 literal
     /// characters at its start or its end (`ana*`, `*@example.com`), holds

@@ -63,6 +63,13 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/024_recovery_stalled.sql")),
         M::up(include_str!("schema/025_edge_taking_back.sql")),
         M::up(include_str!("schema/026_link_error.sql")),
+        M::up_with_hook(
+            include_str!("schema/027_buyer_terms_folded.sql"),
+            |tx: &rusqlite::Transaction| {
+                crm::buyers::reindex(tx)
+                    .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
+            },
+        ),
     ])
 }
 

@@ -229,6 +229,19 @@ fn fill_channels(conn: &Connection, buyers: &mut [BuyerItem]) -> Result<()> {
     Ok(())
 }
 
+/// Writes every buyer's search terms again from its keys: for the
+/// migration that changed how terms are made.
+pub fn reindex(conn: &Connection) -> Result<()> {
+    let mut stmt = conn.prepare("SELECT business_id, id FROM buyers ORDER BY id")?;
+    let buyers = stmt
+        .query_map([], |r| Ok((BusinessId(r.get(0)?), r.get::<_, i64>(1)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    for (business, id) in buyers {
+        index(conn, business, id)?;
+    }
+    Ok(())
+}
+
 /// Builds the buyers of orders stored before buyers were kept (the
 /// migration that adds them calls it), oldest order first.
 pub fn backfill(conn: &Connection) -> Result<()> {

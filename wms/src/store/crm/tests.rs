@@ -420,3 +420,76 @@ fn filters_by_channel_are_exact() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn names_are_found_however_they_are_accented() -> Result<()> {
+    let conn = db()?;
+    for (name, email) in [
+        ("Ana Muñoz", "ana@x.com"),
+        ("José Pérez", "jose@x.com"),
+        ("Jörg Straße", "jorg@x.com"),
+        ("Jose Perez", "other-jose@x.com"),
+    ] {
+        seen(
+            &conn,
+            B,
+            (Some(name), Some(email), None),
+            "web",
+            "2024-05-01T00:00:00Z",
+        )?;
+    }
+    assert_eq!(
+        names(&find(&conn, "by_name", "munoz", None)?),
+        ["Ana Muñoz"]
+    );
+    assert_eq!(names(&find(&conn, "by_name", "MUÑ", None)?), ["Ana Muñoz"]);
+    assert_eq!(
+        names(&find(&conn, "by_name", "pérez", None)?),
+        ["Jose Perez", "José Pérez"]
+    );
+    assert_eq!(
+        names(&find(&conn, "by_name", "strasse", None)?),
+        ["Jörg Straße"]
+    );
+    assert_eq!(
+        names(&find(&conn, "by_wildcard", "*perez", None)?),
+        ["Jose Perez", "José Pérez"]
+    );
+    assert_eq!(
+        names(&find(&conn, "by_wildcard", "jörg@*", None)?),
+        ["Jörg Straße"]
+    );
+    Ok(())
+}
+
+/// A database whose terms were written before search folded accents gets
+/// them written again by its migration.
+#[test]
+fn the_migration_folds_the_terms_already_written() -> Result<()> {
+    let mut conn = Connection::open_in_memory()?;
+    let before_folding = 26;
+    migrations().to_version(&mut conn, before_folding)?;
+    conn.execute_batch(
+        "INSERT INTO businesses (id, name, currency, timezone, created_at)
+         VALUES (1, 'a', 'EUR', 'UTC', 'x');
+         INSERT INTO buyers (id, business_id, name, name_key, email, email_key,
+                             order_count, thread_count, first_seen, last_seen)
+         VALUES (7, 1, 'Ana Muñoz', 'ana muñoz', 'ana@x.com', 'ana@x.com', 1, 0,
+                 '2024-05-01T00:00:00Z', '2024-05-01T00:00:00Z');
+         INSERT INTO buyer_terms (business_id, kind, term, buyer_id)
+         VALUES (1, 'n', 'ana muñoz', 7), (1, 'n', 'muñoz', 7);",
+    )?;
+    assert!(find(&conn, "by_name", "munoz", None)?.is_empty());
+    migrations().to_latest(&mut conn)?;
+    assert_eq!(
+        names(&find(&conn, "by_name", "munoz", None)?),
+        ["Ana Muñoz"]
+    );
+    assert_eq!(
+        names(&find(&conn, "by_name", "muñoz", None)?),
+        ["Ana Muñoz"]
+    );
+    let terms: i64 = conn.query_row("SELECT count(*) FROM buyer_terms", [], |r| r.get(0))?;
+    assert_eq!(terms, 5, "ana munoz, munoz, ana@x.com, and both reversed");
+    Ok(())
+}
