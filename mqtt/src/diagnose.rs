@@ -19,7 +19,7 @@ pub fn explain(url: &MqttUrl, e: &ConnectionError) -> String {
 }
 
 fn cause(url: &MqttUrl, e: &ConnectionError) -> Option<String> {
-    let at = format!("{}:{}", url.host, url.port);
+    let at = format!("{}:{}", url.bracketed_host(), url.port);
     match e {
         ConnectionError::ConnectionRefused(code) => return Some(refused(*code).to_owned()),
         ConnectionError::NetworkTimeout => return Some(format!("no answer from {at}")),
@@ -28,12 +28,6 @@ fn cause(url: &MqttUrl, e: &ConnectionError) -> Option<String> {
             return Some(format!(
                 "{at} answered with something that is not MQTT: a TLS listener wants mqtts://"
             ));
-        }
-        ConnectionError::Tls(rumqttc::TlsError::DNSName(_)) if url.host.contains(':') => {
-            return Some(
-                "mqtts:// to an IPv6 address is not supported: name the broker by its host name"
-                    .into(),
-            );
         }
         _ => {}
     }

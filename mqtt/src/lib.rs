@@ -134,9 +134,8 @@ impl MqttUrl {
         })
     }
 
-    /// The host as `rumqttc` wants it: IPv6 literals bracketed, since it
-    /// joins host and port with a ':' before resolving.
-    fn connect_host(&self) -> String {
+    /// The host as URLs write it: IPv6 literals bracketed.
+    pub(crate) fn bracketed_host(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
@@ -228,7 +227,7 @@ impl fmt::Display for MqttUrl {
             }
             f.write_str("@")?;
         }
-        write!(f, "{}:{}", self.connect_host(), self.port)
+        write!(f, "{}:{}", self.bracketed_host(), self.port)
     }
 }
 
@@ -262,7 +261,11 @@ pub fn client_options(
     if client_id.is_empty() {
         return Err(MqttError::EmptyClientId);
     }
-    let mut options = MqttOptions::new(client_id, url.connect_host(), url.port);
+    // The bare host, IPv6 literals unbracketed: rumqttc takes it as the
+    // name the broker's certificate must carry, which for an address is
+    // the address itself. To connect it joins host and port with a ':',
+    // which no longer parses as an address but resolves all the same.
+    let mut options = MqttOptions::new(client_id, url.host.clone(), url.port);
     // rumqttc panics on a non-zero keep-alive under a second and silently
     // truncates one over u16::MAX seconds.
     let keep_alive = if keep_alive.is_zero() {
@@ -385,7 +388,7 @@ mod tests {
         let plain = parse("mqtt://[::1]");
         let o = client_options(&plain, &Tls::default(), "c", Duration::from_millis(10))
             .expect("options");
-        assert_eq!(o.broker_address(), ("[::1]".to_owned(), 1883));
+        assert_eq!(o.broker_address(), ("::1".to_owned(), 1883));
         assert_eq!(o.keep_alive(), Duration::from_secs(1));
         assert!(matches!(o.transport(), Transport::Tcp));
         assert!(o.credentials().is_none());

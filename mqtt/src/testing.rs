@@ -9,7 +9,7 @@ use rcgen::{
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 #[derive(Debug, Clone)]
 pub struct Pki {
     pub ca: PathBuf,
-    /// For `localhost` and `127.0.0.1`.
+    /// For `localhost`, `127.0.0.1` and `::1`.
     pub server_cert: PathBuf,
     pub server_key: PathBuf,
     pub client_cert: PathBuf,
@@ -62,7 +62,7 @@ impl Pki {
         let (other_pem, other) = ca("Some other CA")?;
         let (server_cert, server_key) = leaf(
             &issuer,
-            &["localhost", "127.0.0.1"],
+            &["localhost", "127.0.0.1", "::1"],
             ExtendedKeyUsagePurpose::ServerAuth,
         )?;
         let (client_cert, client_key) =
@@ -112,7 +112,17 @@ impl Drop for TlsFront {
 }
 
 impl TlsFront {
+    /// On 127.0.0.1.
     pub async fn start(
+        pki: &Pki,
+        upstream: SocketAddr,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
+        Self::start_on(IpAddr::from([127, 0, 0, 1]), pki, upstream).await
+    }
+
+    /// On `ip` (`::1` for IPv6), on a free port.
+    pub async fn start_on(
+        ip: IpAddr,
         pki: &Pki,
         upstream: SocketAddr,
     ) -> Result<Self, Box<dyn std::error::Error>> {
@@ -131,7 +141,7 @@ impl TlsFront {
             .with_client_cert_verifier(verifier)
             .with_single_cert(chain, key)?;
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let listener = TcpListener::bind((ip, 0)).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {

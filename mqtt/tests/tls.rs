@@ -240,3 +240,47 @@ fn files_are_checked_when_loaded() {
         .is_ok()
     );
 }
+
+/// A broker named by its IPv6 address, `mqtts://[::1]:port`: the address is
+/// the name its certificate must carry. Skipped where the machine has no
+/// IPv6 loopback.
+#[tokio::test]
+async fn a_broker_at_an_ipv6_address_is_reached_in_plain_and_through_tls() {
+    let v6 = std::net::IpAddr::from(std::net::Ipv6Addr::LOCALHOST);
+    if std::net::TcpListener::bind((v6, 0)).is_err() {
+        eprintln!("no IPv6 loopback here: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pki = Pki::create(dir.path()).expect("pki");
+    let broker = fake_broker(0).await;
+    let front = TlsFront::start_on(v6, &pki, broker)
+        .await
+        .expect("front on ::1");
+    let tls_url =
+        MqttUrl::parse(&format!("mqtts://edge:pw@[::1]:{}", front.addr.port())).expect("url");
+    assert_eq!(
+        tls_url.to_string(),
+        format!("mqtts://edge:***@[::1]:{}", front.addr.port())
+    );
+    try_with(&tls_url, &pki.client_files())
+        .await
+        .expect("connects to [::1] through TLS");
+
+    // Plain MQTT to an IPv6 address, through a relay on ::1 to the broker.
+    let relay = TcpListener::bind((v6, 0)).await.expect("bind ::1");
+    let relay_port = relay.local_addr().expect("addr").port();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = relay.accept().await {
+            tokio::spawn(async move {
+                if let Ok(mut up) = tokio::net::TcpStream::connect(broker).await {
+                    let _ = tokio::io::copy_bidirectional(&mut tcp, &mut up).await;
+                }
+            });
+        }
+    });
+    let plain = MqttUrl::parse(&format!("mqtt://[::1]:{relay_port}")).expect("url");
+    try_with(&plain, &TlsFiles::default())
+        .await
+        .expect("connects to [::1] in plain");
+}
