@@ -11,7 +11,7 @@ use crate::error::{Result, WmsError};
 use depot_protocol::Timestamp;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use rusqlite::Connection;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -171,6 +171,12 @@ impl Writer {
                 }
             },
         ));
+        // Only a group's own COMMIT commits. Any other commit is a statement
+        // of a job running in autocommit after SQLite rolled the group's
+        // transaction back under it, an error the job swallowed: it would
+        // be kept while its job is answered as failed. Returning true turns
+        // that commit into a rollback, and the statement fails.
+        conn.commit_hook(Some(|| !COMMITTING.get()));
         let thread_stats = stats.clone();
         let bump = watches.clone();
         std::thread::Builder::new()
@@ -305,6 +311,9 @@ thread_local! {
     /// Set on the writer's thread when SQLite rolled back the open
     /// transaction under a job: why.
     static LOST: RefCell<Option<Failed>> = const { RefCell::new(None) };
+    /// Set on the writer's thread while it commits a group: the one commit
+    /// its connection allows.
+    static COMMITTING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether the transaction the last job ran in is gone (SQLite rolled it
@@ -433,7 +442,10 @@ fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
 }
 
 fn commit(conn: &Connection) -> Result<(), Failed> {
-    conn.execute_batch("COMMIT").map_err(|e| {
+    COMMITTING.set(true);
+    let committed = conn.execute_batch("COMMIT");
+    COMMITTING.set(false);
+    committed.map_err(|e| {
         let failed = Failed::new(&e);
         if failed.full {
             tracing::warn!(error = %e, "group commit refused: the disk is full; rolling back");
@@ -500,6 +512,39 @@ mod tests {
         let jobs = w.stats().jobs.load(Ordering::Relaxed);
         assert_eq!(jobs, 201);
         assert!(commits <= jobs);
+    }
+
+    /// A job that swallows the error of a statement SQLite answered by
+    /// rolling the transaction back, and writes on: what it writes after
+    /// is not committed on its own, and the job is answered as failed.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn nothing_is_committed_outside_the_group_commit() {
+        let w = writer();
+        let kept = w
+            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", [])?))
+            .await;
+        assert!(kept.is_ok());
+        let swallowed = w
+            .write(|c| {
+                // What SQLite does on a full disk or an I/O error.
+                c.execute_batch("ROLLBACK")?;
+                let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", []);
+                assert!(autocommitted.is_err(), "committed in autocommit");
+                Ok(())
+            })
+            .await;
+        assert!(swallowed.is_err(), "answered Ok for a lost transaction");
+        let stored: Vec<i64> = w
+            .write(|c| {
+                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
+                let rows = s
+                    .query_map([], |r| r.get(0))?
+                    .collect::<rusqlite::Result<Vec<i64>>>()?;
+                Ok(rows)
+            })
+            .await
+            .expect("read back");
+        assert_eq!(stored, [1]);
     }
 
     /// A writer on a file whose database may not grow by a page: a row
