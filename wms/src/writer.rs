@@ -497,16 +497,7 @@ mod tests {
             }
         }
         ok.sort_unstable();
-        let stored: Vec<i64> = w
-            .write(|c| {
-                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
-                let rows = s
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                Ok(rows)
-            })
-            .await
-            .expect("read back");
+        let stored = rows(&w).await;
         assert_eq!(stored, ok);
         let commits = w.stats().commits.load(Ordering::Relaxed);
         let jobs = w.stats().jobs.load(Ordering::Relaxed);
@@ -534,16 +525,7 @@ mod tests {
             })
             .await;
         assert!(swallowed.is_err(), "answered Ok for a lost transaction");
-        let stored: Vec<i64> = w
-            .write(|c| {
-                let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
-                let rows = s
-                    .query_map([], |r| r.get(0))?
-                    .collect::<rusqlite::Result<Vec<i64>>>()?;
-                Ok(rows)
-            })
-            .await
-            .expect("read back");
+        let stored = rows(&w).await;
         assert_eq!(stored, [1]);
     }
 
