@@ -80,3 +80,16 @@ async fn keys_in_result(wms: &Wms) -> depot_wms::Result<i64> {
 async fn keys_in(wms: &Wms) -> i64 {
     keys_in_result(wms).await.expect("count keys")
 }
+
+/// A writer stuck on a dead disk does not hold up the stop: the close gives
+/// up after its time and the process goes on to exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_writer_does_not_hold_up_the_stop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wms = Wms::open(&dir.path().join("hung.db"), "cloud").expect("open");
+    wms.hang_writer_for_tests().await;
+    let gave_up = wms.close_at_exit(std::time::Duration::from_millis(200));
+    tokio::time::timeout(std::time::Duration::from_secs(60), gave_up)
+        .await
+        .expect("the close waited on the hung writer");
+}
