@@ -50,18 +50,14 @@ async fn main() -> anyhow::Result<()> {
                 depot_cloud::shutdown_signal(),
             )
             .await;
-            wms.close_at_exit(CLOSE_WITHIN).await;
+            wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
             served?;
         }
         command => {
             let done = admin::run_admin(&wms, command).await;
-            wms.close_at_exit(CLOSE_WITHIN).await;
+            wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
             done?;
         }
     }
     Ok(())
 }
-
-/// What a stop gives the database to close before the process goes; well
-/// inside systemd's stop timeout.
-const CLOSE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);

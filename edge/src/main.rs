@@ -124,7 +124,7 @@ async fn main() -> anyhow::Result<()> {
                 shutdown_signal(),
             )
             .await;
-            wms.close_at_exit(CLOSE_WITHIN).await;
+            wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
             served
         }
         Command::Status => {
@@ -279,10 +279,6 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-/// What a stop gives the database to close before the process goes; well
-/// inside systemd's stop timeout.
-const CLOSE_WITHIN: Duration = Duration::from_secs(10);
-
 async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;

@@ -106,9 +106,6 @@ pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Runni
     })
 }
 
-/// What each database is given to close at the end of the demo.
-const CLOSE_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
-
 impl Running {
     pub fn cloud_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
@@ -159,8 +156,8 @@ impl Running {
         // Unplugged only now: the edge stopped driving them first.
         drop(station);
         // Whatever ended the demo, both databases are left whole.
-        edge.close_at_exit(CLOSE_WITHIN).await;
-        wms.close_at_exit(CLOSE_WITHIN).await;
+        edge.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
+        wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
         served?;
         edge_served??;
         Ok(())

@@ -46,6 +46,11 @@ use writer::Writer;
 /// on I/O, few enough that each keeps its prepared statements warm.
 const READERS: usize = 8;
 
+/// What a daemon gives its database to close when it stops
+/// ([`Wms::close_at_exit`]): well inside systemd's stop timeout (30 s in
+/// the units).
+pub const CLOSE_AT_EXIT_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A handle on the engine; cheap to clone, shared by every request.
 #[derive(Clone)]
 pub struct Wms {
