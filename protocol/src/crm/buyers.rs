@@ -109,17 +109,29 @@ pub fn fold(raw: &str) -> Option<String> {
     use unicode_normalization::UnicodeNormalization;
     use unicode_normalization::char::is_combining_mark;
     let mut out = String::with_capacity(raw.len());
-    for c in raw.nfkd().filter(|c| !is_combining_mark(*c)) {
-        match c {
-            'ß' | 'ẞ' => out.push_str("ss"),
-            'æ' | 'Æ' => out.push_str("ae"),
-            'œ' | 'Œ' => out.push_str("oe"),
-            'ø' | 'Ø' => out.push('o'),
-            'ł' | 'Ł' => out.push('l'),
-            'đ' | 'Đ' | 'ð' | 'Ð' => out.push('d'),
-            'þ' | 'Þ' => out.push_str("th"),
-            'ı' => out.push('i'),
-            c => out.extend(c.to_lowercase()),
+    for typed in raw.chars() {
+        let plain: String = std::iter::once(typed)
+            .nfkd()
+            .filter(|c| !is_combining_mark(*c))
+            .collect();
+        // A wildcard is what the caller typed as one: a small or
+        // full-width `?` or `*` stays the character it is.
+        if !matches!(typed, '*' | '?') && plain.contains(['*', '?']) {
+            out.extend(typed.to_lowercase());
+            continue;
+        }
+        for c in plain.chars() {
+            match c {
+                'ß' | 'ẞ' => out.push_str("ss"),
+                'æ' | 'Æ' => out.push_str("ae"),
+                'œ' | 'Œ' => out.push_str("oe"),
+                'ø' | 'Ø' => out.push('o'),
+                'ł' | 'Ł' => out.push('l'),
+                'đ' | 'Đ' | 'ð' | 'Ð' => out.push('d'),
+                'þ' | 'Þ' => out.push_str("th"),
+                'ı' => out.push('i'),
+                c => out.extend(c.to_lowercase()),
+            }
         }
     }
     name_key(&out)

@@ -104,6 +104,8 @@ fn folding_sets_accents_and_case_aside() {
     ] {
         assert_eq!(fold(raw).as_deref(), Some(folded), "{raw}");
     }
+    // Only what the caller typed as a wildcard is one.
+    assert_eq!(fold("a﹖b＊c?*").as_deref(), Some("a﹖b＊c?*"));
     assert_eq!(fold("\u{301}\u{308}"), None);
     assert_eq!(fold("  "), None);
 }
