@@ -32,6 +32,9 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .map_err(|e| anyhow::anyhow!("cannot listen on {addr}: {e}"))?;
             let broker = depot_cloud::Broker::start(&settings).await?;
+            let _reserve = settings
+                .storage()
+                .tend_reserve(depot_wms::storage::TEND_RESERVE_EVERY);
             // A daemon must not die because nobody reads its stdout.
             let mut out = std::io::stdout();
             let _ = writeln!(

@@ -104,6 +104,8 @@ async fn main() -> anyhow::Result<()> {
             )?;
             let wms = depot_edge::storage::open_to_serve(&settings)
                 .with_context(|| format!("opening {}", settings.database().display()))?;
+            let _reserve = depot_edge::storage::probe(&settings)
+                .tend_reserve(depot_edge::storage::TEND_RESERVE_EVERY);
             let listener = TcpListener::bind(settings.listen)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.listen))?;

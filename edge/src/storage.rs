@@ -4,7 +4,8 @@
 
 use crate::settings::Settings;
 pub use depot_wms::storage::{
-    MIB, Probe, RESERVE_BYTES, Storage, StorageState, database_bytes, free_and_size, human,
+    MIB, Probe, RESERVE_BYTES, Storage, StorageState, TEND_RESERVE_EVERY, database_bytes,
+    free_and_size, human,
 };
 
 /// The data directory's disk, with the box's warning threshold.

@@ -399,8 +399,20 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     assert_eq!(r.status(), 200);
     assert!(!reserve.exists(), "the reserve was given back");
     assert_eq!(receive(edge.base.clone()).await, 200, "the reserve's room");
+    // Once space is freed the box keeps its reserve again, without a
+    // restart.
     drop(ballast);
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");
+    let mut again = false;
+    for _ in 0..150 {
+        if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == depot_edge::storage::RESERVE_BYTES)
+        {
+            again = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(again, "the reserve is made again while serving");
     edge.terminate();
 }
 

@@ -9,6 +9,7 @@ use crate::metrics::Scrape;
 use depot_protocol::Timestamp;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 pub const MIB: u64 = 1024 * 1024;
 /// Less than this is full whatever the writer has seen: SQLite grows its
@@ -162,7 +163,7 @@ impl Probe {
         };
         match opened {
             Ok(wms) => {
-                self.keep_reserve(&reserve);
+                self.keep_reserve();
                 Ok(wms)
             }
             Err(e) if self.full() => Err(format!(
@@ -178,30 +179,74 @@ impl Probe {
     }
 
     /// Makes the reserve when it is missing and the disk has room for it
-    /// above the warning threshold. Written out, not sparse: a sparse file
-    /// holds no blocks to give back.
-    fn keep_reserve(&self, reserve: &Path) {
+    /// above the warning threshold; true when it was made now. Written
+    /// out, not sparse: a sparse file holds no blocks to give back.
+    fn keep_reserve(&self) -> bool {
+        let reserve = self.data_dir.join(RESERVE_FILE);
         if reserve.exists() {
-            return;
+            return false;
         }
         let room = self.read(None).map(|s| s.free_bytes);
         let wanted = RESERVE_BYTES.saturating_add(self.low_below_bytes);
         if !room.is_ok_and(|free| free > wanted) {
-            return;
+            return false;
         }
         let made = (|| {
             use std::io::Write;
-            let mut file = std::fs::File::create(reserve)?;
+            let mut file = std::fs::File::create(&reserve)?;
             let block = vec![0u8; 64 * 1024];
             for _ in 0..RESERVE_BYTES / block.len() as u64 {
                 file.write_all(&block)?;
             }
             file.sync_all()
         })();
-        if let Err(error) = made {
-            let _ = std::fs::remove_file(reserve);
-            tracing::warn!(%error, "cannot keep space in reserve in the data directory");
+        match made {
+            Ok(()) => true,
+            Err(error) => {
+                let _ = std::fs::remove_file(&reserve);
+                tracing::warn!(%error, "cannot keep space in reserve in the data directory");
+                false
+            }
         }
+    }
+
+    /// Keeps the reserve while a daemon serves, looking every `every`: a
+    /// box that started on its reserve, or without room for one, has it
+    /// again once space is freed, not only at its next start, and is ready
+    /// for the next stop on a full disk. Stops when dropped.
+    pub fn tend_reserve(&self, every: Duration) -> ReserveKeeper {
+        let probe = self.clone();
+        let task = tokio::spawn(async move {
+            // `open_to_serve` has just looked.
+            let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let p = probe.clone();
+                if let Ok(true) = tokio::task::spawn_blocking(move || p.keep_reserve()).await {
+                    tracing::info!(
+                        "kept {} in reserve again under {}: a stop on a full disk can start again",
+                        human(RESERVE_BYTES),
+                        probe.data_dir.display()
+                    );
+                }
+            }
+        });
+        ReserveKeeper(task.abort_handle())
+    }
+}
+
+/// How often a serving daemon looks for its reserve: a file's metadata,
+/// and the disk's free space only when the reserve is missing.
+pub const TEND_RESERVE_EVERY: Duration = Duration::from_secs(5);
+
+/// The task of [`Probe::tend_reserve`]; stops it when dropped.
+#[derive(Debug)]
+pub struct ReserveKeeper(tokio::task::AbortHandle);
+
+impl Drop for ReserveKeeper {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 
@@ -376,5 +421,42 @@ mod tests {
             err.ends_with("no such thing") && !err.contains("full"),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn makes_the_reserve_again_while_serving_once_there_is_room() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("edge.db");
+        let reserve = dir.path().join(RESERVE_FILE);
+        let wanted = Some(RESERVE_BYTES);
+        let size = || std::fs::metadata(&reserve).map(|m| m.len()).ok();
+        let within_a_second = async |made: bool| {
+            for _ in 0..100 {
+                if (size() == wanted) == made {
+                    return true;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            false
+        };
+
+        // No room above the threshold: looked for, not made.
+        let crowded = Probe::new(dir.path(), &db, u64::MAX / MIB);
+        let keeper = crowded.tend_reserve(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(size(), None);
+        drop(keeper);
+
+        let probe = Probe::new(dir.path(), &db, 0);
+        let keeper = probe.tend_reserve(Duration::from_millis(20));
+        assert!(within_a_second(true).await, "made once there is room");
+        // Given back at a start on a full disk, say: made again.
+        std::fs::remove_file(&reserve).expect("remove");
+        assert!(within_a_second(true).await, "made again");
+        // Dropped, it stops looking.
+        drop(keeper);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        std::fs::remove_file(&reserve).expect("remove");
+        assert!(!within_a_second(true).await, "no longer made");
     }
 }
