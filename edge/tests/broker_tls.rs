@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::mosquitto::Mosquitto;
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings as EdgeSettings;
@@ -173,20 +174,8 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
 
 /// Mosquitto with a TLS listener on the test CA that requires a client
 /// certificate and a password (users `cloud`, `edge`, and `nosub`, whom
-/// its access rules do not let read); stopped when dropped.
-struct TlsMosquitto {
-    port: u16,
-    child: std::process::Child,
-}
-
-impl Drop for TlsMosquitto {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
+/// its access rules do not let read).
+fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> Mosquitto {
     let passwd = dir.join("passwd");
     for (i, (user, password)) in [
         ("cloud", "cloud-pw"),
@@ -208,10 +197,6 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
             .expect("mosquitto_passwd (Debian's mosquitto package has it)");
         assert!(status.success(), "mosquitto_passwd failed");
     }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
     // `nosub` may publish on the sync topics but not read them.
     let acl = dir.join("acl");
     std::fs::write(
@@ -219,13 +204,11 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
         "user cloud\ntopic readwrite #\n\nuser edge\ntopic readwrite depot/#\n\nuser nosub\ntopic write depot/#\n",
     )
     .expect("write acl");
-    let conf = dir.join("mosquitto.conf");
-    // `user root`: started as root (CI), Mosquitto would otherwise read the
-    // files as its own user, which cannot enter the test's directory.
-    std::fs::write(
-        &conf,
-        format!(
-            "user root\nlistener {port} 127.0.0.1\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\nallow_anonymous false\npassword_file {}\nacl_file {}\nmax_packet_size 1048576\n",
+    Mosquitto::start(
+        binary,
+        dir,
+        &format!(
+            "cafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\nallow_anonymous false\npassword_file {}\nacl_file {}\nmax_packet_size 1048576\n",
             pki.ca.display(),
             pki.server_cert.display(),
             pki.server_key.display(),
@@ -233,25 +216,6 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
             acl.display()
         ),
     )
-    .expect("write mosquitto.conf");
-    let child = std::process::Command::new(binary)
-        .arg("-c")
-        .arg(&conf)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::fs::File::create(dir.join("mosquitto.log")).expect("log file"))
-        .spawn()
-        .expect("start mosquitto");
-    let broker = TlsMosquitto { port, child };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "mosquitto did not listen: {}",
-            std::fs::read_to_string(dir.join("mosquitto.log")).unwrap_or_default()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    broker
 }
 
 /// Against Mosquitto (`DEPOT_TEST_MOSQUITTO`, the path of its binary; CI
@@ -261,8 +225,7 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> TlsMosquitto {
 /// read is connected and told where to look; the right one syncs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwords() {
-    let Ok(binary) = std::env::var("DEPOT_TEST_MOSQUITTO") else {
-        eprintln!("DEPOT_TEST_MOSQUITTO is not set: the Mosquitto TLS test is skipped");
+    let Some(binary) = Mosquitto::binary("the Mosquitto TLS test") else {
         return;
     };
     let certs = tempfile::tempdir().expect("tempdir");

@@ -2,10 +2,12 @@
 //! is named on the box's status (and so in `depot-edge status`, `sync
 //! --wait` and the systemd status line) within two resend periods, and the
 //! note goes once the cloud answers again; a broker that refuses the
-//! box's subscription is named at once.
+//! box's subscription is named at once, whether the fake broker here or
+//! Mosquitto says no.
 
 mod common;
 
+use common::mosquitto::Mosquitto;
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 
@@ -102,9 +104,67 @@ async fn refusing_broker() -> std::net::SocketAddr {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_refused_subscription_is_named_on_the_status() {
-    let rig = Rig::start(&format!("sub{}", std::process::id()), false).await;
+    let url = format!("mqtt://{}", refusing_broker().await);
+    subscription_refused_at(&url, "sub").await;
+}
+
+/// Mosquitto's access rules (`acl_file`) never refuse a subscription, they
+/// only hold back what it would deliver; its dynamic security plugin does
+/// refuse. `DEPOT_TEST_MOSQUITTO_DYNSEC` names the plugin (CI sets it),
+/// otherwise it is looked for where Debian's package puts it.
+fn dynamic_security_plugin() -> Option<std::path::PathBuf> {
+    if let Ok(path) = std::env::var("DEPOT_TEST_MOSQUITTO_DYNSEC") {
+        let path = std::path::PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "DEPOT_TEST_MOSQUITTO_DYNSEC: no {}",
+            path.display()
+        );
+        return Some(path);
+    }
+    std::fs::read_dir("/usr/lib")
+        .ok()?
+        .flatten()
+        .map(|d| d.path().join("mosquitto_dynamic_security.so"))
+        .find(|p| p.is_file())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_subscription_mosquitto_refuses_is_named_on_the_status() {
+    let Some(binary) = Mosquitto::binary("the refused-subscription test on Mosquitto") else {
+        return;
+    };
+    let Some(plugin) = dynamic_security_plugin() else {
+        eprintln!(
+            "no mosquitto_dynamic_security.so: the refused-subscription test on Mosquitto is skipped"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Anyone may connect and publish; nobody may subscribe.
+    let rules = dir.path().join("dynamic-security.json");
+    std::fs::write(
+        &rules,
+        r#"{"defaultACLAccess": {"publishClientSend": true, "publishClientReceive": true, "subscribe": false, "unsubscribe": true}, "clients": [], "groups": [], "roles": []}"#,
+    )
+    .expect("write the rules");
+    let mosquitto = Mosquitto::start(
+        &binary,
+        dir.path(),
+        &format!(
+            "allow_anonymous true\nplugin {}\nplugin_opt_config_file {}\n",
+            plugin.display(),
+            rules.display()
+        ),
+    );
+    subscription_refused_at(&format!("mqtt://127.0.0.1:{}", mosquitto.port), "msub").await;
+    drop(mosquitto);
+}
+
+async fn subscription_refused_at(url: &str, edge_id: &str) {
+    let rig = Rig::start(&format!("{edge_id}{}", std::process::id()), false).await;
     let mut settings = rig.edge_settings();
-    settings.broker.url = format!("mqtt://{}", refusing_broker().await);
+    settings.broker.url = url.to_owned();
     let edge = RunningEdge::start(settings, Faults::default()).await;
     let ew = &edge.wms;
     eventually("the refused subscription on the status", || async {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod devices;
+pub mod mosquitto;
 pub mod offline;
 pub mod process;
 
