@@ -1,7 +1,7 @@
 //! `GET /metrics` on the cloud: the request and writer metrics every
 //! application has (`depot_wms::metrics`), the disk under its database, its
 //! edges taken together, and, where it syncs, whether its connection to the
-//! broker is up.
+//! broker is up and its subscriptions granted.
 
 use crate::sync::BrokerLink;
 use axum::Router;
@@ -28,6 +28,11 @@ pub fn mount(router: Router, wms: &Wms, link: Option<BrokerLink>, probe: Probe) 
                     "depot_sync_broker_connected",
                     "1 while this instance's sync connection to the MQTT broker is up, else 0",
                     i64::from(link.is_up()),
+                );
+                scrape.gauge(
+                    "depot_sync_broker_subscriptions_refused",
+                    "1 while the broker refuses a sync subscription of this instance's connection (its access rules: nothing from the edges arrives), else 0",
+                    i64::from(link.is_refused()),
                 );
             }
             // What cannot be read is left out of this answer, not the rest.

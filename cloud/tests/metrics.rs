@@ -176,43 +176,88 @@ impl Relay {
     }
 }
 
-async fn broker_gauge(url: &str) -> Option<f64> {
+async fn gauge_at(url: &str, name: &str) -> Option<f64> {
     let text = reqwest::get(url)
         .await
         .expect("scrape")
         .text()
         .await
         .expect("text");
-    value(
-        &parse(&text).expect("exposition"),
-        "depot_sync_broker_connected",
-        &[],
-    )
+    value(&parse(&text).expect("exposition"), name, &[])
 }
 
-async fn until_broker_gauge(url: &str, want: f64) {
+async fn until_gauge(url: &str, name: &str, want: f64) {
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
-        let got = broker_gauge(url).await;
+        let got = gauge_at(url, name).await;
         if got == Some(want) {
             return;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "depot_sync_broker_connected is {got:?}, not {want}"
+            "{name} is {got:?}, not {want}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
 
+const CONNECTED: &str = "depot_sync_broker_connected";
+const REFUSED: &str = "depot_sync_broker_subscriptions_refused";
+
+/// A cloud serving and syncing through a broker, on a database of its own.
+struct SyncingCloud {
+    /// Its `/metrics`.
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<anyhow::Result<()>>,
+    _dir: tempfile::TempDir,
+}
+
+impl SyncingCloud {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.server.await.expect("join").expect("serve");
+    }
+}
+
+async fn syncing_cloud(broker_url: String) -> SyncingCloud {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = depot_cloud::settings::Settings {
+        data_dir: dir.path().to_owned(),
+        ..Default::default()
+    };
+    settings.broker.url = Some(broker_url);
+    let wms = depot_wms::Wms::open(&settings.database(), "cloud").expect("open");
+    let broker = depot_cloud::Broker::start(&settings).await.expect("broker");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        depot_cloud::serve(listener, wms, &settings, &broker, async {
+            let _ = stopped.await;
+        })
+        .await
+    });
+    SyncingCloud {
+        url,
+        stop,
+        server,
+        _dir: dir,
+    }
+}
+
 /// A cloud syncing through a broker it reaches over a relay: the gauge is
-/// 1 once connected and 0 as soon as the relay is cut. The API-only
+/// 1 once connected (and nothing refused) and 0 as soon as the relay is
+/// cut. The API-only
 /// server (`run`, no sync) has no such gauge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sync_connection_to_the_broker_up_then_down() {
     let app = common::spawn_app().await;
     let (s, _) = scrape(&app).await;
-    assert_eq!(value(&s, "depot_sync_broker_connected", &[]), None);
+    assert_eq!(value(&s, CONNECTED, &[]), None);
+    assert_eq!(value(&s, REFUSED, &[]), None);
 
     let broker = tokio::task::spawn_blocking(|| {
         depot_cloud::broker::EmbeddedBroker::start("127.0.0.1:0".parse().expect("addr"))
@@ -221,28 +266,35 @@ async fn the_sync_connection_to_the_broker_up_then_down() {
     .expect("join")
     .expect("embedded broker");
     let relay = Relay::start(broker.addr).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = depot_cloud::settings::Settings {
-        data_dir: dir.path().to_owned(),
-        ..Default::default()
-    };
-    settings.broker.url = Some(format!("mqtt://{}", relay.addr));
-    let wms = depot_wms::Wms::open(&settings.database(), "cloud").expect("open");
-    let through_relay = depot_cloud::Broker::start(&settings).await.expect("broker");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(async move {
-        depot_cloud::serve(listener, wms, &settings, &through_relay, async {
-            let _ = stopped.await;
-        })
-        .await
-    });
-    until_broker_gauge(&url, 1.0).await;
+    let cloud = syncing_cloud(format!("mqtt://{}", relay.addr)).await;
+    until_gauge(&cloud.url, CONNECTED, 1.0).await;
+    assert_eq!(gauge_at(&cloud.url, REFUSED).await, Some(0.0));
     relay.cut();
-    until_broker_gauge(&url, 0.0).await;
-    let _ = stop.send(());
-    server.await.expect("join").expect("serve");
+    until_gauge(&cloud.url, CONNECTED, 0.0).await;
+    cloud.stop().await;
+}
+
+/// Connected to a broker whose rules let it subscribe to nothing (here
+/// Mosquitto's dynamic security plugin, `DEPOT_TEST_MOSQUITTO`): the cloud
+/// hears nothing from its edges, and says why on `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broker_that_refuses_the_subscriptions() {
+    use depot_mqtt::testing::mosquitto::Mosquitto;
+    let Some(binary) = Mosquitto::binary("the refused-subscription metrics test") else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(mosquitto) =
+        Mosquitto::refusing_subscriptions(&binary, dir.path()).expect("start mosquitto")
+    else {
+        return;
+    };
+    let cloud = syncing_cloud(mosquitto.url()).await;
+    until_gauge(&cloud.url, REFUSED, 1.0).await;
+    assert_eq!(gauge_at(&cloud.url, CONNECTED).await, Some(1.0));
+    // Gone with the connection: down, not refused.
+    drop(mosquitto);
+    until_gauge(&cloud.url, CONNECTED, 0.0).await;
+    assert_eq!(gauge_at(&cloud.url, REFUSED).await, Some(0.0));
+    cloud.stop().await;
 }

@@ -7,10 +7,10 @@
 
 mod common;
 
-use common::mosquitto::Mosquitto;
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings as EdgeSettings;
+use depot_mqtt::testing::mosquitto::Mosquitto;
 use depot_mqtt::testing::{Pki, TlsFront};
 use depot_protocol::ItemId;
 use serde_json::json;
@@ -216,6 +216,7 @@ fn tls_mosquitto(binary: &str, pki: &Pki, dir: &Path) -> Mosquitto {
             acl.display()
         ),
     )
+    .expect("start mosquitto")
 }
 
 /// Against Mosquitto (`DEPOT_TEST_MOSQUITTO`, the path of its binary; CI

@@ -7,9 +7,9 @@
 
 mod common;
 
-use common::mosquitto::Mosquitto;
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
+use depot_mqtt::testing::mosquitto::Mosquitto;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
@@ -108,56 +108,19 @@ async fn a_refused_subscription_is_named_on_the_status() {
     subscription_refused_at(&url, "sub").await;
 }
 
-/// Mosquitto's access rules (`acl_file`) never refuse a subscription, they
-/// only hold back what it would deliver; its dynamic security plugin does
-/// refuse. `DEPOT_TEST_MOSQUITTO_DYNSEC` names the plugin (CI sets it),
-/// otherwise it is looked for where Debian's package puts it.
-fn dynamic_security_plugin() -> Option<std::path::PathBuf> {
-    if let Ok(path) = std::env::var("DEPOT_TEST_MOSQUITTO_DYNSEC") {
-        let path = std::path::PathBuf::from(path);
-        assert!(
-            path.is_file(),
-            "DEPOT_TEST_MOSQUITTO_DYNSEC: no {}",
-            path.display()
-        );
-        return Some(path);
-    }
-    std::fs::read_dir("/usr/lib")
-        .ok()?
-        .flatten()
-        .map(|d| d.path().join("mosquitto_dynamic_security.so"))
-        .find(|p| p.is_file())
-}
-
+/// The same against Mosquitto, whose dynamic security plugin refuses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_subscription_mosquitto_refuses_is_named_on_the_status() {
     let Some(binary) = Mosquitto::binary("the refused-subscription test on Mosquitto") else {
         return;
     };
-    let Some(plugin) = dynamic_security_plugin() else {
-        eprintln!(
-            "no mosquitto_dynamic_security.so: the refused-subscription test on Mosquitto is skipped"
-        );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(mosquitto) =
+        Mosquitto::refusing_subscriptions(&binary, dir.path()).expect("start mosquitto")
+    else {
         return;
     };
-    let dir = tempfile::tempdir().expect("tempdir");
-    // Anyone may connect and publish; nobody may subscribe.
-    let rules = dir.path().join("dynamic-security.json");
-    std::fs::write(
-        &rules,
-        r#"{"defaultACLAccess": {"publishClientSend": true, "publishClientReceive": true, "subscribe": false, "unsubscribe": true}, "clients": [], "groups": [], "roles": []}"#,
-    )
-    .expect("write the rules");
-    let mosquitto = Mosquitto::start(
-        &binary,
-        dir.path(),
-        &format!(
-            "allow_anonymous true\nplugin {}\nplugin_opt_config_file {}\n",
-            plugin.display(),
-            rules.display()
-        ),
-    );
-    subscription_refused_at(&format!("mqtt://127.0.0.1:{}", mosquitto.port), "msub").await;
+    subscription_refused_at(&mosquitto.url(), "msub").await;
     drop(mosquitto);
 }
 

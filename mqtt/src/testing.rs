@@ -1,7 +1,10 @@
 //! For tests of TLS to a broker (feature `testing`): a private CA with
 //! server and client certificates written as PEM files, and a TLS front
 //! that requires a client certificate and passes what it decrypts to a
-//! plain broker (the embedded one has no TLS listener).
+//! plain broker (the embedded one has no TLS listener); and Mosquitto
+//! started for a test ([`mosquitto`]).
+
+pub mod mosquitto;
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,

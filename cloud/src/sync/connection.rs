@@ -83,10 +83,11 @@ pub(super) async fn run(c: Connection) {
             }),
             Ok(Event::Incoming(Packet::SubAck(ack))) => {
                 if ack.return_codes.contains(&SubscribeReasonCode::Failure) {
+                    link.refused();
                     tracing::warn!(
                         %broker,
                         codes = ?ack.return_codes,
-                        "the broker refused a sync subscription"
+                        "the broker refused a sync subscription: nothing from the edges arrives; its access rules must let this user subscribe to depot/v1/+/edge/+/up and depot/v1/+/edge/+/state"
                     );
                 }
                 None

@@ -52,7 +52,7 @@ use depot_wms::Wms;
 use rumqttc::{AsyncClient, LastWill, QoS};
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -96,20 +96,39 @@ pub struct SyncOptions {
     pub link: BrokerLink,
 }
 
-/// Whether this instance's connection to the broker is up: set by the
-/// connection task, read by `/metrics` (`depot_sync_broker_connected`).
-/// An instance cut off from the broker sees its edges go offline one by
-/// one; this says why at once.
+/// Whether this instance's connection to the broker is up, and whether the
+/// broker refused a sync subscription on it: set by the connection task,
+/// read by `/metrics` (`depot_sync_broker_connected`,
+/// `depot_sync_broker_subscriptions_refused`). An instance cut off from
+/// the broker, or connected but denied the edges' topics by its rules,
+/// sees its edges go offline one by one; this says why at once.
 #[derive(Debug, Clone, Default)]
-pub struct BrokerLink(Arc<std::sync::atomic::AtomicBool>);
+pub struct BrokerLink(Arc<AtomicU8>);
+
+const DOWN: u8 = 0;
+const UP: u8 = 1;
+const REFUSED: u8 = 2;
 
 impl BrokerLink {
     pub fn is_up(&self) -> bool {
-        self.0.load(std::sync::atomic::Ordering::Acquire)
+        self.0.load(Ordering::Acquire) != DOWN
     }
 
+    /// Up, but the broker answered a subscription of this connection with
+    /// a failure.
+    pub fn is_refused(&self) -> bool {
+        self.0.load(Ordering::Acquire) == REFUSED
+    }
+
+    /// A new connection starts with nothing refused.
     fn set(&self, up: bool) {
-        self.0.store(up, std::sync::atomic::Ordering::Release);
+        self.0.store(if up { UP } else { DOWN }, Ordering::Release);
+    }
+
+    fn refused(&self) {
+        let _ = self
+            .0
+            .compare_exchange(UP, REFUSED, Ordering::AcqRel, Ordering::Acquire);
     }
 }
 

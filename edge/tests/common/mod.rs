@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 pub mod devices;
-pub mod mosquitto;
 pub mod offline;
 pub mod process;
 
