@@ -37,13 +37,9 @@ enum Command {
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DEPOT_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    depot_cloud::logging::init(
+        tracing_subscriber::EnvFilter::try_from_env("DEPOT_LOG").unwrap_or_else(|_| "warn".into()),
+    );
     match Cli::parse().command {
         Command::Demo {
             listen,

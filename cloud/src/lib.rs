@@ -6,6 +6,7 @@ pub mod admin;
 pub mod broker;
 pub mod changelog;
 pub mod html;
+pub mod logging;
 pub mod metrics;
 pub mod oauth;
 pub mod ratelimit;

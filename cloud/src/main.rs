@@ -15,12 +15,9 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let settings = cli.settings()?;
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),
-        )
-        .with_writer(std::io::stderr)
-        .init();
+    depot_cloud::logging::init(
+        tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),
+    );
     let wms = match cli.command {
         Command::Serve { .. } => admin::open_to_serve(&settings)?,
         _ => admin::open(&settings)?,
