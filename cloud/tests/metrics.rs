@@ -280,12 +280,9 @@ async fn the_sync_connection_to_the_broker_up_then_down() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broker_that_refuses_the_subscriptions() {
     use depot_mqtt::testing::mosquitto::Mosquitto;
-    let Some(binary) = Mosquitto::binary("the refused-subscription metrics test") else {
-        return;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
     let Some(mosquitto) =
-        Mosquitto::refusing_subscriptions(&binary, dir.path()).expect("start mosquitto")
+        Mosquitto::refusing_subscriptions("the refused-subscription metrics test")
+            .expect("start mosquitto")
     else {
         return;
     };

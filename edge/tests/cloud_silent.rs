@@ -111,12 +111,9 @@ async fn a_refused_subscription_is_named_on_the_status() {
 /// The same against Mosquitto, whose dynamic security plugin refuses.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_subscription_mosquitto_refuses_is_named_on_the_status() {
-    let Some(binary) = Mosquitto::binary("the refused-subscription test on Mosquitto") else {
-        return;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
     let Some(mosquitto) =
-        Mosquitto::refusing_subscriptions(&binary, dir.path()).expect("start mosquitto")
+        Mosquitto::refusing_subscriptions("the refused-subscription test on Mosquitto")
+            .expect("start mosquitto")
     else {
         return;
     };

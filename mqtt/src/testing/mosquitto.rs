@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 pub struct Mosquitto {
     pub port: u16,
     child: std::process::Child,
+    /// Its configuration, when made here.
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Mosquitto {
@@ -44,7 +46,11 @@ impl Mosquitto {
             .stdout(std::process::Stdio::null())
             .stderr(std::fs::File::create(&log)?)
             .spawn()?;
-        let broker = Self { port, child };
+        let broker = Self {
+            port,
+            child,
+            _dir: None,
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             if Instant::now() >= deadline {
@@ -62,15 +68,18 @@ impl Mosquitto {
     /// every SUBSCRIBE is answered with a failure (0x80), as a broker whose
     /// rules deny it answers. Its access rules (`acl_file`) cannot do that,
     /// they only hold back deliveries; its dynamic security plugin can.
-    /// `None` (said on stderr) without the plugin.
-    pub fn refusing_subscriptions(binary: &str, dir: &Path) -> io::Result<Option<Self>> {
-        let Some(plugin) = dynamic_security_plugin()? else {
-            eprintln!(
-                "no mosquitto_dynamic_security.so: a test of refused subscriptions is skipped"
-            );
+    /// `None` (said on stderr) without Mosquitto or the plugin: `test` is
+    /// skipped.
+    pub fn refusing_subscriptions(test: &str) -> io::Result<Option<Self>> {
+        let Some(binary) = Self::binary(test) else {
             return Ok(None);
         };
-        let rules = dir.join("dynamic-security.json");
+        let Some(plugin) = dynamic_security_plugin()? else {
+            eprintln!("no mosquitto_dynamic_security.so: {test} is skipped");
+            return Ok(None);
+        };
+        let dir = tempfile::tempdir()?;
+        let rules = dir.path().join("dynamic-security.json");
         std::fs::write(
             &rules,
             r#"{"defaultACLAccess": {"publishClientSend": true, "publishClientReceive": true, "subscribe": false, "unsubscribe": true}, "clients": [], "groups": [], "roles": []}"#,
@@ -80,7 +89,9 @@ impl Mosquitto {
             plugin.display(),
             rules.display()
         );
-        Self::start(binary, dir, &config).map(Some)
+        let mut broker = Self::start(&binary, dir.path(), &config)?;
+        broker._dir = Some(dir);
+        Ok(Some(broker))
     }
 
     pub fn url(&self) -> String {
