@@ -163,7 +163,9 @@ impl Probe {
         };
         match opened {
             Ok(wms) => {
-                self.keep_reserve();
+                if let Err(error) = self.keep_reserve() {
+                    tracing::warn!(%error, "cannot keep space in reserve in the data directory");
+                }
                 Ok(wms)
             }
             Err(e) if self.full() => Err(format!(
@@ -179,17 +181,18 @@ impl Probe {
     }
 
     /// Makes the reserve when it is missing and the disk has room for it
-    /// above the warning threshold; true when it was made now. Written
-    /// out, not sparse: a sparse file holds no blocks to give back.
-    fn keep_reserve(&self) -> bool {
+    /// above the warning threshold; true when it was made now, an error
+    /// when it could not be written. Written out, not sparse: a sparse
+    /// file holds no blocks to give back.
+    fn keep_reserve(&self) -> std::io::Result<bool> {
         let reserve = self.data_dir.join(RESERVE_FILE);
         if reserve.exists() {
-            return false;
+            return Ok(false);
         }
         let room = self.read(None).map(|s| s.free_bytes);
         let wanted = RESERVE_BYTES.saturating_add(self.low_below_bytes);
         if !room.is_ok_and(|free| free > wanted) {
-            return false;
+            return Ok(false);
         }
         let made = (|| {
             use std::io::Write;
@@ -200,14 +203,10 @@ impl Probe {
             }
             file.sync_all()
         })();
-        match made {
-            Ok(()) => true,
-            Err(error) => {
-                let _ = std::fs::remove_file(&reserve);
-                tracing::warn!(%error, "cannot keep space in reserve in the data directory");
-                false
-            }
+        if made.is_err() {
+            let _ = std::fs::remove_file(&reserve);
         }
+        made.map(|()| true)
     }
 
     /// Keeps the reserve while a daemon serves, looking every `every`: a
@@ -220,19 +219,62 @@ impl Probe {
             // `open_to_serve` has just looked.
             let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut tending = Tending::default();
             loop {
                 tick.tick().await;
                 let p = probe.clone();
-                if let Ok(true) = tokio::task::spawn_blocking(move || p.keep_reserve()).await {
-                    tracing::info!(
+                let outcome = tokio::task::spawn_blocking(move || p.keep_reserve())
+                    .await
+                    .unwrap_or_else(|e| Err(std::io::Error::other(e)));
+                match tending.after(outcome) {
+                    Some(Said::Made) => tracing::info!(
                         "kept {} in reserve again under {}: a stop on a full disk can start again",
                         human(RESERVE_BYTES),
                         probe.data_dir.display()
-                    );
+                    ),
+                    Some(Said::Cannot(error)) => tracing::warn!(
+                        %error,
+                        "cannot keep space in reserve under {}: a stop on a full disk may not start again",
+                        probe.data_dir.display()
+                    ),
+                    None => {}
                 }
             }
         });
         ReserveKeeper(task.abort_handle())
+    }
+}
+
+/// What the reserve's keeper has said, so that a data directory that
+/// cannot be written (a filesystem remounted read-only, say) is told once,
+/// not every few seconds.
+#[derive(Debug, Default)]
+struct Tending {
+    failing: Option<String>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Said {
+    Made,
+    Cannot(String),
+}
+
+impl Tending {
+    fn after(&mut self, outcome: std::io::Result<bool>) -> Option<Said> {
+        match outcome {
+            Ok(made) => {
+                self.failing = None;
+                made.then_some(Said::Made)
+            }
+            Err(error) => {
+                let error = error.to_string();
+                if self.failing.as_ref() == Some(&error) {
+                    return None;
+                }
+                self.failing = Some(error.clone());
+                Some(Said::Cannot(error))
+            }
+        }
     }
 }
 
@@ -461,5 +503,46 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(50)).await;
         std::fs::remove_file(&reserve).expect("remove");
         assert!(!made_within(Duration::from_secs(1)).await, "no longer made");
+    }
+
+    #[test]
+    fn a_reserve_that_cannot_be_made_is_told_once_per_cause() {
+        let mut t = Tending::default();
+        let cannot = |m: &str| Err(std::io::Error::other(m.to_owned()));
+        assert_eq!(t.after(Ok(false)), None);
+        assert_eq!(
+            t.after(cannot("read-only")),
+            Some(Said::Cannot("read-only".into()))
+        );
+        assert_eq!(t.after(cannot("read-only")), None);
+        assert_eq!(t.after(cannot("read-only")), None);
+        assert_eq!(
+            t.after(cannot("no space")),
+            Some(Said::Cannot("no space".into()))
+        );
+        assert_eq!(t.after(Ok(true)), Some(Said::Made));
+        assert_eq!(t.after(Ok(false)), None);
+        assert_eq!(
+            t.after(cannot("no space")),
+            Some(Said::Cannot("no space".into()))
+        );
+        assert_eq!(t.after(Ok(false)), None);
+        assert_eq!(
+            t.after(cannot("no space")),
+            Some(Said::Cannot("no space".into()))
+        );
+    }
+
+    #[test]
+    fn a_reserve_that_cannot_be_written_is_an_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A file where the directory should be: nothing can be made in it.
+        let not_a_dir = dir.path().join("data");
+        std::fs::write(&not_a_dir, b"").expect("file");
+        let probe = Probe::new(&not_a_dir, &not_a_dir.join("edge.db"), 0);
+        assert!(probe.keep_reserve().is_err());
+        let probe = Probe::new(dir.path(), &dir.path().join("edge.db"), 0);
+        assert!(probe.keep_reserve().expect("made"));
+        assert!(!probe.keep_reserve().expect("kept"), "made once");
     }
 }
