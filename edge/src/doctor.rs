@@ -8,6 +8,9 @@ use crate::settings::Settings;
 use crate::storage::StorageState;
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
+use depot_protocol::BusinessId;
+use depot_protocol::sync::topic::CLOUD_STATE;
+use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::store::sync::Recovery;
 use std::fmt;
 use std::io::Write;
@@ -407,15 +410,27 @@ async fn broker(settings: &Settings) -> Check {
         .username
         .as_deref()
         .map_or_else(|| "no credentials".to_owned(), |u| format!("as {u}"));
-    match depot_mqtt::probe(&url, &tls, &client_id, TIMEOUT * 2).await {
+    // Where the link subscribes: a broker's rules may refuse it there.
+    let down = match EdgeId::parse(&settings.edge_id) {
+        Ok(edge) => {
+            EdgeTopic::new(BusinessId(settings.business_id), edge, Channel::Down).to_string()
+        }
+        Err(e) => return Check::new("broker", Outcome::Fail, format!("edge_id: {e}")),
+    };
+    let filters = [down.as_str(), CLOUD_STATE];
+    match depot_mqtt::probe(&url, &tls, &client_id, &filters, TIMEOUT * 2).await {
         Ok(()) => Check::new(
             "broker",
             Outcome::Ok,
-            format!("{shown} accepted an MQTT connection ({how}, {login})"),
+            format!(
+                "{shown} accepted an MQTT connection ({how}, {login}) and the subscription to {}",
+                filters.join(" and ")
+            ),
         ),
         Err(why) => {
-            // Where the reason names no setting, the address is the one.
-            let fix = if why.contains("broker.") {
+            // Where the reason names no setting and no rule of the broker's,
+            // the address is the one.
+            let fix = if why.contains("broker.") || why.contains("access rules") {
                 ""
             } else {
                 " (broker.url, DEPOT_BROKER__URL)"

@@ -163,7 +163,9 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
     assert!(
         line.starts_with("OK ")
             && line
-                .contains("accepted an MQTT connection (TLS, broker.ca_file, client certificate"),
+                .contains("accepted an MQTT connection (TLS, broker.ca_file, client certificate")
+            && line.contains("and the subscription to depot/v1/")
+            && line.ends_with("/down and depot/v1/cloud/state"),
         "{report}"
     );
     let (ok, said) = run(&config, &["status"]).await;
@@ -283,7 +285,11 @@ async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwor
     let config = certs.path().join("edge.toml");
     write_config(&settings, &config);
     let (_, report) = run(&config, &["doctor"]).await;
-    assert!(broker_line(&report).starts_with("OK "), "{report}");
+    // Its rules let `edge` read depot/#: the subscription is granted.
+    assert!(
+        broker_line(&report).starts_with("OK ") && report.contains("and the subscription to"),
+        "{report}"
+    );
     edge.stop().await;
     rig.stop().await;
     drop(mosquitto);

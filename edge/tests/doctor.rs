@@ -136,3 +136,41 @@ endpoint = "/dev/null"
     );
     assert_eq!(report.lines().count(), 1, "{report}");
 }
+
+/// Mosquitto that lets the box connect but not subscribe (its dynamic
+/// security plugin; `DEPOT_TEST_MOSQUITTO`): the broker check fails,
+/// naming the topics and the broker's rules, not the URL.
+#[tokio::test]
+async fn a_broker_that_refuses_the_subscription_fails_the_check() {
+    use depot_mqtt::testing::mosquitto::Mosquitto;
+    let Some(mosquitto) =
+        Mosquitto::refusing_subscriptions("the doctor's refused-subscription test")
+            .expect("start mosquitto")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("edge.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "business_id = 7\nedge_id = \"doc-2\"\nnode = 1\ndata_dir = \"{}\"\n\n[broker]\nurl = \"{}\"\n",
+            dir.path().join("data").display(),
+            mosquitto.url()
+        ),
+    )
+    .expect("write config");
+    let out = doctor(&config, &[]).await;
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let broker = line(&report, "broker");
+    assert!(
+        broker.starts_with("FAIL ")
+            && broker.contains(
+                "refused the subscription to depot/v1/7/edge/doc-2/down and depot/v1/cloud/state"
+            )
+            && broker.contains("access rules")
+            && !broker.contains("DEPOT_BROKER__URL"),
+        "{report}"
+    );
+}

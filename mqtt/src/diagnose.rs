@@ -4,7 +4,10 @@
 //! certificate: UnknownIssuer".
 
 use crate::{MqttUrl, Tls};
-use rumqttc::{AsyncClient, ConnectReturnCode, ConnectionError, Event, Packet};
+use rumqttc::{
+    AsyncClient, ConnectReturnCode, ConnectionError, Event, Outgoing, Packet, QoS, SubAck,
+    SubscribeFilter, SubscribeReasonCode,
+};
 use rustls::{AlertDescription, CertificateError};
 use std::io;
 use std::time::Duration;
@@ -126,14 +129,16 @@ fn network(at: &str, e: &io::Error, tls: bool) -> Option<String> {
     }
 }
 
-/// Connects to the broker as `client_id` (clean session, nothing
-/// subscribed), waits for its CONNACK and disconnects: whether the URL, its
-/// credentials and the TLS files work together, and if not, why. Gives up
-/// after `within`.
+/// Connects to the broker as `client_id` (clean session), waits for its
+/// CONNACK, subscribes to `filters` (QoS 1) and waits for the SUBACK, then
+/// disconnects: whether the URL, its credentials and the TLS files work
+/// together, and whether the broker's rules let this user subscribe where
+/// it must; if not, why. Gives up after `within`.
 pub async fn probe(
     url: &MqttUrl,
     tls: &Tls,
     client_id: &str,
+    filters: &[&str],
     within: Duration,
 ) -> Result<(), String> {
     let mut options =
@@ -141,28 +146,113 @@ pub async fn probe(
             .map_err(|e| e.to_string())?;
     options.set_clean_session(true);
     let (client, mut eventloop) = AsyncClient::new(options, 4);
-    let connected = tokio::time::timeout(within, async {
+    let mut connected = false;
+    let checked = tokio::time::timeout(within, async {
         loop {
             match eventloop.poll().await {
-                Ok(Event::Incoming(Packet::ConnAck(_))) => return Ok(()),
+                Ok(Event::Incoming(Packet::ConnAck(_))) if filters.is_empty() => {
+                    connected = true;
+                    return Ok(());
+                }
+                Ok(Event::Incoming(Packet::ConnAck(_))) => {
+                    connected = true;
+                    let asked = filters
+                        .iter()
+                        .map(|f| SubscribeFilter::new((*f).to_owned(), QoS::AtLeastOnce));
+                    // Queued for the event loop, which the next poll sends.
+                    client
+                        .subscribe_many(asked)
+                        .await
+                        .map_err(|e| format!("cannot subscribe: {e}"))?;
+                }
+                Ok(Event::Incoming(Packet::SubAck(ack))) => return granted(filters, &ack),
                 Ok(_) => {}
                 Err(e) => return Err(explain(url, &e)),
             }
         }
     })
-    .await
-    .unwrap_or_else(|_| {
-        Err(format!(
+    .await;
+    let checked = match checked {
+        Ok(checked) => checked,
+        Err(_) if connected => Err(format!(
+            "connected, but the broker did not answer the subscription to {} within {}s",
+            filters.join(" and "),
+            within.as_secs_f64()
+        )),
+        Err(_) => Err(format!(
             "no answer from {}:{} within {}s",
             url.host,
             url.port,
             within.as_secs_f64()
-        ))
-    });
-    if connected.is_ok() && client.disconnect().await.is_ok() {
-        // Polled once more so the DISCONNECT is written before the socket
-        // is dropped; the broker would otherwise log a lost client.
-        let _ = tokio::time::timeout(Duration::from_secs(1), eventloop.poll()).await;
+        )),
+    };
+    if connected && client.disconnect().await.is_ok() {
+        // Polled until the DISCONNECT is written (a retained message may
+        // come first), so the broker does not log a lost client.
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Outgoing(Outgoing::Disconnect)) | Err(_) => return,
+                    Ok(_) => {}
+                }
+            }
+        })
+        .await;
     }
-    connected
+    checked
+}
+
+/// The SUBACK's codes are in the order of the filters asked for.
+fn granted(filters: &[&str], ack: &SubAck) -> Result<(), String> {
+    let refused: Vec<&str> = filters
+        .iter()
+        .zip(&ack.return_codes)
+        .filter(|(_, code)| **code == SubscribeReasonCode::Failure)
+        .map(|(f, _)| *f)
+        .collect();
+    if refused.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "connected, but the broker refused the subscription to {}: its access rules must let this user subscribe there",
+        refused.join(" and ")
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ack(codes: Vec<SubscribeReasonCode>) -> SubAck {
+        SubAck {
+            pkid: 1,
+            return_codes: codes,
+        }
+    }
+
+    #[test]
+    fn names_the_refused_filters_in_order() {
+        use SubscribeReasonCode::{Failure, Success};
+        let filters = ["a/down", "cloud/state"];
+        assert_eq!(
+            granted(&filters, &ack(vec![Success(QoS::AtLeastOnce); 2])),
+            Ok(())
+        );
+        // A broker may grant less than asked: still granted.
+        assert_eq!(
+            granted(
+                &filters,
+                &ack(vec![Success(QoS::AtMostOnce), Success(QoS::AtLeastOnce)])
+            ),
+            Ok(())
+        );
+        let e =
+            granted(&filters, &ack(vec![Success(QoS::AtLeastOnce), Failure])).expect_err("refused");
+        assert!(
+            e.contains("subscription to cloud/state:") && !e.contains("a/down"),
+            "{e}"
+        );
+        let e = granted(&filters, &ack(vec![Failure, Failure])).expect_err("refused");
+        assert!(e.contains("to a/down and cloud/state:"), "{e}");
+    }
 }

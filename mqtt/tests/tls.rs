@@ -41,7 +41,7 @@ fn url(scheme: &str, addr: SocketAddr) -> MqttUrl {
 
 async fn try_with(url: &MqttUrl, files: &TlsFiles) -> Result<(), String> {
     let tls = Tls::load(url, files).map_err(|e| format!("load: {e}"))?;
-    probe(url, &tls, "tls-test", Duration::from_secs(5)).await
+    probe(url, &tls, "tls-test", &[], Duration::from_secs(5)).await
 }
 
 fn refused(outcome: Result<(), String>, expected: &str) {
