@@ -11,6 +11,18 @@ use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_mqtt::testing::mosquitto::Mosquitto;
 
+/// `depot_sync_not_syncing` on the box's `/metrics`.
+async fn not_syncing(edge: &RunningEdge) -> Option<f64> {
+    let text = reqwest::get(format!("{}/metrics", edge.base))
+        .await
+        .expect("scrape")
+        .text()
+        .await
+        .expect("text");
+    let samples = depot_wms::metrics::exposition::parse(&text).expect("exposition");
+    depot_wms::metrics::exposition::value(&samples, "depot_sync_not_syncing", &[])
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     let mut rig = Rig::start(&format!("sil{}", std::process::id()), false).await;
@@ -26,6 +38,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     })
     .await;
     assert_eq!(ew.sync_snapshot().await.expect("snapshot").link_error, None);
+    assert_eq!(not_syncing(&edge).await, Some(0.0));
 
     rig.stop_cloud().await;
     let silent = "the cloud has not answered this box's hello for 2 s: is depot-cloud running";
@@ -35,6 +48,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
         })
     })
     .await;
+    assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
 
     rig.restart_cloud().await;
     eventually("the note to go once the cloud answers", || async {
@@ -43,6 +57,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
             .is_ok_and(|s| s.connected && s.link_error.is_none())
     })
     .await;
+    assert_eq!(not_syncing(&edge).await, Some(0.0));
     edge.stop().await;
     rig.stop().await;
 }
@@ -137,6 +152,7 @@ async fn subscription_refused_at(url: &str, edge_id: &str) {
         })
     })
     .await;
+    assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
     edge.stop().await;
     rig.stop().await;
 }

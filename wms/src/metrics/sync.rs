@@ -17,6 +17,11 @@ pub fn edge(scrape: &mut Scrape, snapshot: &SyncSnapshot, now: Timestamp) {
         i64::from(snapshot.connected),
     );
     scrape.gauge(
+        "depot_sync_not_syncing",
+        "1 while the link is up but not syncing: the broker refused this box's subscription, or the cloud has not answered its hello (why: link_error on /v1/edge/status)",
+        i64::from(snapshot.connected && snapshot.link_error.is_some()),
+    );
+    scrape.gauge(
         "depot_sync_outbox_events",
         "Events made here that the cloud has not acknowledged",
         snapshot.depth,
@@ -209,6 +214,7 @@ mod tests {
         let s = samples(&scrape);
         let v = |name: &str| value(&s, name, &[]);
         assert_eq!(v("depot_sync_connected"), Some(0.0));
+        assert_eq!(v("depot_sync_not_syncing"), Some(0.0));
         assert_eq!(v("depot_sync_outbox_events"), Some(4.0));
         assert_eq!(v("depot_sync_outbox_oldest_age_seconds"), Some(30.0));
         assert_eq!(v("depot_sync_last_ack_age_seconds"), None);
@@ -227,6 +233,20 @@ mod tests {
             value(&s, "depot_sync_outbox_oldest_age_seconds", &[]),
             Some(0.0)
         );
+        // Down, with the reason: offline, not "up but not syncing".
+        let mut link = snapshot(0, None, None);
+        link.link_error = Some("nothing listens".into());
+        let not_syncing = |link: &SyncSnapshot| {
+            let mut scrape = Scrape::default();
+            edge(&mut scrape, link, now);
+            value(&samples(&scrape), "depot_sync_not_syncing", &[])
+        };
+        assert_eq!(not_syncing(&link), Some(0.0));
+        link.connected = true;
+        assert_eq!(not_syncing(&link), Some(1.0));
+        link.link_error = None;
+        assert_eq!(not_syncing(&link), Some(0.0));
+
         let mut recovering = snapshot(0, None, None);
         recovering.recovery = Some(crate::store::sync::Recovery {
             from: 3,
