@@ -6,6 +6,7 @@ pub mod admin;
 pub mod broker;
 pub mod changelog;
 pub mod html;
+pub mod informer;
 pub mod logging;
 pub mod metrics;
 pub mod oauth;
@@ -118,7 +119,7 @@ async fn run_linked(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     let wake = webhooks::Wake::default();
-    let (router, limiter) = app_waking(wms.clone(), settings, wake.clone(), link).await?;
+    let (router, limiter) = app_waking(wms.clone(), settings, wake.clone(), link.clone()).await?;
     let pruner = tokio::spawn(ratelimit::prune(limiter));
     let dispatcher = webhooks::dispatch::Dispatcher::new(wms.clone(), &settings.webhooks, wake)?;
     let dispatcher = tokio::spawn(dispatcher.run());
@@ -128,12 +129,20 @@ async fn run_linked(
     ));
     let watchdog = notify::watchdog_from_env()
         .filter(|_| notifier.is_enabled())
-        .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms, period)));
-    let status = match listener.local_addr() {
-        Ok(addr) => format!("serving on {addr}"),
-        Err(_) => "serving".to_owned(),
-    };
-    notifier.ready(status);
+        .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms.clone(), period)));
+    let listen = listener.local_addr().ok();
+    let status = informer::status_line(listen, link.as_ref(), None, None);
+    notifier.ready(status.clone());
+    let informer = notifier.is_enabled().then(|| {
+        tokio::spawn(informer::keep_informed(
+            notifier.clone(),
+            wms,
+            link,
+            settings.storage(),
+            listen,
+            status,
+        ))
+    });
     let stopping = notifier.clone();
     let shutdown = async move {
         shutdown.await;
@@ -145,8 +154,8 @@ async fn run_linked(
     pruner.abort();
     dispatcher.abort();
     retention.abort();
-    if let Some(w) = watchdog {
-        w.abort();
+    for task in [watchdog, informer].into_iter().flatten() {
+        task.abort();
     }
     Ok(served?)
 }

@@ -121,11 +121,11 @@ impl BrokerLink {
     }
 
     /// A new connection starts with nothing refused.
-    fn set(&self, up: bool) {
+    pub(crate) fn set(&self, up: bool) {
         self.0.store(if up { UP } else { DOWN }, Ordering::Release);
     }
 
-    fn refused(&self) {
+    pub(crate) fn refused(&self) {
         let _ = self
             .0
             .compare_exchange(UP, REFUSED, Ordering::AcqRel, Ordering::Acquire);
