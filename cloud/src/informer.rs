@@ -26,10 +26,10 @@ pub fn status_line(
     fleet: Option<&Fleet>,
     storage: Option<&Storage>,
 ) -> String {
-    let mut parts = Vec::new();
-    if let Some(addr) = listen {
-        parts.push(format!("serving on {addr}"));
-    }
+    let mut parts = vec![match listen {
+        Some(addr) => format!("serving on {addr}"),
+        None => "serving".to_owned(),
+    }];
     match link {
         Some(l) if l.is_refused() => {
             parts.push(
@@ -132,12 +132,12 @@ mod tests {
                 Some(&backlog),
                 Some(&storage(StorageState::Ok))
             ),
-            "broker connected; edges 3 online, 1 offline, 250 events to apply"
+            "serving; broker connected; edges 3 online, 1 offline, 250 events to apply"
         );
         link.refused();
         assert!(
             status_line(None, Some(&link), None, None)
-                .starts_with("broker connected, but it refused the sync subscriptions"),
+                .starts_with("serving; broker connected, but it refused the sync subscriptions"),
         );
         assert_eq!(
             status_line(
@@ -150,7 +150,7 @@ mod tests {
         );
         assert!(
             status_line(None, None, None, Some(&storage(StorageState::Full)))
-                .starts_with("DISK FULL")
+                .starts_with("serving; DISK FULL")
         );
     }
 }
