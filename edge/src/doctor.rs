@@ -9,6 +9,7 @@ use crate::storage::StorageState;
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_protocol::BusinessId;
+use depot_protocol::sync::message::StateMessage;
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
 use depot_wms::store::sync::Recovery;
@@ -116,7 +117,9 @@ pub async fn run(config: Option<&Path>, cloud: Option<&str>) -> bool {
     for c in devices(&settings).await {
         out(c);
     }
-    out(broker(&settings).await);
+    let (broker, cloud_state) = broker(&settings).await;
+    out(broker);
+    out(cloud_state);
     out(clock(cloud).await);
     !failed
 }
@@ -384,12 +387,13 @@ async fn connect(addr: &str) -> Result<(), String> {
 }
 
 /// A real MQTT connection, as the link makes it: TCP, TLS with the
-/// configured files, the credentials, up to the broker's CONNACK.
-async fn broker(settings: &Settings) -> Check {
+/// configured files, the credentials, the CONNACK and the SUBACK; then
+/// what the cloud last said on the broker.
+async fn broker(settings: &Settings) -> (Check, Check) {
     let shown = depot_mqtt::redact(&settings.broker.url);
     let (url, tls) = match settings.broker.connection() {
         Ok(c) => c,
-        Err(e) => return Check::new("broker", Outcome::Fail, e.to_string()),
+        Err(e) => return (Check::new("broker", Outcome::Fail, e.to_string()), unseen()),
     };
     // Not the link's own client id: a broker drops the older of two
     // connections with one id, which would cut a running daemon's link.
@@ -415,17 +419,29 @@ async fn broker(settings: &Settings) -> Check {
         Ok(edge) => {
             EdgeTopic::new(BusinessId(settings.business_id), edge, Channel::Down).to_string()
         }
-        Err(e) => return Check::new("broker", Outcome::Fail, format!("edge_id: {e}")),
+        Err(e) => {
+            let failed = Check::new("broker", Outcome::Fail, format!("edge_id: {e}"));
+            return (failed, unseen());
+        }
     };
     let filters = [down.as_str(), CLOUD_STATE];
-    match depot_mqtt::probe(&url, &tls, &client_id, &filters, TIMEOUT * 2).await {
-        Ok(()) => Check::new(
-            "broker",
-            Outcome::Ok,
-            format!(
-                "{shown} accepted an MQTT connection ({how}, {login}) and the subscription to {}",
-                filters.join(" and ")
+    let asked = depot_mqtt::Probe {
+        client_id: &client_id,
+        filters: &filters,
+        retained: Some((CLOUD_STATE, TIMEOUT)),
+        within: TIMEOUT * 2,
+    };
+    match depot_mqtt::probe(&url, &tls, asked).await {
+        Ok(state) => (
+            Check::new(
+                "broker",
+                Outcome::Ok,
+                format!(
+                    "{shown} accepted an MQTT connection ({how}, {login}) and the subscription to {}",
+                    filters.join(" and ")
+                ),
             ),
+            cloud_state(state.as_deref(), &down),
         ),
         Err(why) => {
             // Where the reason names no setting and no rule of the broker's,
@@ -435,12 +451,57 @@ async fn broker(settings: &Settings) -> Check {
             } else {
                 " (broker.url, DEPOT_BROKER__URL)"
             };
-            Check::new(
+            let failed = Check::new(
                 "broker",
                 Outcome::Fail,
                 format!("{shown} ({how}, {login}): {why}{fix}. The floor works offline meanwhile"),
-            )
+            );
+            (failed, unseen())
         }
+    }
+}
+
+fn unseen() -> Check {
+    Check::new(
+        "cloud",
+        Outcome::Skip,
+        "not looked for: the broker check failed",
+    )
+}
+
+/// The cloud leaves its state retained on the broker (its last will says
+/// offline), so any subscriber hears it at once: silence means no cloud
+/// ever connected to this broker, or rules that let this box subscribe but
+/// withhold what is published there, which the SUBACK cannot show.
+fn cloud_state(state: Option<&[u8]>, down: &str) -> Check {
+    let Some(payload) = state else {
+        return Check::new(
+            "cloud",
+            Outcome::Fail,
+            format!(
+                "nothing on {CLOUD_STATE} within {}s: either depot-cloud has never connected to this broker (is it running, with this broker's URL?), or the broker's rules withhold it from this user; they must let it read {CLOUD_STATE} and {down}. The floor works offline meanwhile",
+                TIMEOUT.as_secs()
+            ),
+        );
+    };
+    match depot_protocol::sync::message::decode::<StateMessage>(payload) {
+        Ok(StateMessage::Online { version, .. }) => Check::new(
+            "cloud",
+            Outcome::Ok,
+            format!("online on the broker (depot-cloud {version})"),
+        ),
+        Ok(StateMessage::Offline { .. }) => Check::new(
+            "cloud",
+            Outcome::Fail,
+            "offline: depot-cloud stopped or lost the broker, so nothing syncs until it is back; the floor works offline meanwhile",
+        ),
+        Err(e) => Check::new(
+            "cloud",
+            Outcome::Fail,
+            format!(
+                "what is retained on {CLOUD_STATE} is not a cloud's state ({e}): is another program publishing there?"
+            ),
+        ),
     }
 }
 
@@ -506,5 +567,45 @@ async fn clock(cloud: Option<&str>) -> Check {
                 skew.abs()
             ),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use depot_protocol::sync::message::encode;
+
+    const DOWN: &str = "depot/v1/7/edge/doc/down";
+
+    #[test]
+    fn the_clouds_retained_state_decides_the_cloud_check() {
+        let online = encode(&StateMessage::Online {
+            version: "1.2.3".into(),
+            session: "s".into(),
+            head: None,
+        });
+        let check = cloud_state(Some(&online), DOWN);
+        assert_eq!(check.outcome, Outcome::Ok);
+        assert!(check.detail.contains("depot-cloud 1.2.3"), "{check}");
+
+        let offline = encode(&StateMessage::Offline {
+            session: "s".into(),
+        });
+        let check = cloud_state(Some(&offline), DOWN);
+        assert_eq!(check.outcome, Outcome::Fail);
+        assert!(check.detail.starts_with("offline"), "{check}");
+
+        let check = cloud_state(Some(b"hello"), DOWN);
+        assert_eq!(check.outcome, Outcome::Fail);
+        assert!(check.detail.contains("not a cloud's state"), "{check}");
+    }
+
+    #[test]
+    fn silence_names_both_causes_and_the_topics_to_read() {
+        let check = cloud_state(None, DOWN);
+        assert_eq!(check.outcome, Outcome::Fail);
+        for said in ["never connected", "withhold", CLOUD_STATE, DOWN] {
+            assert!(check.detail.contains(said), "{check} does not say {said:?}");
+        }
     }
 }

@@ -57,8 +57,8 @@ The settings of `depot-edge`. Installed from the Debian package, they are in
 /etc/depot/edge.toml serve` and sets `DEPOT_DATA_DIR=/var/lib/depot`, which
 wins over `data_dir` in the file. An edge with one station (a scanner, a
 scale and a printer): [`examples/edge.toml`](../examples/edge.toml).
-`depot-edge doctor` loads the file and checks its devices, the broker and
-the clock.",
+`depot-edge doctor` loads the file and checks its devices, the broker, the
+cloud's state on it and the clock.",
     command: "depot-edge config reference",
     regenerate: "`DEPOT_BLESS=1 cargo test -p depot-edge --test configuration_reference`",
 };

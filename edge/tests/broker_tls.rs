@@ -52,12 +52,15 @@ fn write_config(s: &EdgeSettings, path: &Path) {
     std::fs::write(path, toml).expect("write config");
 }
 
-/// The doctor's report line for the broker.
-fn broker_line(report: &str) -> &str {
+/// The doctor's report line of the check `what` ("broker", "cloud").
+fn report_line<'a>(report: &'a str, what: &str) -> &'a str {
     report
         .lines()
-        .find(|l| l.get(6..).is_some_and(|rest| rest.starts_with("broker")))
-        .unwrap_or_else(|| panic!("no broker line:\n{report}"))
+        .find(|l| {
+            l.get(6..)
+                .is_some_and(|rest| rest.split_whitespace().next() == Some(what))
+        })
+        .unwrap_or_else(|| panic!("no {what} line:\n{report}"))
 }
 
 /// The cloud's item `sku` reaches the edge, and a receipt of 3 made at the
@@ -138,9 +141,13 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
     );
     let (ok, report) = run(&config, &["doctor"]).await;
     assert!(!ok, "{report}");
-    let line = broker_line(&report);
+    let line = report_line(&report, "broker");
     assert!(
         line.starts_with("FAIL ") && line.contains(wanted) && line.contains("TLS, broker.ca_file"),
+        "{report}"
+    );
+    assert!(
+        report_line(&report, "cloud").starts_with("SKIP "),
         "{report}"
     );
     edge.stop().await;
@@ -159,13 +166,18 @@ async fn an_edge_syncs_through_tls_with_its_certificate_and_says_why_without() {
     syncs_both_ways(&rig, &edge, item, "TLS-1").await;
     write_config(&settings, &config);
     let (_, report) = run(&config, &["doctor"]).await;
-    let line = broker_line(&report);
+    let line = report_line(&report, "broker");
     assert!(
         line.starts_with("OK ")
             && line
                 .contains("accepted an MQTT connection (TLS, broker.ca_file, client certificate")
             && line.contains("and the subscription to depot/v1/")
             && line.ends_with("/down and depot/v1/cloud/state"),
+        "{report}"
+    );
+    let cloud = report_line(&report, "cloud");
+    assert!(
+        cloud.starts_with("OK ") && cloud.contains("online on the broker (depot-cloud "),
         "{report}"
     );
     let (ok, said) = run(&config, &["status"]).await;
@@ -277,20 +289,44 @@ async fn cloud_and_edge_sync_through_mosquitto_with_tls_certificates_and_passwor
     })
     .await;
     edge.stop().await;
+    // The doctor's subscription is granted too, but what the cloud left on
+    // the broker never reaches it.
+    let config = certs.path().join("edge.toml");
+    write_config(&settings, &config);
+    let (ok, report) = run(&config, &["doctor"]).await;
+    assert!(!ok, "{report}");
+    assert!(
+        report_line(&report, "broker").starts_with("OK "),
+        "{report}"
+    );
+    let cloud = report_line(&report, "cloud");
+    assert!(
+        cloud.starts_with("FAIL ") && cloud.contains("withhold"),
+        "{report}"
+    );
     settings.broker.resend_after_secs = 15;
 
     settings.broker.url = url("edge:edge-pw");
     let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
     syncs_both_ways(&rig, &edge, item, "MTLS-1").await;
-    let config = certs.path().join("edge.toml");
     write_config(&settings, &config);
     let (_, report) = run(&config, &["doctor"]).await;
-    // Its rules let `edge` read depot/#: the subscription is granted.
+    // Its rules let `edge` read depot/#: the subscription is granted, and
+    // the cloud's state comes through.
     assert!(
-        broker_line(&report).starts_with("OK ") && report.contains("and the subscription to"),
+        report_line(&report, "broker").starts_with("OK ")
+            && report.contains("and the subscription to"),
         "{report}"
     );
+    assert!(report_line(&report, "cloud").starts_with("OK "), "{report}");
     edge.stop().await;
     rig.stop().await;
+    // The stopped cloud's last word stays on the broker.
+    let (_, report) = run(&config, &["doctor"]).await;
+    let cloud = report_line(&report, "cloud");
+    assert!(
+        cloud.starts_with("FAIL ") && cloud.contains("offline: depot-cloud stopped"),
+        "{report}"
+    );
     drop(mosquitto);
 }

@@ -113,6 +113,7 @@ endpoint = "/dev/null"
         broker.contains(&broker_port.to_string()) && broker.contains("DEPOT_BROKER__URL"),
         "{broker}"
     );
+    assert!(line(&report, "cloud").starts_with("SKIP "), "{report}");
     assert!(line(&report, "clock").starts_with("SKIP "), "{report}");
 
     let cloud = cloud_an_hour_behind().await;

@@ -129,18 +129,35 @@ fn network(at: &str, e: &io::Error, tls: bool) -> Option<String> {
     }
 }
 
-/// Connects to the broker as `client_id` (clean session), waits for its
-/// CONNACK, subscribes to `filters` (QoS 1) and waits for the SUBACK, then
-/// disconnects: whether the URL, its credentials and the TLS files work
-/// together, and whether the broker's rules let this user subscribe where
-/// it must; if not, why. Gives up after `within`.
-pub async fn probe(
-    url: &MqttUrl,
-    tls: &Tls,
-    client_id: &str,
-    filters: &[&str],
-    within: Duration,
-) -> Result<(), String> {
+/// What `probe` asks of a broker.
+#[derive(Debug, Clone, Copy)]
+pub struct Probe<'a> {
+    /// Not a daemon's own: a broker drops the older of two connections
+    /// with one id.
+    pub client_id: &'a str,
+    /// Subscribed to (QoS 1) once connected; each must be granted.
+    pub filters: &'a [&'a str],
+    /// A topic among `filters` whose retained message is waited for after
+    /// the SUBACK, and for how long.
+    pub retained: Option<(&'a str, Duration)>,
+    /// The connection and the subscription must be answered within this.
+    pub within: Duration,
+}
+
+/// Connects to the broker (clean session), waits for its CONNACK,
+/// subscribes and waits for the SUBACK, then, if asked, for a retained
+/// message, and disconnects: whether the URL, its credentials and the TLS
+/// files work together, and whether the broker's rules let this user
+/// subscribe where it must; if not, why. Answers with the retained message
+/// if one came: brokers send it right after the SUBACK, unless no one left
+/// one there or their rules keep it from this user.
+pub async fn probe(url: &MqttUrl, tls: &Tls, asked: Probe<'_>) -> Result<Option<Vec<u8>>, String> {
+    let Probe {
+        client_id,
+        filters,
+        retained,
+        within,
+    } = asked;
     let mut options =
         crate::client_options(url, tls, client_id, within.max(Duration::from_secs(5)))
             .map_err(|e| e.to_string())?;
@@ -186,6 +203,23 @@ pub async fn probe(
             within.as_secs_f64()
         )),
     };
+    let found = match (&checked, retained) {
+        (Ok(()), Some((topic, wait))) => tokio::time::timeout(wait, async {
+            loop {
+                match eventloop.poll().await {
+                    Ok(Event::Incoming(Packet::Publish(p))) if p.topic == topic => {
+                        return Some(p.payload.to_vec());
+                    }
+                    Ok(_) => {}
+                    Err(_) => return None,
+                }
+            }
+        })
+        .await
+        .ok()
+        .flatten(),
+        _ => None,
+    };
     if connected && client.disconnect().await.is_ok() {
         // Polled until the DISCONNECT is written (a retained message may
         // come first), so the broker does not log a lost client.
@@ -199,7 +233,7 @@ pub async fn probe(
         })
         .await;
     }
-    checked
+    checked.map(|()| found)
 }
 
 /// The SUBACK's codes are in the order of the filters asked for.

@@ -7,7 +7,7 @@ mod diagnose;
 pub mod testing;
 mod tls;
 
-pub use diagnose::{explain, probe};
+pub use diagnose::{Probe, explain, probe};
 pub use tls::{Tls, TlsFiles};
 
 use depot_protocol::sync::message::MAX_MESSAGE_BYTES;

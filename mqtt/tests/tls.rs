@@ -4,7 +4,7 @@
 //! setting to change.
 
 use depot_mqtt::testing::{Pki, TlsFront};
-use depot_mqtt::{MqttUrl, Tls, TlsFiles, probe};
+use depot_mqtt::{MqttUrl, Probe, Tls, TlsFiles, probe};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,7 +41,13 @@ fn url(scheme: &str, addr: SocketAddr) -> MqttUrl {
 
 async fn try_with(url: &MqttUrl, files: &TlsFiles) -> Result<(), String> {
     let tls = Tls::load(url, files).map_err(|e| format!("load: {e}"))?;
-    probe(url, &tls, "tls-test", &[], Duration::from_secs(5)).await
+    let asked = Probe {
+        client_id: "tls-test",
+        filters: &[],
+        retained: None,
+        within: Duration::from_secs(5),
+    };
+    probe(url, &tls, asked).await.map(drop)
 }
 
 fn refused(outcome: Result<(), String>, expected: &str) {
