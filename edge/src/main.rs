@@ -137,10 +137,12 @@ async fn main() -> anyhow::Result<()> {
             );
             println!(
                 "link          {}{}",
-                if s.connected {
-                    "connected"
-                } else {
-                    "not connected"
+                match (s.connected, s.link_error.is_some()) {
+                    (true, false) => "connected",
+                    // Up to the broker, and yet nothing moves: the line
+                    // below says why.
+                    (true, true) => "connected, but not syncing",
+                    (false, _) => "not connected",
                 },
                 s.connected_since
                     .map(|t| format!(" since {t}"))

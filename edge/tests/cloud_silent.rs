@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::process::{env_of, run};
 use common::{Rig, RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_mqtt::testing::mosquitto::Mosquitto;
@@ -29,6 +30,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     let mut settings = rig.edge_settings();
     // The cloud may be silent for two resend periods: 2 s here.
     settings.broker.resend_after_secs = 1;
+    let env = env_of(&settings);
     let edge = RunningEdge::start(settings, Faults::default()).await;
     let ew = &edge.wms;
     eventually("the cloud's first answer", || async {
@@ -49,6 +51,16 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     })
     .await;
     assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
+    let (ok, said) = run(&env, &["status"]).await;
+    assert!(ok, "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("link          connected, but not syncing"))
+            && said
+                .lines()
+                .any(|l| l.starts_with("link error") && l.contains(silent)),
+        "{said}"
+    );
 
     rig.restart_cloud().await;
     eventually("the note to go once the cloud answers", || async {
@@ -58,6 +70,13 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     })
     .await;
     assert_eq!(not_syncing(&edge).await, Some(0.0));
+    let (_, said) = run(&env, &["status"]).await;
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("link          connected since"))
+            && !said.contains("link error"),
+        "{said}"
+    );
     edge.stop().await;
     rig.stop().await;
 }
@@ -140,6 +159,7 @@ async fn subscription_refused_at(url: &str, edge_id: &str) {
     let rig = Rig::start(&format!("{edge_id}{}", std::process::id()), false).await;
     let mut settings = rig.edge_settings();
     settings.broker.url = url.to_owned();
+    let env = env_of(&settings);
     let edge = RunningEdge::start(settings, Faults::default()).await;
     let ew = &edge.wms;
     eventually("the refused subscription on the status", || async {
@@ -153,6 +173,17 @@ async fn subscription_refused_at(url: &str, edge_id: &str) {
     })
     .await;
     assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
+    let (ok, said) = run(&env, &["status"]).await;
+    assert!(ok, "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("link          connected, but not syncing"))
+            && said
+                .lines()
+                .any(|l| l.starts_with("link error")
+                    && l.contains("refused this box's subscription")),
+        "{said}"
+    );
     edge.stop().await;
     rig.stop().await;
 }

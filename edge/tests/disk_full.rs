@@ -162,14 +162,9 @@ impl Floor {
 
 /// What `depot-edge` is run with for `settings`.
 fn env(settings: &Settings) -> Vec<(&'static str, String)> {
-    vec![
-        ("DEPOT_BUSINESS_ID", settings.business_id.to_string()),
-        ("DEPOT_EDGE_ID", settings.edge_id.clone()),
-        ("DEPOT_NODE", settings.node.to_string()),
-        ("DEPOT_DATA_DIR", settings.data_dir.display().to_string()),
-        ("DEPOT_LOW_DISK_MIB", "0".into()),
-        ("DEPOT_BROKER__URL", settings.broker.url.clone()),
-    ]
+    let mut env = common::process::env_of(settings);
+    env.push(("DEPOT_LOW_DISK_MIB", "0".into()));
+    env
 }
 
 fn refused_as_full(body: &Value) {

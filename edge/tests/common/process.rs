@@ -7,6 +7,18 @@ use std::process::{Child, Command, Stdio};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_depot-edge");
 
+/// The environment that runs `depot-edge` with `settings`' box, data and
+/// broker.
+pub fn env_of(settings: &depot_edge::settings::Settings) -> Vec<(&'static str, String)> {
+    vec![
+        ("DEPOT_BUSINESS_ID", settings.business_id.to_string()),
+        ("DEPOT_EDGE_ID", settings.edge_id.clone()),
+        ("DEPOT_NODE", settings.node.to_string()),
+        ("DEPOT_DATA_DIR", settings.data_dir.display().to_string()),
+        ("DEPOT_BROKER__URL", settings.broker.url.clone()),
+    ]
+}
+
 /// `depot-edge serve`, killed when dropped.
 pub struct Edge {
     pub child: Child,
