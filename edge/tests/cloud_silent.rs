@@ -24,6 +24,20 @@ async fn not_syncing(edge: &RunningEdge) -> Option<f64> {
     depot_wms::metrics::exposition::value(&samples, "depot_sync_not_syncing", &[])
 }
 
+/// `depot-edge status` says the link is up but not syncing, and why.
+async fn says_not_syncing(env: &[(&str, String)], why: &str) {
+    let (ok, said) = run(env, &["status"]).await;
+    assert!(ok, "{said}");
+    assert!(
+        said.lines()
+            .any(|l| l.starts_with("link          connected, but not syncing"))
+            && said
+                .lines()
+                .any(|l| l.starts_with("link error") && l.contains(why)),
+        "{said}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     let mut rig = Rig::start(&format!("sil{}", std::process::id()), false).await;
@@ -51,16 +65,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     })
     .await;
     assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
-    let (ok, said) = run(&env, &["status"]).await;
-    assert!(ok, "{said}");
-    assert!(
-        said.lines()
-            .any(|l| l.starts_with("link          connected, but not syncing"))
-            && said
-                .lines()
-                .any(|l| l.starts_with("link error") && l.contains(silent)),
-        "{said}"
-    );
+    says_not_syncing(&env, silent).await;
 
     rig.restart_cloud().await;
     eventually("the note to go once the cloud answers", || async {
@@ -173,17 +178,7 @@ async fn subscription_refused_at(url: &str, edge_id: &str) {
     })
     .await;
     assert_eq!(not_syncing(&edge).await, Some(1.0), "on /metrics too");
-    let (ok, said) = run(&env, &["status"]).await;
-    assert!(ok, "{said}");
-    assert!(
-        said.lines()
-            .any(|l| l.starts_with("link          connected, but not syncing"))
-            && said
-                .lines()
-                .any(|l| l.starts_with("link error")
-                    && l.contains("refused this box's subscription")),
-        "{said}"
-    );
+    says_not_syncing(&env, "refused this box's subscription").await;
     edge.stop().await;
     rig.stop().await;
 }
