@@ -17,7 +17,8 @@
 //! - After resuming a persistent session, it ignores an UNSUBSCRIBE of a
 //!   subscription made in the earlier connection (no UNSUBACK) unless the
 //!   client subscribed again first. Subscribe after every CONNACK.
-//! - It logs a client's clean DISCONNECT at error level ("router-drop").
+//! - It logs a client's clean DISCONNECT at error level ("router-drop" or
+//!   "no-connection id … is already gone"); `crate::logging` drops both.
 //! - It cannot stop, report the port it bound, or take a bound socket (see
 //!   [`EmbeddedBroker::start`]).
 

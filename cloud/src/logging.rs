@@ -1,13 +1,16 @@
 //! The log of a process that runs the embedded broker: to stderr, filtered
 //! by the configured directives, without rumqttd's false alarm.
 //!
-//! rumqttd 0.20 handles a client's DISCONNECT and then the close of its
-//! connection as two disconnections, and logs the second at ERROR as
-//! "no-connection id … is already gone". The cloud's own sync client
-//! disconnects so at every stop, as may any client that leaves cleanly, so
-//! every stop of a cloud ended on an error in its log, which teaches
-//! people to overlook errors. That one event is dropped; rumqttd's other
-//! errors are kept.
+//! rumqttd 0.20 logs a client that leaves cleanly (DISCONNECT, then the
+//! close) at ERROR, in one of two ways depending on which of its tasks sees
+//! the end first: the router, as "no-connection id … is already gone", or
+//! the connection's task, as "router-drop" with `Recv(Disconnected)`. The
+//! cloud's own sync client leaves so at every stop, as does the edge's
+//! doctor after its check, so every stop of a cloud ended on an error in
+//! its log, which teaches people to overlook errors. Those two events are
+//! dropped; rumqttd's other errors are kept. A router that really died
+//! still shows: its thread's panic is printed, and the cloud's own link to
+//! the broker goes down (`/metrics`, the systemd status line).
 
 use std::fmt;
 use tracing::field::{Field, Visit};
@@ -26,29 +29,41 @@ pub fn init(filter: EnvFilter) {
         .init();
 }
 
-/// Drops rumqttd's "already gone" error, and nothing else.
+/// Drops rumqttd's two errors for a clean disconnection, and nothing else.
 pub struct QuietDoubleDisconnect;
 
 impl<S: Subscriber> Layer<S> for QuietDoubleDisconnect {
     fn event_enabled(&self, event: &Event<'_>, _: Context<'_, S>) -> bool {
         let meta = event.metadata();
-        if *meta.level() != Level::ERROR || !meta.target().starts_with("rumqttd::router") {
+        let target = meta.target();
+        if *meta.level() != Level::ERROR || !target.starts_with("rumqttd::") {
             return true;
         }
-        let mut message = Message(None);
-        event.record(&mut message);
-        !message
-            .0
-            .is_some_and(|m| m.starts_with("no-connection id ") && m.ends_with(" is already gone"))
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let message = fields.message.as_deref().unwrap_or_default();
+        let already_gone = target.starts_with("rumqttd::router")
+            && message.starts_with("no-connection id ")
+            && message.ends_with(" is already gone");
+        let router_drop = target.starts_with("rumqttd::server")
+            && message == "router-drop"
+            && fields.error.as_deref() == Some("Recv(Disconnected)");
+        !(already_gone || router_drop)
     }
 }
 
-struct Message(Option<String>);
+#[derive(Default)]
+struct Fields {
+    message: Option<String>,
+    error: Option<String>,
+}
 
-impl Visit for Message {
+impl Visit for Fields {
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if field.name() == "message" {
-            self.0 = Some(format!("{value:?}"));
+        match field.name() {
+            "message" => self.message = Some(format!("{value:?}")),
+            "error" => self.error = Some(format!("{value:?}")),
+            _ => {}
         }
     }
 }
@@ -89,14 +104,31 @@ mod tests {
             tracing::error!(target: "rumqttd::server::broker", error = "reset", "disconnected");
             tracing::warn!(target: "rumqttd::router::routing", "no-connection id {} is already gone", 8);
             tracing::error!(target: "depot_cloud::sync", "no-connection id {} is already gone", 9);
+            // rumqttd logs its link's error with `error = ?e`.
+            let gone = format_args!("Recv(Disconnected)");
+            tracing::error!(target: "rumqttd::server::broker", error = ?gone, "router-drop");
+            let late = format_args!("RecvTimeout(Timeout)");
+            tracing::error!(target: "rumqttd::server::broker", error = ?late, "router-drop");
+            tracing::error!(target: "rumqttd::server::broker", "router-drop");
+            tracing::info!(target: "rumqttd::server::broker", error = ?gone, "router-drop");
         });
         let text = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf-8");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 4, "{text}");
+        assert_eq!(lines.len(), 7, "{text}");
         assert!(!text.contains("id 7 is already gone\n"), "{text}");
         assert!(text.contains("already gone, and more"), "{text}");
         assert!(text.contains("disconnected"), "{text}");
         assert!(text.contains("id 8 is already gone"), "{text}");
         assert!(text.contains("id 9 is already gone"), "{text}");
+        let drops: Vec<&&str> = lines.iter().filter(|l| l.contains("router-drop")).collect();
+        assert_eq!(drops.len(), 3, "{text}");
+        assert!(
+            drops.iter().any(|l| l.contains("Timeout"))
+                && drops.iter().any(|l| l.contains("INFO"))
+                && !drops
+                    .iter()
+                    .any(|l| l.contains("ERROR") && l.contains("Disconnected")),
+            "{text}"
+        );
     }
 }

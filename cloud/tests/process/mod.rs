@@ -4,7 +4,7 @@
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_depot-cloud");
 
@@ -66,6 +66,17 @@ pub async fn serve_one_business(dir: &Path, env: &[(&str, &str)]) -> (Child, Str
 /// `depot-cloud serve` on `dir`, with `env` besides, on free ports: the
 /// process and its address.
 pub fn serve(dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
+    let (child, base, _) = serve_logging_to(dir, env, Stdio::null());
+    (child, base)
+}
+
+/// `serve`, its log to `stderr`: the process, its address and the rest of
+/// what it prints (the broker it syncs through comes next).
+pub fn serve_logging_to(
+    dir: &Path,
+    env: &[(&str, &str)],
+    stderr: Stdio,
+) -> (Child, String, BufReader<ChildStdout>) {
     let mut child = Command::new(BIN)
         .arg("--data-dir")
         .arg(dir)
@@ -76,17 +87,15 @@ pub fn serve(dir: &Path, env: &[(&str, &str)]) -> (Child, String) {
         .env("DEPOT_BROKER__EMBEDDED_LISTEN", "127.0.0.1:0")
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .expect("spawn");
-    let stdout = child.stdout.take().expect("stdout");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read address");
+    stdout.read_line(&mut line).expect("read address");
     let base = line.trim().rsplit(' ').next().expect("address").to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
-    (child, base)
+    (child, base, stdout)
 }
 
 /// Stops the server with SIGTERM and expects a clean exit.
