@@ -542,7 +542,7 @@ async fn the_station_page_shows_scans_in_chromium() {
 
     // Typed into the page (a keyboard, or a wedge scanner on this computer).
     page.session.type_into("#scan", "MUG\u{E007}").await;
-    let accepted = format!("MUG 2 of 2; 1 units left in order {order}");
+    let accepted = format!("MUG 2 of 2; 1 unit left in order {order}");
     page.until("the typed scan", Instant::now(), LIMIT, |p| {
         p["result"] == "ok"
             && p["message"] == accepted.as_str()

@@ -175,7 +175,7 @@ impl Station {
         self.task = Task::Packing { order_id: id };
         let view = self.packing();
         report(Report::ok(
-            format!("packing order {id}: scan its {units} units"),
+            format!("packing order {id}: scan its {}", counted(units, "unit")),
             json!({ "task": self.task, "packing": view }),
         ))
     }
@@ -248,8 +248,9 @@ impl Station {
         let view = self.packing();
         report(Report::ok(
             format!(
-                "{} {now} of {ordered}; {remaining} units left in order {id}",
-                s.sku
+                "{} {now} of {ordered}; {} left in order {id}",
+                s.sku,
+                counted(remaining, "unit")
             ),
             json!({ "packing": view }),
         ))
@@ -410,6 +411,15 @@ impl Packing {
             .try_fold(packaging_g, |sum, (_, q, unit)| {
                 sum.checked_add(unit.as_ref()?.checked_mul(*q)?)
             })
+    }
+}
+
+/// "1 unit", "3 units": what an operator reads on the station's screen.
+fn counted(n: i64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
     }
 }
 

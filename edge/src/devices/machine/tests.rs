@@ -189,7 +189,7 @@ fn packing_counts_scans_and_shows_progress() {
     let mut s = packing(rules());
     let r = only_report(scan(&mut s, "MUG", mug()));
     assert!(r.is_ok());
-    assert!(r.message.contains("MUG 1 of 2"), "{}", r.message);
+    assert_eq!(r.message, "MUG 1 of 2; 2 units left in order 7");
     let view = s.packing().expect("packing");
     assert_eq!(view.remaining, 2);
     assert_eq!(view.expected_weight_g, Some(950));
@@ -208,6 +208,16 @@ fn packing_counts_scans_and_shows_progress() {
             }
         ]
     );
+}
+
+#[test]
+fn one_unit_is_said_in_the_singular() {
+    let mut s = packing(rules());
+    only_report(scan(&mut s, "MUG", mug()));
+    let r = only_report(scan(&mut s, "MUG", mug()));
+    assert_eq!(r.message, "MUG 2 of 2; 1 unit left in order 7");
+    assert_eq!(counted(0, "unit"), "0 units");
+    assert_eq!(counted(3, "unit"), "3 units");
 }
 
 #[test]
