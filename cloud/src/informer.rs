@@ -5,6 +5,7 @@
 //! `depot_wms::notify`.
 
 use crate::sync::BrokerLink;
+use depot_protocol::plural::counted;
 use depot_wms::Wms;
 use depot_wms::metrics::sync::Fleet;
 use depot_wms::notify::Notifier;
@@ -43,7 +44,7 @@ pub fn status_line(
     if let Some(f) = fleet {
         let mut edges = format!("edges {} online, {} offline", f.online, f.offline);
         if f.backlog > 0 {
-            edges.push_str(&format!(", {} events to apply", f.backlog));
+            edges.push_str(&format!(", {} to apply", counted(f.backlog, "event")));
         }
         parts.push(edges);
     }

@@ -28,7 +28,10 @@ async fn over_the_limit_is_told_when_to_come_back() {
         .unwrap_or(0);
     assert!(retry >= 1, "Retry-After: {retry}");
     assert!(
-        message.contains(&format!("try again after {retry} seconds")),
+        message.contains(&format!(
+            "try again after {}",
+            depot_protocol::plural::counted(retry, "second")
+        )),
         "{message}"
     );
     // Tenant B's key has its own budget.

@@ -2,6 +2,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use depot_edge::notify::headline;
 use depot_edge::settings::Settings;
+use depot_protocol::plural::counted;
 use depot_wms::store::sync::Recovery;
 use std::io::Write;
 use std::path::PathBuf;
@@ -152,8 +153,10 @@ async fn main() -> anyhow::Result<()> {
                 println!("link error    {why}");
             }
             println!(
-                "outbox        {} events waiting (made {}, acknowledged {})",
-                s.depth, s.head, s.acked
+                "outbox        {} waiting (made {}, acknowledged {})",
+                counted(s.depth, "event"),
+                s.head,
+                s.acked
             );
             if let Some(t) = s.oldest_unacked_at {
                 println!("oldest        {t}");
@@ -254,7 +257,7 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
         // Waiting would not end it: someone has to act.
         if let Some(why) = s.recovery.as_ref().and_then(|r| r.stalled.as_deref()) {
             bar.abandon_with_message("stalled");
-            anyhow::bail!("{why}; {} events wait behind that", s.depth);
+            anyhow::bail!("{why}; {} waiting behind that", counted(s.depth, "event"));
         }
         if start.elapsed() > timeout {
             bar.abandon_with_message("timed out");
@@ -265,16 +268,16 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
             };
             if let Some(r) = s.recovery {
                 anyhow::bail!(
-                    "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} events wait behind that{down}",
+                    "after {}s this box is still taking its own events back from the cloud (its log is certain through {}, taken back through {}); {} waiting behind that{down}",
                     timeout.as_secs(),
                     r.from,
                     r.recovered,
-                    s.depth
+                    counted(s.depth, "event")
                 );
             }
             anyhow::bail!(
-                "{} events still waiting for the cloud after {}s{down}",
-                s.depth,
+                "{} still waiting for the cloud after {}s{down}",
+                counted(s.depth, "event"),
                 timeout.as_secs()
             );
         }

@@ -5,6 +5,7 @@
 
 use crate::devices::Devices;
 use crate::storage::{Probe, Storage, StorageState, human};
+use depot_protocol::plural::counted;
 use depot_wms::Wms;
 use depot_wms::notify::{self, Notifier};
 use depot_wms::sync::SyncSnapshot;
@@ -57,8 +58,13 @@ pub fn status_line(
     }
     match (sync.depth, &sync.oldest_unacked_at) {
         (0, _) => line.push_str("; outbox empty"),
-        (n, Some(oldest)) => line.push_str(&format!("; outbox {n} events (oldest {oldest})")),
-        (n, None) => line.push_str(&format!("; outbox {n} events")),
+        (n, Some(oldest)) => {
+            line.push_str(&format!(
+                "; outbox {} (oldest {oldest})",
+                counted(n, "event")
+            ));
+        }
+        (n, None) => line.push_str(&format!("; outbox {}", counted(n, "event"))),
     }
     match &sync.recovery {
         Some(r) if r.stalled.is_some() => {
@@ -71,10 +77,14 @@ pub fn status_line(
         None => {}
     }
     if sync.conflicts > 0 {
-        line.push_str(&format!("; {} conflicts", sync.conflicts));
+        line.push_str(&format!("; {}", counted(sync.conflicts, "conflict")));
     }
     if attention > 0 {
-        line.push_str(&format!("; {attention} devices need attention"));
+        let (devices, need) = (
+            counted(attention, "device"),
+            if attention == 1 { "needs" } else { "need" },
+        );
+        line.push_str(&format!("; {devices} {need} attention"));
     }
     match storage {
         Some(s) if s.state == StorageState::Full => {
@@ -263,7 +273,7 @@ mod tests {
         s.conflicts = 2;
         assert_eq!(
             status_line(None, &s, 1, None),
-            "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 devices need attention"
+            "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 device needs attention"
         );
         s.conflicts = 0;
         s.recovery = Some(depot_wms::store::sync::Recovery {

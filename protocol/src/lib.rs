@@ -17,6 +17,7 @@ pub mod money;
 pub mod order;
 pub mod order_request;
 pub mod picking;
+pub mod plural;
 pub mod pricing;
 pub mod printing;
 pub mod release;

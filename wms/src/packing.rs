@@ -10,6 +10,7 @@ use crate::{Result, Wms, WmsError, scan};
 use base64::Engine;
 use depot_protocol::event::EventKind;
 use depot_protocol::order::{Address, Order};
+use depot_protocol::plural::counted;
 use depot_protocol::shipping::{Milestone, PackRequest, PackResult, Shipment, TrackingEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{FieldError, ItemId, OrderStatus, now};
@@ -87,7 +88,8 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
         .sum();
     if unpicked > 0 {
         return Err(WmsError::conflict(format!(
-            "order {order_id} still has {unpicked} units to pick"
+            "order {order_id} still has {} to pick",
+            counted(unpicked, "unit")
         )));
     }
     let mut packed: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();

@@ -553,7 +553,10 @@ async fn automation_routes_are_rate_limited_with_the_spec_body() {
     assert!(retry >= 1);
     let message = r.body["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains(&format!("try again after {retry} seconds")),
+        message.contains(&format!(
+            "try again after {}",
+            depot_protocol::plural::counted(retry, "second")
+        )),
         "{message}"
     );
     assert_eq!(

@@ -17,6 +17,7 @@ pub use types::{
 };
 
 use super::failure::Failure;
+use depot_protocol::plural::counted;
 use depot_protocol::{FieldError, ItemId, OrderStatus};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -411,15 +412,6 @@ impl Packing {
             .try_fold(packaging_g, |sum, (_, q, unit)| {
                 sum.checked_add(unit.as_ref()?.checked_mul(*q)?)
             })
-    }
-}
-
-/// "1 unit", "3 units": what an operator reads on the station's screen.
-fn counted(n: i64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
 

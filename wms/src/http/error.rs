@@ -4,6 +4,7 @@
 use crate::WmsError;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use depot_protocol::plural::counted;
 use depot_protocol::{ErrorBody, FieldError};
 
 /// Everything a request can fail with: the engine's errors plus those that
@@ -20,7 +21,7 @@ pub enum ApiError {
     MethodNotAllowed(String),
     #[error("no route for {0}")]
     NoRoute(String),
-    #[error("rate limit exceeded: try again after {wait_secs} seconds")]
+    #[error("rate limit exceeded: try again after {}", counted(*wait_secs, "second"))]
     RateLimited { wait_secs: u64 },
     #[error("{0}")]
     UpgradeRequired(String),

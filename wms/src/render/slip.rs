@@ -8,6 +8,7 @@ use super::{
     PackingSlip, RenderError, SlipLine, address_lines, format_dimensions, format_time,
     format_weight,
 };
+use depot_protocol::plural::counted;
 
 /// Item rows on one 4×6 label, below the header.
 pub(crate) const ROWS_PER_LABEL: usize = 16;
@@ -119,7 +120,11 @@ pub(crate) fn zpl_pages(s: &PackingSlip) -> Vec<Page> {
                     "No items",
                 );
             }
-            let foot = format!("{units} units in {} lines", s.lines.len());
+            let foot = format!(
+                "{} in {}",
+                counted(units, "unit"),
+                counted(s.lines.len(), "line")
+            );
             p.text(MARGIN, 416.0, inner, regular(7.0), Align::Left, &foot);
             p
         })
@@ -194,7 +199,7 @@ pub(crate) fn pdf_pages(s: &PackingSlip) -> Result<Vec<Page>, RenderError> {
         total: Some(vec![
             String::new(),
             "Total".into(),
-            format!("{} lines", s.lines.len()),
+            counted(s.lines.len(), "line"),
             units.to_string(),
         ]),
     };

@@ -437,7 +437,7 @@ fn a_refused_pack_keeps_the_scans_for_another_try() {
     scan_all(&mut s);
     s.handle(Input::Weighed(Ok(950)));
     let r = only_report(s.handle(Input::Packed(Err(Failure::conflict(
-        "order 7 still has 1 units to pick",
+        "order 7 still has 1 unit to pick",
     )))));
     assert_eq!(r.status, 409);
     assert_eq!(s.packing().map(|p| p.remaining), Some(0));
