@@ -7,13 +7,11 @@
 
 mod common;
 
-use common::{Rig, RunningEdge, eventually};
+use common::{Rig, RunningEdge, eventually, syncs_both_ways};
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings as EdgeSettings;
 use depot_mqtt::testing::mosquitto::Mosquitto;
 use depot_mqtt::testing::{Pki, TlsFront};
-use depot_protocol::ItemId;
-use serde_json::json;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -61,31 +59,6 @@ fn report_line<'a>(report: &'a str, what: &str) -> &'a str {
                 .is_some_and(|rest| rest.split_whitespace().next() == Some(what))
         })
         .unwrap_or_else(|| panic!("no {what} line:\n{report}"))
-}
-
-/// The cloud's item `sku` reaches the edge, and a receipt of 3 made at the
-/// edge reaches the cloud.
-async fn syncs_both_ways(rig: &Rig, edge: &RunningEdge, item: ItemId, sku: &str) {
-    let (b, w) = (rig.business, rig.warehouse);
-    eventually("the cloud's item at the edge", || async {
-        edge.wms.item(b, item).await.is_ok()
-    })
-    .await;
-    let r = reqwest::Client::new()
-        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
-        .header("X-API-KEY", &rig.key)
-        .json(&json!({"warehouse_id": w.0, "sku": sku, "reason": "received", "quantity": 3}))
-        .send()
-        .await
-        .expect("adjust");
-    assert_eq!(r.status(), 200);
-    eventually("the edge's receipt in the cloud", || async {
-        rig.cloud
-            .stock_level(item, w)
-            .await
-            .is_ok_and(|(on_hand, _)| on_hand == 3)
-    })
-    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -3,14 +3,16 @@
 //! --wait` and the systemd status line) within two resend periods, and the
 //! note goes once the cloud answers again; a broker that refuses the
 //! box's subscription is named at once, whether the fake broker here or
-//! Mosquitto says no.
+//! Mosquitto says no; a box the cloud does not know is told so, and syncs
+//! once it is registered.
 
 mod common;
 
 use common::process::{env_of, run};
-use common::{Rig, RunningEdge, eventually};
+use common::{Rig, RunningEdge, eventually, syncs_both_ways};
 use depot_edge::faults::Faults;
 use depot_mqtt::testing::mosquitto::Mosquitto;
+use depot_protocol::sync::EdgeId;
 
 /// `depot_sync_not_syncing` on the box's `/metrics`.
 async fn not_syncing(edge: &RunningEdge) -> Option<f64> {
@@ -82,6 +84,59 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
             && !said.contains("link error"),
         "{said}"
     );
+    edge.stop().await;
+    rig.stop().await;
+}
+
+/// A box whose edge id the cloud has no record of (never registered, or a
+/// typo in its settings) is answered with the reason, not with silence:
+/// the status says what to do, and once the edge is registered the next
+/// hello is served and what the box did meanwhile goes up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
+    let rig = Rig::start(&format!("reg{}", std::process::id()), false).await;
+    let b = rig.business;
+    let item = rig.item("REG-1").await;
+    let stranger = format!("new{}", std::process::id());
+    let mut settings = rig.edge_settings();
+    settings.edge_id = stranger.clone();
+    settings.node = rig.node + 1;
+    let env = env_of(&settings);
+    let edge = RunningEdge::start(settings, Faults::default()).await;
+    let ew = &edge.wms;
+    let wanted = format!(
+        "the cloud refuses this box: edge {stranger} is not registered in business {b}: register it in the cloud (depot-cloud edge register --business {b} --edge {stranger})"
+    );
+    eventually("the refusal on the status", || async {
+        ew.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.link_error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with(&wanted))
+        })
+    })
+    .await;
+    assert_eq!(not_syncing(&edge).await, Some(1.0));
+    says_not_syncing(&env, "is not registered in business").await;
+
+    let record = rig
+        .cloud
+        .register_edge(b, EdgeId::parse(&stranger).expect("edge id"), None)
+        .await
+        .expect("register");
+    assert_eq!(
+        record.node,
+        rig.node + 1,
+        "the node the box was set up with"
+    );
+    syncs_both_ways(&rig, &edge, item, "REG-1").await;
+    eventually("the refusal gone from the status", || async {
+        ew.sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.link_error.is_none())
+    })
+    .await;
+    assert_eq!(not_syncing(&edge).await, Some(0.0));
     edge.stop().await;
     rig.stop().await;
 }

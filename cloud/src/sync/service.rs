@@ -293,7 +293,12 @@ impl Service {
         let record = match self.wms.edge(business, edge.clone()).await {
             Ok(Some(record)) => record,
             Ok(None) => {
-                tracing::warn!(%business, %edge, reason = "the edge is not registered", "ignored a hello");
+                tracing::warn!(%business, %edge, reason = "the edge is not registered", "refused a hello");
+                let reason = format!(
+                    "edge {edge} is not registered in business {business}: register it in the cloud (depot-cloud edge register --business {business} --edge {edge}) or correct business_id and edge_id in this box's settings"
+                );
+                self.send(business, &edge, encode(&DownMessage::Refused { reason }))
+                    .await;
                 return;
             }
             Err(e) => {

@@ -102,8 +102,9 @@ struct Link {
     /// resend periods.
     silence_limit: Duration,
     /// Connected, but something stands in the way of sync (a refused
-    /// subscription, a silent cloud), and the status says it.
-    trouble_said: bool,
+    /// subscription, a silent cloud, a cloud that refuses this box), and
+    /// the status says this.
+    trouble_said: Option<String>,
 }
 
 impl Link {
@@ -200,7 +201,7 @@ impl Link {
             tracing::warn!(error = %e, "could not record the link state");
         }
         self.last_failure = None;
-        self.trouble_said = false;
+        self.trouble_said = None;
         tracing::info!(
             session = self.outbox.session(),
             acked = self.outbox.acked(),
@@ -241,7 +242,9 @@ impl Link {
         };
         self.awaiting_answer = None;
         self.unanswered_since = None;
-        if std::mem::take(&mut self.trouble_said) {
+        // A refusal is an answer too, but not one that ends the trouble.
+        let served = !matches!(msg, DownMessage::Refused { .. });
+        if served && self.trouble_said.take().is_some() {
             tracing::info!("the cloud answers again");
             self.say_trouble(None).await;
         }
@@ -342,6 +345,9 @@ impl Link {
                 })
                 .await;
             }
+            // Heard, but not served: the hello every HELLO_EVERY asks
+            // again, and the first acknowledgement clears this.
+            DownMessage::Refused { reason } => self.refused(reason).await,
             DownMessage::Reset { reason } => {
                 // The cloud's log is never trimmed and applying a change is
                 // idempotent by event id, so a reload is a replay from the
@@ -608,7 +614,7 @@ pub async fn run_with_faults(
         last_failure: None,
         unanswered_since: None,
         silence_limit: resend * 2,
-        trouble_said: false,
+        trouble_said: None,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,7 +1,7 @@
 //! What stands in the way of sync, said on the box's status and in its
 //! log: why the broker cannot be reached (once per change of reason, not
 //! at every retry), and, while connected, a subscription the broker
-//! refused or a cloud that does not answer.
+//! refused, a cloud that does not answer, or one that refuses this box.
 
 use super::Link;
 use depot_protocol::sync::topic::CLOUD_STATE;
@@ -25,14 +25,21 @@ impl Link {
         self.last_failure = Some(reason);
     }
 
-    /// Connected, but sync cannot go on: says why on the status, once.
+    /// Connected, but sync cannot go on: says why on the status, once
+    /// per reason.
     pub(super) async fn trouble(&mut self, why: String) {
-        if self.trouble_said {
+        if self.trouble_said.as_deref() == Some(why.as_str()) {
             return;
         }
         tracing::warn!(reason = %why, "connected to the broker, but not syncing");
-        self.trouble_said = true;
+        self.trouble_said = Some(why.clone());
         self.say_trouble(Some(why)).await;
+    }
+
+    /// The cloud hears this box but does not serve it (not registered).
+    pub(super) async fn refused(&mut self, reason: String) {
+        self.trouble(format!("the cloud refuses this box: {reason}"))
+            .await;
     }
 
     pub(super) async fn say_trouble(&self, why: Option<String>) {

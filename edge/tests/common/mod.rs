@@ -306,3 +306,28 @@ impl RunningEdge {
         self.task.await.expect("join").expect("edge");
     }
 }
+
+/// The cloud's item `sku` reaches the edge, and a receipt of 3 made at the
+/// edge reaches the cloud.
+pub async fn syncs_both_ways(rig: &Rig, edge: &RunningEdge, item: ItemId, sku: &str) {
+    let (b, w) = (rig.business, rig.warehouse);
+    eventually("the cloud's item at the edge", || async {
+        edge.wms.item(b, item).await.is_ok()
+    })
+    .await;
+    let r = reqwest::Client::new()
+        .post(format!("{}/v1/inventory/{b}/adjust", edge.base))
+        .header("X-API-KEY", &rig.key)
+        .json(&serde_json::json!({"warehouse_id": w.0, "sku": sku, "reason": "received", "quantity": 3}))
+        .send()
+        .await
+        .expect("adjust");
+    assert_eq!(r.status(), 200);
+    eventually("the edge's receipt in the cloud", || async {
+        rig.cloud
+            .stock_level(item, w)
+            .await
+            .is_ok_and(|(on_hand, _)| on_hand == 3)
+    })
+    .await;
+}
