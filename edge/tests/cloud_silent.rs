@@ -141,6 +141,37 @@ async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
     rig.stop().await;
 }
 
+/// A box set up with another node number than its edge is registered as
+/// (a settings file copied from another box, say) would number its records
+/// in another box's range: the cloud refuses it and says so. That the box
+/// then sends nothing of its own is `depot_protocol::sync::outbox`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_box_set_up_as_another_node_is_refused() {
+    let rig = Rig::start(&format!("node{}", std::process::id()), false).await;
+    let mut settings = rig.edge_settings();
+    settings.node = rig.node + 1;
+    let edge = RunningEdge::start(settings, Faults::default()).await;
+    let wanted = format!(
+        "the cloud refuses this box: this box runs as node {}, but edge {} is registered in business {} as node {}",
+        rig.node + 1,
+        rig.edge_id,
+        rig.business,
+        rig.node
+    );
+    eventually("the refusal on the status", || async {
+        edge.wms.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.link_error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with(&wanted))
+        })
+    })
+    .await;
+    assert_eq!(not_syncing(&edge).await, Some(1.0));
+    edge.stop().await;
+    rig.stop().await;
+}
+
 /// An MQTT 3.1.1 broker that accepts the connection, refuses every
 /// subscription (SUBACK 0x80, as brokers do whose access rules deny it) and
 /// acknowledges publishes: where a broker says no instead of staying quiet.

@@ -83,6 +83,14 @@ fn batch_of(publish: &Publish) -> Option<Pending> {
     }
 }
 
+/// What a hello asks of the cloud, besides the sighting it records.
+struct Asked {
+    cursor: i64,
+    last: Option<Landmark>,
+    recover_after: Option<i64>,
+    node: Option<u32>,
+}
+
 enum Progress {
     /// Sent everything there is.
     Done,
@@ -256,6 +264,7 @@ impl Service {
                 head,
                 last,
                 recover_after,
+                node,
             }) => {
                 let sighting = Sighting {
                     session: Some(session),
@@ -263,8 +272,13 @@ impl Service {
                     head,
                     taking_back_after: None,
                 };
-                self.hello(topic, sighting, cursor, last, recover_after)
-                    .await;
+                let asked = Asked {
+                    cursor,
+                    last,
+                    recover_after,
+                    node,
+                };
+                self.hello(topic, sighting, asked).await;
             }
             Ok(UpMessage::Batch { session, events }) => {
                 self.apply(vec![Pending {
@@ -278,14 +292,13 @@ impl Service {
         }
     }
 
-    async fn hello(
-        &mut self,
-        topic: EdgeTopic,
-        sighting: Sighting,
-        cursor: i64,
-        last: Option<Landmark>,
-        recover_after: Option<i64>,
-    ) {
+    async fn hello(&mut self, topic: EdgeTopic, sighting: Sighting, asked: Asked) {
+        let Asked {
+            cursor,
+            last,
+            recover_after,
+            node,
+        } = asked;
         let EdgeTopic { business, edge, .. } = topic;
         let session = sighting.session.clone().unwrap_or_default();
         let version = sighting.version.clone().unwrap_or_default();
@@ -306,6 +319,16 @@ impl Service {
                 return;
             }
         };
+        if let Some(node) = node.filter(|n| *n != record.node) {
+            tracing::warn!(%business, %edge, node, registered = record.node, reason = "the edge runs as another node", "refused a hello");
+            let reason = format!(
+                "this box runs as node {node}, but edge {edge} is registered in business {business} as node {}: its records' ids would collide with another box's. Set node = {} in its settings, on a new data directory (a database keeps the node it was made with)",
+                record.node, record.node
+            );
+            self.send(business, &edge, encode(&DownMessage::Refused { reason }))
+                .await;
+            return;
+        }
         // Listed as taking its events back only if there is any to take.
         let sighting = Sighting {
             taking_back_after: Some(recover_after.filter(|after| *after < record.up_cursor)),

@@ -161,6 +161,7 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
         head: Some(3),
         last: None,
         recover_after: Some(1),
+        node: None,
     })
     .await;
     let answer = edge

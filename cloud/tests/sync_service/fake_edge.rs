@@ -130,6 +130,7 @@ impl FakeEdge {
             head,
             last: None,
             recover_after: None,
+            node: None,
         })
         .await;
     }
@@ -143,6 +144,7 @@ impl FakeEdge {
             head: None,
             last: Some(last),
             recover_after: None,
+            node: None,
         })
         .await;
     }

@@ -157,6 +157,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             head: None,
             last: None,
             recover_after: None,
+            node: None,
         })
     };
     edge.send_raw(&up, b"not json".to_vec()).await;
@@ -188,6 +189,21 @@ async fn scenario(url: &MqttUrl, tag: &str) {
     oversized.resize(MAX_MESSAGE_BYTES + 1, b' ');
     assert!(serde_json::from_slice::<UpMessage>(&oversized).is_ok());
     edge.send_raw(&up, oversized).await;
+    // A box set up as another node than the edge is registered as: its
+    // ids would collide with another box's, so it is refused, and told.
+    edge.send_raw(
+        &up,
+        encode(&UpMessage::Hello {
+            session: "s-node".into(),
+            version: "t".into(),
+            cursor: 0,
+            head: None,
+            last: None,
+            recover_after: None,
+            node: Some(999),
+        }),
+    )
+    .await;
     // A cursor the cloud's log never reached: reload.
     edge.hello("s-future", 1_000_000_000).await;
     let (_, cursor) = w.edge.sync_state().await.expect("state");
@@ -206,6 +222,23 @@ async fn scenario(url: &MqttUrl, tag: &str) {
     );
     assert!(
         matches!(seen.last(), Some(DownMessage::Ack { through_seq, gap: false, .. }) if *through_seq == n + 2),
+        "{seen:?}"
+    );
+    let registered = w
+        .cloud
+        .edge(w.business, w.edge_id.clone())
+        .await
+        .expect("edge")
+        .expect("registered")
+        .node;
+    let wrong_node = format!(
+        "this box runs as node 999, but edge {} is registered in business {} as node {registered}",
+        w.edge_id, w.business
+    );
+    assert!(
+        seen.iter().any(
+            |m| matches!(m, DownMessage::Refused { reason } if reason.starts_with(&wrong_node))
+        ),
         "{seen:?}"
     );
     assert!(

@@ -105,6 +105,8 @@ struct Link {
     /// subscription, a silent cloud, a cloud that refuses this box), and
     /// the status says this.
     trouble_said: Option<String>,
+    /// The node number this box runs as, said in every hello.
+    node: u32,
 }
 
 impl Link {
@@ -173,6 +175,7 @@ impl Link {
             head: self.head().await,
             last,
             recover_after,
+            node: Some(self.node),
         };
         self.publish_up(message::encode(&hello)).await;
         self.awaiting_answer = Some(Instant::now());
@@ -244,6 +247,11 @@ impl Link {
         self.unanswered_since = None;
         // A refusal is an answer too, but not one that ends the trouble.
         let served = !matches!(msg, DownMessage::Refused { .. });
+        if served {
+            self.outbox.served();
+        } else {
+            self.outbox.refused();
+        }
         if served && self.trouble_said.take().is_some() {
             tracing::info!("the cloud answers again");
             self.say_trouble(None).await;
@@ -615,6 +623,7 @@ pub async fn run_with_faults(
         unanswered_since: None,
         silence_limit: resend * 2,
         trouble_said: None,
+        node: settings.node,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

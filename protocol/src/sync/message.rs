@@ -89,6 +89,13 @@ pub enum UpMessage {
         /// is known whole.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         recover_after: Option<i64>,
+        /// The node number the edge runs as, which its records' ids carry:
+        /// a cloud that registered the edge as another node answers with
+        /// [`DownMessage::Refused`], and the edge sends nothing of its own
+        /// until a hello is served, so ids of two boxes never collide in
+        /// the cloud. Absent from older edges' hellos.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<u32>,
     },
     Batch {
         session: String,
@@ -110,6 +117,7 @@ struct UpWire {
     head: Option<i64>,
     last: Option<Landmark>,
     recover_after: Option<i64>,
+    node: Option<u32>,
     events: Option<Vec<SyncEvent>>,
 }
 
@@ -133,6 +141,7 @@ impl TryFrom<UpWire> for UpMessage {
                 head: w.head,
                 last: w.last,
                 recover_after: w.recover_after,
+                node: w.node,
             },
             UpTag::Batch => UpMessage::Batch {
                 session: w.session,
@@ -184,7 +193,8 @@ pub enum DownMessage {
     /// The cloud cannot serve from the edge's cursor: reload.
     Reset { reason: String },
     /// The cloud does not serve this edge at all: it is not registered in
-    /// the business of its topic. The answer to each of its hellos, so the
+    /// the business of its topic, or as another node than the edge runs
+    /// as. The answer to each of its hellos, so the
     /// box can say why nothing syncs instead of waiting in silence; once
     /// registered, the next hello is acknowledged as usual. Older edges
     /// log it as a message they cannot read and go on waiting.
@@ -409,7 +419,14 @@ mod tests {
         let hello: UpMessage =
             decode(br#"{"type":"hello","session":"s","version":"0.1.0","cursor":3}"#)
                 .unwrap_or_else(|e| panic!("{e}"));
-        assert!(matches!(hello, UpMessage::Hello { head: None, .. }));
+        assert!(matches!(
+            hello,
+            UpMessage::Hello {
+                head: None,
+                node: None,
+                ..
+            }
+        ));
         let ack: DownMessage =
             decode(br#"{"type":"ack","session":"s","through_seq":2,"gap":false,"rejected":[]}"#)
                 .unwrap_or_else(|e| panic!("{e}"));
@@ -433,9 +450,11 @@ mod tests {
             head: Some(9),
             last: None,
             recover_after: Some(4),
+            node: Some(2),
         };
         let json = String::from_utf8(encode(&hello)).unwrap_or_default();
         assert!(json.contains(r#""head":9"#), "{json}");
+        assert!(json.contains(r#""node":2"#), "{json}");
         assert!(json.contains(r#""recover_after":4"#), "{json}");
         assert_eq!(decode::<UpMessage>(json.as_bytes()), Ok(hello));
         let ack = DownMessage::Ack {

@@ -21,6 +21,10 @@
 //!   does not forget it. A stale answer taken for such news costs a resend,
 //!   which the cloud recognizes as duplicates; the opposite mistake would
 //!   lose events, so the rule leans this way.
+//! - Nothing goes until the cloud has served a hello in this run (answered
+//!   it with anything but a refusal), and nothing while it refuses the
+//!   edge: a cloud that has the edge registered as another node would
+//!   otherwise apply records whose ids collide with another edge's.
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +34,9 @@ pub struct Outbox {
     acked: i64,
     sent: i64,
     connected: bool,
+    /// The cloud served a hello since the machine was made, and has not
+    /// refused one since.
+    served: bool,
     window: i64,
     resend_after: Duration,
     last_progress: Instant,
@@ -69,6 +76,7 @@ impl Outbox {
             acked,
             sent: acked,
             connected: false,
+            served: false,
             window: window.max(1),
             resend_after,
             last_progress: now,
@@ -104,9 +112,20 @@ impl Outbox {
         self.connected = false;
     }
 
+    /// The cloud answered a hello as one it serves.
+    pub fn served(&mut self) {
+        self.served = true;
+    }
+
+    /// The cloud refuses this edge (not registered, or as another node):
+    /// nothing more goes until it serves a hello.
+    pub fn refused(&mut self) {
+        self.served = false;
+    }
+
     /// What to publish now, given the newest event in the log.
     pub fn poll(&mut self, head: i64, now: Instant) -> Option<Action> {
-        if !self.connected {
+        if !self.connected || !self.served {
             return None;
         }
         if self.sent > self.acked && now.duration_since(self.last_progress) >= self.resend_after {
@@ -184,7 +203,29 @@ mod tests {
         let now = Instant::now();
         let mut o = Outbox::new(acked, 100, T, now);
         o.connected("s1".into(), now);
+        o.served();
         (o, now)
+    }
+
+    #[test]
+    fn nothing_goes_until_a_hello_is_served_nor_while_refused() {
+        let now = Instant::now();
+        let mut o = Outbox::new(0, 100, T, now);
+        o.connected("s1".into(), now);
+        assert_eq!(o.poll(10, now), None, "before the cloud answered");
+        o.served();
+        assert_eq!(o.poll(10, now), Some(Action::Send { from: 1, to: 10 }));
+        assert_eq!(
+            o.on_ack(batch("s1", 4, false), now),
+            Some(Action::Prune { through: 4 })
+        );
+        o.refused();
+        assert_eq!(o.poll(12, now + T), None, "refused: not even a resend");
+        // Served once, a reconnect need not wait for the next answer.
+        o.served();
+        o.disconnected();
+        o.connected("s2".into(), now + T);
+        assert_eq!(o.poll(12, now + T), Some(Action::Send { from: 5, to: 12 }));
     }
 
     #[test]
@@ -210,6 +251,7 @@ mod tests {
     fn nothing_goes_out_while_disconnected() {
         let now = Instant::now();
         let mut o = Outbox::new(5, 100, T, now);
+        o.served();
         assert_eq!(o.poll(10, now), None);
         o.connected("s".into(), now);
         assert_eq!(o.poll(10, now), Some(Action::Send { from: 6, to: 10 }));

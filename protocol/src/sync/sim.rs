@@ -161,6 +161,7 @@ impl World {
             head: Some(self.head),
             last: None,
             recover_after: None,
+            node: None,
         });
     }
 
@@ -176,6 +177,7 @@ impl World {
             ..
         } = self.down.remove(i % self.down.len())
         {
+            self.outbox.served();
             let ack = AckIn {
                 session: &session,
                 through: through_seq,
