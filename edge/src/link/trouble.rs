@@ -36,7 +36,8 @@ impl Link {
         self.say_trouble(Some(why)).await;
     }
 
-    /// The cloud hears this box but does not serve it (not registered).
+    /// The cloud hears this box but does not serve it (not registered, or
+    /// registered as another node).
     pub(super) async fn refused(&mut self, reason: String) {
         self.trouble(format!("the cloud refuses this box: {reason}"))
             .await;

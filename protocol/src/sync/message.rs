@@ -193,11 +193,11 @@ pub enum DownMessage {
     /// The cloud cannot serve from the edge's cursor: reload.
     Reset { reason: String },
     /// The cloud does not serve this edge at all: it is not registered in
-    /// the business of its topic, or as another node than the edge runs
-    /// as. The answer to each of its hellos, so the
-    /// box can say why nothing syncs instead of waiting in silence; once
-    /// registered, the next hello is acknowledged as usual. Older edges
-    /// log it as a message they cannot read and go on waiting.
+    /// the business of its topic, or it is registered as another node than
+    /// the edge runs as. The answer to each of its hellos, so the box can
+    /// say why nothing syncs instead of waiting in silence; once
+    /// registered, the next hello is acknowledged as usual. Older edges log
+    /// it as a message they cannot read and go on waiting.
     Refused { reason: String },
     /// The edge's own events `(after, …]` that the cloud applied, for an
     /// edge whose log lost them (`recover_after` in its hello). `through`
