@@ -15,6 +15,10 @@ pub(crate) struct FakeEdge {
     pub(crate) edge_id: EdgeId,
     /// Down messages to other edges whose id has this run's tag.
     pub(crate) strays: Vec<(String, DownMessage)>,
+    /// Refusals on this edge's own down topic, kept apart: on a shared
+    /// broker, other runs' clouds (which do not know this edge) send them
+    /// at any time, as a second cloud on one broker would.
+    pub(crate) refusals: Vec<String>,
     pub(crate) tag: String,
 }
 
@@ -55,6 +59,7 @@ impl FakeEdge {
             business: w.business,
             edge_id: w.edge_id.clone(),
             strays: Vec::new(),
+            refusals: Vec::new(),
             tag: tag.to_owned(),
         };
         edge.packet(|p| matches!(p, Packet::ConnAck(_))).await;
@@ -180,8 +185,8 @@ impl FakeEdge {
         }
     }
 
-    /// The next message on this edge's down topic; pages are applied on the
-    /// way, as an edge would.
+    /// The next message on this edge's down topic but a refusal; pages are
+    /// applied on the way, as an edge would.
     pub(crate) async fn down(&mut self) -> DownMessage {
         let own = self.topic(Channel::Down);
         loop {
@@ -194,6 +199,10 @@ impl FakeEdge {
                 if m.topic.contains(&self.tag) {
                     self.strays.push((m.topic.clone(), message));
                 }
+                continue;
+            }
+            if let DownMessage::Refused { reason } = message {
+                self.refusals.push(reason);
                 continue;
             }
             if let DownMessage::Changes {

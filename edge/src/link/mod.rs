@@ -107,6 +107,8 @@ struct Link {
     trouble_said: Option<String>,
     /// The node number this box runs as, said in every hello.
     node: u32,
+    /// A refusal came after a cloud served this box: said once per run.
+    foreign_refusal_said: bool,
 }
 
 impl Link {
@@ -249,8 +251,6 @@ impl Link {
         let served = !matches!(msg, DownMessage::Refused { .. });
         if served {
             self.outbox.served();
-        } else {
-            self.outbox.refused();
         }
         if served && self.trouble_said.take().is_some() {
             tracing::info!("the cloud answers again");
@@ -624,6 +624,7 @@ pub async fn run_with_faults(
         silence_limit: resend * 2,
         trouble_said: None,
         node: settings.node,
+        foreign_refusal_said: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

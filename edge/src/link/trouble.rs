@@ -37,10 +37,21 @@ impl Link {
     }
 
     /// The cloud hears this box but does not serve it (not registered, or
-    /// registered as another node).
+    /// registered as another node). Once a cloud has served this box, a
+    /// refusal comes from another cloud on the same broker, with a
+    /// database of its own: worth a line in the log, not the box's status.
     pub(super) async fn refused(&mut self, reason: String) {
-        self.trouble(format!("the cloud refuses this box: {reason}"))
-            .await;
+        if !self.outbox.is_served() {
+            return self
+                .trouble(format!("the cloud refuses this box: {reason}"))
+                .await;
+        }
+        if !std::mem::replace(&mut self.foreign_refusal_said, true) {
+            tracing::warn!(
+                %reason,
+                "a cloud refused this box after another served it: is a second depot-cloud, with a database of its own, on this broker?"
+            );
+        }
     }
 
     pub(super) async fn say_trouble(&self, why: Option<String>) {

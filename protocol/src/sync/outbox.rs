@@ -21,10 +21,12 @@
 //!   does not forget it. A stale answer taken for such news costs a resend,
 //!   which the cloud recognizes as duplicates; the opposite mistake would
 //!   lose events, so the rule leans this way.
-//! - Nothing goes until the cloud has served a hello in this run (answered
-//!   it with anything but a refusal), and nothing while it refuses the
-//!   edge: a cloud that has the edge registered as another node would
-//!   otherwise apply records whose ids collide with another edge's.
+//! - Nothing goes until a cloud has served a hello in this run (answered
+//!   it with anything but a refusal): a cloud that has the edge registered
+//!   as another node would otherwise apply records whose ids collide with
+//!   another edge's. Once served, a refusal changes nothing here: it can
+//!   only come from another cloud on the same broker, one that does not
+//!   know this edge.
 
 use std::time::{Duration, Instant};
 
@@ -34,8 +36,7 @@ pub struct Outbox {
     acked: i64,
     sent: i64,
     connected: bool,
-    /// The cloud served a hello since the machine was made, and has not
-    /// refused one since.
+    /// A cloud served a hello since the machine was made.
     served: bool,
     window: i64,
     resend_after: Duration,
@@ -112,15 +113,13 @@ impl Outbox {
         self.connected = false;
     }
 
-    /// The cloud answered a hello as one it serves.
+    /// A cloud answered a hello as one it serves.
     pub fn served(&mut self) {
         self.served = true;
     }
 
-    /// The cloud refuses this edge (not registered, or as another node):
-    /// nothing more goes until it serves a hello.
-    pub fn refused(&mut self) {
-        self.served = false;
+    pub fn is_served(&self) -> bool {
+        self.served
     }
 
     /// What to publish now, given the newest event in the log.
@@ -208,21 +207,20 @@ mod tests {
     }
 
     #[test]
-    fn nothing_goes_until_a_hello_is_served_nor_while_refused() {
+    fn nothing_goes_until_a_hello_is_served() {
         let now = Instant::now();
         let mut o = Outbox::new(0, 100, T, now);
         o.connected("s1".into(), now);
         assert_eq!(o.poll(10, now), None, "before the cloud answered");
+        assert_eq!(o.poll(10, now + 2 * T), None, "nor after a while");
+        assert!(!o.is_served());
         o.served();
         assert_eq!(o.poll(10, now), Some(Action::Send { from: 1, to: 10 }));
         assert_eq!(
             o.on_ack(batch("s1", 4, false), now),
             Some(Action::Prune { through: 4 })
         );
-        o.refused();
-        assert_eq!(o.poll(12, now + T), None, "refused: not even a resend");
         // Served once, a reconnect need not wait for the next answer.
-        o.served();
         o.disconnected();
         o.connected("s2".into(), now + T);
         assert_eq!(o.poll(12, now + T), Some(Action::Send { from: 5, to: 12 }));
