@@ -88,13 +88,20 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     rig.stop().await;
 }
 
+/// The embedded broker even where the tests share one
+/// (`DEPOT_TEST_MQTT_URL`): there, other tests' clouds, which know no such
+/// edge, would refuse the box too, each with a reason of its own.
+fn own_broker(cloud: &mut depot_cloud::settings::Settings) {
+    cloud.broker.url = None;
+}
+
 /// A box whose edge id the cloud has no record of (never registered, or a
 /// typo in its settings) is answered with the reason, not with silence:
 /// the status says what to do, and once the edge is registered the next
 /// hello is served and what the box did meanwhile goes up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
-    let rig = Rig::start(&format!("reg{}", std::process::id()), false).await;
+    let rig = Rig::start_with(&format!("reg{}", std::process::id()), false, own_broker).await;
     let b = rig.business;
     let item = rig.item("REG-1").await;
     let stranger = format!("new{}", std::process::id());
@@ -147,7 +154,7 @@ async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
 /// then sends nothing of its own is `depot_protocol::sync::outbox`'s.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_box_set_up_as_another_node_is_refused() {
-    let rig = Rig::start(&format!("node{}", std::process::id()), false).await;
+    let rig = Rig::start_with(&format!("node{}", std::process::id()), false, own_broker).await;
     let mut settings = rig.edge_settings();
     settings.node = rig.node + 1;
     let edge = RunningEdge::start(settings, Faults::default()).await;
