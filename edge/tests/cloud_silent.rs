@@ -88,6 +88,21 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     rig.stop().await;
 }
 
+/// Waits until the box, connected, gives `wanted` as the start of its link
+/// error; `/metrics` says it is not syncing.
+async fn refused_with(edge: &RunningEdge, wanted: &str) {
+    eventually("the refusal on the status", || async {
+        edge.wms.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.link_error
+                    .as_deref()
+                    .is_some_and(|e| e.starts_with(wanted))
+        })
+    })
+    .await;
+    assert_eq!(not_syncing(edge).await, Some(1.0));
+}
+
 /// The embedded broker even where the tests share one
 /// (`DEPOT_TEST_MQTT_URL`): there, other tests' clouds, which know no such
 /// edge, would refuse the box too, each with a reason of its own.
@@ -114,16 +129,7 @@ async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
     let wanted = format!(
         "the cloud refuses this box: edge {stranger} is not registered in business {b}: register it in the cloud (depot-cloud edge register --business {b} --edge {stranger})"
     );
-    eventually("the refusal on the status", || async {
-        ew.sync_snapshot().await.is_ok_and(|s| {
-            s.connected
-                && s.link_error
-                    .as_deref()
-                    .is_some_and(|e| e.starts_with(&wanted))
-        })
-    })
-    .await;
-    assert_eq!(not_syncing(&edge).await, Some(1.0));
+    refused_with(&edge, &wanted).await;
     says_not_syncing(&env, "is not registered in business").await;
 
     let record = rig
@@ -165,16 +171,7 @@ async fn a_box_set_up_as_another_node_is_refused() {
         rig.business,
         rig.node
     );
-    eventually("the refusal on the status", || async {
-        edge.wms.sync_snapshot().await.is_ok_and(|s| {
-            s.connected
-                && s.link_error
-                    .as_deref()
-                    .is_some_and(|e| e.starts_with(&wanted))
-        })
-    })
-    .await;
-    assert_eq!(not_syncing(&edge).await, Some(1.0));
+    refused_with(&edge, &wanted).await;
     edge.stop().await;
     rig.stop().await;
 }
