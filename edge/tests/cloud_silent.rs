@@ -70,13 +70,7 @@ async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
     says_not_syncing(&env, silent).await;
 
     rig.restart_cloud().await;
-    eventually("the note to go once the cloud answers", || async {
-        ew.sync_snapshot()
-            .await
-            .is_ok_and(|s| s.connected && s.link_error.is_none())
-    })
-    .await;
-    assert_eq!(not_syncing(&edge).await, Some(0.0));
+    syncing_again(&edge, "the note to go once the cloud answers").await;
     let (_, said) = run(&env, &["status"]).await;
     assert!(
         said.lines()
@@ -103,6 +97,19 @@ async fn refused_with(edge: &RunningEdge, wanted: &str) {
     assert_eq!(not_syncing(edge).await, Some(1.0));
 }
 
+/// Waits until the box is connected with nothing in the way of sync;
+/// `/metrics` says so too.
+async fn syncing_again(edge: &RunningEdge, what: &str) {
+    eventually(what, || async {
+        edge.wms
+            .sync_snapshot()
+            .await
+            .is_ok_and(|s| s.connected && s.link_error.is_none())
+    })
+    .await;
+    assert_eq!(not_syncing(edge).await, Some(0.0));
+}
+
 /// The embedded broker even where the tests share one
 /// (`DEPOT_TEST_MQTT_URL`): there, other tests' clouds, which know no such
 /// edge, would refuse the box too, each with a reason of its own.
@@ -125,7 +132,6 @@ async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
     settings.node = rig.node + 1;
     let env = env_of(&settings);
     let edge = RunningEdge::start(settings, Faults::default()).await;
-    let ew = &edge.wms;
     let wanted = format!(
         "the cloud refuses this box: edge {stranger} is not registered in business {b}: register it in the cloud (depot-cloud edge register --business {b} --edge {stranger})"
     );
@@ -143,13 +149,7 @@ async fn an_unregistered_box_is_told_so_and_syncs_once_registered() {
         "the node the box was set up with"
     );
     syncs_both_ways(&rig, &edge, item, "REG-1").await;
-    eventually("the refusal gone from the status", || async {
-        ew.sync_snapshot()
-            .await
-            .is_ok_and(|s| s.connected && s.link_error.is_none())
-    })
-    .await;
-    assert_eq!(not_syncing(&edge).await, Some(0.0));
+    syncing_again(&edge, "the refusal gone from the status").await;
     edge.stop().await;
     rig.stop().await;
 }
