@@ -71,6 +71,25 @@ fn entry(out: &mut String, t: &EventType) {
     let _ = writeln!(out, "### `{}` (version {})\n", t.name, t.version);
     let _ = writeln!(out, "{}\n", t.summary);
     let _ = writeln!(out, "Written by: {}.\n", t.source.as_str());
+    if !t.refs.is_empty() {
+        let refs: Vec<String> = t
+            .refs
+            .iter()
+            .map(|r| {
+                format!(
+                    "`{}` ({})",
+                    r.path.trim_start_matches('/'),
+                    r.entity.as_str()
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "References, checked to belong to the sender's business before a node \
+             applies it from another: {}.\n",
+            refs.join(", ")
+        );
+    }
     match t.payload {
         Payload::Record { name, extra, .. } => {
             let _ = writeln!(

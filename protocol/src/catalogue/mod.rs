@@ -16,6 +16,7 @@
 pub mod asyncapi;
 mod entries;
 pub mod markdown;
+pub mod refs;
 pub mod schema;
 
 pub use entries::CATALOGUE;
@@ -36,6 +37,9 @@ pub struct EventType {
     pub source: Source,
     /// Who may receive it.
     pub audience: Audience,
+    /// The records its payload names by id: what a node receiving it from
+    /// another checks belong to the sender's business before applying it.
+    pub refs: &'static [refs::Reference],
     pub payload: Payload,
 }
 
@@ -137,6 +141,13 @@ pub fn lookup(name: &str) -> Option<&'static EventType> {
 /// by a newer node) are version 1 of whatever they are.
 pub fn version(name: &str) -> u32 {
     lookup(name).map_or(1, |t| t.version)
+}
+
+/// Whether an edge may send events of a kind: what the floor does.
+/// Catalog, tenants, keys, orders, inbound orders and printers are the
+/// cloud's to make, and the cloud refuses them from edges.
+pub fn edges_may_send(name: &str) -> bool {
+    lookup(name).is_some_and(|t| t.source != Source::Cloud)
 }
 
 /// The event types a business may receive.

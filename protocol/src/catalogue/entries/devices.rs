@@ -5,6 +5,8 @@ use crate::catalogue::Audience::Business;
 use crate::catalogue::Presence::{Nullable, Optional, Required};
 use crate::catalogue::Source::{Any, Cloud, Edge};
 use crate::catalogue::Ty::{Array, Boolean, Integer, Object, String, Timestamp};
+use crate::catalogue::refs::Entity as E;
+use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
 use crate::printing::{PrintJob, Printer};
 
@@ -14,6 +16,7 @@ pub const PRINTER_SAVED: EventType = EventType {
     summary: "A printer was added or edited.",
     source: Cloud,
     audience: Business,
+    refs: &[makes("/id", E::Printer)],
     payload: record::<Printer>(&[]),
 };
 
@@ -23,6 +26,7 @@ pub const PRINT_JOB_CREATED: EventType = EventType {
     summary: "A print job was queued (a label, a document).",
     source: Any,
     audience: Business,
+    refs: &[makes("/id", E::PrintJob), names("/printer_id", E::Printer)],
     payload: record::<PrintJob>(&[
         BUSINESS,
         f(
@@ -41,6 +45,7 @@ pub const PRINT_JOB_UPDATED: EventType = EventType {
               (`failed`, with the error), or will retry it.",
     source: Any,
     audience: Business,
+    refs: &[names("/id", E::PrintJob), names("/printer_id", E::Printer)],
     payload: Payload::Fields(&[
         f("id", Integer, Required, "The job."),
         BUSINESS,
@@ -68,6 +73,19 @@ pub const STATION_SCANNED: EventType = EventType {
               (`ok`) or rejected (with the error), a weighing, a task set.",
     source: Edge,
     audience: Business,
+    refs: &[
+        names("**/warehouse_id", E::Warehouse),
+        names("**/item_id", E::Item),
+        names("**/order_id", E::Order),
+        names("**/inbound_id", E::Inbound),
+        names("**/wave_id", E::Wave),
+        names("**/line_id", E::PickLine),
+        names("**/shipment_id", E::Shipment),
+        names("**/shipment/id", E::Shipment),
+        names("**/dispatch_run_id", E::DispatchRun),
+        names("**/printer_id", E::Printer),
+        names("**/label_job/id", E::PrintJob),
+    ],
     payload: Payload::Fields(&[
         BUSINESS,
         f(
@@ -125,6 +143,7 @@ pub const PRINTER_STATE_CHANGED: EventType = EventType {
               and `last_seen` from it.",
     source: Edge,
     audience: Business,
+    refs: &[names("/printer_id", E::Printer)],
     payload: Payload::Fields(&[
         BUSINESS,
         f(
@@ -191,6 +210,7 @@ pub const SCALE_WEIGHED: EventType = EventType {
               `pack` input.",
     source: Edge,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         BUSINESS,
         f(

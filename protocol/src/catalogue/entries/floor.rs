@@ -6,6 +6,8 @@ use crate::catalogue::Audience::Business;
 use crate::catalogue::Presence::{Nullable, Required};
 use crate::catalogue::Source::{Any, Cloud};
 use crate::catalogue::Ty::{Array, Date, Integer, Object, String, Timestamp};
+use crate::catalogue::refs::Entity as E;
+use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
 use crate::picking::Wave;
 use crate::shipping::{DispatchRun, Shipment};
@@ -16,6 +18,14 @@ pub const WAVE_CREATED: EventType = EventType {
     summary: "A pick wave was released, with its pick lists in walking order.",
     source: Any,
     audience: Business,
+    refs: &[
+        makes("/id", E::Wave),
+        names("/warehouse_id", E::Warehouse),
+        names("/pick_lists/*/order_id", E::Order),
+        makes("/pick_lists/*/lines/*/id", E::PickLine),
+        names("/pick_lists/*/lines/*/order_id", E::Order),
+        names("/pick_lists/*/lines/*/item_id", E::Item),
+    ],
     payload: record::<Wave>(&[]),
 };
 
@@ -25,6 +35,12 @@ pub const PICK_SCANNED: EventType = EventType {
     summary: "A pick scan was accepted: what was taken and what is left.",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/wave_id", E::Wave),
+        names("/order_id", E::Order),
+        names("/line_id", E::PickLine),
+        names("/takes/*/line_id", E::PickLine),
+    ],
     payload: Payload::Fields(&[
         BUSINESS,
         f("wave_id", Integer, Required, "The wave."),
@@ -85,6 +101,12 @@ pub const PICK_LINE_COMPLETED: EventType = EventType {
     summary: "A pick line has all its units: written with the scan that completed it.",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/warehouse_id", E::Warehouse),
+        names("/wave_id", E::Wave),
+        names("/order_id", E::Order),
+        names("/line_id", E::PickLine),
+    ],
     payload: Payload::Fields(&[
         BUSINESS,
         WAREHOUSE,
@@ -108,6 +130,10 @@ pub const WAVE_COMPLETED: EventType = EventType {
     summary: "A wave's last unit was picked.",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/warehouse_id", E::Warehouse),
+        names("/wave_id", E::Wave),
+    ],
     payload: Payload::Fields(&[
         BUSINESS,
         WAREHOUSE,
@@ -127,6 +153,12 @@ pub const SHIPMENT_PACKED: EventType = EventType {
     summary: "An order was packed: its shipment, packages and tracking number.",
     source: Any,
     audience: Business,
+    refs: &[
+        makes("/id", E::Shipment),
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+        makes("/dispatch_run_id", E::DispatchRun),
+    ],
     payload: record::<Shipment>(&[]),
 };
 
@@ -137,6 +169,7 @@ pub const SHIPMENT_MILESTONE: EventType = EventType {
               out for delivery, delivered, exception).",
     source: Any,
     audience: Business,
+    refs: &[names("/shipment_id", E::Shipment)],
     payload: Payload::Fields(&[
         BUSINESS,
         f("shipment_id", Integer, Required, "The shipment."),
@@ -163,6 +196,10 @@ pub const SHIPMENT_ESTIMATED_DELIVERY_CHANGED: EventType = EventType {
               what the buyer is told.",
     source: Cloud,
     audience: Business,
+    refs: &[
+        names("/shipment_id", E::Shipment),
+        names("/order_id", E::Order),
+    ],
     payload: Payload::Fields(&[
         BUSINESS,
         f("shipment_id", Integer, Required, "The shipment."),
@@ -190,5 +227,11 @@ pub const DISPATCH_RUN_CLOSED: EventType = EventType {
     summary: "A carrier's dispatch run was closed: the goods left, a manifest was made.",
     source: Any,
     audience: Business,
+    refs: &[
+        makes("/id", E::DispatchRun),
+        names("/warehouse_id", E::Warehouse),
+        names("/shipments/*/shipment_id", E::Shipment),
+        names("/shipments/*/order_id", E::Order),
+    ],
     payload: record::<DispatchRun>(&[]),
 };

@@ -16,6 +16,7 @@ pub const DOCUMENT_ATTACHED: EventType = EventType {
     summary: "A document was attached to an order, shipment, item or inbound.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: record::<Document>(&[]),
 };
 
@@ -25,6 +26,7 @@ pub const RELEASE_PUBLISHED: EventType = EventType {
     summary: "Release notes were published (every edge keeps them).",
     source: Cloud,
     audience: Internal,
+    refs: &[],
     payload: record::<Release>(&[]),
 };
 
@@ -34,6 +36,7 @@ pub const RELEASE_TRANSLATED: EventType = EventType {
     summary: "A locale's notes were added to a published release.",
     source: Cloud,
     audience: Internal,
+    refs: &[],
     payload: Payload::Fields(&[
         f("release_id", Integer, Required, "The release."),
         f("product", String, Required, "edge or cloud."),
@@ -50,6 +53,7 @@ pub const CRM_DEPARTMENT_SAVED: EventType = EventType {
     summary: "A contact department was created or edited (cloud only).",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: record::<Department>(&[]),
 };
 
@@ -59,6 +63,7 @@ pub const CRM_FORM_SAVED: EventType = EventType {
     summary: "A contact form was created or edited (cloud only).",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: record::<ContactForm>(&[]),
 };
 
@@ -68,6 +73,7 @@ pub const CRM_THREAD_OPENED: EventType = EventType {
     summary: "A contact form opened a customer thread with its first message.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         f("thread", Object, Required, "The thread (Thread)."),
         f("message", Object, Required, "Its first message (Message)."),
@@ -80,6 +86,7 @@ pub const CRM_MESSAGE_POSTED: EventType = EventType {
     summary: "A message was added to a customer thread.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         f("thread_id", Integer, Required, "The thread."),
         f("message", Object, Required, "The message (Message)."),
@@ -92,6 +99,7 @@ pub const PRICING_RULES_CHANGED: EventType = EventType {
     summary: "A pricing rule was created, edited, deleted or moved (cloud only).",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         f(
             "change",
@@ -115,6 +123,7 @@ pub const PRICING_JOB_EXECUTED: EventType = EventType {
     summary: "A pricing job ran; the prices it changed are `item.updated` events.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         f("job_id", String, Required, "The job's key."),
         f(

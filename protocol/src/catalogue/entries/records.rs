@@ -7,6 +7,8 @@ use crate::catalogue::Audience::{Business, Internal};
 use crate::catalogue::Presence::{Optional, Required};
 use crate::catalogue::Source::{Any, Cloud};
 use crate::catalogue::Ty::{Array, Integer, Object, String};
+use crate::catalogue::refs::Entity as E;
+use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
 use crate::inbound::InboundOrder;
 use crate::order::Order;
@@ -19,6 +21,7 @@ pub const BUSINESS_CREATED: EventType = EventType {
     summary: "A business was created (the first event of its log).",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: record::<BusinessRecord>(&[]),
 };
 
@@ -28,6 +31,7 @@ pub const WAREHOUSE_CREATED: EventType = EventType {
     summary: "A warehouse was added to a business.",
     source: Cloud,
     audience: Business,
+    refs: &[makes("/id", E::Warehouse)],
     payload: record::<Warehouse>(&[]),
 };
 
@@ -37,6 +41,7 @@ pub const KEY_CREATED: EventType = EventType {
     summary: "An API key was issued; carries its hash so edges authenticate offline.",
     source: Cloud,
     audience: Internal,
+    refs: &[names("/key/business_id", E::Business)],
     payload: Payload::Fields(&[
         f(
             "key",
@@ -54,6 +59,7 @@ pub const KEY_REVOKED: EventType = EventType {
     summary: "An API key was revoked; edges stop accepting it.",
     source: Cloud,
     audience: Internal,
+    refs: &[],
     payload: record::<ApiKey>(&[]),
 };
 
@@ -63,6 +69,7 @@ pub const ITEM_CREATED: EventType = EventType {
     summary: "An item was added to the catalog.",
     source: Cloud,
     audience: Business,
+    refs: &[makes("/id", E::Item)],
     payload: record::<Item>(&[]),
 };
 
@@ -72,6 +79,7 @@ pub const ITEM_UPDATED: EventType = EventType {
     summary: "An item changed (an edit, or a price a pricing job set).",
     source: Cloud,
     audience: Business,
+    refs: &[makes("/id", E::Item)],
     payload: record::<Item>(&[]),
 };
 
@@ -82,6 +90,10 @@ pub const STOCK_MOVED: EventType = EventType {
               adjustment, reservation, shipment).",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/item_id", E::Item),
+        names("/warehouse_id", E::Warehouse),
+    ],
     payload: record::<Movement>(&[]),
 };
 
@@ -91,6 +103,11 @@ pub const ORDER_CREATED: EventType = EventType {
     summary: "An order was created.",
     source: Cloud,
     audience: Business,
+    refs: &[
+        makes("/id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+        names("/lines/*/item_id", E::Item),
+    ],
     payload: record::<Order>(&[]),
 };
 
@@ -101,6 +118,10 @@ pub const ORDER_STATUS_CHANGED: EventType = EventType {
               dispatched, delivered, cancelled).",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+    ],
     payload: Payload::Fields(&[
         f("order_id", Integer, Required, "The order."),
         f(
@@ -124,6 +145,11 @@ pub const INBOUND_CREATED: EventType = EventType {
     summary: "A purchase order (inbound) is expected.",
     source: Cloud,
     audience: Business,
+    refs: &[
+        makes("/id", E::Inbound),
+        names("/warehouse_id", E::Warehouse),
+        names("/lines/*/item_id", E::Item),
+    ],
     payload: record::<InboundOrder>(&[]),
 };
 
@@ -133,6 +159,10 @@ pub const INBOUND_RECEIVED: EventType = EventType {
     summary: "Goods of an inbound were received (accepted or rejected).",
     source: Any,
     audience: Business,
+    refs: &[
+        names("/inbound_id", E::Inbound),
+        names("/received/*/item_id", E::Item),
+    ],
     payload: Payload::Fields(&[
         f("inbound_id", Integer, Required, "The inbound."),
         BUSINESS,

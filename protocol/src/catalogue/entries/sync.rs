@@ -13,6 +13,7 @@ pub const SYNC_CONFLICT: EventType = EventType {
     summary: "Applying another node's event clashed here: what, why, and what stands.",
     source: Any,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         f("event_id", String, Required, "The other node's event."),
         f("origin", String, Required, "The node that wrote it."),
@@ -28,6 +29,7 @@ pub const EDGE_ONLINE: EventType = EventType {
     summary: "An edge connected to the cloud: a new run of it, or back after being away.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         BUSINESS,
         f("edge_id", String, Required, "The edge, as registered."),
@@ -55,6 +57,7 @@ pub const EDGE_OFFLINE: EventType = EventType {
               when it is back.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         BUSINESS,
         f("edge_id", String, Required, "The edge."),
@@ -70,6 +73,7 @@ pub const SYNC_BACKLOG: EventType = EventType {
               not per batch.",
     source: Cloud,
     audience: Business,
+    refs: &[],
     payload: Payload::Fields(&[
         BUSINESS,
         f("edge_id", String, Required, "The edge."),
