@@ -6,7 +6,7 @@ use crate::settings::Settings;
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 use depot_protocol::order::Address;
-use depot_protocol::{BusinessId, KeyId};
+use depot_protocol::{BusinessId, KeyId, WarehouseId};
 use depot_wms::Wms;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -139,6 +139,22 @@ pub enum EdgeCmd {
         edge: String,
         #[arg(long)]
         name: Option<String>,
+        /// A warehouse it serves (repeat for several): its events may write
+        /// only into these. None: every warehouse of the business.
+        #[arg(long = "warehouse")]
+        warehouses: Vec<i64>,
+    },
+    /// Set the warehouses an edge serves (none: every warehouse of its
+    /// business). Its events naming records of other warehouses are then
+    /// refused, as conflicts of its business.
+    Serve {
+        #[arg(long)]
+        business: i64,
+        #[arg(long)]
+        edge: String,
+        /// A warehouse it serves (repeat for several); none: all.
+        #[arg(long = "warehouse")]
+        warehouses: Vec<i64>,
     },
     /// List a business's edges.
     List {
@@ -300,12 +316,41 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
             business,
             edge,
             name,
+            warehouses,
         }) => {
             let id = depot_protocol::sync::EdgeId::parse(&edge)?;
-            let e = wms.register_edge(BusinessId(business), id, name).await?;
+            let mut e = wms
+                .register_edge(BusinessId(business), id.clone(), name)
+                .await?;
+            if !warehouses.is_empty() {
+                let ws = warehouses.into_iter().map(WarehouseId).collect();
+                e = wms
+                    .set_edge_warehouses(BusinessId(business), id, ws)
+                    .await?;
+            }
             println!(
-                "registered edge {} of business {} as node {}",
-                e.edge_id, e.business_id, e.node
+                "registered edge {} of business {} as node {}, serving {}",
+                e.edge_id,
+                e.business_id,
+                e.node,
+                served(&e.warehouses)
+            );
+        }
+        Command::Edge(EdgeCmd::Serve {
+            business,
+            edge,
+            warehouses,
+        }) => {
+            let id = depot_protocol::sync::EdgeId::parse(&edge)?;
+            let ws = warehouses.into_iter().map(WarehouseId).collect();
+            let e = wms
+                .set_edge_warehouses(BusinessId(business), id, ws)
+                .await?;
+            println!(
+                "edge {} of business {} serves {}",
+                e.edge_id,
+                e.business_id,
+                served(&e.warehouses)
             );
         }
         Command::Release(ReleaseCmd::Publish {
@@ -387,12 +432,23 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
                 let backlog = e
                     .backlog
                     .map_or_else(|| "backlog unknown".to_owned(), |n| format!("backlog {n}"));
+                let refused = match &e.last_refused {
+                    Some(r) => format!(
+                        "{} refused, last: {} at {}: {}",
+                        e.refused,
+                        r.kind,
+                        depot_protocol::format_ts(&r.at),
+                        r.reason
+                    ),
+                    None => "none refused".to_owned(),
+                };
                 println!(
-                    "{}\tnode {}\t{}\tapplied through {}\t{backlog}\tlast seen {seen}\t{}",
+                    "{}\tnode {}\t{}\tapplied through {}\t{backlog}\tlast seen {seen}\tserves {}\t{refused}\t{}",
                     e.edge_id,
                     e.node,
                     if e.online { "online" } else { "offline" },
                     e.up_cursor,
+                    served(&e.warehouses),
                     e.version.unwrap_or_default()
                 );
             }
@@ -415,4 +471,16 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The warehouses an edge serves, for a person.
+fn served(warehouses: &[WarehouseId]) -> String {
+    match warehouses {
+        [] => "every warehouse of its business".to_owned(),
+        [one] => format!("warehouse {one}"),
+        many => {
+            let ids: Vec<String> = many.iter().map(ToString::to_string).collect();
+            format!("warehouses {}", ids.join(", "))
+        }
+    }
 }

@@ -127,6 +127,7 @@ async fn edges_online_offline_and_their_backlog() {
         version: Some("test".into()),
         head: Some(5),
         taking_back_after: Some(None),
+        by_state: false,
     };
     let edge = EdgeId::parse("dock-1").expect("edge id");
     app.wms.edge_seen(b, edge, sighting).await.expect("seen");

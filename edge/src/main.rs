@@ -186,6 +186,9 @@ async fn main() -> anyhow::Result<()> {
                 None => {}
             }
             println!("conflicts     {}", s.conflicts);
+            if let Some(line) = refused_line(&s.refused) {
+                println!("refused       {line}");
+            }
             match depot_edge::storage::probe(&settings).read(None) {
                 Ok(storage) => println!("disk          {}", storage.summary()),
                 Err(e) => println!(
@@ -302,4 +305,23 @@ async fn shutdown_signal() {
         () = ctrl_c => {},
         () = term => {},
     }
+}
+
+/// What sync refused, both ways, and the last refusal, for `status`: an
+/// event that cannot be applied is refused and sync goes on past it, so
+/// this line is where an operator sees that it happened, and why.
+fn refused_line(r: &depot_wms::sync::SyncRefusals) -> Option<String> {
+    let last = r.last.as_ref()?;
+    let direction = match last.direction.as_deref() {
+        Some("by_cloud") => "by the cloud",
+        _ => "here",
+    };
+    Some(format!(
+        "{} from the cloud refused here, {} of this box's refused by the cloud; last {direction} at {}: {} ({})",
+        counted(r.from_cloud, "change"),
+        counted(r.by_cloud, "event"),
+        depot_protocol::format_ts(&last.at),
+        last.kind,
+        last.reason
+    ))
 }

@@ -192,6 +192,7 @@ mod tests {
             resets: 0,
             last_reset_at: None,
             recovery: None,
+            refused: Default::default(),
         }
     }
 

@@ -134,3 +134,44 @@ async fn stations_work_through_an_outage_and_everything_converges() {
     edge.stop().await;
     rig.stop().await;
 }
+
+/// What the database says of the link is the last run's: a box that lost
+/// power while connected must not show, once connected again, that it has
+/// been connected since a time long gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_run_shows_its_own_link_not_the_last_runs() {
+    let rig = Rig::start("out-2", true).await;
+    let settings = rig.edge_settings();
+    let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
+    let ew = edge.wms.clone();
+    eventually("the edge connected", || async {
+        ew.sync_snapshot().await.is_ok_and(|s| s.connected)
+    })
+    .await;
+    edge.stop().await;
+    // As a power cut leaves it: connected, since long ago, with a reason
+    // of that run's.
+    ew.write(|conn| {
+        conn.execute(
+            "UPDATE sync_state SET connected = 1, connected_since = '2020-01-01T00:00:00Z',
+                    link_error = 'the last run''s trouble'",
+            [],
+        )?;
+        Ok(())
+    })
+    .await
+    .expect("as a power cut leaves it");
+    ew.close().await.expect("close");
+    drop(ew);
+    let edge = RunningEdge::start(settings, Faults::default()).await;
+    let ew = &edge.wms;
+    eventually("this run's connection, since now", || async {
+        ew.sync_snapshot().await.is_ok_and(|s| {
+            s.connected
+                && s.connected_since.is_some_and(|t| t.as_str() > "2026")
+                && s.link_error.is_none()
+        })
+    })
+    .await;
+    edge.stop().await;
+}

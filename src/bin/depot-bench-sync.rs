@@ -10,6 +10,12 @@
 //! measured in the same run through the same broker: raw QoS 1 publish →
 //! subscribe of as many messages of the same size, with rumqttc and nothing
 //! else. The same events cut into the link's own batches are timed too.
+//!
+//! What the cloud's ownership checks cost (every record an edge's event
+//! names must be of its business and warehouses) is measured in the same
+//! run: three businesses, each with an edge and the same backlog, drained
+//! one after the other with the checks off, on, and off again
+//! (`Wms::set_ownership_checks`, which exists for this baseline alone).
 
 use anyhow::{Context, bail};
 use clap::Parser;
@@ -22,7 +28,7 @@ use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::sync::EdgeId;
 use depot_protocol::sync::message::{self, UpMessage};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{ItemId, WarehouseId};
+use depot_protocol::{BusinessId, ItemId, WarehouseId};
 use depot_wms::Wms;
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -38,6 +44,8 @@ mod raw;
 
 /// The goal from the issue: the drain at least half as fast as raw MQTT.
 const GOAL_RATIO: f64 = 0.5;
+/// And with the ownership checks on, within 10 % of the drain without.
+const CHECKS_GOAL: f64 = 0.9;
 /// Items the backlog's adjustments are spread over.
 const ITEMS: usize = 20;
 /// Adjustments in flight while the backlog is made (group commit).
@@ -283,26 +291,36 @@ async fn main() -> anyhow::Result<()> {
     result
 }
 
-async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::Result<()> {
-    let mqtt = MqttUrl::parse(url)?;
-    let machine = machine();
-    eprintln!(
-        "broker: {mqtt}{}",
-        if own_broker {
-            " (a Mosquitto started for this run)"
-        } else {
-            ""
-        }
-    );
+/// One business with its own edge and backlog: the drains of the
+/// comparison do not share a business, so no drain pages another's events
+/// down to its edge while it is timed.
+struct Tenant {
+    label: &'static str,
+    business: BusinessId,
+    warehouse: WarehouseId,
+    items: Vec<ItemId>,
+    edge_id: EdgeId,
+    edge: Wms,
+    settings: EdgeSettings,
+    /// The edge's outbox: acknowledged through `acked`, made through `head`.
+    acked: i64,
+    head: i64,
+}
 
-    // --- The cloud: a business, a catalog, the edge registered.
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.url = Some(url.to_owned());
-    let cloud = Wms::open(&cloud_settings.database(), "cloud")?;
-    let business = cloud.create_business("Bench", "EUR", "UTC").await?.id;
+/// A business, its catalog and key, and its edge, which goes online once
+/// for the catalog and the key, then makes its backlog with the link down.
+async fn tenant(
+    args: &Args,
+    dir: &Path,
+    url: &str,
+    cloud: &Wms,
+    n: usize,
+    label: &'static str,
+) -> anyhow::Result<Tenant> {
+    let business = cloud
+        .create_business(&format!("Bench {n}"), "EUR", "UTC")
+        .await?
+        .id;
     let warehouse = cloud
         .create_warehouse(business, "W1", "Main", Address::default(), false)
         .await?
@@ -321,29 +339,16 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         };
         items.push(cloud.create_item(business, item).await?.id);
     }
-    let edge_id = EdgeId::parse(EDGE_ID)?;
+    let edge_id = EdgeId::parse(&format!("{EDGE_ID}-{n}"))?;
     let node = cloud
         .register_edge(business, edge_id.clone(), None)
         .await?
         .node;
-    let broker = depot_cloud::Broker::start(&cloud_settings).await?;
-    let cloud_listener = TcpListener::bind("127.0.0.1:0").await?;
-    let cloud_server = {
-        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
-        Running::spawn(move |stopped| async move {
-            depot_cloud::serve(cloud_listener, cloud, &settings, &broker, async {
-                let _ = stopped.await;
-            })
-            .await
-        })
-    };
-
-    // --- The edge, online once to receive the catalog and the key.
-    let edge_settings = EdgeSettings {
+    let settings = EdgeSettings {
         business_id: business.0,
-        edge_id: EDGE_ID.into(),
+        edge_id: edge_id.to_string(),
         node,
-        data_dir: dir.join("edge"),
+        data_dir: dir.join(format!("edge-{n}")),
         broker: EdgeBroker {
             url: url.to_owned(),
             window: args.window,
@@ -352,12 +357,8 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         log: "warn".into(),
         ..EdgeSettings::default()
     };
-    let edge = depot_edge::open(&edge_settings)?;
-    let online = start_edge(
-        &edge,
-        &edge_settings,
-        TcpListener::bind("127.0.0.1:0").await?,
-    );
+    let edge = depot_edge::open(&settings)?;
+    let online = start_edge(&edge, &settings, TcpListener::bind("127.0.0.1:0").await?);
     let last = items.last().copied().context("no items")?;
     eventually("the catalog at the edge", || async {
         edge.item(business, last).await.is_ok()
@@ -368,9 +369,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     })
     .await?;
     online.stop().await?;
-    eprintln!("the edge has the cloud's catalog; its link is now stopped");
 
-    // --- The backlog, made while the link is down.
     let started = Instant::now();
     let mut set = JoinSet::new();
     let mut made = 0;
@@ -390,10 +389,148 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     let head = edge.outgoing_head().await?;
     let (acked, _) = edge.sync_state().await?;
     eprintln!(
-        "backlog: {made} adjustments made at the edge in {:.1} s; outbox {acked}..{head}",
+        "{label}: edge {edge_id} of business {business} made {made} adjustments in {:.1} s with its link down; outbox {acked}..{head}",
         started.elapsed().as_secs_f64()
     );
-    let backlog = encode_backlog(&edge, head, args.window).await?;
+    Ok(Tenant {
+        label,
+        business,
+        warehouse,
+        items,
+        edge_id,
+        edge,
+        settings,
+        acked,
+        head,
+    })
+}
+
+/// What one drain took.
+struct Drained {
+    secs: f64,
+    first_ack: Option<(Duration, i64)>,
+    jobs: u64,
+    commits: u64,
+}
+
+/// Starts the tenant's edge link and times until the cloud has applied
+/// its whole backlog; then checks that the books agree and nothing was
+/// refused.
+async fn drain(args: &Args, cloud: &Wms, t: &Tenant, checked: bool) -> anyhow::Result<Drained> {
+    cloud.set_ownership_checks(checked);
+    eprintln!(
+        "draining {} events of {} into the cloud (ownership checks {})",
+        t.head - t.acked,
+        t.edge_id,
+        if checked { "on" } else { "off" }
+    );
+    let before = (
+        cloud.writer_stats().jobs.load(Ordering::Relaxed),
+        cloud.writer_stats().commits.load(Ordering::Relaxed),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await?;
+    let started = Instant::now();
+    let draining = start_edge(&t.edge, &t.settings, listener);
+    let limit = Duration::from_secs(args.timeout);
+    let mut first_ack = None;
+    let mut reported = Instant::now();
+    let drained = loop {
+        let cursor = cloud
+            .edge(t.business, t.edge_id.clone())
+            .await?
+            .map_or(0, |r| r.up_cursor);
+        if cursor > t.acked && first_ack.is_none() {
+            first_ack = Some((started.elapsed(), cursor));
+        }
+        if cursor >= t.head {
+            break started.elapsed();
+        }
+        if started.elapsed() > limit {
+            bail!(
+                "the drain did not finish in {} s: the cloud has {cursor} of {}",
+                limit.as_secs(),
+                t.head
+            );
+        }
+        if reported.elapsed() >= Duration::from_secs(2) {
+            reported = Instant::now();
+            eprintln!(
+                "  {:.0} s: the cloud has {cursor} of {}",
+                started.elapsed().as_secs_f64(),
+                t.head
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    let after = (
+        cloud.writer_stats().jobs.load(Ordering::Relaxed),
+        cloud.writer_stats().commits.load(Ordering::Relaxed),
+    );
+    cloud.set_ownership_checks(true);
+    eventually("the edge to record the acknowledgement", || async {
+        t.edge.sync_snapshot().await.is_ok_and(|s| s.depth == 0)
+    })
+    .await?;
+    draining.stop().await?;
+    // Every event applied, none refused: the books agree.
+    for &item in &t.items {
+        let (c, e) = (
+            cloud.stock_level(item, t.warehouse).await?,
+            t.edge.stock_level(item, t.warehouse).await?,
+        );
+        if c != e {
+            bail!("item {item}: the cloud has {c:?}, the edge {e:?}");
+        }
+    }
+    let conflicts = cloud.conflicts(Some(t.business), 5).await?;
+    if !conflicts.is_empty() {
+        bail!("the cloud recorded conflicts: {conflicts:?}");
+    }
+    Ok(Drained {
+        secs: drained.as_secs_f64(),
+        first_ack,
+        jobs: after.0 - before.0,
+        commits: after.1 - before.1,
+    })
+}
+
+async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::Result<()> {
+    let mqtt = MqttUrl::parse(url)?;
+    let machine = machine();
+    eprintln!(
+        "broker: {mqtt}{}",
+        if own_broker {
+            " (a Mosquitto started for this run)"
+        } else {
+            ""
+        }
+    );
+
+    // --- The cloud, and three businesses, each with an edge and its
+    // backlog: the drain is timed with the ownership checks on, and, as
+    // their baseline, off before and after it.
+    let mut cloud_settings = CloudSettings {
+        data_dir: dir.join("cloud"),
+        ..CloudSettings::default()
+    };
+    cloud_settings.broker.url = Some(url.to_owned());
+    let cloud = Wms::open(&cloud_settings.database(), "cloud")?;
+    let broker = depot_cloud::Broker::start(&cloud_settings).await?;
+    let cloud_listener = TcpListener::bind("127.0.0.1:0").await?;
+    let cloud_server = {
+        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
+        Running::spawn(move |stopped| async move {
+            depot_cloud::serve(cloud_listener, cloud, &settings, &broker, async {
+                let _ = stopped.await;
+            })
+            .await
+        })
+    };
+    let unchecked_before = tenant(args, dir, url, &cloud, 1, "checks off (before)").await?;
+    let main = tenant(args, dir, url, &cloud, 2, "checks on").await?;
+    let unchecked_after = tenant(args, dir, url, &cloud, 3, "checks off (after)").await?;
+    let made = usize::try_from(main.head - main.acked)?;
+    let backlog = encode_backlog(&main.edge, main.head, args.window).await?;
     let n_events = backlog.event_sizes.len();
     let mean = backlog.event_sizes.iter().sum::<usize>() / n_events.max(1);
     let batch_bytes: usize = backlog.batches.iter().map(|(_, b)| b.len()).sum();
@@ -436,75 +573,16 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     runs.push(raw_single("1st").await?);
     runs.push(raw_batches("1st").await?);
 
-    // --- The drain.
-    eprintln!("draining {made} events into the cloud");
-    let cloud_before = (
-        cloud.writer_stats().jobs.load(Ordering::Relaxed),
-        cloud.writer_stats().commits.load(Ordering::Relaxed),
-    );
-    let listener = TcpListener::bind("127.0.0.1:0").await?;
-    let started = Instant::now();
-    let draining = start_edge(&edge, &edge_settings, listener);
-    let limit = Duration::from_secs(args.timeout);
-    let mut first_ack = None;
-    let mut reported = Instant::now();
-    let drained = loop {
-        let cursor = cloud
-            .edge(business, edge_id.clone())
-            .await?
-            .map_or(0, |r| r.up_cursor);
-        if cursor > acked && first_ack.is_none() {
-            first_ack = Some((started.elapsed(), cursor));
-        }
-        if cursor >= head {
-            break started.elapsed();
-        }
-        if started.elapsed() > limit {
-            bail!(
-                "the drain did not finish in {} s: the cloud has {cursor} of {head}",
-                limit.as_secs()
-            );
-        }
-        if reported.elapsed() >= Duration::from_secs(2) {
-            reported = Instant::now();
-            eprintln!(
-                "  {:.0} s: the cloud has {cursor} of {head}",
-                started.elapsed().as_secs_f64()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    };
-    let cloud_after = (
-        cloud.writer_stats().jobs.load(Ordering::Relaxed),
-        cloud.writer_stats().commits.load(Ordering::Relaxed),
-    );
-    eventually("the edge to record the acknowledgement", || async {
-        edge.sync_snapshot().await.is_ok_and(|s| s.depth == 0)
-    })
-    .await?;
-    draining.stop().await?;
-    // Every event applied, none refused: the books agree.
-    for &item in &items {
-        let (c, e) = (
-            cloud.stock_level(item, warehouse).await?,
-            edge.stock_level(item, warehouse).await?,
-        );
-        if c != e {
-            bail!("item {item}: the cloud has {c:?}, the edge {e:?}");
-        }
+    // --- The drains: off, on, off.
+    let mut drains = Vec::new();
+    for (t, checked) in [
+        (&unchecked_before, false),
+        (&main, true),
+        (&unchecked_after, false),
+    ] {
+        let d = drain(args, &cloud, t, checked).await?;
+        drains.push((t, d));
     }
-    let conflicts = cloud.conflicts(Some(business), 5).await?;
-    if !conflicts.is_empty() {
-        bail!("the cloud recorded conflicts: {conflicts:?}");
-    }
-    let drain_secs = drained.as_secs_f64();
-    let sync = Run {
-        name: "sync drain, edge -> cloud".into(),
-        messages: 0,
-        events: made,
-        bytes: batch_bytes,
-        secs: drain_secs,
-    };
 
     eprintln!("raw publish -> subscribe through the broker (after)");
     runs.push(raw_single("2nd").await?);
@@ -516,7 +594,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     let base_batches = (runs[1].events_per_sec() + runs[3].events_per_sec()) / 2.0;
     println!();
     println!(
-        "sync drain through {}: {made} stock adjustments queued at the edge while its link was down",
+        "sync drain through {}: {made} stock adjustments queued at an edge while its link was down",
         if own_broker {
             "Mosquitto (started for this run)"
         } else {
@@ -525,7 +603,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     );
     println!("machine: {machine}");
     println!(
-        "timed from starting the edge's link until the cloud's cursor for the edge reached the edge's last event (all applied, durable)"
+        "timed from starting the edge's link until the cloud's cursor for the edge reached the edge's last event (all applied, durable); three edges of three businesses, drained one after the other: ownership checks off, on, off"
     );
     println!(
         "baseline = mean of two raw QoS 1 publish -> subscribe runs (rumqttc, {} in flight at most) of {n_events} messages of {mean} bytes, the mean encoded event: {base:.0} msg/s",
@@ -536,7 +614,18 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         "run                                       events/s ×   |  messages   bytes/msg      MiB  seconds    events/s"
     );
     println!("{}", "-".repeat(106));
-    runs.insert(2, sync);
+    for (i, (t, d)) in drains.iter().enumerate() {
+        runs.insert(
+            2 + i,
+            Run {
+                name: format!("sync drain, {}", t.label),
+                messages: 0,
+                events: usize::try_from(t.head - t.acked)?,
+                bytes: batch_bytes,
+                secs: d.secs,
+            },
+        );
+    }
     for r in &runs {
         // The drain's messages are the link's business: not counted here.
         let per_msg = r
@@ -557,6 +646,8 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
             r.events_per_sec()
         );
     }
+    let (_, checked) = &drains[1];
+    let drain_secs = checked.secs;
     let ratio = made as f64 / drain_secs / base;
     println!();
     println!(
@@ -571,20 +662,29 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         "against raw transfer of the link's own batches (same bytes, same message sizes): {:.3} x",
         made as f64 / drain_secs / base_batches
     );
-    if let Some((at, cursor)) = first_ack {
+    let rate = |t: &Tenant, d: &Drained| (t.head - t.acked) as f64 / d.secs;
+    let unchecked = (rate(drains[0].0, &drains[0].1) + rate(drains[2].0, &drains[2].1)) / 2.0;
+    let cost = rate(drains[1].0, &drains[1].1) / unchecked;
+    println!(
+        "ownership checks: the drain with them runs at {cost:.3} x the mean of the drains without them (goal >= {CHECKS_GOAL}) -> {}",
+        if cost >= CHECKS_GOAL {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    if let Some((at, cursor)) = checked.first_ack {
         let rest = drain_secs - at.as_secs_f64();
         println!(
             "first events applied in the cloud {:.0} ms after the link started (connect, hello); after that {:.0} events/s",
             at.as_secs_f64() * 1e3,
-            (head - cursor) as f64 / rest.max(1e-9)
+            (main.head - cursor) as f64 / rest.max(1e-9)
         );
     }
-    let (jobs, commits) = (
-        cloud_after.0 - cloud_before.0,
-        cloud_after.1 - cloud_before.1,
-    );
     println!(
-        "cloud writer during the drain: {jobs} jobs in {commits} commits; edge window {} events, {} batches of up to {} events when cut by full windows",
+        "cloud writer during the checked drain: {} jobs in {} commits; edge window {} events, {} batches of up to {} events when cut by full windows",
+        checked.jobs,
+        checked.commits,
         args.window,
         backlog.batches.len(),
         backlog.batches.iter().map(|(n, _)| *n).max().unwrap_or(0)

@@ -63,6 +63,8 @@ struct Inner {
     reader: Reader,
     origin: String,
     path: PathBuf,
+    /// Off only for a benchmark's baseline: see [`Wms::set_ownership_checks`].
+    unchecked: std::sync::atomic::AtomicBool,
 }
 
 impl Wms {
@@ -90,12 +92,31 @@ impl Wms {
                 reader: Reader::new(path.to_owned(), READERS),
                 origin: origin.to_owned(),
                 path: path.to_owned(),
+                unchecked: std::sync::atomic::AtomicBool::new(false),
             }),
         })
     }
 
     pub fn origin(&self) -> &str {
         &self.inner.origin
+    }
+
+    /// Turns the ownership checks of the events edges send (see
+    /// `replica::ownership`) off or on again. For one purpose only: the
+    /// sync benchmark's baseline, which measures what the checks cost. Off,
+    /// a box could write into another business: nothing else turns them
+    /// off, and no setting does.
+    pub fn set_ownership_checks(&self, on: bool) {
+        self.inner
+            .unchecked
+            .store(!on, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub(crate) fn ownership_checked(&self) -> bool {
+        !self
+            .inner
+            .unchecked
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn path(&self) -> &Path {

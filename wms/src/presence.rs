@@ -108,3 +108,26 @@ pub(crate) fn advanced(
     }
     Ok(())
 }
+
+/// Edges shown online by a hello alone, not heard from since `before`, go
+/// offline (nothing else would say so: without a retained state there is
+/// no last will).
+pub(crate) fn expire(
+    conn: &Connection,
+    origin: &str,
+    before: &depot_protocol::Timestamp,
+) -> Result<usize> {
+    let gone = sql::expire_unstated(conn, before, &now())?;
+    for (business, edge, session) in &gone {
+        tracing::info!(%business, %edge, "an edge that said hello but published no state went silent: shown offline");
+        let payload = json!({"business_id": business, "edge_id": edge, "session": session});
+        store::events::append(
+            conn,
+            origin,
+            Some(*business),
+            EventKind::EdgeOffline,
+            &payload,
+        )?;
+    }
+    Ok(gone.len())
+}

@@ -124,10 +124,14 @@ impl Wms {
                     ))
                 })
                 .collect::<Result<_>>()?;
+            // What comes back is this box's own, but from across the
+            // boundary: held to its business like any page of the cloud's.
+            let sender = replica::Sender::cloud(business);
             let outcomes = replica::optimistic(conn, |conn, guard| {
+                let mut checker = replica::Checker::new(&sender);
                 taken
                     .iter()
-                    .map(|(_, e)| replica::apply_guarded(conn, e, guard))
+                    .map(|(_, e)| replica::apply_guarded(conn, e, guard, Some(&mut checker)))
                     .collect::<Result<Option<Vec<_>>>>()
             })?;
             for (seq, e) in &taken {

@@ -13,10 +13,10 @@ use depot_protocol::sync::downstream::{self, PageVerdict};
 use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::message::{Change, Landmark};
 use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
-use depot_protocol::{BusinessId, now};
+use depot_protocol::{BusinessId, WarehouseId, catalogue, now};
 use rusqlite::Connection;
 
-pub use sql::{EdgeRecord, LocalKey, Sighting, SyncSnapshot};
+pub use sql::{EdgeRecord, LocalKey, Refused, Sighting, SyncRefusals, SyncSnapshot};
 
 /// What the cloud answers a batch with.
 #[derive(Debug, Clone, PartialEq)]
@@ -26,49 +26,13 @@ pub struct Ack {
     pub rejected: Vec<Rejection>,
 }
 
-/// Kinds an edge may send: what the floor does. Catalog, tenants, keys,
-/// orders, inbound orders and printers are the cloud's to create.
-const FROM_EDGES: [&str; 16] = [
-    "stock.moved",
-    "order.status_changed",
-    "inbound.received",
-    "wave.created",
-    "pick.scanned",
-    "pick.line_completed",
-    "wave.completed",
-    "shipment.packed",
-    "shipment.milestone",
-    "dispatch_run.closed",
-    "print_job.created",
-    "print_job.updated",
-    "station.scanned",
-    "printer.state_changed",
-    "scale.weighed",
-    "sync.conflict",
-];
-
-/// The payload's own business, where it names one, must be the topic's: an
-/// edge writes only into its business.
-fn foreign_business(e: &SyncEvent, business: BusinessId) -> bool {
-    /// Only the field looked at: the rest of the payload is skipped, not
-    /// built. A payload that is no object, or whose `business_id` is no
-    /// integer, names no business.
-    #[derive(serde::Deserialize)]
-    struct Named {
-        business_id: Option<i64>,
-    }
-    serde_json::from_str::<Named>(e.payload.get())
-        .ok()
-        .and_then(|n| n.business_id)
-        .is_some_and(|b| b != business.0)
-}
-
 fn receive(
     conn: &Connection,
     node: &str,
     business: BusinessId,
     edge: &EdgeId,
     events: Vec<SyncEvent>,
+    checked: bool,
 ) -> Result<Ack> {
     let record = sql::edge(conn, business, edge.as_str())?.ok_or_else(|| {
         WmsError::NotFound(format!(
@@ -85,10 +49,8 @@ fn receive(
         };
         let refusal = if e.kind == OVERSIZED_KIND {
             Some("the event was too large to send".to_owned())
-        } else if !FROM_EDGES.contains(&e.kind.as_str()) {
+        } else if !catalogue::edges_may_send(&e.kind) {
             Some(format!("an edge may not send {} events", e.kind))
-        } else if foreign_business(&e, business) {
-            Some(format!("the event names another business than {business}"))
         } else {
             None
         };
@@ -103,33 +65,48 @@ fn receive(
         };
         todo.push((e.seq, event, refusal));
     }
+    let sender = replica::Sender::edge(
+        business,
+        edge.as_str(),
+        record.node,
+        record.warehouses.clone(),
+    );
     let rejected = replica::optimistic(conn, |conn, guard| {
+        let mut checker = checked.then(|| replica::Checker::new(&sender));
         let mut rejected = Vec::new();
         for (seq, event, refusal) in &todo {
             let outcome = match refusal {
-                Some(reason) => {
-                    store::events::append_remote(conn, event)?;
-                    conflicts::record_conflict(conn, event, reason, "rejected", &now())?;
+                Some(reason) if store::events::append_remote(conn, event)? => {
+                    replica::refuse(conn, event, reason, "rejected")?;
                     Outcome::Rejected {
                         reason: reason.clone(),
                     }
                 }
-                None => match replica::apply_guarded(conn, event, guard)? {
+                Some(_) => Outcome::Duplicate,
+                None => match replica::apply_guarded(conn, event, guard, checker.as_mut())? {
                     Some(outcome) => outcome,
                     None => return Ok(None),
                 },
             };
             if let Outcome::Rejected { reason } = outcome {
-                rejected.push(Rejection {
-                    seq: *seq,
-                    id: event.id,
-                    reason,
-                });
+                rejected.push((
+                    Rejection {
+                        seq: *seq,
+                        id: event.id,
+                        reason,
+                    },
+                    event.kind.clone(),
+                ));
             }
         }
         Ok(Some(rejected))
     })?;
-    sql::advance(conn, business, edge.as_str(), plan.through, &now())?;
+    let at = now();
+    for (r, kind) in &rejected {
+        sql::note_refused(conn, business, edge.as_str(), kind, &r.reason, &at)?;
+    }
+    let rejected = rejected.into_iter().map(|(r, _)| r).collect();
+    sql::advance(conn, business, edge.as_str(), plan.through, &at)?;
     presence::advanced(conn, node, business, edge, record.backlog)?;
     Ok(Ack {
         through: plan.through,
@@ -207,7 +184,7 @@ fn page_for(
     })
 }
 
-fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
+fn apply_page(conn: &Connection, business: BusinessId, page: Page) -> Result<PageOutcome> {
     let (_, cursor) = sql::state(conn)?;
     match downstream::plan_page(cursor, page.from, page.to, &page.changes) {
         PageVerdict::Gap => Ok(PageOutcome::Gap { cursor }),
@@ -233,12 +210,33 @@ fn apply_page(conn: &Connection, page: Page) -> Result<PageOutcome> {
                     seq: None,
                 });
             }
-            let outcomes = replica::optimistic(conn, |conn, guard| {
+            // The cloud's pages cross the boundary too: each change must be
+            // this box's business's, and name only its records.
+            let sender = replica::Sender::cloud(business);
+            let outcomes: Vec<Outcome> = replica::optimistic(conn, |conn, guard| {
+                let mut checker = replica::Checker::new(&sender);
                 events
                     .iter()
-                    .map(|e| replica::apply_guarded(conn, e, guard))
+                    .map(|e| {
+                        if e.business_id.is_some_and(|b| b != business) {
+                            if !store::events::append_remote(conn, e)? {
+                                return Ok(Some(Outcome::Duplicate));
+                            }
+                            let reason =
+                                format!("the change is another business's than {business}");
+                            replica::refuse(conn, e, &reason, "rejected")?;
+                            return Ok(Some(Outcome::Rejected { reason }));
+                        }
+                        replica::apply_guarded(conn, e, guard, Some(&mut checker))
+                    })
                     .collect()
             })?;
+            let at = now();
+            for (e, o) in events.iter().zip(&outcomes) {
+                if let Outcome::Rejected { reason } = o {
+                    sql::note_refused_here(conn, true, &e.kind, reason, &at)?;
+                }
+            }
             sql::set_down_cursor(conn, cursor)?;
             if let Some(c) = page
                 .changes
@@ -297,8 +295,9 @@ impl Wms {
 
     /// Edge: applies a page from the cloud and moves the down cursor, in one
     /// transaction.
-    pub async fn apply_page(&self, page: Page) -> Result<PageOutcome> {
-        self.write(move |conn| apply_page(conn, page)).await
+    pub async fn apply_page(&self, business: BusinessId, page: Page) -> Result<PageOutcome> {
+        self.write(move |conn| apply_page(conn, business, page))
+            .await
     }
 
     /// Registers an edge in a business and gives it the next node number.
@@ -327,6 +326,35 @@ impl Wms {
         .await
     }
 
+    /// Sets the warehouses an edge serves: its events may then write only
+    /// into these. Empty: every warehouse of its business (as registered).
+    pub async fn set_edge_warehouses(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        warehouses: Vec<WarehouseId>,
+    ) -> Result<EdgeRecord> {
+        self.write(move |conn| {
+            if sql::edge(conn, business, edge.as_str())?.is_none() {
+                return Err(WmsError::NotFound(format!(
+                    "edge {edge} is not registered in business {business}"
+                )));
+            }
+            for w in &warehouses {
+                if tenants::warehouse(conn, business, *w)?.is_none() {
+                    return Err(WmsError::field_conflict(
+                        "warehouse",
+                        format!("warehouse {w} is not one of business {business}'s"),
+                    ));
+                }
+            }
+            sql::set_edge_warehouses(conn, business, edge.as_str(), &warehouses)?;
+            sql::edge(conn, business, edge.as_str())?
+                .ok_or_else(|| WmsError::Internal("edge vanished".into()))
+        })
+        .await
+    }
+
     pub async fn edges(&self, business: BusinessId) -> Result<Vec<EdgeRecord>> {
         self.read(move |conn| sql::edges(conn, business)).await
     }
@@ -345,7 +373,8 @@ impl Wms {
         events: Vec<SyncEvent>,
     ) -> Result<Ack> {
         let node = self.origin().to_owned();
-        self.write(move |conn| receive(conn, &node, business, &edge, events))
+        let checked = self.ownership_checked();
+        self.write(move |conn| receive(conn, &node, business, &edge, events, checked))
             .await
     }
 
@@ -358,12 +387,13 @@ impl Wms {
         batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
     ) -> Result<Vec<Result<Ack>>> {
         let node = self.origin().to_owned();
+        let checked = self.ownership_checked();
         self.write(move |conn| {
             Ok(batches
                 .into_iter()
                 .map(|(business, edge, events)| {
                     crate::writer::savepoint(conn, |conn| {
-                        receive(conn, &node, business, &edge, events)
+                        receive(conn, &node, business, &edge, events, checked)
                     })
                 })
                 .collect())
@@ -384,6 +414,16 @@ impl Wms {
             .await
     }
 
+    /// Cloud: edges shown online by a hello alone (no retained state, so
+    /// no last will) and silent for `after` are shown offline; answers how
+    /// many.
+    pub async fn expire_silent_edges(&self, after: std::time::Duration) -> Result<usize> {
+        let origin = self.origin().to_owned();
+        let before = now() - chrono::Duration::from_std(after).unwrap_or(chrono::Duration::MAX);
+        self.write(move |conn| presence::expire(conn, &origin, &before))
+            .await
+    }
+
     /// Cloud: an edge's state went `offline` (its last will, or a goodbye)
     /// for `session`.
     pub async fn edge_gone(
@@ -400,6 +440,13 @@ impl Wms {
     /// Edge: (acknowledged out_seq, last cloud rev applied).
     pub async fn sync_state(&self) -> Result<(i64, i64)> {
         self.read(sql::state).await
+    }
+
+    /// Edge: a new run of the link: down since now, with nothing said of
+    /// why (a previous process's state is not this one's).
+    pub async fn link_starting(&self) -> Result<()> {
+        self.write(move |conn| sql::link_starting(conn, &now()))
+            .await
     }
 
     /// Edge: the link to the broker went up or down.
@@ -433,13 +480,18 @@ impl Wms {
         self.write(move |conn| {
             for r in &rejected {
                 match store::events::by_id(conn, r.id)? {
-                    Some(e) => conflicts::record_conflict(
-                        conn,
-                        &e,
-                        &format!("the cloud refused it: {}", r.reason),
-                        "rejected",
-                        &now(),
-                    )?,
+                    Some(e) => {
+                        let new = conflicts::record_conflict(
+                            conn,
+                            &e,
+                            &format!("the cloud refused it: {}", r.reason),
+                            "rejected",
+                            &now(),
+                        )?;
+                        if new {
+                            sql::note_refused_here(conn, false, &e.kind, &r.reason, &now())?;
+                        }
+                    }
                     None => tracing::warn!(id = %r.id, "the cloud rejected an event this node does not have"),
                 }
             }
@@ -481,25 +533,5 @@ impl Wms {
     ) -> Result<usize> {
         self.write(move |conn| sql::install_local_keys(conn, business, &keys, &now()))
             .await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use depot_protocol::catalogue::{CATALOGUE, Source};
-
-    /// The catalogue says which events an edge writes; the cloud takes
-    /// exactly those from edges.
-    #[test]
-    fn edges_send_what_the_catalogue_says_they_write() {
-        let mut written: Vec<&str> = CATALOGUE
-            .iter()
-            .filter(|t| t.source != Source::Cloud)
-            .map(|t| t.name)
-            .collect();
-        let mut taken = super::FROM_EDGES.to_vec();
-        written.sort_unstable();
-        taken.sort_unstable();
-        assert_eq!(written, taken);
     }
 }

@@ -58,7 +58,7 @@ async fn pull(w: &World) {
             .await
             .expect("page");
         let more = page.more;
-        let outcome = w.edge.apply_page(page).await.expect("apply");
+        let outcome = w.edge.apply_page(w.business, page).await.expect("apply");
         assert!(!matches!(outcome, PageOutcome::Gap { .. }), "{outcome:?}");
         if !more {
             return;

@@ -201,7 +201,7 @@ async fn pull(cloud: &Wms, b: BusinessId, edge_id: &EdgeId, edge: &Wms) {
             .expect("page");
         let more = page.more;
         assert!(matches!(
-            edge.apply_page(page).await.expect("apply"),
+            edge.apply_page(b, page).await.expect("apply"),
             PageOutcome::Applied { .. } | PageOutcome::Stale
         ));
         if !more {

@@ -25,7 +25,7 @@ async fn pull(cloud: &Wms, business: BusinessId, edge: &Edge) -> usize {
             .await
             .expect("page");
         let more = page.more;
-        match edge.wms.apply_page(page).await.expect("apply") {
+        match edge.wms.apply_page(business, page).await.expect("apply") {
             PageOutcome::Applied { outcomes, .. } => applied += outcomes.len(),
             PageOutcome::Stale => {}
             PageOutcome::Gap { cursor } => panic!("a gap at {cursor} while pulling in order"),
@@ -185,19 +185,99 @@ async fn a_page_past_the_cursor_is_a_gap() {
         .await
         .expect("page");
     assert!(matches!(
-        edge.apply_page(second.clone()).await.expect("apply"),
+        edge.apply_page(b.id, second.clone()).await.expect("apply"),
         PageOutcome::Gap { cursor: 0 }
     ));
     assert!(matches!(
-        edge.apply_page(first.clone()).await.expect("apply"),
+        edge.apply_page(b.id, first.clone()).await.expect("apply"),
         PageOutcome::Applied { .. }
     ));
     assert!(matches!(
-        edge.apply_page(first).await.expect("apply"),
+        edge.apply_page(b.id, first).await.expect("apply"),
         PageOutcome::Stale
     ));
     assert!(matches!(
-        edge.apply_page(second).await.expect("apply"),
+        edge.apply_page(b.id, second).await.expect("apply"),
         PageOutcome::Applied { .. }
     ));
+}
+
+/// A change of the cloud's that fails to apply at the edge (a storage error
+/// injected under the engine) is refused there: the page is applied, the
+/// cursor moves past it, the changes after it arrive, and the edge's status
+/// says what it refused and why.
+#[tokio::test]
+async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let b = cloud
+        .create_business("B", "EUR", "UTC")
+        .await
+        .expect("business");
+    let w = cloud
+        .create_warehouse(b.id, "W", "W", Address::default(), false)
+        .await
+        .expect("wh")
+        .id;
+    let k = cloud.create_key(b.id, None).await.expect("key");
+    let caller = Caller {
+        key_id: k.key.id,
+        business_id: b.id,
+    };
+    let item = cloud
+        .create_item(
+            b.id,
+            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
+        )
+        .await
+        .expect("item")
+        .id;
+    let id = EdgeId::parse("mad-1").expect("id");
+    let node = cloud
+        .register_edge(b.id, id.clone(), None)
+        .await
+        .expect("register")
+        .node;
+    let path = dir.path().join("edge.db");
+    let edge = Edge {
+        id,
+        wms: Wms::open_node(&path, "edge:mad-1", node).expect("edge"),
+    };
+    rusqlite::Connection::open(&path)
+        .expect("open")
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON stock_movements WHEN NEW.delta = 4242
+             BEGIN SELECT json('{not json'); END;",
+        )
+        .expect("trigger");
+    for delta in [4242, 5] {
+        let req = serde_json::from_value(
+            json!({"warehouse_id": w.0, "sku": "A", "reason": "adjusted", "delta": delta}),
+        )
+        .expect("adjust");
+        cloud.adjust(caller, req).await.expect("adjust");
+    }
+    pull(&cloud, b.id, &edge).await;
+    assert_eq!(pull(&cloud, b.id, &edge).await, 0, "nothing left behind");
+    assert_eq!(edge.wms.stock_level(item, w).await.expect("level").0, 5);
+    let s = edge.wms.sync_snapshot().await.expect("snapshot");
+    assert_eq!((s.refused.from_cloud, s.refused.by_cloud), (1, 0));
+    let last = s.refused.last.expect("the last refusal");
+    assert_eq!(
+        (last.kind.as_str(), last.direction.as_deref()),
+        ("stock.moved", Some("from_cloud"))
+    );
+    assert!(
+        last.reason.contains("could not be applied here") && last.reason.contains("malformed JSON"),
+        "{}",
+        last.reason
+    );
+    assert_eq!(s.conflicts, 1);
+    // The cloud's own movement of 4242 is not shown at the edge as done.
+    let moved = edge
+        .wms
+        .business_events(b.id, 0, Some("stock.moved".into()), 100)
+        .await
+        .expect("log");
+    assert_eq!(moved.len(), 1);
 }

@@ -235,3 +235,161 @@ async fn unknown_edges_are_refused() {
         .await;
     assert!(matches!(again, Err(depot_wms::WmsError::Conflict { .. })));
 }
+
+/// Makes applying a movement of `delta` fail in `db` the way a storage
+/// error would (a runtime error, not a constraint), from a connection of
+/// its own, as a fault injected under the engine.
+fn poison(db: &std::path::Path, delta: i64) {
+    let conn = rusqlite::Connection::open(db).expect("open");
+    conn.execute_batch(&format!(
+        "CREATE TRIGGER poison BEFORE INSERT ON stock_movements WHEN NEW.delta = {delta}
+         BEGIN SELECT json('{{not json'); END;"
+    ))
+    .expect("trigger");
+}
+
+#[tokio::test]
+async fn an_event_that_fails_to_apply_is_refused_and_sync_goes_on() {
+    let s = setup().await;
+    poison(&s._dir.path().join("cloud.db"), 4242);
+    for delta in [4242, 1, 2] {
+        let req = serde_json::from_value(
+            json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta}),
+        )
+        .expect("adjust");
+        s.edge.adjust(s.caller, req).await.expect("adjust");
+    }
+    let log = edge_log(&s).await;
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log.clone())
+        .await
+        .expect("a failing event does not fail the batch");
+    assert_eq!((ack.through, ack.gap), (3, false));
+    assert_eq!(ack.rejected.len(), 1, "{:?}", ack.rejected);
+    assert_eq!(ack.rejected[0].seq, 1);
+    assert!(
+        ack.rejected[0]
+            .reason
+            .starts_with("could not be applied here: storage: malformed JSON"),
+        "{}",
+        ack.rejected[0].reason
+    );
+    // The events after it are applied; the failed one left nothing.
+    let level = s
+        .cloud
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    assert_eq!(level.0, 3);
+    // Sent again (an ack lost), nothing changes.
+    let again = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log)
+        .await
+        .expect("batch");
+    assert_eq!((again.through, again.rejected.len()), (3, 0));
+    // The cloud says so: a conflict of the edge's business, the edge list,
+    // the metrics.
+    let conflicts = s
+        .cloud
+        .conflicts(Some(s.business), 10)
+        .await
+        .expect("conflicts");
+    assert_eq!(conflicts.len(), 1);
+    assert_eq!(conflicts[0].resolution, "failed");
+    let record = s
+        .cloud
+        .edge(s.business, s.edge_id.clone())
+        .await
+        .expect("edge")
+        .expect("registered");
+    assert_eq!(record.refused, 1);
+    let last = record.last_refused.expect("the last refusal");
+    assert_eq!(last.kind, "stock.moved");
+    assert!(last.reason.contains("malformed JSON"), "{}", last.reason);
+    assert_eq!(s.cloud.fleet().await.expect("fleet").refused, 1);
+    // Streams and webhooks read only what happened.
+    let log = s
+        .cloud
+        .business_events(s.business, 0, Some("stock.moved".into()), 100)
+        .await
+        .expect("log");
+    let origin = format!("edge:{}", s.edge_id);
+    assert_eq!(log.iter().filter(|e| e.origin == origin).count(), 2);
+}
+
+/// An edge shown online by a hello alone has no last will to say when it
+/// goes: once silent for long enough it is shown offline (and logged so),
+/// while one whose retained state says online stays online.
+#[tokio::test]
+async fn an_edge_online_by_a_hello_alone_goes_offline_when_silent() {
+    use depot_wms::sync::Sighting;
+    let s = setup().await;
+    let stated = EdgeId::parse("mad-2").expect("id");
+    s.cloud
+        .register_edge(s.business, stated.clone(), None)
+        .await
+        .expect("register");
+    let sighting = |by_state: bool| Sighting {
+        session: Some("run-1".into()),
+        version: Some("t".into()),
+        head: Some(0),
+        taking_back_after: (!by_state).then_some(None),
+        by_state,
+    };
+    s.cloud
+        .edge_seen(s.business, s.edge_id.clone(), sighting(false))
+        .await
+        .expect("hello");
+    s.cloud
+        .edge_seen(s.business, stated.clone(), sighting(true))
+        .await
+        .expect("state");
+    // Its hello of the same run keeps the state's word.
+    s.cloud
+        .edge_seen(s.business, stated.clone(), sighting(false))
+        .await
+        .expect("hello");
+    let online = |e: &EdgeId| {
+        let (cloud, b, e) = (s.cloud.clone(), s.business, e.clone());
+        async move {
+            cloud
+                .edge(b, e)
+                .await
+                .expect("edge")
+                .expect("registered")
+                .online
+        }
+    };
+    assert!(online(&s.edge_id).await && online(&stated).await);
+    // Heard from just now: nothing goes.
+    let gone = s
+        .cloud
+        .expire_silent_edges(std::time::Duration::from_secs(60))
+        .await
+        .expect("expire");
+    assert_eq!(gone, 0);
+    s.cloud
+        .write(|conn| {
+            conn.execute("UPDATE edges SET last_seen = '2020-01-01T00:00:00Z'", [])?;
+            Ok(())
+        })
+        .await
+        .expect("a while later");
+    let gone = s
+        .cloud
+        .expire_silent_edges(std::time::Duration::from_secs(60))
+        .await
+        .expect("expire");
+    assert_eq!(gone, 1);
+    assert!(!online(&s.edge_id).await);
+    assert!(online(&stated).await, "its last will says when it goes");
+    let offline = s
+        .cloud
+        .business_events(s.business, 0, Some("edge.offline".into()), 10)
+        .await
+        .expect("log");
+    assert_eq!(offline.len(), 1);
+    assert_eq!(offline[0].payload["edge_id"], s.edge_id.as_str());
+}

@@ -32,7 +32,7 @@ async fn pull(cloud: &Wms, business: BusinessId, edge: &Wms) -> usize {
             .await
             .expect("page");
         let more = page.more;
-        match edge.apply_page(page).await.expect("apply") {
+        match edge.apply_page(business, page).await.expect("apply") {
             PageOutcome::Applied { outcomes, .. } => {
                 applied += outcomes
                     .iter()
@@ -217,6 +217,7 @@ async fn the_cloud_keeps_what_each_edge_reports() {
         version: Some("1.2.3".into()),
         head,
         taking_back_after: None,
+        by_state: true,
     };
     let record = || async {
         cloud

@@ -41,6 +41,7 @@
 
 mod ack;
 mod connection;
+mod pace;
 mod service;
 
 use crate::broker::{BrokerError, MqttUrl, client_options};

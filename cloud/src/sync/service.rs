@@ -56,6 +56,45 @@ pub(super) struct Service {
     /// A round of pages is due as soon as no message waits.
     dirty: bool,
     last_round: Instant,
+    /// Hellos answered per edge.
+    hellos: super::pace::Pace<EdgeKey>,
+    /// When edges shown online by a hello alone were last checked for
+    /// silence.
+    last_sweep: Instant,
+}
+
+/// How often edges online by a hello alone are checked, and how long one
+/// may go unheard before it is shown offline.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(15);
+const SILENT_AFTER: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// What makes a hello impossible to answer: positions in a log are never
+/// negative, and the change an edge applied last is at or before its
+/// cursor. (A cursor past the cloud's head is possible: the cloud's
+/// database was restored from an older backup; that is answered with
+/// `reset`.)
+fn malformed(
+    cursor: i64,
+    head: Option<i64>,
+    recover_after: Option<i64>,
+    last: Option<Landmark>,
+) -> Option<String> {
+    if cursor < 0 {
+        return Some(format!("the hello's cursor {cursor} is below 0"));
+    }
+    if let Some(head) = head.filter(|h| *h < 0) {
+        return Some(format!("the hello's head {head} is below 0"));
+    }
+    if let Some(after) = recover_after.filter(|a| *a < 0) {
+        return Some(format!("the hello's recover_after {after} is below 0"));
+    }
+    if let Some(last) = last.filter(|l| l.rev < 0 || l.rev > cursor) {
+        return Some(format!(
+            "the hello's last change (rev {}) is not within its cursor 0..={cursor}",
+            last.rev
+        ));
+    }
+    None
 }
 
 /// A batch from an edge, decoded, waiting to be applied with the others of
@@ -117,6 +156,8 @@ impl Service {
             scanned: None,
             dirty: false,
             last_round: Instant::now(),
+            hellos: super::pace::Pace::new(super::pace::BURST, super::pace::EVERY),
+            last_sweep: Instant::now(),
         }
     }
 
@@ -266,11 +307,23 @@ impl Service {
                 recover_after,
                 node,
             }) => {
+                if let Some(reason) = malformed(cursor, head, recover_after, last) {
+                    tracing::warn!(%topic, %reason, "refused a hello");
+                    let refused = encode(&DownMessage::Refused { reason });
+                    self.send(topic.business, &topic.edge, refused).await;
+                    return;
+                }
+                let key = (topic.business, topic.edge.clone());
+                if !self.hellos.admit(&key, Instant::now().into_std()) {
+                    tracing::debug!(%topic, "a hello too soon after the last ones: not answered");
+                    return;
+                }
                 let sighting = Sighting {
                     session: Some(session),
                     version: Some(version),
                     head,
                     taking_back_after: None,
+                    by_state: false,
                 };
                 let asked = Asked {
                     cursor,
@@ -479,6 +532,7 @@ impl Service {
                     version: Some(version),
                     head,
                     taking_back_after: None,
+                    by_state: true,
                 };
                 self.wms.edge_seen(business, edge, sighting).await
             }
@@ -556,6 +610,13 @@ impl Service {
     async fn round(&mut self) {
         self.dirty = false;
         self.last_round = Instant::now();
+        if self.last_sweep.elapsed() >= SWEEP_EVERY {
+            self.last_sweep = Instant::now();
+            self.hellos.forget_idle(self.last_sweep.into_std());
+            if let Err(e) = self.wms.expire_silent_edges(SILENT_AFTER).await {
+                tracing::warn!(reason = %e, "cannot check edges for silence");
+            }
+        }
         if !self.connected {
             return;
         }

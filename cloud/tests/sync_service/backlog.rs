@@ -78,6 +78,10 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
     .await;
     assert_eq!(fresh["online"], false);
     assert!(fresh["backlog"].is_null() && fresh["reported_head"].is_null());
+    // Every warehouse of its business; nothing of its refused yet.
+    assert_eq!(fresh["warehouses"], serde_json::json!([]));
+    assert_eq!(fresh["refused"], 0);
+    assert!(fresh["last_refused"].is_null());
 
     // Its first hello: online, nothing to send; the replay brings it the
     // catalog.

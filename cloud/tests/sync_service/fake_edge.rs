@@ -218,7 +218,12 @@ impl FakeEdge {
                     changes: changes.clone(),
                     more: *more,
                 };
-                match self.wms.apply_page(page).await.expect("apply a page") {
+                match self
+                    .wms
+                    .apply_page(self.business, page)
+                    .await
+                    .expect("apply a page")
+                {
                     PageOutcome::Applied { .. } | PageOutcome::Stale => {}
                     PageOutcome::Gap { cursor } => {
                         panic!("a page ({from_rev}, {to_rev}] past the cursor {cursor}")

@@ -10,7 +10,10 @@
 //! runs sharing a broker do not take each other's messages.
 
 mod backlog;
+mod cli;
 mod fake_edge;
+#[path = "../process/mod.rs"]
+mod process;
 mod rig;
 mod shared;
 
@@ -412,6 +415,101 @@ async fn the_service_waits_for_the_broker_and_reconnects() {
     edge.hello("s2", 0).await;
     assert_eq!(edge.ack("s2").await, (0, false, 0));
 
+    service.shut_down().await;
+    edge.leave().await;
+}
+
+/// A hello the cloud cannot answer (negative positions, a last change past
+/// the cursor) is refused with why; a box saying hello in a loop gets a
+/// burst answered, then about one a second, not a replay each.
+#[tokio::test]
+async fn bad_hellos_are_refused_and_a_flood_is_paced() {
+    init_logs();
+    let tag = unique_tag();
+    let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
+    let url = broker.url();
+    let w = world(&format!("e9-{tag}")).await;
+    let service = start_service(&w.cloud, &url, &tag);
+    let mut edge = FakeEdge::connect(&url, &w, &tag).await;
+    edge.cloud_online(&service.session).await;
+    let hello = |session: &str, cursor: i64, head: Option<i64>, recover_after: Option<i64>| {
+        UpMessage::Hello {
+            session: session.into(),
+            version: "t".into(),
+            cursor,
+            head,
+            last: None,
+            recover_after,
+            node: None,
+        }
+    };
+    edge.send(&hello("neg-cursor", -1, None, None)).await;
+    edge.send(&hello("neg-head", 0, Some(-5), None)).await;
+    edge.send(&hello("neg-recover", 0, None, Some(i64::MIN)))
+        .await;
+    edge.hello_with_last(
+        "last-past",
+        3,
+        Landmark {
+            rev: 4,
+            id: depot_protocol::EventId::new(),
+        },
+    )
+    .await;
+    edge.hello("fine", 0).await;
+    edge.until(
+        WAIT,
+        "the answer to a good hello",
+        |m| matches!(m, DownMessage::Ack { session, .. } if session == "fine"),
+    )
+    .await;
+    for want in [
+        "cursor -1 is below 0",
+        "head -5 is below 0",
+        "recover_after -9223372036854775808 is below 0",
+        "last change (rev 4) is not within its cursor 0..=3",
+    ] {
+        assert!(
+            edge.refusals.iter().any(|r| r.contains(want)),
+            "{want}: {:?}",
+            edge.refusals
+        );
+    }
+
+    // A flood: 60 hellos at once.
+    for i in 0..60 {
+        edge.hello(&format!("flood-{i}"), 0).await;
+    }
+    // Then a box that says hello once a second, as an unanswered edge
+    // would, is answered again soon.
+    let mut seen = Vec::new();
+    let mut answered_again = false;
+    for _ in 0..15 {
+        edge.hello("last-word", 0).await;
+        let waited = timeout(Duration::from_secs(1), async {
+            loop {
+                let m = edge.down().await;
+                let done = matches!(&m, DownMessage::Ack { session, .. } if session == "last-word");
+                seen.push(m);
+                if done {
+                    return;
+                }
+            }
+        })
+        .await;
+        if waited.is_ok() {
+            answered_again = true;
+            break;
+        }
+    }
+    assert!(answered_again, "the last word was never answered");
+    let answered = seen
+        .iter()
+        .filter(|m| matches!(m, DownMessage::Ack { hello: true, session, .. } if session.starts_with("flood-")))
+        .count();
+    // The burst (the good hello above took one), then one a second while
+    // the flood lasted and the last word waited its turn.
+    assert!((5..=20).contains(&answered), "{answered} of 60 answered");
     service.shut_down().await;
     edge.leave().await;
 }

@@ -323,12 +323,15 @@ impl Link {
             } => {
                 match self
                     .wms
-                    .apply_page(Page {
-                        from: from_rev,
-                        to: to_rev,
-                        changes,
-                        more,
-                    })
+                    .apply_page(
+                        self.business,
+                        Page {
+                            from: from_rev,
+                            to: to_rev,
+                            changes,
+                            more,
+                        },
+                    )
                     .await
                 {
                     Ok(PageOutcome::Gap { cursor }) => {
@@ -549,6 +552,12 @@ pub async fn run_with_faults(
         down: topic(Channel::Down),
         state: topic(Channel::State),
     };
+    // What the database says of the link is a previous process's (a power
+    // cut leaves it "connected", since a time long gone): this run starts
+    // down, and says so from now.
+    if let Err(e) = wms.link_starting().await {
+        tracing::warn!(error = %e, "could not record the link state");
+    }
     let boot = uuid::Uuid::now_v7().simple().to_string();
     let client_id = format!("depot-edge-{business}-{edge}");
     let mut options = client_options(&url, &tls, &client_id, Duration::from_secs(30))

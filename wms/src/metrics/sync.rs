@@ -66,6 +66,16 @@ pub fn edge(scrape: &mut Scrape, snapshot: &SyncSnapshot, now: Timestamp) {
         ),
     );
     scrape.counter(
+        "depot_sync_refused_from_cloud",
+        "Changes of the cloud's this box refused: a reference outside its business, a transition refused, an apply that failed (each a conflict; sync went on past it)",
+        u64::try_from(snapshot.refused.from_cloud).unwrap_or(0),
+    );
+    scrape.counter(
+        "depot_sync_refused_by_cloud",
+        "Events of this box's the cloud refused (each a conflict here too)",
+        u64::try_from(snapshot.refused.by_cloud).unwrap_or(0),
+    );
+    scrape.counter(
         "depot_sync_resets",
         "Times the cloud made this box reload its changes from the start",
         u64::try_from(snapshot.resets).unwrap_or(0),
@@ -85,6 +95,8 @@ pub struct Fleet {
     pub oldest_seen: Option<String>,
     /// Edges taking their own events back (restored, or new boxes).
     pub taking_back: i64,
+    /// Events of the edges' that were refused here, all edges together.
+    pub refused: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]
@@ -122,6 +134,11 @@ pub fn cloud(scrape: &mut Scrape, fleet: &Fleet, now: Timestamp) {
         "Edges taking back the events of their own their log lost (restored from a backup, or new boxes); nothing new of theirs comes up meanwhile",
         fleet.taking_back,
     );
+    scrape.counter(
+        "depot_sync_edge_events_refused",
+        "Events of the edges' refused here (a reference outside the sender's business or warehouses, a transition refused, an apply that failed): each a conflict of the sender's business; sync went on past it. The edge list says which edge and why",
+        u64::try_from(fleet.refused).unwrap_or(0),
+    );
 }
 
 impl Wms {
@@ -133,7 +150,7 @@ impl Wms {
                 "SELECT online, COUNT(*),
                         COALESCE(SUM(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
                         COALESCE(MAX(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                        MIN(last_seen), SUM(taking_back_after IS NOT NULL)
+                        MIN(last_seen), SUM(taking_back_after IS NOT NULL), SUM(refused)
                  FROM edges GROUP BY online",
             )?;
             let mut fleet = Fleet::default();
@@ -145,11 +162,13 @@ impl Wms {
                     r.get::<_, i64>(3)?,
                     r.get::<_, Option<String>>(4)?,
                     r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
                 ))
             })?;
             for row in rows {
-                let (online, count, backlog, max, seen, taking_back) = row?;
+                let (online, count, backlog, max, seen, taking_back, refused) = row?;
                 fleet.taking_back += taking_back;
+                fleet.refused += refused;
                 fleet.backlog += backlog;
                 fleet.backlog_max = fleet.backlog_max.max(max);
                 if online {
@@ -199,6 +218,7 @@ mod tests {
             resets: 2,
             last_reset_at: None,
             recovery: None,
+            refused: Default::default(),
         }
     }
 
@@ -301,6 +321,7 @@ mod tests {
                 version: None,
                 head,
                 taking_back_after,
+                by_state: taking_back_after.is_none(),
             };
             let edge = EdgeId::parse(id).expect("id");
             wms.edge_seen(b.id, edge, sighting).await.expect("seen");

@@ -24,7 +24,10 @@ use rusqlite::Connection;
 use serde::Deserialize;
 
 mod operations;
+pub mod ownership;
 pub(crate) mod printing;
+
+pub use ownership::{Checker, Sender};
 
 /// The kinds replicated between nodes: applied where they arrive.
 pub const REPLICATED: [&str; 21] = [
@@ -86,7 +89,55 @@ pub enum Outcome {
 
 enum ApplyError {
     Reject(String),
+    /// The apply failed for a reason of this node's that another try would
+    /// meet again (a storage error that is no I/O trouble, an overflow, a
+    /// bug): the event is refused like a rejected one, so it cannot hold up
+    /// the ones after it.
+    Failed(String),
     Fatal(WmsError),
+}
+
+/// Whether an error is this node's storage being unable to write now (a
+/// full disk, an I/O error, a lock): the write is tried again later. Any
+/// other failure of one event would fail again on every try.
+fn transient(e: &WmsError) -> bool {
+    use rusqlite::ErrorCode as C;
+    match e {
+        WmsError::Full => true,
+        WmsError::Storage(rusqlite::Error::SqliteFailure(f, _)) => matches!(
+            f.code,
+            C::DiskFull
+                | C::SystemIoFailure
+                | C::DatabaseBusy
+                | C::DatabaseLocked
+                | C::ReadOnly
+                | C::CannotOpen
+                | C::OutOfMemory
+                | C::DatabaseCorrupt
+                | C::NotADatabase
+                | C::FileLockingProtocolFailed
+                | C::OperationInterrupted
+        ),
+        _ => false,
+    }
+}
+
+/// [`apply_kind`], with a failure that is no fault of this node's storage
+/// turned into [`ApplyError::Failed`], a panic included.
+fn attempt(conn: &Connection, e: &RemoteEvent) -> Applied {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply_kind(conn, e)))
+        .unwrap_or_else(|panic| {
+            let what = panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic".to_owned());
+            Err(ApplyError::Failed(format!("a bug: {what}")))
+        });
+    match result {
+        Err(ApplyError::Fatal(err)) if !transient(&err) => Err(ApplyError::Failed(err.to_string())),
+        other => other,
+    }
 }
 
 impl From<WmsError> for ApplyError {
@@ -352,47 +403,77 @@ pub fn optimistic<T>(
 
 /// Applies one event made elsewhere, inside the caller's transaction.
 pub fn apply(conn: &Connection, e: &RemoteEvent) -> Result<Outcome> {
-    apply_guarded(conn, e, Guard::Event)?
+    apply_guarded(conn, e, Guard::Event, None)?
         .ok_or_else(|| WmsError::Internal("an event escaped its savepoint".into()))
 }
 
 /// [`apply`], isolated as `guard` says: `None` when the event was refused
-/// under [`Guard::Batch`].
-pub fn apply_guarded(conn: &Connection, e: &RemoteEvent, guard: Guard) -> Result<Option<Outcome>> {
+/// under [`Guard::Batch`]. With a `checker`, the event is first held to
+/// its sender's business (see [`ownership`]): an event naming what is not
+/// the sender's is refused before anything of it is applied.
+pub fn apply_guarded(
+    conn: &Connection,
+    e: &RemoteEvent,
+    guard: Guard,
+    checker: Option<&mut Checker<'_>>,
+) -> Result<Option<Outcome>> {
     if !events::append_remote(conn, e)? {
         return Ok(Some(Outcome::Duplicate));
     }
+    if let Some(checker) = checker {
+        if let Some(reason) = checker.refusal(conn, &e.kind, e.payload.get())? {
+            tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "refused a replicated event");
+            refuse(conn, e, &reason, "rejected")?;
+            return Ok(Some(Outcome::Rejected { reason }));
+        }
+    }
     let result = match guard {
-        Guard::Batch => match apply_kind(conn, e) {
-            Err(ApplyError::Reject(_)) => return Ok(None),
+        Guard::Batch => match attempt(conn, e) {
+            Err(ApplyError::Reject(_) | ApplyError::Failed(_)) => return Ok(None),
             result => result,
         },
         Guard::Event => {
             // Prepared once: a batch with a refusal runs this per event.
             conn.prepare_cached("SAVEPOINT apply")?.execute([])?;
-            let result = apply_kind(conn, e);
-            if matches!(result, Err(ApplyError::Reject(_))) {
+            let result = attempt(conn, e);
+            if matches!(result, Err(ApplyError::Reject(_) | ApplyError::Failed(_))) {
                 conn.prepare_cached("ROLLBACK TO apply")?.execute([])?;
             }
             conn.prepare_cached("RELEASE apply")?.execute([])?;
             result
         }
     };
-    let record =
-        |reason: &str, resolution: &str| sql::record_conflict(conn, e, reason, resolution, &now());
     match result {
         Ok(None) => Ok(Some(Outcome::Applied)),
         Ok(Some((reason, resolution))) => {
-            record(&reason, &resolution)?;
+            sql::record_conflict(conn, e, &reason, &resolution, &now())?;
             Ok(Some(Outcome::Merged { reason, resolution }))
         }
         Err(ApplyError::Reject(reason)) => {
             tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "rejected a replicated event");
-            record(&reason, "rejected")?;
+            refuse(conn, e, &reason, "rejected")?;
+            Ok(Some(Outcome::Rejected { reason }))
+        }
+        Err(ApplyError::Failed(why)) => {
+            let reason = format!("could not be applied here: {why}");
+            tracing::error!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "an event failed to apply: refused, and sync goes on");
+            refuse(conn, e, &reason, "failed")?;
             Ok(Some(Outcome::Rejected { reason }))
         }
         Err(ApplyError::Fatal(err)) => Err(err),
     }
+}
+
+/// Records an event as refused here: a conflict of its business, kept in
+/// the log but read by nothing as having happened.
+pub(crate) fn refuse(
+    conn: &Connection,
+    e: &RemoteEvent,
+    reason: &str,
+    resolution: &str,
+) -> Result<()> {
+    sql::record_conflict(conn, e, reason, resolution, &now())?;
+    events::mark_refused(conn, e.id)
 }
 
 impl Wms {
@@ -406,7 +487,7 @@ impl Wms {
             optimistic(conn, |conn, guard| {
                 events
                     .iter()
-                    .map(|e| apply_guarded(conn, e, guard))
+                    .map(|e| apply_guarded(conn, e, guard, None))
                     .collect()
             })
         })

@@ -32,6 +32,15 @@ pub fn append(
     Ok(conn.last_insert_rowid())
 }
 
+/// Marks an event made elsewhere as refused here: it stays in the log (a
+/// resend is known by its id, its sender can take it back), but no page,
+/// stream, list or webhook reads it as having happened.
+pub fn mark_refused(conn: &Connection, id: EventId) -> Result<()> {
+    conn.prepare_cached("UPDATE events SET refused = 1 WHERE id = ?1")?
+        .execute([id.0.to_string()])?;
+    Ok(())
+}
+
 /// Logs an event made elsewhere, once: answers false if its id is already
 /// in the log (a duplicate delivery), in which case it must not be applied.
 pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
@@ -167,11 +176,11 @@ pub fn for_edge(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM (
              SELECT seq, id, origin, business_id, kind, payload, at FROM events
              WHERE business_id = ?1 AND seq > ?2 AND seq <= ?6 AND origin != ?3
-               AND kind IN (SELECT value FROM json_each(?4))
+               AND kind IN (SELECT value FROM json_each(?4)) AND refused = 0
              UNION ALL
              SELECT seq, id, origin, business_id, kind, payload, at FROM events
              WHERE business_id IS NULL AND seq > ?2 AND seq <= ?6 AND origin != ?3
-               AND kind IN (SELECT value FROM json_each(?4)))
+               AND kind IN (SELECT value FROM json_each(?4)) AND refused = 0)
          ORDER BY seq LIMIT ?5",
     )?;
     let rows = stmt.query_map(
@@ -194,7 +203,7 @@ pub fn for_business(
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM events
          WHERE business_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3)
-           AND kind NOT LIKE 'key.%'
+           AND kind NOT LIKE 'key.%' AND refused = 0
          ORDER BY seq LIMIT ?4",
     )?;
     let rows = stmt.query_map(params![business.0, after, kind, limit], |r| row_at(r, 0))?;
@@ -218,10 +227,12 @@ pub fn head(conn: &Connection) -> Result<i64> {
         .query_row([], |r| r.get(0))?)
 }
 
-/// Events after `after_seq`, oldest first.
+/// Events after `after_seq`, oldest first: those that happened here (what
+/// this node refused to apply from another is left out).
 pub fn since(conn: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 AND refused = 0
+         ORDER BY seq LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![after_seq, limit], |r| row_at(r, 0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -11,6 +11,7 @@ pub mod inbound;
 pub mod ledger;
 pub mod oauth;
 pub mod orders;
+pub mod owners;
 pub mod picking;
 pub mod pricing;
 pub mod printing;
@@ -70,6 +71,7 @@ pub fn migrations() -> Migrations<'static> {
                     .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
             },
         ),
+        M::up(include_str!("schema/029_sync_trust.sql")),
     ])
 }
 

@@ -107,13 +107,14 @@ impl<'a> From<&'a RemoteEvent> for Subject<'a> {
 }
 
 /// Records that an event from elsewhere clashed here, and how it ended.
+/// Answers false when it was already recorded.
 pub fn record_conflict<'a>(
     conn: &Connection,
     e: impl Into<Subject<'a>>,
     reason: &str,
     resolution: &str,
     at: &Timestamp,
-) -> Result<()> {
+) -> Result<bool> {
     let e = e.into();
     let n = conn.prepare_cached(
         "INSERT OR IGNORE INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
@@ -121,7 +122,7 @@ pub fn record_conflict<'a>(
     )?
     .execute(params![e.business_id.map(|b| b.0), e.id.0.to_string(), e.origin, e.kind, reason, resolution, ts(at)])?;
     if n == 0 {
-        return Ok(());
+        return Ok(false);
     }
     // Into this node's own log too, so whoever follows the log (a station
     // screen, the cloud for an edge) sees it happen.
@@ -142,7 +143,7 @@ pub fn record_conflict<'a>(
         EventKind::SyncConflict,
         &noted,
     )?;
-    Ok(())
+    Ok(true)
 }
 
 /// The payload of a `sync.conflict` event.

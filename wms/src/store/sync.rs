@@ -38,6 +38,27 @@ pub struct EdgeRecord {
     /// here the events this cloud applied after it; nothing new of its own
     /// comes up meanwhile. `None` once its log is whole.
     pub taking_back_after: Option<i64>,
+    /// The warehouses it serves: its events may write only into these.
+    /// Empty: every warehouse of its business.
+    pub warehouses: Vec<depot_protocol::WarehouseId>,
+    /// How many of its events were refused here (a reference outside its
+    /// business or its warehouses, a transition refused, an apply that
+    /// failed): each is a conflict of its business.
+    pub refused: i64,
+    /// The last of them.
+    pub last_refused: Option<Refused>,
+}
+
+/// The last event sync refused, and why.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+pub struct Refused {
+    pub kind: String,
+    pub reason: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// Edge side: `from_cloud` (a change of the cloud's this box refused)
+    /// or `by_cloud` (an event of this box's the cloud refused).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direction: Option<String>,
 }
 
 pub fn register_edge(
@@ -56,7 +77,8 @@ pub fn register_edge(
 }
 
 const COLS: &str = "business_id, edge_id, node, name, registered_at, up_cursor, last_seen, version,
-                    reported_head, online, state_at, taking_back_after";
+                    reported_head, online, state_at, taking_back_after, refused,
+                    last_refused_kind, last_refused_reason, last_refused_at";
 
 fn opt_ts(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Option<chrono::DateTime<chrono::Utc>>> {
     r.get::<_, Option<String>>(i)?
@@ -83,16 +105,103 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
         online: r.get(9)?,
         state_at: opt_ts(r, 10)?,
         taking_back_after: r.get(11)?,
+        warehouses: Vec::new(),
+        refused: r.get(12)?,
+        last_refused: match (r.get::<_, Option<String>>(13)?, opt_ts(r, 15)?) {
+            (Some(kind), Some(at)) => Some(Refused {
+                kind,
+                reason: r.get::<_, Option<String>>(14)?.unwrap_or_default(),
+                at,
+                direction: None,
+            }),
+            _ => None,
+        },
     })
 }
 
+/// The warehouses an edge serves (empty: all of its business's).
+pub fn edge_warehouses(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &str,
+) -> Result<Vec<depot_protocol::WarehouseId>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT warehouse_id FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2
+         ORDER BY warehouse_id",
+    )?;
+    let rows = stmt.query_map(params![business.0, edge], |r| {
+        Ok(depot_protocol::WarehouseId(r.get(0)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Makes `warehouses` the ones an edge serves (empty: all).
+pub fn set_edge_warehouses(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &str,
+    warehouses: &[depot_protocol::WarehouseId],
+) -> Result<()> {
+    conn.prepare_cached("DELETE FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2")?
+        .execute(params![business.0, edge])?;
+    let mut insert = conn.prepare_cached(
+        "INSERT OR IGNORE INTO edge_warehouses (business_id, edge_id, warehouse_id) VALUES (?1, ?2, ?3)",
+    )?;
+    for w in warehouses {
+        insert.execute(params![business.0, edge, w.0])?;
+    }
+    Ok(())
+}
+
+/// Cloud side: one of an edge's events was refused here.
+pub fn note_refused(
+    conn: &Connection,
+    business: BusinessId,
+    edge: &str,
+    kind: &str,
+    reason: &str,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE edges SET refused = refused + 1, last_refused_kind = ?3, last_refused_reason = ?4,
+                last_refused_at = ?5
+         WHERE business_id = ?1 AND edge_id = ?2",
+    )?
+    .execute(params![business.0, edge, kind, reason, ts(at)])?;
+    Ok(())
+}
+
+/// Edge side: sync refused an event, `from_cloud` (a change of the cloud's
+/// refused here) or not (one of this box's the cloud refused).
+pub fn note_refused_here(
+    conn: &Connection,
+    from_cloud: bool,
+    kind: &str,
+    reason: &str,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sync_state SET refused_down = refused_down + ?1, refused_up = refused_up + 1 - ?1,
+                last_refused_kind = ?2, last_refused_reason = ?3, last_refused_at = ?4,
+                last_refused_direction = CASE WHEN ?1 THEN 'from_cloud' ELSE 'by_cloud' END
+         WHERE singleton = 1",
+    )?
+    .execute(params![from_cloud, kind, reason, ts(at)])?;
+    Ok(())
+}
+
 pub fn edge(conn: &Connection, business: BusinessId, edge: &str) -> Result<Option<EdgeRecord>> {
-    maybe(
+    let Some(mut record) = maybe(
         conn.prepare_cached(&format!(
             "SELECT {COLS} FROM edges WHERE business_id = ?1 AND edge_id = ?2"
         ))?
         .query_row(params![business.0, edge], row),
-    )
+    )?
+    else {
+        return Ok(None);
+    };
+    record.warehouses = edge_warehouses(conn, business, edge)?;
+    Ok(Some(record))
 }
 
 pub fn edges(conn: &Connection, business: BusinessId) -> Result<Vec<EdgeRecord>> {
@@ -100,7 +209,11 @@ pub fn edges(conn: &Connection, business: BusinessId) -> Result<Vec<EdgeRecord>>
         "SELECT {COLS} FROM edges WHERE business_id = ?1 ORDER BY edge_id"
     ))?;
     let rows = stmt.query_map([business.0], row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut records: Vec<EdgeRecord> = rows.collect::<rusqlite::Result<_>>()?;
+    for r in &mut records {
+        r.warehouses = edge_warehouses(conn, business, &r.edge_id)?;
+    }
+    Ok(records)
 }
 
 pub fn advance(
@@ -134,6 +247,9 @@ pub struct Sighting {
     /// Said by a hello, not by a state message: `Some(Some(seq))` while its
     /// own log is certain only through `seq`, `Some(None)` once it is whole.
     pub taking_back_after: Option<Option<i64>>,
+    /// Said by the edge's retained `online` state (which comes with a last
+    /// will), not by a hello.
+    pub by_state: bool,
 }
 
 /// An edge said hello or `online`: it is there, now, in this session. The
@@ -160,6 +276,9 @@ pub fn seen(
         "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
                 reported_head = COALESCE(?5, reported_head),
                 state_at = CASE WHEN online = 1 AND state_session IS ?6 THEN state_at ELSE ?3 END,
+                online_by_state = CASE WHEN ?9 THEN 1
+                                       WHEN online = 1 AND state_session IS ?6 THEN online_by_state
+                                       ELSE 0 END,
                 online = 1, state_session = COALESCE(?6, state_session),
                 taking_back_after = CASE WHEN ?7 THEN ?8 ELSE taking_back_after END
          WHERE business_id = ?1 AND edge_id = ?2",
@@ -172,9 +291,29 @@ pub fn seen(
         s.head,
         s.session,
         s.taking_back_after.is_some(),
-        s.taking_back_after.flatten()
+        s.taking_back_after.flatten(),
+        s.by_state
     ])?;
     Ok(news)
+}
+
+/// Edges shown online by a hello alone (no retained state, so no last will
+/// to say when they go) and not heard from since `before`: they go offline.
+/// Answers each with the session that went.
+pub fn expire_unstated(
+    conn: &Connection,
+    before: &Timestamp,
+    at: &Timestamp,
+) -> Result<Vec<(BusinessId, String, String)>> {
+    let mut stmt = conn.prepare_cached(
+        "UPDATE edges SET online = 0, state_at = ?2
+         WHERE online = 1 AND online_by_state = 0 AND (last_seen IS NULL OR last_seen < ?1)
+         RETURNING business_id, edge_id, COALESCE(state_session, '')",
+    )?;
+    let rows = stmt.query_map(params![ts(before), ts(at)], |r| {
+        Ok((BusinessId(r.get(0)?), r.get(1)?, r.get(2)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// An edge's last will (or clean goodbye) said `offline` for `session`.
@@ -367,6 +506,16 @@ pub fn set_connected(
     Ok(())
 }
 
+/// Edge side: a new run of the link starts down, from `at`.
+pub fn link_starting(conn: &Connection, at: &Timestamp) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE sync_state SET connected = 0, connected_since = ?1, link_error = NULL
+         WHERE singleton = 1",
+    )?
+    .execute([ts(at)])?;
+    Ok(())
+}
+
 /// Connected, but what stands in the way of sync (`None`: nothing).
 pub fn set_link_trouble(conn: &Connection, why: Option<&str>) -> Result<()> {
     conn.prepare_cached("UPDATE sync_state SET link_error = ?1 WHERE singleton = 1")?
@@ -406,6 +555,22 @@ pub struct SyncSnapshot {
     /// Set while the box takes back from the cloud the events of its own
     /// its log lost; until then nothing of its own goes up.
     pub recovery: Option<Recovery>,
+    /// What sync refused, both ways: each refused event is a conflict too,
+    /// and sync went on past it.
+    pub refused: SyncRefusals,
+}
+
+/// Events sync refused, both ways, and the last one.
+#[derive(
+    Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema,
+)]
+pub struct SyncRefusals {
+    /// Changes of the cloud's this box refused (a reference outside its
+    /// business, a transition refused, an apply that failed).
+    pub from_cloud: i64,
+    /// Events of this box's the cloud refused.
+    pub by_cloud: i64,
+    pub last: Option<Refused>,
 }
 
 pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
@@ -431,6 +596,28 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
     let conflicts: i64 = conn
         .prepare_cached("SELECT COUNT(*) FROM sync_conflicts")?
         .query_row([], |r| r.get(0))?;
+    let refused = conn
+        .prepare_cached(
+            "SELECT refused_down, refused_up, last_refused_kind, last_refused_reason,
+                    last_refused_at, last_refused_direction
+             FROM sync_state WHERE singleton = 1",
+        )?
+        .query_row([], |r| {
+            let last = match (r.get::<_, Option<String>>(2)?, opt_ts(r, 4)?) {
+                (Some(kind), Some(at)) => Some(Refused {
+                    kind,
+                    reason: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    at,
+                    direction: r.get(5)?,
+                }),
+                _ => None,
+            };
+            Ok(SyncRefusals {
+                from_cloud: r.get(0)?,
+                by_cloud: r.get(1)?,
+                last,
+            })
+        })?;
     Ok(SyncSnapshot {
         connected,
         connected_since,
@@ -445,6 +632,7 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
         resets,
         last_reset_at,
         recovery: recovery(conn)?,
+        refused,
     })
 }
 

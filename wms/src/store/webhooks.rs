@@ -167,7 +167,7 @@ pub fn fan_out(
     // cloud's log is every business's.
     let mut stmt = conn.prepare_cached(
         "SELECT seq, business_id, kind FROM events
-         WHERE seq > ?1 AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
+         WHERE seq > ?1 AND refused = 0 AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
          ORDER BY seq LIMIT ?2",
     )?;
     let events = stmt

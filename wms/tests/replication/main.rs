@@ -9,6 +9,7 @@
 
 mod conflicts;
 mod releases;
+mod trust;
 mod warehouse;
 
 use depot_protocol::order::{Address, OrderStatus};

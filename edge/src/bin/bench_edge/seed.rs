@@ -108,7 +108,11 @@ impl Cloud {
                 .changes_for(self.business, id.clone(), cursor, PAGE_SIZE)
                 .await?;
             let more = page.more;
-            match edge.apply_page(page).await.context("applying a page")? {
+            match edge
+                .apply_page(self.business, page)
+                .await
+                .context("applying a page")?
+            {
                 PageOutcome::Applied {
                     cursor: next,
                     outcomes,

@@ -1,0 +1,45 @@
+//! Who owns a record an event names: its business and, where it has one,
+//! its warehouse. What sync checks before it applies another node's event
+//! (see `replica::ownership`).
+
+use super::maybe;
+use crate::error::Result;
+use depot_protocol::catalogue::refs::Entity;
+use depot_protocol::{BusinessId, WarehouseId};
+use rusqlite::Connection;
+
+/// A record's owner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    pub business: BusinessId,
+    /// The warehouse it lives in; `None` for what belongs to the whole
+    /// business (items, printers).
+    pub warehouse: Option<WarehouseId>,
+}
+
+/// The owner of record `id` of `entity`, if there is such a record here.
+/// `Entity::Business` is no table's record: it has none.
+pub fn owner(conn: &Connection, entity: Entity, id: i64) -> Result<Option<Owner>> {
+    let sql = match entity {
+        Entity::Business => return Ok(None),
+        Entity::Warehouse => "SELECT business_id, id FROM warehouses WHERE id = ?1",
+        Entity::Item => "SELECT business_id, NULL FROM items WHERE id = ?1",
+        Entity::Order => "SELECT business_id, warehouse_id FROM orders WHERE id = ?1",
+        Entity::Inbound => "SELECT business_id, warehouse_id FROM inbound_orders WHERE id = ?1",
+        Entity::Wave => "SELECT business_id, warehouse_id FROM waves WHERE id = ?1",
+        Entity::PickLine => {
+            "SELECT w.business_id, w.warehouse_id FROM pick_lines l JOIN waves w ON w.id = l.wave_id
+             WHERE l.id = ?1"
+        }
+        Entity::Shipment => "SELECT business_id, warehouse_id FROM shipments WHERE id = ?1",
+        Entity::DispatchRun => "SELECT business_id, warehouse_id FROM dispatch_runs WHERE id = ?1",
+        Entity::Printer => "SELECT business_id, NULL FROM printers WHERE id = ?1",
+        Entity::PrintJob => "SELECT business_id, NULL FROM print_jobs WHERE id = ?1",
+    };
+    maybe(conn.prepare_cached(sql)?.query_row([id], |r| {
+        Ok(Owner {
+            business: BusinessId(r.get(0)?),
+            warehouse: r.get::<_, Option<i64>>(1)?.map(WarehouseId),
+        })
+    }))
+}
