@@ -366,7 +366,7 @@ struct Older {
 
 /// `name` tells the edge ids of tests apart: on a shared broker
 /// (`DEPOT_TEST_MQTT_URL`) the same id would mix their topics.
-async fn older_backup(name: &str, through_link: bool) -> Older {
+async fn older_backup(name: &str, through_link: bool, after: usize) -> Older {
     let edge_id = format!("{name}{}", std::process::id());
     let rig = Rig::start(&edge_id, through_link).await;
     let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
@@ -389,12 +389,22 @@ async fn older_backup(name: &str, through_link: bool) -> Older {
     let target = rig.dir.path().join("older.db").display().to_string();
     let out = run(&env, &["backup", &target]).await;
     assert!(out.status.success(), "{}", text(&out));
-    for _ in 0..10 {
-        written.push(
-            adjust(&client, &edge.base, &key, b, w)
+    // `after` writes the backup lacks, 16 at a time as stations would send
+    // them; the cloud has them all before the box is restored.
+    let mut set = tokio::task::JoinSet::new();
+    for i in 0..after {
+        if set.len() >= 16 {
+            written.push(set.join_next().await.expect("a write").expect("joined"));
+        }
+        let (client, base, key) = (client.clone(), edge.base.clone(), key.clone());
+        set.spawn(async move {
+            adjust(&client, &base, &key, b, w)
                 .await
-                .expect("a write after the backup"),
-        );
+                .unwrap_or_else(|| panic!("write {i} after the backup"))
+        });
+    }
+    while let Some(id) = set.join_next().await {
+        written.push(id.expect("joined"));
     }
     drained(&db, &origin, rig.node).await;
     edge.kill();
@@ -453,18 +463,21 @@ async fn first_write(client: &reqwest::Client, base: &str, rig: &Rig) -> String 
 /// Restores the older backup, starts the daemon (`offline`: with its link
 /// to the broker cut until it has taken five writes), takes five writes,
 /// and waits until the cloud and the box hold all sixteen once each.
-async fn restore_then_write(offline: bool) {
+async fn restore_then_write(offline: bool, after: usize) {
     let name = if offline {
         "restored-offline-"
     } else {
         "restored-"
     };
-    let mut o = older_backup(name, offline).await;
+    let mut o = older_backup(name, offline, after).await;
     let (b, w, key) = (o.rig.business.0, o.rig.warehouse.0, o.rig.key.clone());
     let out = run(&o.env, &["restore", &o.target]).await;
     assert!(out.status.success(), "{}", text(&out));
     let said = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(said.contains("takes the other 10 back"), "{said}");
+    assert!(
+        said.contains(&format!("takes the other {after} back")),
+        "{said}"
+    );
     if offline {
         o.rig.link().cut();
     }
@@ -536,7 +549,9 @@ async fn edge_status(client: &reqwest::Client, base: &str, key: &str) -> serde_j
 /// taken for one the cloud has.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn restoring_an_older_backup_takes_the_later_writes_back_and_loses_none() {
-    restore_then_write(false).await;
+    // A thousand: more than one page of them comes back, and more than one
+    // message's worth of bytes.
+    restore_then_write(false, 1000).await;
 }
 
 /// The same, with the box offline after the restore: what it takes while
@@ -544,7 +559,7 @@ async fn restoring_an_older_backup_takes_the_later_writes_back_and_loses_none() 
 /// once they come back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn writes_taken_offline_after_a_restore_go_up_after_the_cloud_has_given_back_its_own() {
-    restore_then_write(true).await;
+    restore_then_write(true, 10).await;
 }
 
 /// A new box (an empty data directory) taking over a dead one's edge id
@@ -552,7 +567,7 @@ async fn writes_taken_offline_after_a_restore_go_up_after_the_cloud_has_given_ba
 /// them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_new_box_taking_over_an_edge_gets_its_writes_back() {
-    let mut o = older_backup("new-box-", false).await;
+    let mut o = older_backup("new-box-", false, 10).await;
     std::fs::remove_dir_all(&o.data).expect("the old box's data");
     let client = reqwest::Client::new();
     let edge = spawn(&o.env);
