@@ -27,6 +27,11 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tower_http::trace::TraceLayer;
 
+/// Expired idempotency keys are deleted this long after start (start-up
+/// has other work), then every hour.
+const KEYS_PRUNED_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
+const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The whole HTTP application: `/v1`, the release-notes API and its
 /// authorization server (whose signing keys are loaded, or made, here).
 pub async fn app(
@@ -45,8 +50,11 @@ async fn app_waking(
     link: Option<sync::BrokerLink>,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
-    let (api, openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
+    let (api, mut openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
+    http::idempotency::describe(&mut openapi);
     let openapi = Arc::new(openapi);
+    let idempotency =
+        http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
     let changelog = changelog::Changelog::new(wms.clone(), &settings.changelog);
@@ -74,6 +82,10 @@ async fn app_waking(
             wake,
             allow_private: settings.webhooks.allow_private_targets,
         }))
+        .layer(axum::middleware::from_fn_with_state(
+            idempotency,
+            http::idempotency::layer,
+        ))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),
             ratelimit::limit,
@@ -127,6 +139,12 @@ async fn run_linked(
         wms.clone(),
         settings.webhooks.keep_finished_days,
     ));
+    let keys = tokio::spawn(depot_wms::idempotency::prune_every(
+        wms.clone(),
+        chrono::Duration::hours(i64::from(settings.idempotency.retention_hours)),
+        KEYS_PRUNED_FIRST,
+        KEYS_PRUNED_EVERY,
+    ));
     let watchdog = notify::watchdog_from_env()
         .filter(|_| notifier.is_enabled())
         .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms.clone(), period)));
@@ -154,6 +172,7 @@ async fn run_linked(
     pruner.abort();
     dispatcher.abort();
     retention.abort();
+    keys.abort();
     for task in [watchdog, informer].into_iter().flatten() {
         task.abort();
     }

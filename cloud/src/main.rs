@@ -14,6 +14,16 @@ async fn main() -> anyhow::Result<()> {
         );
         return Ok(());
     }
+    // A test hook, read here only: exit right after the n-th write that
+    // recorded an Idempotency-Key commits, as a process killed then would
+    // (docs/idempotency.md).
+    if let Ok(n) = std::env::var("DEPOT_FAULT_EXIT_AFTER_COMMIT") {
+        let n = n
+            .trim()
+            .parse()
+            .map_err(|e| anyhow::anyhow!("DEPOT_FAULT_EXIT_AFTER_COMMIT={n:?}: {e}"))?;
+        depot_wms::idempotency::exit_after_commit(n);
+    }
     let settings = cli.settings()?;
     depot_cloud::logging::init(
         tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),

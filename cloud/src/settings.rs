@@ -39,6 +39,29 @@ pub struct Settings {
     pub oauth: OAuthSettings,
     /// Outbound webhooks: timeouts, retries, which targets are allowed.
     pub webhooks: crate::webhooks::settings::WebhookSettings,
+    /// `Idempotency-Key` on writes: how long a key and its answer are kept.
+    pub idempotency: IdempotencySettings,
+}
+
+/// The longest `idempotency.retention_hours`: 30 days.
+pub const MAX_RETENTION_HOURS: u32 = 720;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct IdempotencySettings {
+    /// Hours a write's `Idempotency-Key` is remembered with its answer
+    /// (1 to 720): a retry within them gets the first answer and applies
+    /// nothing; after them the key is forgotten (pruned every hour) and a
+    /// request with it runs again.
+    pub retention_hours: u32,
+}
+
+impl Default for IdempotencySettings {
+    fn default() -> Self {
+        Self {
+            retention_hours: 24,
+        }
+    }
 }
 
 /// How the reference of these settings (docs/cloud-configuration.md) is
@@ -281,6 +304,7 @@ impl Default for Settings {
             changelog: ChangelogSettings::default(),
             oauth: OAuthSettings::default(),
             webhooks: Default::default(),
+            idempotency: IdempotencySettings::default(),
         }
     }
 }
@@ -330,6 +354,11 @@ impl Settings {
                     .to_owned(),
             )));
         }
+        if !(1..=MAX_RETENTION_HOURS).contains(&settings.idempotency.retention_hours) {
+            return Err(Box::new(figment::Error::from(format!(
+                "idempotency.retention_hours must be 1 to {MAX_RETENTION_HOURS}"
+            ))));
+        }
         if let Err(e) = settings.webhooks.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
@@ -378,7 +407,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 10] = [
+const FIELDS: [&str; 11] = [
     "listen",
     "data_dir",
     "low_disk_mib",
@@ -389,6 +418,7 @@ const FIELDS: [&str; 10] = [
     "changelog",
     "oauth",
     "webhooks",
+    "idempotency",
 ];
 
 fn settings_env() -> Env {
@@ -426,6 +456,33 @@ mod tests {
                 }
             );
             assert_eq!(s.data_dir, PathBuf::from("depot-data"));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn idempotency_keys_are_kept_1_to_720_hours() {
+        figment::Jail::expect_with(|jail| {
+            assert_eq!(
+                Settings::load(None)
+                    .map_err(|e| *e)?
+                    .idempotency
+                    .retention_hours,
+                24
+            );
+            jail.set_env("DEPOT_IDEMPOTENCY__RETENTION_HOURS", "48");
+            assert_eq!(
+                Settings::load(None)
+                    .map_err(|e| *e)?
+                    .idempotency
+                    .retention_hours,
+                48
+            );
+            for bad in ["0", "721"] {
+                jail.set_env("DEPOT_IDEMPOTENCY__RETENTION_HOURS", bad);
+                let e = Settings::load(None).err().map(|e| e.to_string());
+                assert!(e.is_some_and(|e| e.contains("retention_hours")), "{bad}");
+            }
             Ok(())
         });
     }

@@ -33,6 +33,11 @@ use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// Expired idempotency keys are deleted this long after start (start-up
+/// has other work), then every hour.
+const KEYS_PRUNED_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
+const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The HTTP application: the warehouse routes plus the edge's own, with no
 /// devices running (`serve` starts them).
 pub fn app(wms: Wms, settings: &Settings) -> Router {
@@ -47,7 +52,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         node: settings.node,
         version: link::VERSION.into(),
     };
-    let (api, openapi) = http::edge_routes()
+    let (api, mut openapi) = http::edge_routes()
         .merge(
             OpenApiRouter::new()
                 .routes(routes!(status::status))
@@ -62,7 +67,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
                 .routes(routes!(routes::pack)),
         )
         .split_for_parts();
+    http::idempotency::describe(&mut openapi);
     let openapi = Arc::new(openapi);
+    let idempotency =
+        http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
     let probe = storage::probe(settings);
     let router = api
         .with_state(wms.clone())
@@ -73,6 +81,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .merge(station_page::routes())
         .fallback(http::no_route)
         .method_not_allowed_fallback(http::wrong_method)
+        .layer(axum::middleware::from_fn_with_state(
+            idempotency,
+            http::idempotency::layer,
+        ))
         .layer(axum::Extension(identity))
         .layer(axum::Extension(devices.clone()))
         .layer(axum::Extension(probe.clone()))
@@ -186,6 +198,12 @@ async fn run<B: DeviceBus>(
         storage::probe(&settings),
         listener.local_addr().ok(),
     );
+    let keys = tokio::spawn(depot_wms::idempotency::prune_every(
+        wms.clone(),
+        chrono::Duration::hours(i64::from(settings.idempotency.retention_hours)),
+        KEYS_PRUNED_FIRST,
+        KEYS_PRUNED_EVERY,
+    ));
     let router = app_with_devices(wms, &settings, devices);
     let shutdown = async move {
         shutdown.await;
@@ -194,6 +212,7 @@ async fn run<B: DeviceBus>(
     let served = axum::serve(listener, router)
         .with_graceful_shutdown(shutdown)
         .await;
+    keys.abort();
     informer.stop();
     running.stop().await;
     let _ = stop.send(true);

@@ -45,6 +45,30 @@ pub struct Settings {
     pub stations: Vec<StationConfig>,
     /// Log filter, in `tracing` env-filter syntax.
     pub log: String,
+    /// `Idempotency-Key` on writes (the station page sends one with every
+    /// scan): how long a key and its answer are kept.
+    pub idempotency: IdempotencySettings,
+}
+
+/// The longest `idempotency.retention_hours`: 30 days.
+pub const MAX_RETENTION_HOURS: u32 = 720;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct IdempotencySettings {
+    /// Hours a write's `Idempotency-Key` is remembered with its answer
+    /// (1 to 720): a retry within them gets the first answer and applies
+    /// nothing; after them the key is forgotten (pruned every hour) and a
+    /// request with it runs again.
+    pub retention_hours: u32,
+}
+
+impl Default for IdempotencySettings {
+    fn default() -> Self {
+        Self {
+            retention_hours: 24,
+        }
+    }
 }
 
 /// How the reference of these settings (docs/edge-configuration.md) is
@@ -192,6 +216,7 @@ impl Default for Settings {
             devices: DevicesConfig::default(),
             stations: Vec::new(),
             log: "info".into(),
+            idempotency: IdempotencySettings::default(),
         }
     }
 }
@@ -258,6 +283,11 @@ impl Settings {
         if self.broker.window < 1 || self.broker.resend_after_secs == 0 {
             return bad("broker.window and broker.resend_after_secs must be at least 1");
         }
+        if !(1..=MAX_RETENTION_HOURS).contains(&self.idempotency.retention_hours) {
+            return bad(&format!(
+                "idempotency.retention_hours must be 1 to {MAX_RETENTION_HOURS} (DEPOT_IDEMPOTENCY__RETENTION_HOURS)"
+            ));
+        }
         for (i, k) in self.local_keys.iter().enumerate() {
             if let Err(e) = k.stored() {
                 return bad(&format!("local_keys[{i}]: {e} (DEPOT_LOCAL_KEYS)"));
@@ -293,7 +323,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "business_id",
     "edge_id",
     "node",
@@ -305,6 +335,7 @@ const FIELDS: [&str; 11] = [
     "devices",
     "stations",
     "log",
+    "idempotency",
 ];
 
 fn settings_env() -> Env {
@@ -364,6 +395,11 @@ mod tests {
             ..Settings::default()
         };
         assert!(s.check().is_ok());
+        for (hours, ok) in [(0, false), (1, true), (720, true), (721, false)] {
+            let mut s = s.clone();
+            s.idempotency.retention_hours = hours;
+            assert_eq!(s.check().is_ok(), ok, "{hours}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ pub mod crm;
 pub mod documents;
 pub mod error;
 pub mod http;
+pub mod idempotency;
 pub mod inbound;
 pub mod keycache;
 pub mod ledger;
@@ -263,7 +264,21 @@ impl Wms {
     }
 
     /// Runs `f` in the writer's transaction; answers after the commit.
+    /// Under a request with an `Idempotency-Key` ([`idempotency`]), the
+    /// key is recorded in the same transaction.
     pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+    {
+        match idempotency::Context::current() {
+            Some(ctx) => self.write_keyed(ctx, f).await,
+            None => self.write_unkeyed(f).await,
+        }
+    }
+
+    /// `write`, never recording a key: the idempotency keys' own writes.
+    pub(crate) async fn write_unkeyed<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,

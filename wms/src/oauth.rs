@@ -62,12 +62,14 @@ pub struct CodeRow {
 impl Wms {
     /// The published keys, newest first. When none may sign at `now`,
     /// `make` creates one first, in the same transaction, so two starting
-    /// instances do not both add a key.
+    /// instances do not both add a key. Housekeeping, even when a request
+    /// with an `Idempotency-Key` (a release published) triggers it: it
+    /// records no key.
     pub async fn signing_keys<F>(&self, now: i64, make: F) -> Result<Vec<SigningKey>>
     where
         F: FnOnce() -> Result<SigningKey> + Send + 'static,
     {
-        self.write(move |conn| {
+        self.write_unkeyed(move |conn| {
             sql::delete_expired_keys(conn, now)?;
             let keys = sql::live_keys(conn, now)?;
             if keys.iter().any(|k| k.retire_at > now) {

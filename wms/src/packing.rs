@@ -220,21 +220,23 @@ pub(crate) fn package_info(p: &depot_protocol::shipping::Package, count: u32) ->
 }
 
 impl Wms {
-    /// Packs an order; the slip is rendered after the commit so the writer
-    /// is not held by it.
+    /// Packs an order, its slips rendered in the write: what the answer
+    /// promises is made before the commit, or nothing is (and the answer,
+    /// stored with an `Idempotency-Key` in the same transaction, is whole).
     pub async fn pack_order(&self, caller: Caller, req: PackRequest) -> Result<PackResult> {
         let origin = self.origin().to_owned();
-        let packed = self
-            .write(move |conn| pack(conn, &origin, &caller, req))
-            .await?;
-        let zpl = render::packing_slip_zpl(&packed.slip);
-        let pdf = render::packing_slip_pdf(&packed.slip)
-            .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
-        Ok(PackResult {
-            shipment: packed.shipment,
-            order_status: OrderStatus::Packed,
-            packing_slip_zpl: zpl,
-            packing_slip_pdf: base64::engine::general_purpose::STANDARD.encode(pdf),
+        self.write(move |conn| {
+            let packed = pack(conn, &origin, &caller, req)?;
+            let zpl = render::packing_slip_zpl(&packed.slip);
+            let pdf = render::packing_slip_pdf(&packed.slip)
+                .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
+            Ok(PackResult {
+                shipment: packed.shipment,
+                order_status: OrderStatus::Packed,
+                packing_slip_zpl: zpl,
+                packing_slip_pdf: base64::engine::general_purpose::STANDARD.encode(pdf),
+            })
         })
+        .await
     }
 }

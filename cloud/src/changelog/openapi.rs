@@ -51,6 +51,7 @@ pub fn document(base_url: &str, login_url: &str) -> utoipa::openapi::OpenApi {
     doc.components
         .get_or_insert_with(Default::default)
         .add_security_scheme("oauth2", SecurityScheme::OAuth2(OAuth2::new(flows)));
+    depot_wms::http::idempotency::describe(&mut doc);
     doc
 }
 

@@ -2,7 +2,7 @@
 //! and `POST /api/releases` (publish).
 
 use super::{Changelog, Publisher, render};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{Html, IntoResponse, Response};
 use axum::{Extension, Json, extract::State};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -10,6 +10,8 @@ use depot_protocol::release::{Product, Release, ReleaseCreate, normalize_locale}
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, Page, now};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::{ApiJson, ApiQuery};
+use depot_wms::http::idempotency::respond;
+use depot_wms::idempotency::Answer;
 use depot_wms::releases::ReleaseFilter;
 use serde::{Deserialize, Serialize};
 
@@ -257,12 +259,14 @@ pub async fn publish(
         return Err(ApiError::invalid(unsupported));
     }
     let by = publisher.map(|Extension(Publisher(p))| p);
-    let r = cl.wms().publish_release(new, by).await?;
-    let mut resp = (StatusCode::CREATED, Json(DataEnvelope { data: r.clone() })).into_response();
-    if let Ok(v) = HeaderValue::from_str(&cl.release_url(r.product.as_str(), &r.version)) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    Ok(resp)
+    let page = cl.clone();
+    let published = move |r: &Release| {
+        Answer::json(201, &DataEnvelope { data: r })
+            .with_location(page.release_url(r.product.as_str(), &r.version))
+    };
+    Ok(respond(published, cl.wms().publish_release(new, by))
+        .await?
+        .into_response())
 }
 
 #[cfg(test)]

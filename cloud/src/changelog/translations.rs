@@ -14,7 +14,7 @@ use super::{Changelog, Publisher, STALE_AFTER};
 use axum::Extension;
 use axum::Json;
 use axum::extract::State;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use depot_protocol::release::{
     JobError, JobStatus, MAX_NOTES_BYTES, Note, Product, TranslationJob,
@@ -24,6 +24,7 @@ use depot_protocol::{Timestamp, now};
 use depot_wms::WmsError;
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::ApiPath;
+use depot_wms::idempotency::{self, Answer};
 use depot_wms::releases::{Coverage, JobStart, TranslationStep};
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -159,13 +160,15 @@ async fn run(cl: Changelog, job: i64, dir: PathBuf) {
     }
 }
 
-fn job_response(status: StatusCode, job: TranslationJob) -> Response {
-    let location = format!("/api/sync-translations/{}", job.job_id);
-    let mut resp = (status, Json(job)).into_response();
-    if let Ok(v) = HeaderValue::from_str(&location) {
-        resp.headers_mut().insert(header::LOCATION, v);
-    }
-    resp
+/// 202 with the job started, or 200 with the one already running;
+/// `Location` is where to follow it.
+fn job_answer(start: &JobStart) -> Answer {
+    let (status, job) = match start {
+        JobStart::Started(job) => (StatusCode::ACCEPTED, job),
+        JobStart::Running(job) => (StatusCode::OK, job),
+    };
+    Answer::json(status.as_u16(), job)
+        .with_location(format!("/api/sync-translations/{}", job.job_id))
 }
 
 /// Starts translation sync: a background job that fills the locales the
@@ -199,17 +202,15 @@ pub async fn start(
         .into());
     }
     let by = publisher.map(|Extension(Publisher(p))| p);
-    match cl
+    idempotency::expect(|s: &JobStart| Some(job_answer(s)));
+    let start = cl
         .wms()
         .start_translation_job(by, now(), stale_before())
-        .await?
-    {
-        JobStart::Running(job) => Ok(job_response(StatusCode::OK, job)),
-        JobStart::Started(job) => {
-            tokio::spawn(run(cl.clone(), job.job_id, dir));
-            Ok(job_response(StatusCode::ACCEPTED, job))
-        }
+        .await?;
+    if let JobStart::Started(job) = &start {
+        tokio::spawn(run(cl.clone(), job.job_id, dir));
     }
+    Ok(job_answer(&start).into_response())
 }
 
 /// A translation job and how far it got.

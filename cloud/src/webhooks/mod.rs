@@ -18,6 +18,8 @@ use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook, Webhoo
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use depot_wms::http::idempotency::{ok, respond};
+use depot_wms::idempotency::Answer;
 use depot_wms::{Wms, WmsError};
 use ring::rand::SecureRandom;
 use serde::Deserialize;
@@ -117,15 +119,19 @@ pub async fn create(
     Extension(ctx): Extension<Context>,
     t: Tenant,
     ApiJson(input): ApiJson<WebhookInput>,
-) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let mut c = checked(input, true, &ctx)?;
     let secret = match c.secret.take() {
         Some(s) => s,
         None => new_secret()?,
     };
-    let w = wms.create_webhook(t.business_id(), c, secret).await?;
+    let answer = respond(
+        ok::<Webhook>,
+        wms.create_webhook(t.business_id(), c, secret),
+    )
+    .await?;
     ctx.wake.wake();
-    Ok(Json(DataEnvelope { data: w }))
+    Ok(answer)
 }
 
 /// One subscription (its secret is not shown).
@@ -158,11 +164,11 @@ pub async fn edit(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiJson(input): ApiJson<WebhookInput>,
-) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let c = checked(input, false, &ctx)?;
-    let w = wms.edit_webhook(t.business_id(), id, c).await?;
+    let answer = respond(ok::<Webhook>, wms.edit_webhook(t.business_id(), id, c)).await?;
     ctx.wake.wake();
-    Ok(Json(DataEnvelope { data: w }))
+    Ok(answer)
 }
 
 /// Deletes a subscription, with its deliveries and their attempts;
@@ -175,10 +181,8 @@ pub async fn delete(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
-) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.delete_webhook(t.business_id(), id).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Webhook>, wms.delete_webhook(t.business_id(), id)).await
 }
 
 /// Hours a replaced secret keeps signing unless the rotation says
@@ -211,7 +215,7 @@ pub async fn rotate_secret(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<RotateQuery>,
-) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let hours = match q.keep_previous_hours.as_deref().map(str::trim) {
         None | Some("") => KEEP_PREVIOUS_HOURS,
         Some(h) => h
@@ -226,11 +230,11 @@ pub async fn rotate_secret(
             })?,
     };
     let secret = new_secret()?;
-    Ok(Json(DataEnvelope {
-        data: wms
-            .rotate_webhook_secret(t.business_id(), id, secret, chrono::Duration::hours(hours))
-            .await?,
-    }))
+    respond(
+        ok::<Webhook>,
+        wms.rotate_webhook_secret(t.business_id(), id, secret, chrono::Duration::hours(hours)),
+    )
+    .await
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -319,11 +323,13 @@ pub async fn retry(
     Extension(ctx): Extension<Context>,
     t: Tenant,
     ApiPath((_, id, delivery)): ApiPath<(i64, i64, String)>,
-) -> Result<Json<DataEnvelope<Delivery>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let now_ms = chrono::Utc::now().timestamp_millis();
-    let d = wms
-        .retry_webhook_delivery(t.business_id(), id, delivery, now_ms)
-        .await?;
+    let answer = respond(
+        ok::<Delivery>,
+        wms.retry_webhook_delivery(t.business_id(), id, delivery, now_ms),
+    )
+    .await?;
     ctx.wake.wake();
-    Ok(Json(DataEnvelope { data: d }))
+    Ok(answer)
 }

@@ -18,6 +18,8 @@ use depot_hardware::scanner::MAX_SCAN_BYTES;
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery};
+use depot_wms::http::idempotency::ok;
+use depot_wms::idempotency::Answer;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -219,16 +221,16 @@ fn station<'a>(devices: &'a Devices, name: &str) -> Result<&'a StationHandle, Fa
     })
 }
 
-/// The answer as the station screen gets it, or the refusal.
-fn answer(report: Report) -> Result<Json<DataEnvelope<Report>>, Failure> {
+/// The answer as the station screen gets it, or the refusal (the error
+/// body with the report's status). Also the answer a station stores with
+/// an `Idempotency-Key`, in the write that logs the report.
+pub fn answer_of(report: &Report) -> Answer {
     if report.is_ok() {
-        return Ok(Json(DataEnvelope { data: report }));
+        return ok(report);
     }
-    Err(Failure {
-        status: report.status,
-        message: report.message,
-        errors: report.errors,
-    })
+    let body =
+        ErrorBody::new(report.status, report.message.clone()).with_errors(report.errors.clone());
+    Answer::json(report.status, &body)
 }
 
 /// Sets what a station does with its scans: `{"task": "picking",
@@ -247,8 +249,10 @@ pub async fn set_task(
     EdgeCaller(caller): EdgeCaller,
     ApiPath(name): ApiPath<String>,
     ApiJson(task): ApiJson<Task>,
-) -> Result<Json<DataEnvelope<Report>>, Failure> {
-    answer(station(&devices, &name)?.set_task(caller, task).await?)
+) -> Result<Answer, Failure> {
+    Ok(answer_of(
+        &station(&devices, &name)?.set_task(caller, task).await?,
+    ))
 }
 
 /// Packs what the packing station has scanned (the whole order): weighs
@@ -266,8 +270,8 @@ pub async fn pack(
     Extension(devices): Extension<Devices>,
     EdgeCaller(caller): EdgeCaller,
     ApiPath(name): ApiPath<String>,
-) -> Result<Json<DataEnvelope<Report>>, Failure> {
-    answer(station(&devices, &name)?.pack(caller).await?)
+) -> Result<Answer, Failure> {
+    Ok(answer_of(&station(&devices, &name)?.pack(caller).await?))
 }
 
 /// What the station's scan event names as the scanner of a scan that came
@@ -300,7 +304,7 @@ pub async fn scan(
     _: EdgeCaller,
     ApiPath(name): ApiPath<String>,
     ApiJson(input): ApiJson<ScanInput>,
-) -> Result<Json<DataEnvelope<Report>>, Failure> {
+) -> Result<Answer, Failure> {
     let station = station(&devices, &name)?;
     let problem = if input.code.trim().is_empty() {
         Some("must not be empty".to_owned())
@@ -313,9 +317,9 @@ pub async fn scan(
         return Err(Failure::invalid(format!("code {problem}"))
             .with_errors(vec![FieldError::new("code", problem)]));
     }
-    answer(
-        station
+    Ok(answer_of(
+        &station
             .scan_and_answer(KEYBOARD.to_owned(), input.code)
             .await?,
-    )
+    ))
 }

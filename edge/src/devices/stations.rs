@@ -11,24 +11,37 @@ use super::machine::{
     Station, Step, Task,
 };
 use super::printers;
+use super::routes::answer_of;
 use super::scales::{self, Scale};
 use super::stopped;
+use depot_protocol::event::Event;
 use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
 use depot_protocol::shipping::{LabelFormat, PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, OrderId};
 use depot_wms::http::error::ApiError;
+use depot_wms::http::idempotency::sha256_hex;
+use depot_wms::idempotency::Context as Keyed;
 use depot_wms::{Wms, scan};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// Scans waiting for a busy station (one that is weighing, say): far more
 /// than a person scans meanwhile.
 const BACKLOG: usize = 64;
+
+/// A command, and the request with an `Idempotency-Key` it acts for (a
+/// scan from a scanner gets a key of its own): its writes record the key,
+/// and the write that logs its report stores the answer.
+struct Work {
+    command: Command,
+    keyed: Option<Arc<Keyed>>,
+}
 
 enum Command {
     /// A scan; the keyboard route waits for its answer, scanners do not.
@@ -54,7 +67,7 @@ pub struct StationState {
 #[derive(Debug, Clone)]
 pub struct StationHandle {
     pub config: StationConfig,
-    commands: mpsc::Sender<Command>,
+    commands: mpsc::Sender<Work>,
     state: watch::Receiver<StationState>,
 }
 
@@ -63,13 +76,18 @@ impl StationHandle {
         self.state.borrow().clone()
     }
 
-    /// Hands a scan over; `false` if the station cannot take it now.
+    /// Hands a scan over; `false` if the station cannot take it now. The
+    /// scan gets a key of its own: whatever runs it again applies it once.
     pub fn scan(&self, scanner: String, code: String) -> bool {
+        let keyed = scan_key(&self.config.name, &scanner, &code);
         self.commands
-            .try_send(Command::Scan {
-                scanner,
-                code,
-                reply: None,
+            .try_send(Work {
+                command: Command::Scan {
+                    scanner,
+                    code,
+                    reply: None,
+                },
+                keyed: Some(keyed),
             })
             .is_ok()
     }
@@ -106,10 +124,12 @@ impl StationHandle {
             )
         };
         let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(command(reply))
-            .await
-            .map_err(|_| stopped())?;
+        let work = Work {
+            command: command(reply),
+            // The request's key, if it has one: the station runs it.
+            keyed: Keyed::current(),
+        };
+        self.commands.send(work).await.map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())
     }
 }
@@ -167,12 +187,12 @@ struct Glue {
 }
 
 impl Glue {
-    async fn run(mut self, mut commands: mpsc::Receiver<Command>, mut stop: watch::Receiver<bool>) {
+    async fn run(mut self, mut commands: mpsc::Receiver<Work>, mut stop: watch::Receiver<bool>) {
         loop {
-            let command = tokio::select! {
+            let Work { command, keyed } = tokio::select! {
                 () = stopped(&mut stop) => break,
-                command = commands.recv() => match command {
-                    Some(command) => command,
+                work = commands.recv() => match work {
+                    Some(work) => work,
                     None => break,
                 },
             };
@@ -193,24 +213,47 @@ impl Glue {
                     (Input::Pack, json!({"pack": {}}), Some(caller), Some(reply))
                 }
             };
-            let sets_task = matches!(input, Input::SetTask(_));
-            let report = self.drive(input, caller).await;
-            if sets_task && report.is_ok() {
-                self.caller = caller;
-            }
-            // State first: whoever reads the event may ask for the station
-            // next and must find this report there.
-            self.publish.send_replace(StationState {
-                task: self.machine.task().clone(),
-                packing: self.machine.packing(),
-                last: Some(report.clone()),
-            });
-            self.log(source, &report).await;
+            let report = match keyed {
+                Some(ctx) => {
+                    let step = self.step(input, source, caller, Some(&ctx));
+                    ctx.clone().run(step).await
+                }
+                None => self.step(input, source, caller, None).await,
+            };
             if let Some(reply) = reply {
                 // The caller may have gone; the event has the answer.
                 let _ = reply.send(report);
             }
         }
+    }
+
+    /// Handles one input and logs its report; under `keyed`, the write
+    /// that logs it stores the answer with the key (a 5xx is not kept).
+    async fn step(
+        &mut self,
+        input: Input,
+        source: Value,
+        caller: Option<Caller>,
+        keyed: Option<&Keyed>,
+    ) -> Report {
+        let sets_task = matches!(input, Input::SetTask(_));
+        let report = self.drive(input, caller).await;
+        if sets_task && report.is_ok() {
+            self.caller = caller;
+        }
+        // State first: whoever reads the event may ask for the station
+        // next and must find this report there.
+        self.publish.send_replace(StationState {
+            task: self.machine.task().clone(),
+            packing: self.machine.packing(),
+            last: Some(report.clone()),
+        });
+        if let Some(ctx) = keyed {
+            let answer = (report.status < 500).then(|| answer_of(&report));
+            ctx.expect(move |_: &Event| answer.clone());
+        }
+        self.log(source, &report).await;
+        report
     }
 
     /// Feeds the machine until it answers with its report.
@@ -424,6 +467,22 @@ impl Glue {
             tracing::warn!(station = %self.config.name, %error, "cannot log a station event");
         }
     }
+}
+
+/// How long a scanner's scan keeps its key (it is never sent again from
+/// outside, so this only bounds the row).
+const SCAN_KEY_HOURS: i64 = 24;
+
+/// A key of its own for a scan from a scanner.
+fn scan_key(station: &str, scanner: &str, code: &str) -> Arc<Keyed> {
+    Keyed::new(
+        sha256_hex(&[b"station", station.as_bytes()]),
+        uuid::Uuid::now_v7().to_string(),
+        sha256_hex(&[scanner.as_bytes(), code.as_bytes()]),
+        "SCAN".into(),
+        format!("/v1/edge/stations/{station}/scan"),
+        chrono::Duration::hours(SCAN_KEY_HOURS),
+    )
 }
 
 /// The order's lines with the catalog's unit weights.

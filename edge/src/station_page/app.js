@@ -18,6 +18,9 @@
   const STATES_EVERY_MS = 2000;
   const BACKOFF_FIRST_MS = 500;
   const BACKOFF_MAX_MS = 10000;
+  // A scan the edge did not answer is sent again, with its key, this many
+  // times in all.
+  const SCAN_TRIES = 3;
 
   let key = null;
   let business = null;
@@ -79,8 +82,32 @@
 
   class Unauthorized extends Error {}
 
-  async function api(method, path, body) {
+  // A fresh Idempotency-Key: one per scan, sent again with every retry of
+  // that scan, so the edge applies it once. crypto.randomUUID needs a
+  // secure context (https or localhost); a station on plain http gets a
+  // version-4 UUID from getRandomValues, which works everywhere.
+  function newKey() {
+    if (window.crypto && typeof window.crypto.randomUUID === 'function') {
+      try {
+        return window.crypto.randomUUID();
+      } catch (_) {
+        // Not a secure context: made below.
+      }
+    }
+    const b = new Uint8Array(16);
+    if (window.crypto && window.crypto.getRandomValues) window.crypto.getRandomValues(b);
+    else for (let i = 0; i < b.length; i++) b[i] = Math.floor(Math.random() * 256);
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+    return h.slice(0, 8) + '-' + h.slice(8, 12) + '-' + h.slice(12, 16) + '-' + h.slice(16, 20) + '-' + h.slice(20);
+  }
+
+  const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
+
+  async function api(method, path, body, idempotencyKey) {
     const init = { method, headers: { 'X-API-KEY': key }, cache: 'no-store' };
+    if (idempotencyKey) init.headers['Idempotency-Key'] = idempotencyKey;
     if (body !== undefined) {
       init.headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
@@ -425,16 +452,41 @@
 
   // --- Scans typed here.
 
+  // 409 with this: the first try of the scan is still under way at the
+  // edge; asked again, the edge answers its answer.
+  function underWay(r) {
+    return r.status === 409 && r.body && Array.isArray(r.body.errors) &&
+      r.body.errors.some((e) => e.status === 'idempotency_key_in_use');
+  }
+
   async function submitScan(code) {
-    try {
-      const r = await api('POST', '/v1/edge/stations/' + encodeURIComponent(station) + '/scan', { code });
+    // One key for this scan and its retries: a retry of a scan the edge
+    // took but whose answer was lost answers that answer, and the scan is
+    // applied once.
+    const idempotencyKey = newKey();
+    const path = '/v1/edge/stations/' + encodeURIComponent(station) + '/scan';
+    for (let attempt = 1; ; attempt++) {
+      let r;
+      try {
+        r = await api('POST', path, { code }, idempotencyKey);
+      } catch (e) {
+        if (e instanceof Unauthorized) return;
+        if (attempt < SCAN_TRIES) {
+          await sleep(BACKOFF_FIRST_MS * attempt);
+          continue;
+        }
+        showResult({ status: 503, message: 'The edge did not answer: scan again', errors: [] }, { scan: code }, null, true);
+        return;
+      }
+      if (underWay(r) && attempt < SCAN_TRIES) {
+        await sleep(BACKOFF_FIRST_MS * attempt);
+        continue;
+      }
       const answer = r.status === 200 ? r.body.data : { status: r.status, message: (r.body && r.body.message) || 'status ' + r.status, errors: (r.body && r.body.errors) || [] };
       // The stream shows it too; shown here at once in case it is down.
       showResult(answer, { scan: code, scanner: 'keyboard' }, new Date().toISOString(), !socket);
       refreshStation();
-    } catch (e) {
-      if (e instanceof Unauthorized) return;
-      showResult({ status: 503, message: 'The edge did not answer: scan again', errors: [] }, { scan: code }, null, true);
+      return;
     }
   }
 

@@ -15,14 +15,17 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, Tenant};
+use super::idempotency::{ok, respond};
+use crate::idempotency::{self, Answer};
+use crate::pricing::JobOutcome;
 use crate::{Wms, WmsError};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use depot_protocol::pricing::{
-    JobRequest, JobSpec, MoveRequest, PriceChange, RuleInput, RulePosition, RuleRecord,
-    RuleRequest, RuleRun,
+    JobRequest, JobSpec, MoveRequest, PriceChange, PricingRule, RuleInput, RulePosition,
+    RuleRecord, RuleRequest, RuleRun,
 };
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, FieldErrors};
 use serde::Serialize;
@@ -47,6 +50,29 @@ fn answer<T: Serialize>(r: Result<T, WmsError>) -> Result<Response, ApiError> {
         Err(WmsError::Invalid { errors, .. }) => Ok(field_errors(errors)),
         Err(e) => Err(e.into()),
     }
+}
+
+/// `answer` for a write: its answer built by `build`, with the key's
+/// answer in the write's transaction (see `http::idempotency`).
+async fn written<T: Send + 'static>(
+    build: fn(&T) -> Answer,
+    work: impl Future<Output = Result<T, WmsError>>,
+) -> Result<Response, ApiError> {
+    match respond(build, work).await {
+        Ok(a) => Ok(a.into_response()),
+        Err(ApiError::Wms(WmsError::Invalid { errors, .. })) => Ok(field_errors(errors)),
+        Err(e) => Err(e),
+    }
+}
+
+/// `{data: [rule]}`.
+fn one_rule(rule: &PricingRule) -> Answer {
+    ok(&[rule.record()])
+}
+
+/// `{data: [runs]}`.
+fn job_runs(outcome: &JobOutcome) -> Answer {
+    ok(&outcome.runs)
 }
 
 fn rule_id(raw: &str) -> Result<i64, Vec<FieldError>> {
@@ -98,8 +124,7 @@ pub async fn create(
         Ok(r) => r,
         Err(errors) => return Ok(field_errors(errors)),
     };
-    let rule = wms.create_pricing_rule(t.business_id(), req).await;
-    answer(rule.map(|r| vec![r.record()]))
+    written(one_rule, wms.create_pricing_rule(t.business_id(), req)).await
 }
 
 /// Changes the fields given (absent or null ones are kept; the rule is
@@ -129,8 +154,7 @@ pub async fn edit(
             return Ok(field_errors(errors));
         }
     };
-    let rule = wms.edit_pricing_rule(t.business_id(), id, req).await;
-    answer(rule.map(|r| vec![r.record()]))
+    written(one_rule, wms.edit_pricing_rule(t.business_id(), id, req)).await
 }
 
 /// Deletes a rule; the rules after it move up one position. Answers the
@@ -150,8 +174,7 @@ pub async fn delete(
         Ok(id) => id,
         Err(errors) => return Ok(field_errors(errors)),
     };
-    let rule = wms.delete_pricing_rule(t.business_id(), id).await;
-    answer(rule.map(|r| vec![r.record()]))
+    written(one_rule, wms.delete_pricing_rule(t.business_id(), id)).await
 }
 
 /// Moves rules: `{"id": 12, "position_id": 3}`, or several moves applied
@@ -177,7 +200,11 @@ pub async fn position(
         Ok(m) => m,
         Err(errors) => return Ok(field_errors(errors)),
     };
-    answer(wms.move_pricing_rules(t.business_id(), moves).await)
+    written(
+        ok::<Vec<RulePosition>>,
+        wms.move_pricing_rules(t.business_id(), moves),
+    )
+    .await
 }
 
 /// Applies rules to the business's item prices now: the rule named by
@@ -219,11 +246,12 @@ pub async fn execute(
         Ok(s) => s,
         Err(errors) => return Ok(field_errors(errors)),
     };
+    idempotency::expect(|o: &JobOutcome| Some(job_runs(o)));
     let outcome = match wms.execute_pricing_job(t.business_id(), spec).await {
         Ok(o) => o,
         Err(e) => return answer::<()>(Err(e)),
     };
-    let mut response = Json(DataEnvelope { data: outcome.runs }).into_response();
+    let mut response = job_runs(&outcome).into_response();
     let h = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(&outcome.job_id) {
         h.insert(IDEMPOTENCY_KEY, v);

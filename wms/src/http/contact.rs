@@ -3,8 +3,10 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use super::idempotency::{ok, plain, respond};
 use crate::Wms;
 use crate::crm::Submitted;
+use crate::idempotency::{self, Answer};
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, State};
 use depot_protocol::crm::contact::{
@@ -54,7 +56,7 @@ pub async fn submit(
     t: Tenant,
     ApiPath((_, form_id)): ApiPath<(i64, i64)>,
     body: Result<ApiJson<ContactSubmission>, ApiError>,
-) -> Result<Json<Receipt>, ApiError> {
+) -> Result<Answer, ApiError> {
     // The extractor names the API's general limit; this route has its own.
     let ApiJson(submission) = body.map_err(|e| match e {
         ApiError::PayloadTooLarge { .. } => ApiError::PayloadTooLarge {
@@ -62,11 +64,17 @@ pub async fn submit(
         },
         e => e,
     })?;
+    // A submission over the form's limits applied nothing: its 429 is not
+    // kept for the key, a retry later may go through.
+    idempotency::expect(|s: &Submitted| match s {
+        Submitted::Received(receipt) => Some(plain(receipt)),
+        Submitted::Limited { .. } => None,
+    });
     match wms
         .submit_contact(t.business_id(), form_id, submission)
         .await?
     {
-        Submitted::Received(receipt) => Ok(Json(receipt)),
+        Submitted::Received(receipt) => Ok(plain(&receipt)),
         Submitted::Limited { wait_secs } => Err(ApiError::RateLimited { wait_secs }),
     }
 }
@@ -90,10 +98,8 @@ pub async fn create_department(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<DepartmentCreate>,
-) -> Result<Json<DataEnvelope<Department>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_department(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Department>, wms.create_department(t.0, req)).await
 }
 
 /// The business's departments, by code.
@@ -124,10 +130,8 @@ pub async fn create_form(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<FormCreate>,
-) -> Result<Json<DataEnvelope<ContactForm>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_form(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<ContactForm>, wms.create_form(t.0, req)).await
 }
 
 /// The business's contact forms, oldest first.

@@ -4,7 +4,9 @@
 use super::contact::{PageQuery, page};
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use super::idempotency::{plain, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::crm::{
@@ -95,7 +97,7 @@ pub async fn post_message(
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<ScopeQuery>,
     ApiJson(req): ApiJson<MessagePost>,
-) -> Result<Json<ThreadMessages>, ApiError> {
+) -> Result<Answer, ApiError> {
     let mut c = Check::new();
     let (integration_id, department) =
         scope(&mut c, q.integration_id.as_deref(), q.filter_id.as_deref());
@@ -105,7 +107,7 @@ pub async fn post_message(
                 integration_id,
                 department,
             };
-            Ok(Json(wms.post_message(t.0, id, scope, m).await?))
+            respond(plain::<ThreadMessages>, wms.post_message(t.0, id, scope, m)).await
         }
         (q, m) => Err(ApiError::invalid(
             q.err().into_iter().chain(m.err()).flatten().collect(),

@@ -2,8 +2,10 @@
 
 use super::error::ApiError;
 use super::extract::{ApiPath, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
 use crate::documents::Upload;
+use crate::idempotency::Answer;
 use axum::Json;
 use axum::extract::{Multipart, State};
 use axum::http::header;
@@ -63,7 +65,7 @@ pub async fn upload(
     t: Tenant,
     ApiPath((_, et, id)): ApiPath<(i64, String, i64)>,
     multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
-) -> Result<Json<DataEnvelope<Document>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let entity = entity(&et)?;
     let mut form = multipart.map_err(|e| {
         ApiError::bad_request(format!("expected multipart/form-data: {}", e.body_text()))
@@ -109,9 +111,7 @@ pub async fn upload(
         description,
         bytes,
     };
-    Ok(Json(DataEnvelope {
-        data: wms.attach(t.0, entity, id, upload).await?,
-    }))
+    respond(ok::<Document>, wms.attach(t.0, entity, id, upload)).await
 }
 
 /// Downloads a document's bytes (extension).

@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::inbound::InboundFilter;
 use axum::Json;
 use axum::extract::State;
@@ -69,10 +71,8 @@ pub async fn create(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<InboundCreate>,
-) -> Result<Json<DataEnvelope<InboundOrder>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_inbound(t.business_id(), req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<InboundOrder>, wms.create_inbound(t.business_id(), req)).await
 }
 
 /// Blind, scan-based receiving with quality inspection. Each line is a scan
@@ -90,8 +90,6 @@ pub async fn reception(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<ReceptionRequest>,
-) -> Result<Json<DataEnvelope<ReceptionResult>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.receive(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<ReceptionResult>, wms.receive(t.0, req)).await
 }

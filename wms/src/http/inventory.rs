@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiQuery, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::ledger::{AdjustResult, StockFilter};
 use axum::Json;
 use axum::extract::State;
@@ -58,8 +60,6 @@ pub async fn adjust(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<AdjustRequest>,
-) -> Result<Json<DataEnvelope<AdjustResult>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.adjust(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<AdjustResult>, wms.adjust(t.0, req)).await
 }

@@ -2,8 +2,10 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
 use crate::catalog::ItemFilter;
+use crate::idempotency::Answer;
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::catalog::{Item, ItemCreate, ItemEdit};
@@ -66,10 +68,8 @@ pub async fn create(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<ItemCreate>,
-) -> Result<Json<DataEnvelope<Item>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_item(t.business_id(), req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Item>, wms.create_item(t.business_id(), req)).await
 }
 
 /// Updates SKU attributes, prices, publication links and bin locations.
@@ -85,8 +85,10 @@ pub async fn edit(
     t: Tenant,
     ApiPath((_, item_id)): ApiPath<(i64, i64)>,
     ApiJson(req): ApiJson<ItemEdit>,
-) -> Result<Json<DataEnvelope<Item>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.edit_item(t.business_id(), ItemId(item_id), req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(
+        ok::<Item>,
+        wms.edit_item(t.business_id(), ItemId(item_id), req),
+    )
+    .await
 }

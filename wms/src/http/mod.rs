@@ -13,6 +13,7 @@ pub mod error;
 pub mod events;
 pub mod extract;
 pub mod health;
+pub mod idempotency;
 pub mod inbound;
 pub mod inventory;
 pub mod items;
@@ -39,8 +40,9 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
 #[openapi(
     info(title = "Depot API", version = "1.0.0b",
         description = "Omnichannel commerce, warehouse and fulfilment API. Every request carries X-API-KEY; \
-                       errors answer {error: 1, code, message, errors?}. The event types of \
-                       /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
+                       errors answer {error: 1, code, message, errors?}. Every write takes an optional \
+                       Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
+                       The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
     tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),

@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use super::idempotency::{ok, plain, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::orders::OrderFilter;
 use axum::Json;
 use axum::extract::State;
@@ -130,9 +132,17 @@ pub async fn create(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<OrderCreate>,
-) -> Result<Json<Ingested>, ApiError> {
-    let (data, created) = wms.create_order(t.0, req).await?;
-    Ok(Json(Ingested { data, created }))
+) -> Result<Answer, ApiError> {
+    respond(ingested, wms.create_order(t.0, req)).await
+}
+
+/// The answer to an ingested order: the order, and whether this call
+/// created it.
+fn ingested((order, created): &(Order, bool)) -> Answer {
+    plain(&Ingested {
+        data: order.clone(),
+        created: *created,
+    })
 }
 
 /// Changes the order's status. Orders move one step at a time along
@@ -151,9 +161,11 @@ pub async fn set_status(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiJson(req): ApiJson<StatusRequest>,
-) -> Result<Json<DataEnvelope<Order>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let (status, note) = req.parse().map_err(ApiError::invalid)?;
-    Ok(Json(DataEnvelope {
-        data: wms.set_order_status(t.0, OrderId(id), status, note).await?,
-    }))
+    respond(
+        ok::<Order>,
+        wms.set_order_status(t.0, OrderId(id), status, note),
+    )
+    .await
 }

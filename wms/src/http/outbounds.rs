@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiPath, ApiQuery, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::shipping::RunFilter;
 use axum::Json;
 use axum::extract::State;
@@ -67,10 +69,8 @@ pub async fn close(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
-) -> Result<Json<DataEnvelope<DispatchRun>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.close_dispatch_run(t.0, id).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<DispatchRun>, wms.close_dispatch_run(t.0, id)).await
 }
 
 /// The manifest of a closed run, as PDF (extension).

@@ -2,8 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
-use axum::Json;
+use crate::idempotency::Answer;
 use axum::extract::State;
 use depot_protocol::shipping::{PackRequest, PackResult};
 use depot_protocol::{DataEnvelope, ErrorBody};
@@ -22,8 +23,6 @@ pub async fn pack_order(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<PackRequest>,
-) -> Result<Json<DataEnvelope<PackResult>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.pack_order(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<PackResult>, wms.pack_order(t.0, req)).await
 }

@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::picking::WaveFilter;
 use axum::Json;
 use axum::extract::State;
@@ -77,10 +79,8 @@ pub async fn create(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<WaveCreate>,
-) -> Result<Json<DataEnvelope<Wave>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_wave(t.business_id(), req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Wave>, wms.create_wave(t.business_id(), req)).await
 }
 
 /// Validates one picking scan against the wave's open lines. A good scan
@@ -99,8 +99,6 @@ pub async fn scan(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<ScanRequest>,
-) -> Result<Json<DataEnvelope<ScanResult>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.pick_scan(t.0, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<ScanResult>, wms.pick_scan(t.0, req)).await
 }

@@ -2,7 +2,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiJson, ApiPath, Tenant};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -38,10 +40,8 @@ pub async fn create(
     State(wms): State<Wms>,
     t: Tenant,
     ApiJson(req): ApiJson<PrinterFields>,
-) -> Result<Json<DataEnvelope<Printer>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.create_printer(t.business_id(), req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Printer>, wms.create_printer(t.business_id(), req)).await
 }
 
 /// Updates a printer (extension); absent fields are kept.
@@ -56,10 +56,8 @@ pub async fn edit(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiJson(req): ApiJson<PrinterFields>,
-) -> Result<Json<DataEnvelope<Printer>>, ApiError> {
-    Ok(Json(DataEnvelope {
-        data: wms.edit_printer(t.business_id(), id, req).await?,
-    }))
+) -> Result<Answer, ApiError> {
+    respond(ok::<Printer>, wms.edit_printer(t.business_id(), id, req)).await
 }
 
 /// Sends a raw ZPL or PDF job to a printer: the body is the job itself
@@ -76,7 +74,7 @@ pub async fn submit(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<DataEnvelope<PrintJob>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let body = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::PayloadTooLarge {
@@ -86,9 +84,7 @@ pub async fn submit(
             ApiError::bad_request(e.body_text())
         }
     })?;
-    Ok(Json(DataEnvelope {
-        data: wms.submit_job(t.0, id, body.to_vec()).await?,
-    }))
+    respond(ok::<PrintJob>, wms.submit_job(t.0, id, body.to_vec())).await
 }
 
 /// The newest jobs of a printer with their status (extension).

@@ -3,7 +3,9 @@
 
 use super::error::ApiError;
 use super::extract::{ApiPath, parse_json};
+use super::idempotency::{ok, respond};
 use crate::Wms;
+use crate::idempotency::Answer;
 use crate::shipping::EventOutcome;
 use axum::Json;
 use axum::body::Bytes;
@@ -109,7 +111,7 @@ pub async fn carrier_webhook(
     ApiPath(carrier): ApiPath<String>,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<Json<DataEnvelope<EventOutcome>>, ApiError> {
+) -> Result<Answer, ApiError> {
     let secret = secrets
         .as_ref()
         .and_then(|s| s.0.0.get(&carrier).cloned())
@@ -125,9 +127,7 @@ pub async fn carrier_webhook(
     verify(&secret, header, &body, chrono::Utc::now().timestamp())
         .map_err(ApiError::unauthorized)?;
     let event: CarrierEvent = parse_json(&body)?;
-    Ok(Json(DataEnvelope {
-        data: wms.carrier_event(&carrier, event).await?,
-    }))
+    respond(ok::<EventOutcome>, wms.carrier_event(&carrier, event)).await
 }
 
 #[cfg(test)]

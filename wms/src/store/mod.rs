@@ -6,6 +6,7 @@ pub mod catalog;
 pub mod crm;
 pub mod documents;
 pub mod events;
+pub mod idempotency;
 pub mod ids;
 pub mod inbound;
 pub mod ledger;
@@ -71,6 +72,7 @@ pub fn migrations() -> Migrations<'static> {
                     .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
             },
         ),
+        M::up(include_str!("schema/028_idempotency_keys.sql")),
         M::up(include_str!("schema/029_sync_trust.sql")),
     ])
 }
