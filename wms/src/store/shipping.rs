@@ -328,8 +328,16 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
         })
     })?;
     run.shipments = rows.collect::<rusqlite::Result<_>>()?;
-    run.packages = run.shipments.iter().map(|s| s.packages).sum();
-    run.weight_g = run.shipments.iter().map(|s| s.weight_g).sum();
+    // Saturating: a run is as long as the carrier's day; its totals are
+    // shown, never stored.
+    run.packages = run
+        .shipments
+        .iter()
+        .fold(0u32, |n, s| n.saturating_add(s.packages));
+    run.weight_g = run
+        .shipments
+        .iter()
+        .fold(0i64, |n, s| n.saturating_add(s.weight_g));
     Ok(())
 }
 
