@@ -39,6 +39,7 @@ pub fn insert(
 
 /// Adds a line; answers its number.
 pub fn add_line(conn: &Connection, inbound: i64, item: ItemId, expected: i64) -> Result<u32> {
+    super::count_within("quantity", expected)?;
     let next: u32 = conn
         .prepare_cached(
             "SELECT COALESCE(MAX(line_no), 0) + 1 FROM inbound_lines WHERE inbound_id = ?1",
@@ -273,6 +274,9 @@ pub fn insert_replica(conn: &Connection, o: &InboundOrder) -> Result<bool> {
         "INSERT INTO inbound_lines (inbound_id, line_no, item_id, expected, accepted, rejected) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for l in &o.lines {
+        super::count_within("expected", l.expected)?;
+        super::count_within("accepted", l.accepted)?;
+        super::count_within("rejected", l.rejected)?;
         stmt.execute(params![
             o.id,
             l.line_no,

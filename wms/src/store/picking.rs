@@ -96,6 +96,7 @@ pub struct NewLine {
 }
 
 pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Result<()> {
+    super::count_within("quantity", l.quantity)?;
     conn.prepare_cached(
         "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -368,6 +369,8 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for (seq, l) in lines.into_iter().enumerate() {
+        super::count_within("quantity", l.quantity)?;
+        super::count_within("picked", l.picked)?;
         stmt.execute(params![
             l.id,
             w.id,
