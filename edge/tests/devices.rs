@@ -394,3 +394,288 @@ async fn scale_routes_against_a_modbus_tcp_scale() {
 
     edge.stop().await;
 }
+
+/// The numbers of the edge's write routes at the extremes: the warehouse
+/// routes it serves (the same code as the cloud's) and its own (a
+/// station's task, scan and pack; a scale's weight, zero and tare). Each
+/// answers a 4xx with the error body, naming a numeric field it refuses,
+/// and the log does not move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn extreme_numbers_at_the_edge_answer_4xx_and_write_nothing() {
+    let sim = SerialScaleSim::start(SimProtocol::MtSics, Unit::Kilogram).expect("scale sim");
+    sim.set_weight(weight("1.250"));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut device = scale("pack-scale", ScaleProtocol::MtSics);
+    device.port = Some(sim.path().to_owned());
+    let key = "dpk_numbers_0123456789abcdef0123456789";
+    let mut settings = offline_settings(dir.path(), "numbers", key).await;
+    settings.devices.scales = vec![device];
+    settings.stations = vec![depot_edge::devices::config::StationConfig {
+        name: "pack-1".into(),
+        scanners: vec![],
+        scale: Some("pack-scale".into()),
+        printer: None,
+        tolerance_g: 20,
+        tolerance_pct: 5.0,
+        packaging_g: 100,
+        weigh_timeout_ms: 3000,
+    }];
+    settings.check().expect("valid settings");
+    let edge = RunningEdge::start_with_bus(settings, SimBus::new()).await;
+    let api = Api::new(&edge, key);
+    api.ready().await;
+    // What the business's log holds; a station logs each answer it gives,
+    // refusals too, as `station.scanned` for its screen: not a write.
+    let log = || async {
+        edge.wms
+            .events_since(0, 1_000_000)
+            .await
+            .expect("events")
+            .into_iter()
+            .filter(|e| e.kind != "station.scanned")
+            .count()
+    };
+    let before = log().await;
+    let extremes = |max: i64| {
+        vec![
+            serde_json::json!(i64::MIN),
+            serde_json::json!(i64::MIN + 1),
+            serde_json::json!(-1),
+            serde_json::json!(0),
+            serde_json::json!(max + 1),
+            serde_json::json!(i64::MAX),
+            serde_json::json!(u64::MAX),
+            serde_json::json!(1e300),
+            serde_json::json!(1.5),
+            serde_json::json!("5"),
+        ]
+    };
+    let refused = |status: u16, body: &Value, what: &str, field: Option<&str>| {
+        assert!((400..500).contains(&status), "{what}: {status} {body}");
+        assert_eq!(body["error"], 1, "{what}: {body}");
+        assert_eq!(body["code"], status, "{what}: {body}");
+        if let (422, Some(f)) = (status, field) {
+            let named = body["errors"]
+                .as_array()
+                .is_some_and(|e| e.iter().any(|e| e["name"] == f));
+            assert!(named, "{what}: {body}");
+        }
+    };
+    let b = 1;
+    let q = depot_protocol::stock::MAX_QUANTITY;
+    // (method, path, body, field, the field's maximum; 0: an id).
+    let cases: Vec<(&str, String, Value, &str, i64)> = vec![
+        (
+            "POST",
+            format!("/v1/inventory/{b}/adjust"),
+            serde_json::json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 1}),
+            "quantity",
+            q,
+        ),
+        (
+            "POST",
+            format!("/v1/inventory/{b}/adjust"),
+            serde_json::json!({"warehouse_id": 1, "sku": "A", "reason": "adjusted", "delta": 1}),
+            "delta",
+            q,
+        ),
+        (
+            "POST",
+            format!("/v1/inventory/{b}/adjust"),
+            serde_json::json!({"warehouse_id": 1, "sku": "A", "reason": "cycle_count", "counted": 1}),
+            "counted",
+            q,
+        ),
+        (
+            "POST",
+            format!("/v1/inventory/{b}/adjust"),
+            serde_json::json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 1}),
+            "item_id",
+            0,
+        ),
+        (
+            "POST",
+            format!("/v1/inventory/{b}/adjust"),
+            serde_json::json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 1}),
+            "warehouse_id",
+            0,
+        ),
+        (
+            "POST",
+            format!("/v1/inbounds/{b}/reception"),
+            serde_json::json!({"inbound_id": 1, "lines": [{"code": "A", "quantity": 1}]}),
+            "lines[0].quantity",
+            q,
+        ),
+        (
+            "POST",
+            format!("/v1/inbounds/{b}/reception"),
+            serde_json::json!({"inbound_id": 1, "lines": [{"code": "A", "accepted": 1, "rejected": 1, "reason": "torn"}]}),
+            "lines[0].accepted",
+            q,
+        ),
+        (
+            "POST",
+            format!("/v1/inbounds/{b}/reception"),
+            serde_json::json!({"inbound_id": 1, "lines": [{"code": "A"}]}),
+            "inbound_id",
+            0,
+        ),
+        (
+            "POST",
+            format!("/v1/picking/{b}/waves/create"),
+            serde_json::json!({"warehouse_id": 1, "max_orders": 1}),
+            "max_orders",
+            200,
+        ),
+        (
+            "POST",
+            format!("/v1/picking/{b}/item/scan"),
+            serde_json::json!({"wave_id": 1, "code": "A", "quantity": 1}),
+            "quantity",
+            10_000,
+        ),
+        (
+            "POST",
+            format!("/v1/picking/{b}/item/scan"),
+            serde_json::json!({"wave_id": 1, "order_id": 1, "code": "A"}),
+            "wave_id",
+            0,
+        ),
+        (
+            "POST",
+            format!("/v1/packing/{b}/pack-order"),
+            serde_json::json!({"order_id": 1, "items": [{"code": "A", "quantity": 1}], "packages": [{"weight_g": 500}]}),
+            "items[0].quantity",
+            1_000_000,
+        ),
+        (
+            "POST",
+            format!("/v1/packing/{b}/pack-order"),
+            serde_json::json!({"order_id": 1, "items": [{"code": "A"}], "packages": [{"weight_g": 500}]}),
+            "packages[0].weight_g",
+            1_000_000,
+        ),
+        (
+            "POST",
+            format!("/v1/packing/{b}/pack-order"),
+            serde_json::json!({"order_id": 1, "items": [{"code": "A"}], "packages": [{"weight_g": 500, "length_mm": 1, "width_mm": 1, "height_mm": 1}]}),
+            "packages[0].width_mm",
+            10_000,
+        ),
+        (
+            "POST",
+            format!("/v1/shipments/{b}/generate-label"),
+            serde_json::json!({"shipment_id": 1, "format": "zpl", "package": 1}),
+            "shipment_id",
+            0,
+        ),
+        (
+            "POST",
+            format!("/v1/shipments/{b}/generate-label"),
+            serde_json::json!({"shipment_id": 1, "format": "zpl", "package": 1}),
+            "package",
+            50,
+        ),
+        (
+            "PUT",
+            "/v1/edge/stations/pack-1/task".into(),
+            serde_json::json!({"task": "picking", "wave_id": 1, "order_id": 1}),
+            "wave_id",
+            0,
+        ),
+        (
+            "PUT",
+            "/v1/edge/stations/pack-1/task".into(),
+            serde_json::json!({"task": "picking", "wave_id": 1, "order_id": 1}),
+            "order_id",
+            0,
+        ),
+        (
+            "PUT",
+            "/v1/edge/stations/pack-1/task".into(),
+            serde_json::json!({"task": "receiving", "inbound_id": 1}),
+            "inbound_id",
+            0,
+        ),
+        (
+            "PUT",
+            "/v1/edge/stations/pack-1/task".into(),
+            serde_json::json!({"task": "packing", "order_id": 1}),
+            "order_id",
+            0,
+        ),
+        (
+            "POST",
+            "/v1/edge/stations/pack-1/scan".into(),
+            serde_json::json!({"code": "A"}),
+            "code",
+            0,
+        ),
+    ];
+    for (method, path, body, field, max) in cases {
+        for value in extremes(max) {
+            let mut body = body.clone();
+            let mut at = &mut body;
+            for part in field.split('.') {
+                match part.split_once('[') {
+                    Some((k, i)) => {
+                        at = &mut at[k][i.trim_end_matches(']').parse::<usize>().unwrap_or(0)]
+                    }
+                    None => at = &mut at[part],
+                }
+            }
+            *at = value.clone();
+            let (status, answer) = api.call(method, &path, Some(body)).await;
+            let what = format!("{method} {path} {field} = {value}");
+            refused(
+                status,
+                &answer,
+                &what,
+                (max > 0 || field == "code").then_some(field),
+            );
+            assert_eq!(log().await, before, "{what} wrote");
+        }
+    }
+    // Ids in paths, and the numbers of a scale's query string.
+    for id in [
+        "0",
+        "-1",
+        "9223372036854775807",
+        "9223372036854775808",
+        "1e300",
+        "1.5",
+    ] {
+        for (method, path) in [
+            ("PUT", format!("/v1/orders/{b}/{id}/status")),
+            (
+                "POST",
+                format!("/v1/outbounds/{b}/dispatch-runs/{id}/close"),
+            ),
+            ("POST", format!("/v1/printers/jobs/{b}/{id}")),
+            ("POST", format!("/v1/edge/scales/{id}/zero")),
+            ("POST", format!("/v1/edge/scales/{id}/tare")),
+            ("POST", format!("/v1/edge/stations/{id}/pack")),
+            ("POST", format!("/v1/inventory/{id}/adjust")),
+        ] {
+            let body = serde_json::json!({"status": "cancelled"});
+            let (status, answer) = api.call(method, &path, Some(body)).await;
+            refused(status, &answer, &format!("{method} {path}"), None);
+        }
+        let path = format!("/v1/edge/scales/pack-scale/weight?stable=true&timeout_ms={id}");
+        let (status, answer) = api.get(&path).await;
+        refused(status, &answer, &path, Some("timeout_ms"));
+    }
+    for timeout in ["30001", "18446744073709551615", "18446744073709551616"] {
+        let path = format!("/v1/edge/scales/pack-scale/weight?stable=true&timeout_ms={timeout}");
+        let (status, answer) = api.get(&path).await;
+        refused(status, &answer, &path, Some("timeout_ms"));
+    }
+    // Packing with nothing scanned: refused before the scale is asked.
+    let (status, answer) = api
+        .call("POST", "/v1/edge/stations/pack-1/pack", None)
+        .await;
+    refused(status, &answer, "pack", None);
+    assert_eq!(log().await, before);
+    edge.stop().await;
+}

@@ -17,18 +17,23 @@ pub const MAX_LIST: usize = 50;
 pub const MAX_DIMENSION_MM: i64 = 10_000;
 pub const MAX_WEIGHT_G: i64 = 1_000_000;
 
-/// Outer dimensions in millimetres.
+/// Outer dimensions in millimetres, each 1 to 10000.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Dimensions {
+    #[schema(minimum = 1, maximum = 10_000)]
     pub length_mm: i64,
+    #[schema(minimum = 1, maximum = 10_000)]
     pub width_mm: i64,
+    #[schema(minimum = 1, maximum = 10_000)]
     pub height_mm: i64,
 }
 
 /// The item's price in one price list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Price {
+    /// 1 or more.
     pub price_list_id: PriceListId,
+    /// 0 to 999999999999999.99.
     pub amount: Money,
     pub currency: String,
 }
@@ -81,6 +86,8 @@ pub struct ItemCreate {
     /// Further barcodes: GTINs (checked) or internal codes.
     pub barcodes: Option<Vec<String>>,
     pub dimensions: Option<Dimensions>,
+    /// Grams, 1 to 1000000.
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub weight_g: Option<i64>,
     pub prices: Option<Vec<Price>>,
     pub links: Option<Vec<PublicationLink>>,
@@ -100,6 +107,8 @@ pub struct ItemEdit {
     pub gtin: Option<String>,
     pub barcodes: Option<Vec<String>>,
     pub dimensions: Option<Dimensions>,
+    /// Grams, 1 to 1000000.
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub weight_g: Option<i64>,
     pub prices: Option<Vec<Price>>,
     pub links: Option<Vec<PublicationLink>>,

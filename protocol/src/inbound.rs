@@ -81,6 +81,8 @@ pub struct InboundOrder {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct InboundLineCreate {
     pub sku: String,
+    /// Units expected, 1 to 1000000000.
+    #[schema(minimum = 1, maximum = 1_000_000_000)]
     pub quantity: i64,
 }
 
@@ -142,12 +144,19 @@ pub struct ReceptionLine {
     /// What was scanned: a barcode, a GTIN, a SKU, or a GS1-128 / DataMatrix
     /// element string (which may carry lot, expiry, serial and count).
     pub code: String,
-    /// Units counted; defaults to the count in a GS1 string (AI 37), else 1.
-    /// Without `accepted`/`rejected`, all are accepted.
+    /// Units counted, 1 to 1000000000; defaults to the count in a GS1
+    /// string (AI 37), else 1. Without `accepted`/`rejected`, all are
+    /// accepted.
+    #[schema(minimum = 1, maximum = 1_000_000_000)]
     pub quantity: Option<i64>,
-    /// Quality inspection: units accepted into stock.
+    /// Quality inspection: units accepted into stock, 0 to 1000000000.
+    /// What a line has accepted (and rejected) in all, and the on-hand it
+    /// books to, stay within 10000000000: a reception beyond is refused.
+    #[schema(minimum = 0, maximum = 1_000_000_000)]
     pub accepted: Option<i64>,
-    /// Quality inspection: units refused (not stocked); needs `reason`.
+    /// Quality inspection: units refused (not stocked), 0 to 1000000000;
+    /// needs `reason`.
+    #[schema(minimum = 0, maximum = 1_000_000_000)]
     pub rejected: Option<i64>,
     pub reason: Option<String>,
     pub lot: Option<String>,
@@ -206,7 +215,7 @@ impl ReceptionRequest {
                 }
             }
             if let (Some(q), Some(a), Some(r)) = (l.quantity, l.accepted, l.rejected) {
-                if a + r != q {
+                if a.checked_add(r) != Some(q) {
                     c.fail(
                         format!("lines[{i}].quantity"),
                         "must equal accepted + rejected",

@@ -10,6 +10,8 @@ pub mod document;
 pub mod envelope;
 pub mod error;
 pub mod event;
+#[cfg(test)]
+mod extremes;
 pub mod gs1;
 pub mod ids;
 pub mod inbound;

@@ -4,8 +4,11 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
+/// An amount with at most two decimals: a string like "12.50" or a number,
+/// from -999999999999999.99 to 999999999999999.99 (15 digits before the
+/// point); answers always write the string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, utoipa::ToSchema)]
-#[schema(value_type = String, example = "12.50")]
+#[schema(value_type = String, example = "12.50", pattern = r"^-?[0-9]{1,15}(\.[0-9]{1,2})?$")]
 pub struct Money(pub i64);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -18,6 +21,19 @@ pub enum MoneyError {
 
 impl Money {
     pub const ZERO: Money = Money(0);
+    /// The largest amount a request may carry (and the most negative, with
+    /// a minus sign): 999999999999999.99. Sums of a few such amounts stay
+    /// far inside `i64`; longer sums use the checked operations.
+    pub const MAX: Money = Money(99_999_999_999_999_999);
+
+    /// The amount, if it is within `-MAX..=MAX`.
+    fn within(self) -> Result<Self, MoneyError> {
+        if self.0.checked_abs().is_some_and(|a| a <= Self::MAX.0) {
+            Ok(self)
+        } else {
+            Err(MoneyError::Overflow)
+        }
+    }
 
     pub fn cents(self) -> i64 {
         self.0
@@ -56,7 +72,7 @@ impl Money {
             .checked_mul(100)
             .and_then(|c| c.checked_add(frac_cents))
             .ok_or(MoneyError::Overflow)?;
-        Ok(Money(if neg { -cents } else { cents }))
+        Money(if neg { -cents } else { cents }).within()
     }
 
     /// From a JSON number: must have at most two decimals.
@@ -71,15 +87,26 @@ impl Money {
         if ((cents / 100.0) - v).abs() > 1e-9 {
             return Err(MoneyError::Format);
         }
-        Ok(Money(cents as i64))
+        Money(cents as i64).within()
     }
 
+    /// From a JSON integer (whole units).
+    pub fn from_units(units: i64) -> Result<Self, MoneyError> {
+        units
+            .checked_mul(100)
+            .map(Money)
+            .ok_or(MoneyError::Overflow)?
+            .within()
+    }
+
+    /// The sum, if it stays within `-MAX..=MAX`.
     pub fn checked_add(self, other: Money) -> Option<Money> {
-        self.0.checked_add(other.0).map(Money)
+        self.0.checked_add(other.0).map(Money)?.within().ok()
     }
 
+    /// The product, if it stays within `-MAX..=MAX`.
     pub fn checked_mul(self, n: i64) -> Option<Money> {
-        self.0.checked_mul(n).map(Money)
+        self.0.checked_mul(n).map(Money)?.within().ok()
     }
 }
 
@@ -109,7 +136,7 @@ impl<'de> Deserialize<'de> for Money {
         let parsed = match Raw::deserialize(d).map_err(|_| {
             serde::de::Error::custom("must be an amount: a number or a string like \"12.50\"")
         })? {
-            Raw::Int(i) => i.checked_mul(100).map(Money).ok_or(MoneyError::Overflow),
+            Raw::Int(i) => Money::from_units(i),
             Raw::Float(f) => Money::from_f64(f),
             Raw::Str(s) => Money::parse(&s),
         };
@@ -169,7 +196,54 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_range_is_the_same_in_every_form() {
+        let max = "999999999999999.99";
+        assert_eq!(Money::parse(max), Ok(Money::MAX));
+        assert_eq!(Money::parse(&format!("-{max}")), Ok(Money(-Money::MAX.0)));
+        assert_eq!(Money::MAX.to_string(), max);
+        for json in [
+            "999999999999999",
+            "\"999999999999999.99\"",
+            "-999999999999999",
+            "12.5",
+        ] {
+            assert!(serde_json::from_str::<Money>(json).is_ok(), "{json}");
+        }
+        for json in [
+            "1000000000000000",
+            "-1000000000000000",
+            "9223372036854775807",
+            "-9223372036854775808",
+            "18446744073709551615",
+            "1e300",
+            "-1e300",
+            "1e15",
+            "\"1000000000000000\"",
+            "\"-9223372036854775808\"",
+        ] {
+            assert!(serde_json::from_str::<Money>(json).is_err(), "{json}");
+        }
+        assert_eq!(serde_json::from_str::<Money>("-0").ok(), Some(Money(0)));
+        assert_eq!(serde_json::from_str::<Money>("-0.0").ok(), Some(Money(0)));
+        assert_eq!(Money::MAX.checked_add(Money(1)), None);
+        assert_eq!(Money::MAX.checked_mul(2), None);
+        assert_eq!(Money(i64::MIN).checked_add(Money(0)), None);
+        assert_eq!(Money(5).checked_mul(3), Some(Money(15)));
+    }
+
     proptest! {
+        /// Whatever number a client sends, the result is an amount within
+        /// the range or an error: never a panic, never a wrapped value.
+        #[test]
+        fn any_json_number_is_in_range_or_refused(i in any::<i64>(), f in any::<f64>(), u in any::<u64>()) {
+            for json in [i.to_string(), format!("{f:e}"), u.to_string(), format!("\"{i}\"")] {
+                if let Ok(m) = serde_json::from_str::<Money>(&json) {
+                    prop_assert!(m.cents().abs() <= Money::MAX.cents(), "{json} -> {m:?}");
+                }
+            }
+        }
+
         #[test]
         fn display_parse_round_trip(c in -1_000_000_000_000i64..1_000_000_000_000) {
             prop_assert_eq!(Money::parse(&Money(c).to_string()), Ok(Money(c)));

@@ -137,6 +137,7 @@ pub struct Address {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Payment {
     pub method: String,
+    /// 0 to 999999999999999.99.
     pub amount: Money,
     pub reference: Option<String>,
     pub paid_at: Option<DateTime<Utc>>,

@@ -14,8 +14,12 @@ pub const MAX_LINE_QUANTITY: i64 = 1_000_000;
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct OrderLineCreate {
     pub sku: String,
+    /// 1 to 1000000.
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub quantity: i64,
-    /// Defaults to the item's price in its first price list, else 0.
+    /// 0 to 999999999999999.99; defaults to the item's price in its first
+    /// price list, else 0. The order's total (the sum of quantity times
+    /// unit price) must stay within the same range.
     pub unit_price: Option<Money>,
 }
 

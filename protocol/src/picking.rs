@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_WAVE_ORDERS: u32 = 20;
 pub const MAX_WAVE_ORDERS: u32 = 200;
+/// The most units one pick scan may book.
+pub const MAX_SCAN_QUANTITY: i64 = 10_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -37,6 +39,7 @@ impl WaveStatus {
 pub struct WaveCreate {
     pub warehouse_id: WarehouseId,
     /// Orders at most in this wave (default 20, at most 200).
+    #[schema(minimum = 1, maximum = 200)]
     pub max_orders: Option<u32>,
     /// Only orders shipping with this carrier.
     pub carrier: Option<String>,
@@ -120,7 +123,9 @@ pub struct ScanRequest {
     pub order_id: Option<OrderId>,
     /// A barcode, GTIN, SKU, or GS1 element string.
     pub code: String,
-    /// Units picked with this scan; defaults to a GS1 count, else 1.
+    /// Units picked with this scan, 1 to 10000; defaults to a GS1 count,
+    /// else 1.
+    #[schema(minimum = 1, maximum = 10_000)]
     pub quantity: Option<i64>,
 }
 
@@ -129,7 +134,7 @@ impl ScanRequest {
         let mut c = Check::new();
         let code = c.scan("code", &self.code, 200);
         if let Some(q) = self.quantity {
-            c.positive("quantity", q, 10_000);
+            c.positive("quantity", q, MAX_SCAN_QUANTITY);
         }
         c.finish(Self { code, ..self })
     }

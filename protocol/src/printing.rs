@@ -62,7 +62,11 @@ impl Connection {
         if let Some(rest) = s.strip_prefix("serial://") {
             let (device, query) = rest.split_once('?').unwrap_or((rest, ""));
             let baud = match query.strip_prefix("baud=") {
-                Some(b) => b.parse().map_err(|_| format!("bad baud rate {b:?}"))?,
+                Some(b) => b
+                    .parse()
+                    .ok()
+                    .filter(|baud: &u32| *baud > 0)
+                    .ok_or_else(|| format!("bad baud rate {b:?}: 1 to {}", u32::MAX))?,
                 None if query.is_empty() => 9600,
                 None => return Err(format!("unknown serial option {query:?}")),
             };
@@ -290,6 +294,12 @@ mod tests {
             "tcp://:9100",
             "tcp://h:0",
             "tcp://h:99999",
+            "tcp://h:-1",
+            "tcp://h:18446744073709551615",
+            "serial:///dev/x?baud=0",
+            "serial:///dev/x?baud=-9600",
+            "serial:///dev/x?baud=4294967296",
+            "serial:///dev/x?baud=1e3",
             "serial://ttyUSB0",
             "serial:///dev/x?parity=e",
             "edge://a b",

@@ -7,6 +7,8 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 pub const MAX_PACKAGES: usize = 50;
+/// The most units one packed item entry may count.
+pub const MAX_PACK_QUANTITY: i64 = 1_000_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -63,15 +65,23 @@ pub struct Shipment {
 pub struct PackItem {
     /// A barcode, GTIN, SKU or GS1 element string.
     pub code: String,
-    /// Defaults to a GS1 count, else 1.
+    /// 1 to 1000000; defaults to a GS1 count, else 1.
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub quantity: Option<i64>,
 }
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct PackageIn {
+    /// Grams, 1 to 1000000.
+    #[schema(minimum = 1, maximum = 1_000_000)]
     pub weight_g: i64,
+    /// Millimetres, 1 to 10000; the three dimensions come together or not
+    /// at all.
+    #[schema(minimum = 1, maximum = 10_000)]
     pub length_mm: Option<i64>,
+    #[schema(minimum = 1, maximum = 10_000)]
     pub width_mm: Option<i64>,
+    #[schema(minimum = 1, maximum = 10_000)]
     pub height_mm: Option<i64>,
 }
 
@@ -98,7 +108,7 @@ impl PackRequest {
             .map(|(i, it)| {
                 let code = c.scan(&format!("items[{i}].code"), &it.code, 200);
                 if let Some(q) = it.quantity {
-                    c.positive(&format!("items[{i}].quantity"), q, 1_000_000);
+                    c.positive(&format!("items[{i}].quantity"), q, MAX_PACK_QUANTITY);
                 }
                 PackItem {
                     code,
@@ -170,7 +180,9 @@ pub enum LabelFormat {
 pub struct LabelRequest {
     pub shipment_id: i64,
     pub format: LabelFormat,
-    /// 1-based package; all packages when absent.
+    /// 1-based package (1 to 50, at most the shipment's packages); all
+    /// packages when absent.
+    #[schema(minimum = 1, maximum = 50)]
     pub package: Option<u32>,
 }
 

@@ -8,6 +8,27 @@ use std::fmt;
 
 /// Largest quantity one movement may carry: beyond it is a typo.
 pub const MAX_QUANTITY: i64 = 1_000_000_000;
+/// The most units of one item one warehouse (or one lot of it) may hold,
+/// and the furthest below zero it may go as a discrepancy. Every running
+/// count of units (reserved, received, rejected, picked) stays within it
+/// too, so sums of them never leave the `i64` range: a movement, reception
+/// or reservation that would take one beyond is refused, not stored.
+pub const MAX_ON_HAND: i64 = 10 * MAX_QUANTITY;
+
+/// `level + delta`, if the result stays within `-MAX_ON_HAND..=MAX_ON_HAND`.
+pub fn next_level(level: i64, delta: i64) -> Option<i64> {
+    level
+        .checked_add(delta)
+        .filter(|v| (-MAX_ON_HAND..=MAX_ON_HAND).contains(v))
+}
+
+/// `count + more` for a running count that never goes below zero, if the
+/// result stays within `0..=MAX_ON_HAND`.
+pub fn next_count(count: i64, more: i64) -> Option<i64> {
+    count
+        .checked_add(more)
+        .filter(|v| (0..=MAX_ON_HAND).contains(v))
+}
 pub const MAX_NOTE: usize = 500;
 pub const MAX_REF: usize = 100;
 
@@ -121,6 +142,10 @@ pub struct StockLevel {
 /// - `received`, `returned`: `quantity` added; `picked`, `shipped`, `damaged`:
 ///   `quantity` removed;
 /// - `transfer`: `quantity` moved to `to_warehouse_id`.
+///
+/// On-hand per item and warehouse stays within -10000000000 to 10000000000
+/// (`MAX_ON_HAND`): an adjustment that would take it beyond is refused with
+/// 422 naming its field, and nothing is written.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct AdjustRequest {
     pub warehouse_id: WarehouseId,
@@ -128,8 +153,15 @@ pub struct AdjustRequest {
     pub item_id: Option<ItemId>,
     pub sku: Option<String>,
     pub reason: MovementReason,
+    /// Units moved, 1 to 1000000000 (all reasons but `adjusted` and
+    /// `cycle_count`).
+    #[schema(minimum = 1, maximum = 1_000_000_000)]
     pub quantity: Option<i64>,
+    /// The signed correction of `adjusted`: -1000000000 to 1000000000, not 0.
+    #[schema(minimum = -1_000_000_000, maximum = 1_000_000_000)]
     pub delta: Option<i64>,
+    /// What a `cycle_count` found: 0 to 1000000000.
+    #[schema(minimum = 0, maximum = 1_000_000_000)]
     pub counted: Option<i64>,
     pub to_warehouse_id: Option<WarehouseId>,
     pub location: Option<String>,
@@ -194,7 +226,7 @@ impl AdjustRequest {
                 let delta = self.delta.unwrap_or(0);
                 if delta == 0 {
                     c.fail("delta", "a non-zero delta is required");
-                } else if delta.abs() > MAX_QUANTITY {
+                } else if !(-MAX_QUANTITY..=MAX_QUANTITY).contains(&delta) {
                     c.fail(
                         "delta",
                         format!("must be at most {MAX_QUANTITY} either way"),
@@ -245,7 +277,8 @@ impl AdjustRequest {
                 let sign = reason.direction().unwrap_or(1);
                 AdjustKind::Delta {
                     reason,
-                    delta: sign * quantity,
+                    // Saturating: a quantity out of range was refused above.
+                    delta: sign.saturating_mul(quantity),
                 }
             }
         };

@@ -96,6 +96,20 @@ impl Check {
         value
     }
 
+    /// An integer within `min..=max`, the range documented where the field
+    /// is declared.
+    pub fn range(&mut self, name: &str, value: i64, min: i64, max: i64) -> i64 {
+        if !(min..=max).contains(&value) {
+            self.fail(name, format!("must be between {min} and {max}"));
+        }
+        value
+    }
+
+    /// An optional integer within `min..=max`.
+    pub fn opt_range(&mut self, name: &str, value: Option<i64>, min: i64, max: i64) -> Option<i64> {
+        value.map(|v| self.range(name, v, min, max))
+    }
+
     /// An ISO 4217 currency code.
     pub fn currency(&mut self, name: &str, value: &str) -> String {
         let v = value.trim().to_ascii_uppercase();
@@ -169,6 +183,23 @@ mod tests {
         assert!(c.is_ok());
         c.scan("code", "A\u{0}B", 100);
         assert!(!c.is_ok());
+    }
+
+    #[test]
+    fn ranges_hold_at_the_extremes() {
+        let mut c = Check::new();
+        for v in [i64::MIN, i64::MIN + 1, -1, 0, 11, i64::MAX] {
+            c.positive("quantity", v, 10);
+            c.range("delta", v, -10, 10);
+        }
+        for v in [1, 10] {
+            c.positive("quantity", v, 10);
+        }
+        for v in [-10, 0, 10] {
+            c.range("delta", v, -10, 10);
+        }
+        assert_eq!(c.opt_range("counted", None, 0, 1), None);
+        assert_eq!(c.finish(()).err().map(|e| e.len()), Some(10));
     }
 
     #[test]

@@ -27,7 +27,7 @@ fn split(line: &CheckedReception, count: Option<i64>) -> (i64, i64) {
         (None, r) => {
             let total = line.quantity.or(count).unwrap_or(1);
             let rejected = r.unwrap_or(0);
-            ((total - rejected).max(0), rejected)
+            (total.saturating_sub(rejected).max(0), rejected)
         }
     }
 }
@@ -79,7 +79,7 @@ fn receive(
             // arrived; an item not on the order is booked and reported.
             None => (sql::add_line(conn, inbound_id, s.item_id, 0)?, true),
         };
-        sql::add_received(conn, inbound_id, line_no, accepted, rejected)?;
+        sql::add_received_as(conn, inbound_id, line_no, accepted, rejected, &field(""))?;
         sql::insert_reception(
             conn,
             &sql::Reception {
@@ -115,7 +115,12 @@ fn receive(
                 origin: origin.to_owned(),
                 at,
             };
-            ledger::record(conn, &m)?;
+            let counted = if line.accepted.is_some() {
+                "accepted"
+            } else {
+                "quantity"
+            };
+            ledger::record_as(conn, &m, &field(counted))?;
             store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
             Some(m.id)
         } else {

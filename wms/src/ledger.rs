@@ -32,22 +32,40 @@ pub struct LevelAfter {
     pub negative: bool,
 }
 
-/// The movements an adjustment turns into, given the current on-hand.
-fn plan(a: &Adjustment, on_hand: i64) -> Vec<(WarehouseId, MovementReason, i64)> {
-    match a.kind {
+/// The movements an adjustment turns into, given the current on-hand; `None`
+/// when the difference a count makes does not fit in an `i64`.
+fn plan(a: &Adjustment, on_hand: i64) -> Option<Vec<(WarehouseId, MovementReason, i64)>> {
+    Some(match a.kind {
         AdjustKind::Delta { reason, delta } => vec![(a.warehouse_id, reason, delta)],
         // A count says what is there; the ledger records the difference.
         AdjustKind::Count { counted } => vec![(
             a.warehouse_id,
             MovementReason::CycleCount,
-            counted - on_hand,
+            counted.checked_sub(on_hand)?,
         )],
         AdjustKind::Transfer { to, quantity } => {
             vec![
-                (a.warehouse_id, MovementReason::Transfer, -quantity),
+                (
+                    a.warehouse_id,
+                    MovementReason::Transfer,
+                    quantity.checked_neg()?,
+                ),
                 (to, MovementReason::Transfer, quantity),
             ]
         }
+    })
+}
+
+/// The request field a movement of this adjustment comes from, named when
+/// it is refused.
+fn field(kind: &AdjustKind) -> &'static str {
+    match kind {
+        AdjustKind::Delta {
+            reason: MovementReason::Adjusted,
+            ..
+        } => "delta",
+        AdjustKind::Delta { .. } | AdjustKind::Transfer { .. } => "quantity",
+        AdjustKind::Count { .. } => "counted",
     }
 }
 
@@ -88,7 +106,9 @@ pub(crate) fn apply(
         movements: Vec::new(),
         levels: Vec::new(),
     };
-    for (warehouse_id, reason, delta) in plan(a, on_hand) {
+    let field = field(&a.kind);
+    let planned = plan(a, on_hand).ok_or_else(|| sql::beyond(field, "on-hand", on_hand, 0))?;
+    for (warehouse_id, reason, delta) in planned {
         let m = Movement {
             id: MovementId::new(),
             business_id: business,
@@ -105,7 +125,7 @@ pub(crate) fn apply(
             origin: origin.to_owned(),
             at,
         };
-        sql::record(conn, &m)?;
+        sql::record_as(conn, &m, field)?;
         store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
         result.movements.push(m);
     }
@@ -116,7 +136,7 @@ pub(crate) fn apply(
             warehouse_id: w,
             on_hand,
             reserved,
-            available: on_hand - reserved,
+            available: on_hand.saturating_sub(reserved),
             negative: on_hand < 0,
         });
     }
@@ -175,16 +195,19 @@ mod tests {
     fn a_count_records_the_difference() {
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), 10),
-            vec![(WarehouseId(1), MovementReason::CycleCount, -3)]
+            Some(vec![(WarehouseId(1), MovementReason::CycleCount, -3)])
         );
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), -2),
-            vec![(WarehouseId(1), MovementReason::CycleCount, 9)]
+            Some(vec![(WarehouseId(1), MovementReason::CycleCount, 9)])
         );
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), 7),
-            vec![(WarehouseId(1), MovementReason::CycleCount, 0)]
+            Some(vec![(WarehouseId(1), MovementReason::CycleCount, 0)])
         );
+        // A level already out of range (books written before the limits)
+        // is refused, never wrapped.
+        assert_eq!(plan(&adj(AdjustKind::Count { counted: 7 }), i64::MIN), None);
     }
 
     #[test]
@@ -195,7 +218,8 @@ mod tests {
                 quantity: 4,
             }),
             0,
-        );
+        )
+        .unwrap_or_default();
         assert_eq!(
             p,
             vec![

@@ -74,13 +74,18 @@ fn ingest(
             continue;
         };
         let unit_price = l.unit_price.or(item.list_price).unwrap_or(Money::ZERO);
+        // Checked: the total must be an amount too (at most Money::MAX).
         total = unit_price
             .checked_mul(l.quantity)
             .and_then(|line_total| total.checked_add(line_total))
             .ok_or_else(|| {
                 WmsError::invalid(vec![FieldError::new(
-                    format!("lines[{i}]"),
-                    "amount is too large",
+                    format!("lines[{i}].unit_price"),
+                    format!(
+                        "{unit_price} × {} takes the order total beyond {}",
+                        l.quantity,
+                        Money::MAX
+                    ),
                 )])
             })?;
         lines.push(OrderLine {
@@ -139,11 +144,14 @@ fn ingest(
     Ok((order, true))
 }
 
-/// Quantities per item across the order's lines.
+/// Quantities per item across the order's lines. Saturating: a sum beyond
+/// `i64` (only an order from elsewhere could carry one) is then refused by
+/// the ledger's limits rather than wrapped.
 pub(crate) fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
     let mut m = BTreeMap::new();
     for l in &order.lines {
-        *m.entry(l.item_id).or_insert(0) += l.quantity;
+        let q: &mut i64 = m.entry(l.item_id).or_insert(0);
+        *q = q.saturating_add(l.quantity);
     }
     m
 }
@@ -171,7 +179,8 @@ pub(crate) fn change_status(
             let mut short = Vec::new();
             for (item, qty) in per_item(&order) {
                 let (on_hand, reserved) = ledger::level(conn, item, w)?;
-                if on_hand - reserved < qty {
+                let available = on_hand.saturating_sub(reserved);
+                if available < qty {
                     let sku = order
                         .lines
                         .iter()
@@ -180,7 +189,7 @@ pub(crate) fn change_status(
                         .unwrap_or_default();
                     short.push(FieldError::new(
                         sku,
-                        format!("needs {qty}, {} available", on_hand - reserved),
+                        format!("needs {qty}, {available} available"),
                     ));
                 }
             }
@@ -196,12 +205,12 @@ pub(crate) fn change_status(
                 });
             }
             for (item, qty) in per_item(&order) {
-                ledger::reserve(conn, business, item, w, qty)?;
+                ledger::reserve_as(conn, business, item, w, qty, "status")?;
             }
         }
         StockEffect::Release => {
             for (item, qty) in per_item(&order) {
-                ledger::reserve(conn, business, item, w, -qty)?;
+                ledger::reserve_as(conn, business, item, w, -qty, "status")?;
             }
         }
         StockEffect::Ship => {
@@ -209,7 +218,7 @@ pub(crate) fn change_status(
             // item's quantity leaves without one.
             let picked = store::picking::order_lines(conn, id)?;
             for (item, qty) in per_item(&order) {
-                ledger::reserve(conn, business, item, w, -qty)?;
+                ledger::reserve_as(conn, business, item, w, -qty, "status")?;
                 let mut parts: Vec<(Option<String>, Option<chrono::NaiveDate>, i64)> = Vec::new();
                 for l in picked.iter().filter(|l| l.item_id == item && l.picked > 0) {
                     let lot = l.lot.clone();
@@ -217,12 +226,12 @@ pub(crate) fn change_status(
                         .iter_mut()
                         .find(|(p, _, _)| *p == lot && lot.is_some())
                     {
-                        Some(p) => p.2 += l.picked,
+                        Some(p) => p.2 = p.2.saturating_add(l.picked),
                         None if lot.is_some() => parts.push((lot, l.expiry, l.picked)),
                         None => {}
                     }
                 }
-                let by_lot: i64 = parts.iter().map(|p| p.2).sum();
+                let by_lot = parts.iter().fold(0i64, |sum, p| sum.saturating_add(p.2));
                 if qty > by_lot {
                     parts.push((None, None, qty - by_lot));
                 }
@@ -233,7 +242,7 @@ pub(crate) fn change_status(
                         item_id: item,
                         warehouse_id: w,
                         location: None,
-                        delta: -quantity,
+                        delta: quantity.saturating_neg(),
                         reason: MovementReason::Shipped,
                         reference: Some(format!("order:{id}")),
                         note: None,
@@ -243,7 +252,7 @@ pub(crate) fn change_status(
                         origin: origin.to_owned(),
                         at,
                     };
-                    ledger::record(conn, &m)?;
+                    ledger::record_as(conn, &m, "status")?;
                     store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
                 }
             }

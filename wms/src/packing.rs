@@ -22,10 +22,10 @@ use std::collections::BTreeMap;
 fn differences(order: &Order, packed: &BTreeMap<ItemId, (String, i64)>) -> Vec<FieldError> {
     let mut ordered: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();
     for l in &order.lines {
-        ordered
+        let e = ordered
             .entry(l.item_id)
-            .or_insert_with(|| (l.sku.clone(), 0))
-            .1 += l.quantity;
+            .or_insert_with(|| (l.sku.clone(), 0));
+        e.1 = e.1.saturating_add(l.quantity);
     }
     let mut errors = Vec::new();
     for (item, (sku, want)) in &ordered {
@@ -82,10 +82,9 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
             order.status
         )));
     }
-    let unpicked: i64 = picking::order_lines(conn, order_id)?
+    let unpicked = picking::order_lines(conn, order_id)?
         .iter()
-        .map(|l| l.remaining)
-        .sum();
+        .fold(0i64, |n, l| n.saturating_add(l.remaining));
     if unpicked > 0 {
         return Err(WmsError::conflict(format!(
             "order {order_id} still has {} to pick",
@@ -96,10 +95,11 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
     for it in &items {
         let s = scan::resolve(conn, business, &it.code)?;
         let q = it.quantity.or(s.count).unwrap_or(1);
-        packed
+        // Saturating: a sum beyond any order's is a difference all the same.
+        let e = packed
             .entry(s.item_id)
-            .or_insert_with(|| (s.sku.clone(), 0))
-            .1 += q;
+            .or_insert_with(|| (s.sku.clone(), 0));
+        e.1 = e.1.saturating_add(q);
     }
     let diff = differences(&order, &packed);
     if !diff.is_empty() {

@@ -199,7 +199,9 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
     }
     let open: Vec<&PickLine> = of_item.iter().filter(|l| l.remaining > 0).collect();
     if open.is_empty() {
-        let n: i64 = of_item.iter().map(|l| l.quantity).sum();
+        let n = of_item
+            .iter()
+            .fold(0i64, |n, l| n.saturating_add(l.quantity));
         return Err(WmsError::field_conflict(
             "quantity",
             format!("over-pick: all {n} of {} are already picked", s.sku),
@@ -252,7 +254,9 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
         });
     }
     let quantity = req.quantity.or(s.count).unwrap_or(1);
-    let available: i64 = usable.iter().map(|l| l.remaining).sum();
+    let available = usable
+        .iter()
+        .fold(0i64, |n, l| n.saturating_add(l.remaining));
     if quantity > available {
         return Err(WmsError::field_conflict(
             "quantity",

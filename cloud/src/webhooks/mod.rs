@@ -83,8 +83,10 @@ fn checked(
 #[into_params(parameter_in = Query)]
 pub struct PageQuery {
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     start: Option<i64>,
     /// Rows to return, 1 to 1000 (default 50).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
 }
 
@@ -241,8 +243,10 @@ pub async fn rotate_secret(
 #[into_params(parameter_in = Query)]
 pub struct DeliveryQuery {
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     start: Option<i64>,
     /// Rows to return, 1 to 1000 (default 50).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// `pending`, `delivered` or `failed`.
     status: Option<String>,

@@ -160,7 +160,7 @@ impl Station {
             let e = ordered
                 .entry(l.item_id)
                 .or_insert_with(|| (l.sku.clone(), 0, l.unit_weight_g));
-            e.1 += l.quantity;
+            e.1 = e.1.saturating_add(l.quantity);
         }
         let packing = Packing {
             plan,

@@ -23,7 +23,7 @@ use depot_protocol::{BusinessId, OrderId};
 use depot_wms::http::error::ApiError;
 use depot_wms::http::idempotency::sha256_hex;
 use depot_wms::idempotency::Context as Keyed;
-use depot_wms::{Wms, scan};
+use depot_wms::{Wms, scan, store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -237,7 +237,14 @@ impl Glue {
         keyed: Option<&Keyed>,
     ) -> Report {
         let sets_task = matches!(input, Input::SetTask(_));
-        let report = self.drive(input, caller).await;
+        let known = match &input {
+            Input::SetTask(task) => self.known(task).await,
+            _ => Ok(()),
+        };
+        let report = match known {
+            Ok(()) => self.drive(input, caller).await,
+            Err(f) => Report::failed(f),
+        };
         if sets_task && report.is_ok() {
             self.caller = caller;
         }
@@ -254,6 +261,55 @@ impl Glue {
         }
         self.log(source, &report).await;
         report
+    }
+
+    /// Whether what a picking or receiving task names is here: a task for
+    /// a wave, an order of it or an inbound order this box does not have
+    /// (an id of 0, -1, `i64::MAX`...) is refused with 404 and the station
+    /// keeps its task. A packing task's order is checked by the machine,
+    /// which loads it.
+    async fn known(&self, task: &Task) -> Result<(), Failure> {
+        let b = self.context.business;
+        match *task {
+            Task::Picking { wave_id, order_id } => {
+                let found = self
+                    .context
+                    .wms
+                    .read(move |c| {
+                        let wave = store::picking::wave_warehouse(c, b, wave_id)?.is_some();
+                        let order = match order_id {
+                            Some(o) if wave => store::picking::order_in_wave(c, wave_id, o)?,
+                            _ => true,
+                        };
+                        Ok((wave, order))
+                    })
+                    .await?;
+                match (found, order_id) {
+                    ((false, _), _) => Err(Failure::not_found(format!(
+                        "wave {wave_id} does not exist at this edge"
+                    ))),
+                    ((true, false), Some(o)) => Err(Failure::not_found(format!(
+                        "order {o} is not in wave {wave_id}"
+                    ))),
+                    _ => Ok(()),
+                }
+            }
+            Task::Receiving { inbound_id, .. } => {
+                let found = self
+                    .context
+                    .wms
+                    .read(move |c| Ok(store::inbound::inbound(c, b, inbound_id)?.is_some()))
+                    .await?;
+                if found {
+                    Ok(())
+                } else {
+                    Err(Failure::not_found(format!(
+                        "inbound order {inbound_id} does not exist at this edge"
+                    )))
+                }
+            }
+            Task::Idle | Task::Packing { .. } => Ok(()),
+        }
     }
 
     /// Feeds the machine until it answers with its report.

@@ -76,8 +76,9 @@ pub struct FormField {
     pub label: Option<String>,
     #[serde(default)]
     pub required: bool,
-    /// Characters its value may have (default 200, at most 2000).
+    /// Characters its value may have (default 200, 1 to 2000).
     #[serde(default = "default_max_length")]
+    #[schema(minimum = 1, maximum = 2000)]
     pub max_length: i64,
 }
 
@@ -107,10 +108,13 @@ pub struct FormCreate {
     /// Up to 10 fields of its own.
     pub fields: Option<Vec<FormField>>,
     /// 1 to 100 (default 5).
+    #[schema(minimum = 1, maximum = 100)]
     pub max_per_email_per_hour: Option<i64>,
     /// 1 to 10000 (default 100).
+    #[schema(minimum = 1, maximum = 10_000)]
     pub max_per_hour: Option<i64>,
     /// 0 to 20 (default 2).
+    #[schema(minimum = 0, maximum = 20)]
     pub max_links: Option<i64>,
 }
 

@@ -212,7 +212,8 @@ impl Action {
     }
 
     /// The price this action makes of `origin`; `None` when it would be
-    /// negative or beyond what an amount holds (the item is left alone).
+    /// negative or beyond [`Money::MAX`] (the item is left alone). Computed
+    /// in `i128`: no value of `origin` can overflow it.
     pub fn apply(&self, origin: Money) -> Option<Money> {
         if origin.cents() < 0 {
             return None;
@@ -226,7 +227,10 @@ impl Action {
             ActionKind::SetFixed => v,
             ActionKind::RoundTo => div_round(p, v) * v,
         };
-        i64::try_from(new).ok().filter(|c| *c >= 0).map(Money)
+        i64::try_from(new)
+            .ok()
+            .filter(|c| (0..=Money::MAX.cents()).contains(c))
+            .map(Money)
     }
 }
 
@@ -270,6 +274,21 @@ mod tests {
         assert_eq!(apply(RoundTo, "1.00", 1250), Some(1300));
         assert_eq!(apply(RoundTo, "1", 1249), Some(1200));
         assert_eq!(act(IncreasePercent, "1000").apply(Money(i64::MAX)), None);
+        assert_eq!(act(IncreasePercent, "0.0001").apply(Money::MAX), None);
+        assert_eq!(act(AddFixed, "0.01").apply(Money::MAX), None);
+        assert_eq!(
+            act(RoundTo, "999999999999999.99").apply(Money::MAX),
+            Some(Money::MAX)
+        );
+        assert_eq!(
+            act(DecreasePercent, "100").apply(Money(i64::MAX)),
+            Some(Money(0))
+        );
+        assert_eq!(act(RoundTo, "0.01").apply(Money(i64::MAX)), None);
+        assert_eq!(
+            act(AddFixed, "-999999999999999.99").apply(Money(i64::MIN)),
+            None
+        );
         assert_eq!(act(SetFixed, "1").apply(Money(-1)), None);
     }
 

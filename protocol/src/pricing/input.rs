@@ -18,11 +18,14 @@ pub struct RuleInput {
     /// Where the rule stands among its business's rules, 1 first. Create:
     /// inserted there (default: last); edit: moved there. The others shift,
     /// so positions stay 1..n.
+    #[schema(minimum = 1)]
     pub position_id: Option<i64>,
     /// The price list whose prices the rule reads (> 0). Required on create.
+    #[schema(minimum = 1)]
     pub origin_price_list_id: Option<i64>,
     /// The price list the rule writes (> 0). Required on create. It may be
     /// the origin list: the rule then adjusts that list in place.
+    #[schema(minimum = 1)]
     pub target_price_list_id: Option<i64>,
     /// `increase_percent`, `decrease_percent` (percentage of the origin
     /// price), `add_fixed` (a signed amount added), `set_fixed` (that
@@ -39,15 +42,20 @@ pub struct RuleInput {
     /// `all`. Brand, category and channel compare without regard to case.
     pub condition_value: Option<String>,
     /// 1 active (default): run by a job that names no rule; 0 inactive.
+    #[schema(minimum = 0, maximum = 1)]
     pub status: Option<i64>,
     /// A label, at most 100 characters; blank clears it.
     pub name: Option<String>,
     /// Extended form of the action, instead of `origin_action_id`:
     /// `percentage` (`value` > 0 raises the price by that percent, < 0
     /// lowers it) or `fixed` (`value` is a signed amount added).
+    /// A percentage is -100 to 1000 (at most 4 decimals, not 0); an amount
+    /// -999999999999999.99 to 999999999999999.99 (at most 2 decimals, not
+    /// 0). A price a rule would take below 0 or above 999999999999999.99 is
+    /// left alone (counted in `items_skipped`).
     #[serde(rename = "type")]
     pub kind: Option<String>,
-    #[schema(value_type = Option<f64>)]
+    #[schema(value_type = Option<f64>, minimum = -999_999_999_999_999.99, maximum = 999_999_999_999_999.99)]
     pub value: Option<Number>,
     /// Channels the rule is limited to: an item matches if it has a
     /// publication link in one of them. Empty: every item. At most 50.

@@ -21,8 +21,10 @@ pub struct RulePosition {
 #[derive(Debug, Clone, PartialEq, Eq, utoipa::ToSchema)]
 pub struct MoveEntry {
     /// The rule (an integer, or the string id answers carry).
+    #[schema(minimum = 1)]
     pub id: i64,
     /// Where it goes, 1 first, at most the number of rules.
+    #[schema(minimum = 1, maximum = 500)]
     pub position_id: i64,
 }
 
@@ -32,7 +34,9 @@ pub struct MoveEntry {
 /// read: an unknown field is a field error.
 #[derive(Debug, Clone, PartialEq, Eq, utoipa::ToSchema)]
 pub struct MoveRequest {
+    #[schema(minimum = 1)]
     pub id: Option<i64>,
+    #[schema(minimum = 1, maximum = 500)]
     pub position_id: Option<i64>,
     pub positions: Option<Vec<MoveEntry>>,
 }
@@ -113,10 +117,13 @@ pub struct JobRequest {
     pub job_id: Option<String>,
     /// Apply only this rule, active or not (`id` is the same). Without it,
     /// every active rule is applied, in position order.
+    #[schema(minimum = 1)]
     pub rule_id: Option<i64>,
     /// Apply only the rules reading this price list.
+    #[schema(minimum = 1)]
     pub origin_price_list_id: Option<i64>,
     /// Apply only the rules writing this price list.
+    #[schema(minimum = 1)]
     pub target_price_list_id: Option<i64>,
 }
 

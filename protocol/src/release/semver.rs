@@ -2,8 +2,10 @@
 
 use std::cmp::Ordering;
 
-/// `MAJOR.MINOR.PATCH`, each a number without leading zeros, with an
-/// optional `-prerelease` of dot-separated letters, digits and hyphens.
+/// `MAJOR.MINOR.PATCH`, each a number without leading zeros that fits in a
+/// `u64` (0 to 18446744073709551615, so that versions compare as numbers),
+/// with an optional `-prerelease` of dot-separated letters, digits and
+/// hyphens.
 pub fn is_semver(v: &str) -> bool {
     let (core, pre) = match v.split_once('-') {
         Some((c, p)) => (c, Some(p)),
@@ -14,6 +16,7 @@ pub fn is_semver(v: &str) -> bool {
         !n.is_empty()
             && n.bytes().all(|b| b.is_ascii_digit())
             && (n.len() == 1 || !n.starts_with('0'))
+            && n.parse::<u64>().is_ok()
     };
     let pre_ok = pre.is_none_or(|p| {
         p.split('.')
@@ -91,6 +94,9 @@ mod tests {
             "v1.2.3",
             " 1.2.3",
             "1.2.3-../x",
+            "18446744073709551616.0.0",
+            "1.99999999999999999999.0",
+            "-1.0.0",
         ] {
             assert!(!is_semver(bad), "{bad}");
         }
@@ -113,6 +119,7 @@ mod tests {
             "1.2.0",
             "1.10.0",
             "2.0.0",
+            "18446744073709551615.0.0",
         ];
         for (i, a) in chain.iter().enumerate() {
             for (j, b) in chain.iter().enumerate() {

@@ -14,7 +14,9 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ConflictQuery {
+    #[param(minimum = 0)]
     start: Option<i64>,
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// An event kind, e.g. `order.status_changed`.
     kind: Option<String>,

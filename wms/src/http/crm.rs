@@ -27,8 +27,10 @@ pub struct ThreadQuery {
     /// `open` or `closed`.
     status: Option<String>,
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     start: Option<i64>,
     /// Rows to return, 1 to 1000 (default 50).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
 }
 

@@ -21,13 +21,16 @@ pub const MAX_WAIT_MS: i64 = 30_000;
 pub struct EventQuery {
     /// Answer events after this log position (0, the default: from the
     /// start); pass the previous answer's `next` to follow the log.
+    #[param(minimum = 0)]
     after: Option<i64>,
     /// Only events of this kind, e.g. `sync.conflict`.
     kind: Option<String>,
     /// At most this many (1 to 1000, default 100).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// When nothing is there yet, wait up to this many milliseconds (0 to
     /// 30000, default 0) and answer as soon as an event comes: a long poll.
+    #[param(minimum = 0, maximum = 30_000)]
     wait: Option<i64>,
 }
 

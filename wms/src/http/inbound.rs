@@ -17,7 +17,9 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct InboundQuery {
+    #[param(minimum = 0)]
     start: Option<i64>,
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// open, partially_received, received, or all. Without it, those
     /// awaiting receipt (open and partially_received) are listed.

@@ -16,8 +16,10 @@ use serde::Deserialize;
 #[into_params(parameter_in = Query)]
 pub struct ItemQuery {
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     start: Option<i64>,
     /// Rows to return, 1 to 1000 (default 50).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// Exact SKU.
     sku: Option<String>,

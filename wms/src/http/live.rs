@@ -123,6 +123,7 @@ pub struct StreamQuery {
     ticket: Option<String>,
     /// Resume after this log position: the `next` of the last frame seen.
     /// Absent: only what happens from now on.
+    #[param(minimum = 0)]
     after: Option<i64>,
     /// Comma-separated kinds or families: `order.status_changed,pick.*`.
     kinds: Option<String>,

@@ -21,8 +21,10 @@ use serde::{Deserialize, Serialize};
 #[into_params(parameter_in = Query)]
 pub struct OrderQuery {
     /// Rows to skip (default 0).
+    #[param(minimum = 0)]
     start: Option<i64>,
     /// Rows to return, 1 to 1000 (default 50).
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// One of pending, confirmed, picking, packed, dispatched, delivered, cancelled.
     status: Option<String>,

@@ -15,7 +15,9 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct WaveQuery {
+    #[param(minimum = 0)]
     start: Option<i64>,
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// open (default) or completed.
     status: Option<String>,

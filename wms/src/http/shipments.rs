@@ -16,7 +16,9 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ShipmentQuery {
+    #[param(minimum = 0)]
     start: Option<i64>,
+    #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// packed, dispatched or delivered.
     status: Option<String>,

@@ -34,7 +34,10 @@ pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
     }
 
     let packages: u64 = man.shipments.iter().map(|s| u64::from(s.packages)).sum();
-    let weight: i64 = man.shipments.iter().map(|s| s.weight_g).sum();
+    let weight = man
+        .shipments
+        .iter()
+        .fold(0i64, |w, s| w.saturating_add(s.weight_g));
     let summary = [
         ("Shipments", man.shipments.len().to_string()),
         ("Packages", packages.to_string()),

@@ -203,7 +203,10 @@ pub(crate) fn pdf_pages(s: &PackingSlip) -> Result<Vec<Page>, RenderError> {
             units.to_string(),
         ]),
     };
-    let total_g: i64 = s.packages.iter().map(|p| p.weight_g).sum();
+    let total_g = s
+        .packages
+        .iter()
+        .fold(0i64, |w, p| w.saturating_add(p.weight_g));
     let packages = Table {
         caption: Some("Packages".into()),
         columns: vec![
@@ -240,7 +243,10 @@ pub(crate) fn pdf_pages(s: &PackingSlip) -> Result<Vec<Page>, RenderError> {
 }
 
 fn packages_summary(s: &PackingSlip) -> String {
-    let total: i64 = s.packages.iter().map(|p| p.weight_g).sum();
+    let total = s
+        .packages
+        .iter()
+        .fold(0i64, |w, p| w.saturating_add(p.weight_g));
     format!(
         "{}, {}",
         count(s.packages.len(), "package"),

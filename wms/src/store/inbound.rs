@@ -1,9 +1,10 @@
 //! Inbound orders, their lines and receptions.
 
 use super::{maybe, parse_ts, ts};
-use crate::error::Result;
+use crate::error::{Result, WmsError};
 use depot_protocol::inbound::{InboundLine, InboundOrder, InboundStatus};
-use depot_protocol::{BusinessId, ItemId, Page, Timestamp, WarehouseId};
+use depot_protocol::stock::{MAX_ON_HAND, next_count};
+use depot_protocol::{BusinessId, FieldError, ItemId, Page, Timestamp, WarehouseId};
 use rusqlite::{Connection, Row, params};
 
 pub fn id_by_reference(
@@ -38,6 +39,7 @@ pub fn insert(
 
 /// Adds a line; answers its number.
 pub fn add_line(conn: &Connection, inbound: i64, item: ItemId, expected: i64) -> Result<u32> {
+    super::count_within("quantity", expected)?;
     let next: u32 = conn
         .prepare_cached(
             "SELECT COALESCE(MAX(line_no), 0) + 1 FROM inbound_lines WHERE inbound_id = ?1",
@@ -56,6 +58,9 @@ pub fn line_for_item(conn: &Connection, inbound: i64, item: ItemId) -> Result<Op
     )
 }
 
+/// Adds to what a line has accepted and rejected. A line's counts stay
+/// within `0..=MAX_ON_HAND`: what would take one beyond is refused, naming
+/// `accepted` or `rejected`, before anything is written.
 pub fn add_received(
     conn: &Connection,
     inbound: i64,
@@ -63,8 +68,38 @@ pub fn add_received(
     accepted: i64,
     rejected: i64,
 ) -> Result<()> {
+    add_received_as(conn, inbound, line_no, accepted, rejected, "")
+}
+
+/// [`add_received`], with `prefix` before the field it names when refused
+/// (`lines[2].`).
+pub fn add_received_as(
+    conn: &Connection,
+    inbound: i64,
+    line_no: u32,
+    accepted: i64,
+    rejected: i64,
+    prefix: &str,
+) -> Result<()> {
+    let (was_accepted, was_rejected): (i64, i64) = maybe(
+        conn.prepare_cached(
+            "SELECT accepted, rejected FROM inbound_lines WHERE inbound_id = ?1 AND line_no = ?2",
+        )?
+        .query_row(params![inbound, line_no], |r| Ok((r.get(0)?, r.get(1)?))),
+    )?
+    .unwrap_or((0, 0));
+    let count = |name: &str, was: i64, more: i64| {
+        next_count(was, more).ok_or_else(|| {
+            let status = format!(
+                "line {line_no} of inbound order {inbound} has {name} {was}: {more} more would take it beyond {MAX_ON_HAND}"
+            );
+            WmsError::invalid(vec![FieldError::new(format!("{prefix}{name}"), status)])
+        })
+    };
+    let accepted = count("accepted", was_accepted, accepted)?;
+    let rejected = count("rejected", was_rejected, rejected)?;
     conn.prepare_cached(
-        "UPDATE inbound_lines SET accepted = accepted + ?3, rejected = rejected + ?4 WHERE inbound_id = ?1 AND line_no = ?2",
+        "UPDATE inbound_lines SET accepted = ?3, rejected = ?4 WHERE inbound_id = ?1 AND line_no = ?2",
     )?
     .execute(params![inbound, line_no, accepted, rejected])?;
     Ok(())
@@ -157,8 +192,8 @@ fn lines(conn: &Connection, inbound: i64) -> Result<Vec<InboundLine>> {
             expected,
             accepted,
             rejected: r.get(6)?,
-            outstanding: (expected - accepted).max(0),
-            over: (accepted - expected).max(0),
+            outstanding: expected.saturating_sub(accepted).max(0),
+            over: accepted.saturating_sub(expected).max(0),
         })
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -239,6 +274,9 @@ pub fn insert_replica(conn: &Connection, o: &InboundOrder) -> Result<bool> {
         "INSERT INTO inbound_lines (inbound_id, line_no, item_id, expected, accepted, rejected) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?;
     for l in &o.lines {
+        super::count_within("expected", l.expected)?;
+        super::count_within("accepted", l.accepted)?;
+        super::count_within("rejected", l.rejected)?;
         stmt.execute(params![
             o.id,
             l.line_no,

@@ -2,15 +2,61 @@
 //! discrepancies.
 
 use super::ts;
-use crate::error::Result;
-use depot_protocol::stock::{Movement, StockLevel};
-use depot_protocol::{BusinessId, ItemId, Page, WarehouseId};
+use crate::error::{Result, WmsError};
+use depot_protocol::stock::{MAX_ON_HAND, Movement, StockLevel, next_level};
+use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
 use rusqlite::{Connection, params};
+
+/// The refusal of a change that would take a stored level or count beyond
+/// `±MAX_ON_HAND`: a 422 naming `field`, the request field it came from.
+pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsError {
+    let status = format!(
+        "{what} is {level}: {delta:+} would take it beyond the limit of {} to {MAX_ON_HAND}",
+        -MAX_ON_HAND
+    );
+    WmsError::invalid(vec![FieldError::new(field, status)])
+}
 
 /// Appends a movement and moves the level with it. Answers the on-hand
 /// quantity after the movement; if it went below zero a discrepancy is
 /// recorded (the movement stands: the floor knows better than the books).
+/// A movement that would take the level (or its lot's) beyond
+/// `±MAX_ON_HAND` is refused, naming `delta`, before anything is written.
 pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
+    record_as(conn, m, "delta")
+}
+
+/// [`record`], naming `field` when the movement is refused.
+pub fn record_as(conn: &Connection, m: &Movement, field: &str) -> Result<i64> {
+    // The sums are made here, checked, and stored as they are: SQLite
+    // would turn an overflowing `+` into a REAL and the level would be
+    // unreadable from then on.
+    let (before, _) = level(conn, m.item_id, m.warehouse_id)?;
+    let on_hand = next_level(before, m.delta).ok_or_else(|| {
+        beyond(
+            field,
+            &format!(
+                "on-hand of item {} in warehouse {}",
+                m.item_id, m.warehouse_id
+            ),
+            before,
+            m.delta,
+        )
+    })?;
+    let lot_on_hand = match &m.lot {
+        Some(lot) => {
+            let before = lot_level(conn, m.item_id, m.warehouse_id, lot)?;
+            Some(next_level(before, m.delta).ok_or_else(|| {
+                beyond(
+                    field,
+                    &format!("on-hand of lot {lot} of item {}", m.item_id),
+                    before,
+                    m.delta,
+                )
+            })?)
+        }
+        None => None,
+    };
     conn.prepare_cached(
         "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
                                       actor, origin, at, lot, expiry)
@@ -32,27 +78,19 @@ pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
         m.lot,
         m.expiry.map(|d| d.to_string()),
     ])?;
-    if let Some(lot) = &m.lot {
+    if let (Some(lot), Some(lot_on_hand)) = (&m.lot, lot_on_hand) {
         conn.prepare_cached(
             "INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (item_id, warehouse_id, lot)
-             DO UPDATE SET on_hand = on_hand + excluded.on_hand, expiry = COALESCE(excluded.expiry, expiry)",
+             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, expiry)",
         )?
-        .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), m.delta])?;
+        .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
     }
-    // An upsert, then a read, not one statement with RETURNING: closing a
-    // RETURNING statement inside the writer's transaction cost more than
-    // the rest of the movement (its statement journal).
     conn.prepare_cached(
         "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = on_hand + excluded.on_hand",
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = excluded.on_hand",
     )?
-    .execute(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, m.delta])?;
-    let on_hand: i64 = conn
-        .prepare_cached(
-            "SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
-        )?
-        .query_row(params![m.item_id.0, m.warehouse_id.0], |r| r.get(0))?;
+    .execute(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand])?;
     if on_hand < 0 {
         conn.prepare_cached(
             "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
@@ -61,6 +99,17 @@ pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
         .execute(params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
     }
     Ok(on_hand)
+}
+
+/// On-hand of one lot of an item in a warehouse (0 if never moved).
+fn lot_level(conn: &Connection, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<i64> {
+    let found = super::maybe(
+        conn.prepare_cached(
+            "SELECT on_hand FROM stock_lots WHERE item_id = ?1 AND warehouse_id = ?2 AND lot = ?3",
+        )?
+        .query_row(params![item.0, warehouse.0, lot], |r| r.get(0)),
+    )?;
+    Ok(found.unwrap_or(0))
 }
 
 /// On-hand and reserved of one item in one warehouse (zeros if never moved).
@@ -74,7 +123,8 @@ pub fn level(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Result<
     Ok(found.unwrap_or((0, 0)))
 }
 
-/// Changes the reserved quantity by `delta` (negative releases).
+/// Changes the reserved quantity by `delta` (negative releases). A change
+/// that would take it beyond `±MAX_ON_HAND` is refused, naming `quantity`.
 pub fn reserve(
     conn: &Connection,
     business: BusinessId,
@@ -82,11 +132,32 @@ pub fn reserve(
     warehouse: WarehouseId,
     delta: i64,
 ) -> Result<()> {
+    reserve_as(conn, business, item, warehouse, delta, "quantity")
+}
+
+/// [`reserve`], naming `field` when the change is refused.
+pub fn reserve_as(
+    conn: &Connection,
+    business: BusinessId,
+    item: ItemId,
+    warehouse: WarehouseId,
+    delta: i64,
+    field: &str,
+) -> Result<()> {
+    let (_, before) = level(conn, item, warehouse)?;
+    let reserved = next_level(before, delta).ok_or_else(|| {
+        beyond(
+            field,
+            &format!("the reservation of item {item} in warehouse {warehouse}"),
+            before,
+            delta,
+        )
+    })?;
     conn.prepare_cached(
         "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = reserved + excluded.reserved",
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved",
     )?
-    .execute(params![item.0, warehouse.0, business.0, delta])?;
+    .execute(params![item.0, warehouse.0, business.0, reserved])?;
     Ok(())
 }
 
@@ -141,7 +212,7 @@ pub fn list(
                 location: r.get(4)?,
                 on_hand,
                 reserved,
-                available: on_hand - reserved,
+                available: on_hand.saturating_sub(reserved),
                 negative: on_hand < 0,
             })
         },
@@ -209,4 +280,114 @@ pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
         .into_iter()
         .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::migrations;
+    use depot_protocol::stock::{MAX_ON_HAND, MovementReason};
+    use depot_protocol::{MovementId, now};
+
+    fn conn() -> Result<Connection> {
+        let mut conn = Connection::open_in_memory()?;
+        migrations().to_latest(&mut conn)?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys = OFF; -- the item and warehouse do not matter here",
+        )?;
+        Ok(conn)
+    }
+
+    fn movement(delta: i64, lot: Option<&str>) -> Movement {
+        Movement {
+            id: MovementId::new(),
+            business_id: BusinessId(1),
+            item_id: ItemId(1),
+            warehouse_id: WarehouseId(1),
+            location: None,
+            delta,
+            reason: MovementReason::Adjusted,
+            reference: None,
+            note: None,
+            lot: lot.map(str::to_owned),
+            expiry: None,
+            actor: "test".into(),
+            origin: "cloud".into(),
+            at: now(),
+        }
+    }
+
+    fn movements(conn: &Connection) -> Result<i64> {
+        Ok(conn.query_row("SELECT COUNT(*) FROM stock_movements", [], |r| r.get(0))?)
+    }
+
+    fn refused_naming(r: Result<i64>, field: &str) {
+        match r {
+            Err(WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, field),
+            other => panic!("expected a 422 naming {field}, got {other:?}"),
+        }
+    }
+
+    /// Up to the ceiling and no further, either way; what is refused leaves
+    /// no trace; the level stays an integer that later movements can move.
+    #[test]
+    fn levels_stay_within_the_ceiling() -> Result<()> {
+        let conn = conn()?;
+        assert_eq!(
+            record(&conn, &movement(MAX_ON_HAND - 1, None))?,
+            MAX_ON_HAND - 1
+        );
+        assert_eq!(record(&conn, &movement(1, None))?, MAX_ON_HAND);
+        refused_naming(record_as(&conn, &movement(1, None), "quantity"), "quantity");
+        refused_naming(record(&conn, &movement(i64::MAX, None)), "delta");
+        refused_naming(record(&conn, &movement(i64::MIN, None)), "delta");
+        assert_eq!(movements(&conn)?, 2);
+        assert_eq!(level(&conn, ItemId(1), WarehouseId(1))?.0, MAX_ON_HAND);
+        assert_eq!(record(&conn, &movement(-1, None))?, MAX_ON_HAND - 1);
+        assert_eq!(
+            record(&conn, &movement(-2 * MAX_ON_HAND + 1, None))?,
+            -MAX_ON_HAND
+        );
+        refused_naming(record(&conn, &movement(-1, None)), "delta");
+        assert_eq!(record(&conn, &movement(5, None))?, 5 - MAX_ON_HAND);
+        assert!(inconsistencies(&conn)?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn lots_stay_within_the_ceiling() -> Result<()> {
+        let conn = conn()?;
+        record(&conn, &movement(MAX_ON_HAND, Some("L1")))?;
+        record(&conn, &movement(-MAX_ON_HAND, None))?;
+        // The item's level has room, the lot's has not.
+        refused_naming(record(&conn, &movement(1, Some("L1"))), "delta");
+        assert_eq!(record(&conn, &movement(1, Some("L2")))?, 1);
+        assert!(inconsistencies(&conn)?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn reservations_stay_within_the_ceiling() -> Result<()> {
+        let conn = conn()?;
+        let reserve = |delta| {
+            reserve_as(
+                &conn,
+                BusinessId(1),
+                ItemId(1),
+                WarehouseId(1),
+                delta,
+                "status",
+            )
+        };
+        reserve(MAX_ON_HAND)?;
+        for delta in [1, i64::MAX, i64::MIN, -2 * MAX_ON_HAND - 1] {
+            match reserve(delta) {
+                Err(WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, "status"),
+                other => panic!("{delta}: {other:?}"),
+            }
+        }
+        reserve(-MAX_ON_HAND)?;
+        assert_eq!(level(&conn, ItemId(1), WarehouseId(1))?, (0, 0));
+        Ok(())
+    }
 }

@@ -192,6 +192,24 @@ impl ListQuery {
     }
 }
 
+/// Refuses a count outside `0..=MAX_ON_HAND` before it is stored: a 422
+/// naming `field`. The store's last line against numbers that would make
+/// its sums (SQL `SUM`s, the counters its triggers keep: SQLite turns an
+/// overflowing `+` into a REAL) leave the `i64` range, whichever node or
+/// route they come from. Requests are checked against tighter ranges long
+/// before.
+pub(crate) fn count_within(field: &str, value: i64) -> Result<()> {
+    let max = depot_protocol::stock::MAX_ON_HAND;
+    if (0..=max).contains(&value) {
+        Ok(())
+    } else {
+        Err(WmsError::invalid(vec![depot_protocol::FieldError::new(
+            field,
+            format!("{value} is not between 0 and {max}"),
+        )]))
+    }
+}
+
 /// `query_row` that turns "no row" into `None`.
 pub(crate) fn maybe<T>(r: rusqlite::Result<T>) -> Result<Option<T>> {
     Ok(r.optional()?)

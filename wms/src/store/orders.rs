@@ -79,6 +79,7 @@ pub fn insert(conn: &Connection, o: &Order) -> Result<OrderId> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
     for l in &o.lines {
+        super::count_within("quantity", l.quantity)?;
         line.execute(params![
             id.0,
             l.line_no,

@@ -1,7 +1,7 @@
 //! Waves and pick lines.
 
 use super::{maybe, parse_ts, ts};
-use crate::error::Result;
+use crate::error::{Result, WmsError};
 use chrono::NaiveDate;
 use depot_protocol::picking::{PickLine, PickList, Wave, WaveStatus};
 use depot_protocol::{BusinessId, ItemId, OrderId, Page, Timestamp, WarehouseId};
@@ -96,6 +96,7 @@ pub struct NewLine {
 }
 
 pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Result<()> {
+    super::count_within("quantity", l.quantity)?;
     conn.prepare_cached(
         "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -118,7 +119,7 @@ fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
         expiry: super::parse_date(r.get(6)?)?,
         quantity,
         picked,
-        remaining: quantity - picked,
+        remaining: quantity.saturating_sub(picked),
     })
 }
 
@@ -149,9 +150,26 @@ pub fn cancelled_orders(conn: &Connection, wave: i64) -> Result<Vec<OrderId>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// Adds to what a line has picked. The count stays within
+/// `0..=MAX_ON_HAND`: a pick that would take it beyond is refused, naming
+/// `quantity`, before anything is written.
 pub fn add_picked(conn: &Connection, line: i64, quantity: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE pick_lines SET picked = picked + ?2 WHERE id = ?1")?
-        .execute(params![line, quantity])?;
+    let was: i64 = maybe(
+        conn.prepare_cached("SELECT picked FROM pick_lines WHERE id = ?1")?
+            .query_row([line], |r| r.get(0)),
+    )?
+    .unwrap_or(0);
+    let picked = depot_protocol::stock::next_count(was, quantity).ok_or_else(|| {
+        WmsError::invalid(vec![depot_protocol::FieldError::new(
+            "quantity",
+            format!(
+                "pick line {line} has {was} picked: {quantity} more would take it beyond {}",
+                depot_protocol::stock::MAX_ON_HAND
+            ),
+        )])
+    })?;
+    conn.prepare_cached("UPDATE pick_lines SET picked = ?2 WHERE id = ?1")?
+        .execute(params![line, picked])?;
     Ok(())
 }
 
@@ -192,8 +210,8 @@ fn wave_row(r: &Row) -> rusqlite::Result<Wave> {
 /// Groups a wave's lines into one pick list per order, keeping walking order.
 fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
     let all = lines(conn, w.id)?;
-    w.units_total = all.iter().map(|l| l.quantity).sum();
-    w.units_picked = all.iter().map(|l| l.picked).sum();
+    w.units_total = all.iter().fold(0i64, |n, l| n.saturating_add(l.quantity));
+    w.units_picked = all.iter().fold(0i64, |n, l| n.saturating_add(l.picked));
     let mut lists: Vec<PickList> = Vec::new();
     for l in all {
         match lists.iter_mut().find(|p| p.order_id == l.order_id) {
@@ -351,6 +369,8 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
     )?;
     for (seq, l) in lines.into_iter().enumerate() {
+        super::count_within("quantity", l.quantity)?;
+        super::count_within("picked", l.picked)?;
         stmt.execute(params![
             l.id,
             w.id,

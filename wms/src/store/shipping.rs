@@ -49,7 +49,19 @@ pub fn set_estimate(conn: &Connection, id: i64, estimate: chrono::NaiveDate) -> 
     Ok(())
 }
 
+/// Stores a package; a weight beyond what a package may weigh (1 to
+/// `MAX_WEIGHT_G` grams, as packing checks it) is refused, so the run's
+/// and shipment's sums of weights stay far inside `i64`.
 pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<()> {
+    let max = depot_protocol::catalog::MAX_WEIGHT_G;
+    if !(1..=max).contains(&p.weight_g) {
+        return Err(crate::WmsError::invalid(vec![
+            depot_protocol::FieldError::new(
+                format!("packages[{}].weight_g", p.index.saturating_sub(1)),
+                format!("must be between 1 and {max}"),
+            ),
+        ]));
+    }
     conn.prepare_cached(
         "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
@@ -328,8 +340,16 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
         })
     })?;
     run.shipments = rows.collect::<rusqlite::Result<_>>()?;
-    run.packages = run.shipments.iter().map(|s| s.packages).sum();
-    run.weight_g = run.shipments.iter().map(|s| s.weight_g).sum();
+    // Saturating: a run is as long as the carrier's day; its totals are
+    // shown, never stored.
+    run.packages = run
+        .shipments
+        .iter()
+        .fold(0u32, |n, s| n.saturating_add(s.packages));
+    run.weight_g = run
+        .shipments
+        .iter()
+        .fold(0i64, |n, s| n.saturating_add(s.weight_g));
     Ok(())
 }
 
@@ -428,4 +448,37 @@ pub fn set_run(conn: &Connection, shipment: i64, run: Option<i64>) -> Result<()>
     conn.prepare_cached("UPDATE shipments SET dispatch_run_id = ?2 WHERE id = ?1")?
         .execute(params![shipment, run])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::migrations;
+
+    /// Weights a run sums are bounded where they are stored, whichever node
+    /// packed them.
+    #[test]
+    fn package_weights_are_bounded_where_stored() -> Result<()> {
+        let mut conn = Connection::open_in_memory()?;
+        migrations().to_latest(&mut conn)?;
+        conn.execute_batch("PRAGMA foreign_keys = OFF; -- the shipment does not matter here")?;
+        let package = |weight_g| Package {
+            index: 2,
+            weight_g,
+            dimensions: None,
+        };
+        let max = depot_protocol::catalog::MAX_WEIGHT_G;
+        for w in [i64::MIN, -1, 0, max + 1, i64::MAX] {
+            match insert_package(&conn, 1, &package(w)) {
+                Err(crate::WmsError::Invalid { errors, .. }) => {
+                    assert_eq!(errors[0].name, "packages[1].weight_g")
+                }
+                other => panic!("{w}: {other:?}"),
+            }
+        }
+        insert_package(&conn, 1, &package(max))?;
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM packages", [], |r| r.get(0))?;
+        assert_eq!(n, 1);
+        Ok(())
+    }
 }

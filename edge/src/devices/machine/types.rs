@@ -155,7 +155,7 @@ impl Report {
         }
     }
 
-    pub(super) fn failed(f: Failure) -> Self {
+    pub(crate) fn failed(f: Failure) -> Self {
         Self {
             status: f.status,
             message: f.message,

@@ -121,3 +121,24 @@ fn the_migration_counts_waves_already_made() -> Result<()> {
     agree(&conn)?;
     Ok(())
 }
+
+/// A pick that would take a line's count beyond the ceiling (or below 0)
+/// is refused before the counters move: only a pick from elsewhere could
+/// carry one, a scan is checked against what is left.
+#[test]
+fn picked_counts_stay_within_the_ceiling() -> Result<()> {
+    let mut conn = Connection::open_in_memory()?;
+    migrations().to_latest(&mut conn)?;
+    fill(&conn)?;
+    let max = depot_protocol::stock::MAX_ON_HAND;
+    for q in [i64::MAX, i64::MIN, max + 1, -2] {
+        match add_picked(&conn, 2, q) {
+            Err(crate::WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, "quantity"),
+            other => panic!("{q}: {other:?}"),
+        }
+    }
+    agree(&conn)?;
+    add_picked(&conn, 2, max - 1)?;
+    agree(&conn)?;
+    Ok(())
+}

@@ -1,6 +1,11 @@
 //! Bad input gets a 4xx with the error body, and nothing is written.
+//!
+//! `numbers.rs`: every numeric field of every write route at the extremes,
+//! and stock driven to its ceiling.
 
+#[path = "../common/mod.rs"]
 mod common;
+mod numbers;
 
 use common::{TestApp, assert_error, spawn_app};
 use serde_json::{Value, json};
