@@ -393,3 +393,53 @@ async fn an_edge_online_by_a_hello_alone_goes_offline_when_silent() {
     assert_eq!(offline.len(), 1);
     assert_eq!(offline[0].payload["edge_id"], s.edge_id.as_str());
 }
+
+/// A movement from an edge that would take a level out of its range is
+/// refused like one from a request (a conflict of the edge's business),
+/// never stored as a level that overflowed, and the queue moves on.
+#[tokio::test]
+async fn a_movement_past_the_stock_ceiling_is_refused_not_stored() {
+    let s = setup().await;
+    let req = serde_json::from_value(
+        json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": 7}),
+    )
+    .expect("adjust");
+    s.edge.adjust(s.caller, req).await.expect("adjust");
+    let mut log = edge_log(&s).await;
+    let mut huge: serde_json::Value = serde_json::from_str(log[0].payload.get()).expect("json");
+    huge["id"] = json!(uuid::Uuid::now_v7().to_string());
+    huge["delta"] = json!(depot_protocol::stock::MAX_ON_HAND);
+    log.push(SyncEvent {
+        seq: 2,
+        id: EventId::new(),
+        kind: "stock.moved".into(),
+        payload: serde_json::value::to_raw_value(&huge).expect("raw"),
+        at: depot_protocol::now(),
+    });
+    let mut after = log[0].clone();
+    after.seq = 3;
+    after.id = EventId::new();
+    let mut again: serde_json::Value = serde_json::from_str(after.payload.get()).expect("json");
+    again["id"] = json!(uuid::Uuid::now_v7().to_string());
+    after.payload = serde_json::value::to_raw_value(&again).expect("raw");
+    log.push(after);
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), log)
+        .await
+        .expect("batch");
+    assert_eq!(ack.through, 3);
+    assert_eq!(ack.rejected.len(), 1, "{:?}", ack.rejected);
+    assert_eq!(ack.rejected[0].seq, 2);
+    assert!(
+        !ack.rejected[0].reason.starts_with("could not be applied"),
+        "refused for what it is, not as a failure: {}",
+        ack.rejected[0].reason
+    );
+    let level = s
+        .cloud
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    assert_eq!(level.0, 14);
+}

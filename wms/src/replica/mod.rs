@@ -153,6 +153,13 @@ impl From<WmsError> for ApplyError {
                     msg.as_deref().unwrap_or("violated")
                 ))
             }
+            // What the engine refuses from a request it refuses from another
+            // node too: a level that would leave its range, a record that
+            // is not there, a state that does not allow it.
+            WmsError::Invalid { message, .. }
+            | WmsError::Conflict { message, .. }
+            | WmsError::Mismatch { message, .. } => ApplyError::Reject(message.clone()),
+            WmsError::NotFound(message) => ApplyError::Reject(message.clone()),
             _ => ApplyError::Fatal(e),
         }
     }
