@@ -141,7 +141,7 @@ async fn run_linked(
     ));
     let keys = tokio::spawn(depot_wms::idempotency::prune_every(
         wms.clone(),
-        chrono::Duration::hours(i64::from(settings.idempotency.retention_hours)),
+        settings.idempotency.retention(),
         KEYS_PRUNED_FIRST,
         KEYS_PRUNED_EVERY,
     ));

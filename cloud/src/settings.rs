@@ -40,28 +40,7 @@ pub struct Settings {
     /// Outbound webhooks: timeouts, retries, which targets are allowed.
     pub webhooks: crate::webhooks::settings::WebhookSettings,
     /// `Idempotency-Key` on writes: how long a key and its answer are kept.
-    pub idempotency: IdempotencySettings,
-}
-
-/// The longest `idempotency.retention_hours`: 30 days.
-pub const MAX_RETENTION_HOURS: u32 = 720;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct IdempotencySettings {
-    /// Hours a write's `Idempotency-Key` is remembered with its answer
-    /// (1 to 720): a retry within them gets the first answer and applies
-    /// nothing; after them the key is forgotten (pruned every hour) and a
-    /// request with it runs again.
-    pub retention_hours: u32,
-}
-
-impl Default for IdempotencySettings {
-    fn default() -> Self {
-        Self {
-            retention_hours: 24,
-        }
-    }
+    pub idempotency: depot_wms::idempotency::IdempotencySettings,
 }
 
 /// How the reference of these settings (docs/cloud-configuration.md) is
@@ -304,7 +283,7 @@ impl Default for Settings {
             changelog: ChangelogSettings::default(),
             oauth: OAuthSettings::default(),
             webhooks: Default::default(),
-            idempotency: IdempotencySettings::default(),
+            idempotency: Default::default(),
         }
     }
 }
@@ -354,10 +333,8 @@ impl Settings {
                     .to_owned(),
             )));
         }
-        if !(1..=MAX_RETENTION_HOURS).contains(&settings.idempotency.retention_hours) {
-            return Err(Box::new(figment::Error::from(format!(
-                "idempotency.retention_hours must be 1 to {MAX_RETENTION_HOURS}"
-            ))));
+        if let Err(e) = settings.idempotency.check() {
+            return Err(Box::new(figment::Error::from(e)));
         }
         if let Err(e) = settings.webhooks.check() {
             return Err(Box::new(figment::Error::from(e)));

@@ -200,7 +200,7 @@ async fn run<B: DeviceBus>(
     );
     let keys = tokio::spawn(depot_wms::idempotency::prune_every(
         wms.clone(),
-        chrono::Duration::hours(i64::from(settings.idempotency.retention_hours)),
+        settings.idempotency.retention(),
         KEYS_PRUNED_FIRST,
         KEYS_PRUNED_EVERY,
     ));

@@ -47,28 +47,7 @@ pub struct Settings {
     pub log: String,
     /// `Idempotency-Key` on writes (the station page sends one with every
     /// scan): how long a key and its answer are kept.
-    pub idempotency: IdempotencySettings,
-}
-
-/// The longest `idempotency.retention_hours`: 30 days.
-pub const MAX_RETENTION_HOURS: u32 = 720;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct IdempotencySettings {
-    /// Hours a write's `Idempotency-Key` is remembered with its answer
-    /// (1 to 720): a retry within them gets the first answer and applies
-    /// nothing; after them the key is forgotten (pruned every hour) and a
-    /// request with it runs again.
-    pub retention_hours: u32,
-}
-
-impl Default for IdempotencySettings {
-    fn default() -> Self {
-        Self {
-            retention_hours: 24,
-        }
-    }
+    pub idempotency: depot_wms::idempotency::IdempotencySettings,
 }
 
 /// How the reference of these settings (docs/edge-configuration.md) is
@@ -216,7 +195,7 @@ impl Default for Settings {
             devices: DevicesConfig::default(),
             stations: Vec::new(),
             log: "info".into(),
-            idempotency: IdempotencySettings::default(),
+            idempotency: Default::default(),
         }
     }
 }
@@ -283,10 +262,8 @@ impl Settings {
         if self.broker.window < 1 || self.broker.resend_after_secs == 0 {
             return bad("broker.window and broker.resend_after_secs must be at least 1");
         }
-        if !(1..=MAX_RETENTION_HOURS).contains(&self.idempotency.retention_hours) {
-            return bad(&format!(
-                "idempotency.retention_hours must be 1 to {MAX_RETENTION_HOURS} (DEPOT_IDEMPOTENCY__RETENTION_HOURS)"
-            ));
+        if let Err(e) = self.idempotency.check() {
+            return bad(&format!("{e} (DEPOT_IDEMPOTENCY__RETENTION_HOURS)"));
         }
         for (i, k) in self.local_keys.iter().enumerate() {
             if let Err(e) = k.stored() {

@@ -26,6 +26,48 @@ use std::sync::{Arc, Mutex};
 /// The longest key accepted.
 pub const MAX_KEY: usize = 255;
 
+/// The longest `idempotency.retention_hours`: 30 days.
+pub const MAX_RETENTION_HOURS: u32 = 720;
+
+/// The `[idempotency]` settings of both daemons.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(default, deny_unknown_fields)]
+pub struct IdempotencySettings {
+    /// Hours a write's `Idempotency-Key` is remembered with its answer
+    /// (1 to 720): a retry within them gets the first answer and applies
+    /// nothing; after them the key is forgotten (pruned every hour) and a
+    /// request with it runs again.
+    pub retention_hours: u32,
+}
+
+impl Default for IdempotencySettings {
+    fn default() -> Self {
+        Self {
+            retention_hours: 24,
+        }
+    }
+}
+
+impl IdempotencySettings {
+    /// Why the settings cannot be used, if they cannot.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if (1..=MAX_RETENTION_HOURS).contains(&self.retention_hours) {
+            Ok(())
+        } else {
+            Err(format!(
+                "idempotency.retention_hours must be 1 to {MAX_RETENTION_HOURS}"
+            ))
+        }
+    }
+
+    /// How long a key is kept.
+    pub fn retention(&self) -> chrono::Duration {
+        chrono::Duration::hours(i64::from(self.retention_hours))
+    }
+}
+
 /// What `errors[0].status` says when a key's request was applied and its
 /// answer was lost (409).
 pub const APPLIED: &str = "idempotency_key_applied";

@@ -48,32 +48,58 @@ async fn push(cloud: &Wms, business: BusinessId, edge: &Edge) {
     edge.wms.record_ack(ack.through).await.expect("ack");
 }
 
-#[tokio::test]
-async fn edges_converge_through_the_cloud() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
+/// A business with a warehouse, a key and an item "A".
+struct Tenant {
+    business: depot_protocol::tenant::Business,
+    warehouse: WarehouseId,
+    key: depot_wms::tenants::NewKey,
+    caller: Caller,
+    item: depot_protocol::ItemId,
+}
+
+async fn tenant(cloud: &Wms) -> Tenant {
+    let business = cloud
         .create_business("B", "EUR", "UTC")
         .await
         .expect("business");
-    let w: WarehouseId = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
+    let warehouse = cloud
+        .create_warehouse(business.id, "W", "W", Address::default(), false)
         .await
         .expect("wh")
         .id;
-    let k = cloud.create_key(b.id, None).await.expect("key");
+    let key = cloud.create_key(business.id, None).await.expect("key");
     let caller = Caller {
-        key_id: k.key.id,
-        business_id: b.id,
+        key_id: key.key.id,
+        business_id: business.id,
     };
     let item = cloud
         .create_item(
-            b.id,
+            business.id,
             serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
         )
         .await
         .expect("item")
         .id;
+    Tenant {
+        business,
+        warehouse,
+        key,
+        caller,
+        item,
+    }
+}
+
+#[tokio::test]
+async fn edges_converge_through_the_cloud() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let Tenant {
+        business: b,
+        warehouse: w,
+        key: k,
+        caller,
+        item,
+    } = tenant(&cloud).await;
     let mut edges = Vec::new();
     for name in ["mad-1", "bcn-1"] {
         let id = EdgeId::parse(name).expect("id");
@@ -210,28 +236,13 @@ async fn a_page_past_the_cursor_is_a_gap() {
 async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh")
-        .id;
-    let k = cloud.create_key(b.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: k.key.id,
-        business_id: b.id,
-    };
-    let item = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item")
-        .id;
+    let Tenant {
+        business: b,
+        warehouse: w,
+        caller,
+        item,
+        ..
+    } = tenant(&cloud).await;
     let id = EdgeId::parse("mad-1").expect("id");
     let node = cloud
         .register_edge(b.id, id.clone(), None)
