@@ -218,7 +218,11 @@ mod tests {
             resets: 2,
             last_reset_at: None,
             recovery: None,
-            refused: Default::default(),
+            refused: crate::sync::SyncRefusals {
+                from_cloud: 3,
+                by_cloud: 1,
+                last: None,
+            },
         }
     }
 
@@ -240,6 +244,8 @@ mod tests {
         assert_eq!(v("depot_sync_last_ack_age_seconds"), None);
         assert_eq!(v("depot_sync_conflicts"), Some(1.0));
         assert_eq!(v("depot_sync_resets_total"), Some(2.0));
+        assert_eq!(v("depot_sync_refused_from_cloud_total"), Some(3.0));
+        assert_eq!(v("depot_sync_refused_by_cloud_total"), Some(1.0));
         assert_eq!(v("depot_sync_recovering"), Some(0.0));
 
         let mut scrape = Scrape::default();
@@ -363,5 +369,37 @@ mod tests {
             Some(42.0)
         );
         assert_eq!(value(&s, "depot_sync_edges_taking_back", &[]), Some(1.0));
+        assert_eq!(
+            value(&s, "depot_sync_edge_events_refused_total", &[]),
+            Some(0.0)
+        );
+        // Two of e1's events refused, one of e2's: counted together.
+        wms.write(move |conn| {
+            for (edge, n) in [("e1", 2), ("e2", 1)] {
+                for _ in 0..n {
+                    crate::store::sync::note_refused(
+                        conn,
+                        b.id,
+                        edge,
+                        "stock.moved",
+                        "item 9 is not a record of business 1",
+                        &depot_protocol::now(),
+                    )?;
+                }
+            }
+            Ok(())
+        })
+        .await
+        .expect("refused");
+        let mut scrape = Scrape::default();
+        cloud(&mut scrape, &wms.fleet().await.expect("fleet"), now);
+        assert_eq!(
+            value(
+                &samples(&scrape),
+                "depot_sync_edge_events_refused_total",
+                &[]
+            ),
+            Some(3.0)
+        );
     }
 }
