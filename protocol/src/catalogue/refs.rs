@@ -28,6 +28,8 @@ pub enum Entity {
     DispatchRun,
     Printer,
     PrintJob,
+    /// An API key (its hash travels to edges).
+    Key,
 }
 
 impl Entity {
@@ -44,6 +46,7 @@ impl Entity {
             Self::DispatchRun => "dispatch run",
             Self::Printer => "printer",
             Self::PrintJob => "print job",
+            Self::Key => "API key",
         }
     }
 
@@ -262,6 +265,9 @@ mod tests {
                 let exempt = matches!(
                     (t.name, at.as_slice()),
                     ("release.published", [Some("id")])
+                        // A price list is a number within the business, not
+                        // a record of its own.
+                        | ("item.created" | "item.updated", [Some("prices"), None, Some("price_list_id")])
                         | (
                             "document.attached" | "crm.department_saved" | "crm.form_saved",
                             _
@@ -306,7 +312,13 @@ mod tests {
             schema_ids(items, components, at, depth + 1, found);
             at.pop();
         }
+        // Typed ids (`ItemId`, ...) are references to schemas of their own.
         let integer = |p: &Value| {
+            let p = p
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| components.get(r.rsplit('/').next().unwrap_or_default()))
+                .unwrap_or(p);
             p.get("type").is_some_and(|t| {
                 t == "integer"
                     || t.as_array()

@@ -35,6 +35,7 @@ pub fn owner(conn: &Connection, entity: Entity, id: i64) -> Result<Option<Owner>
         Entity::DispatchRun => "SELECT business_id, warehouse_id FROM dispatch_runs WHERE id = ?1",
         Entity::Printer => "SELECT business_id, NULL FROM printers WHERE id = ?1",
         Entity::PrintJob => "SELECT business_id, NULL FROM print_jobs WHERE id = ?1",
+        Entity::Key => "SELECT business_id, NULL FROM api_keys WHERE id = ?1",
     };
     maybe(conn.prepare_cached(sql)?.query_row([id], |r| {
         Ok(Owner {

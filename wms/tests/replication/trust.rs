@@ -373,6 +373,9 @@ async fn an_edge_touches_only_its_own_business_and_warehouses() {
             continue;
         }
         let payload: Value = serde_json::from_str(template.payload.get()).expect("json");
+        // Every id the engine wrote into it is a reference the catalogue
+        // declares, so the checks see it.
+        assert_eq!(refs::unreferenced(entry, &payload), Vec::<String>::new());
         for r in entry.refs {
             if r.entity == Entity::Business {
                 continue;
@@ -527,6 +530,7 @@ async fn the_edge_takes_only_its_own_business_from_the_cloud() {
     };
     for c in page.changes {
         let entry = catalogue::lookup(&c.kind).expect("catalogued");
+        assert_eq!(refs::unreferenced(entry, &c.payload), Vec::<String>::new());
         if !kinds.insert(c.kind.clone()) {
             continue;
         }

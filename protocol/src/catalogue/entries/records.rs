@@ -21,7 +21,7 @@ pub const BUSINESS_CREATED: EventType = EventType {
     summary: "A business was created (the first event of its log).",
     source: Cloud,
     audience: Business,
-    refs: &[],
+    refs: &[names("/id", E::Business)],
     payload: record::<BusinessRecord>(&[]),
 };
 
@@ -41,7 +41,10 @@ pub const KEY_CREATED: EventType = EventType {
     summary: "An API key was issued; carries its hash so edges authenticate offline.",
     source: Cloud,
     audience: Internal,
-    refs: &[names("/key/business_id", E::Business)],
+    refs: &[
+        names("/key/business_id", E::Business),
+        makes("/key/id", E::Key),
+    ],
     payload: Payload::Fields(&[
         f(
             "key",
@@ -59,7 +62,7 @@ pub const KEY_REVOKED: EventType = EventType {
     summary: "An API key was revoked; edges stop accepting it.",
     source: Cloud,
     audience: Internal,
-    refs: &[],
+    refs: &[names("/id", E::Key)],
     payload: record::<ApiKey>(&[]),
 };
 
@@ -69,7 +72,10 @@ pub const ITEM_CREATED: EventType = EventType {
     summary: "An item was added to the catalog.",
     source: Cloud,
     audience: Business,
-    refs: &[makes("/id", E::Item)],
+    refs: &[
+        makes("/id", E::Item),
+        names("/locations/*/warehouse_id", E::Warehouse),
+    ],
     payload: record::<Item>(&[]),
 };
 
@@ -79,7 +85,10 @@ pub const ITEM_UPDATED: EventType = EventType {
     summary: "An item changed (an edit, or a price a pricing job set).",
     source: Cloud,
     audience: Business,
-    refs: &[makes("/id", E::Item)],
+    refs: &[
+        makes("/id", E::Item),
+        names("/locations/*/warehouse_id", E::Warehouse),
+    ],
     payload: record::<Item>(&[]),
 };
 
