@@ -1,0 +1,388 @@
+//! The service task: owns the per-edge state and handles one thing at a
+//! time: a message from the broker, or a round of pages down. Here the
+//! loop, batches and states; `hello.rs` answers hellos; `feed.rs` pages the
+//! log down.
+
+mod feed;
+mod hello;
+
+use hello::Hello;
+
+use super::connection::Inbound;
+use super::{SyncError, SyncOptions};
+use depot_protocol::BusinessId;
+use depot_protocol::sync::downstream::Feed;
+use depot_protocol::sync::message::{decode, encode};
+use depot_protocol::sync::topic::{
+    CLOUD_STATE, Channel, EdgeId, EdgeTopic, state_filter, up_filter,
+};
+use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
+use depot_wms::Wms;
+use depot_wms::sync::Sighting;
+use rumqttc::{AsyncClient, Publish, QoS};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Messages taken from the queue at once. The batches among them are
+/// applied in one transaction, so a backlog draining from many edges (or a
+/// window of batches from one) costs one commit per group, not per batch.
+const GROUP: usize = 64;
+
+type EdgeKey = (BusinessId, EdgeId);
+
+/// What the cloud sends one edge that said hello.
+#[derive(Debug)]
+struct Downlink {
+    /// The session of the edge's last hello.
+    session: String,
+    feed: Feed,
+    /// The log may hold changes for it past `feed.sent()`.
+    pending: bool,
+    /// Paging from this rev failed (and was logged at warn): retried every
+    /// tick, logged again only at debug.
+    stalled: Option<i64>,
+}
+
+pub(super) struct Service {
+    wms: Wms,
+    client: AsyncClient,
+    options: SyncOptions,
+    generation: Arc<AtomicU64>,
+    connected: bool,
+    edges: HashMap<EdgeKey, Downlink>,
+    /// How far the log has been checked for businesses with new changes;
+    /// `None` until the head could be read.
+    scanned: Option<i64>,
+    /// A round of pages is due as soon as no message waits.
+    dirty: bool,
+    last_round: Instant,
+    /// Hellos answered per edge.
+    hellos: super::pace::Pace<EdgeKey>,
+    /// When edges shown online by a hello alone were last checked for
+    /// silence.
+    last_sweep: Instant,
+}
+
+/// A batch from an edge, decoded, waiting to be applied with the others of
+/// its group.
+struct Pending {
+    topic: EdgeTopic,
+    session: String,
+    events: Vec<SyncEvent>,
+}
+
+/// The batch a message carries, if it is one (anything else, malformed
+/// input included, is left to `dispatch`, which reports it).
+fn batch_of(publish: &Publish) -> Option<Pending> {
+    let topic = EdgeTopic::parse(&publish.topic).ok()?;
+    if topic.channel != Channel::Up {
+        return None;
+    }
+    match decode::<UpMessage>(&publish.payload).ok()? {
+        UpMessage::Batch { session, events } => Some(Pending {
+            topic,
+            session,
+            events,
+        }),
+        UpMessage::Hello { .. } => None,
+    }
+}
+
+impl Service {
+    pub(super) fn new(
+        wms: Wms,
+        client: AsyncClient,
+        options: SyncOptions,
+        generation: Arc<AtomicU64>,
+    ) -> Self {
+        Self {
+            wms,
+            client,
+            options,
+            generation,
+            connected: false,
+            edges: HashMap::new(),
+            scanned: None,
+            dirty: false,
+            last_round: Instant::now(),
+            hellos: super::pace::Pace::new(super::pace::BURST, super::pace::EVERY),
+            last_sweep: Instant::now(),
+        }
+    }
+
+    /// Handles what arrives and sends pages down, until the connection task
+    /// goes away.
+    pub(super) async fn run(
+        &mut self,
+        mut inbound: mpsc::UnboundedReceiver<Inbound>,
+    ) -> Result<(), SyncError> {
+        self.scanned = self.head().await;
+        loop {
+            let tick = tokio::time::sleep_until(self.last_round + self.options.tick);
+            tokio::select! {
+                biased;
+                message = inbound.recv() => {
+                    let Some(first) = message else {
+                        return Err(SyncError::ConnectionTaskEnded);
+                    };
+                    let mut group = vec![first];
+                    while group.len() < GROUP {
+                        match inbound.try_recv() {
+                            Ok(message) => group.push(message),
+                            Err(_) => break,
+                        }
+                    }
+                    self.handle(group).await;
+                    // A steady stream of messages does not hold pages back
+                    // for longer than a tick.
+                    if self.last_round.elapsed() >= self.options.tick {
+                        self.round().await;
+                    }
+                }
+                () = tick => self.round().await,
+                // Pages go out once the messages waiting are handled, so a
+                // burst of batches makes one round, not one per batch.
+                () = std::future::ready(()), if self.dirty => self.round().await,
+            }
+        }
+    }
+
+    /// Handles messages in the order they came. Batches wait to be applied
+    /// together until the group ends or another kind of message comes, which
+    /// then sees them applied: a hello after a batch answers with a cursor
+    /// that includes it.
+    async fn handle(&mut self, group: Vec<Inbound>) {
+        let mut batches = Vec::new();
+        let mut handled = Vec::new();
+        for message in group {
+            match message {
+                Inbound::Message {
+                    generation,
+                    publish,
+                } => {
+                    match batch_of(&publish) {
+                        Some(batch) => batches.push(batch),
+                        None => {
+                            self.apply(std::mem::take(&mut batches)).await;
+                            self.dispatch(&publish).await;
+                        }
+                    }
+                    handled.push((generation, publish));
+                }
+                Inbound::Connected { generation } => {
+                    self.apply(std::mem::take(&mut batches)).await;
+                    self.acknowledge(std::mem::take(&mut handled)).await;
+                    self.connected(generation).await;
+                }
+                Inbound::Disconnected => {
+                    self.apply(std::mem::take(&mut batches)).await;
+                    self.acknowledge(std::mem::take(&mut handled)).await;
+                    self.connected = false;
+                }
+            }
+        }
+        self.apply(batches).await;
+        self.acknowledge(handled).await;
+    }
+
+    /// Acknowledged to the broker once handled: its inflight window is what
+    /// bounds the queue between the two tasks. A message of an earlier
+    /// connection cannot be acknowledged on this one.
+    async fn acknowledge(&self, handled: Vec<(u64, Publish)>) {
+        let current = self.generation.load(Ordering::Acquire);
+        for (generation, publish) in handled {
+            if generation == current {
+                if let Err(e) = self.client.ack(&publish).await {
+                    tracing::debug!(error = %e, "cannot acknowledge a message");
+                }
+            }
+        }
+    }
+
+    /// Subscribes (every connection starts clean), then says `online`: by
+    /// then the subscriptions are in place, so an edge that sees it may say
+    /// hello.
+    async fn connected(&mut self, generation: u64) {
+        self.connected = true;
+        let up = up_filter(self.options.share_group.as_deref());
+        for filter in [up, state_filter()] {
+            if let Err(e) = self.client.subscribe(filter, QoS::AtLeastOnce).await {
+                tracing::warn!(error = %e, "cannot subscribe");
+            }
+        }
+        let online = encode(&StateMessage::Online {
+            version: self.options.version.clone(),
+            session: self.options.session.clone(),
+            head: None,
+        });
+        if let Err(e) = self
+            .client
+            .publish(CLOUD_STATE, QoS::AtLeastOnce, true, online)
+            .await
+        {
+            tracing::warn!(error = %e, "cannot publish the cloud's state");
+        }
+        tracing::debug!(generation, edges = self.edges.len(), "sync subscribed");
+        // Pages sent while the connection broke may be lost: an edge that
+        // sees a hole asks again with a hello.
+        self.dirty = true;
+    }
+
+    async fn dispatch(&mut self, publish: &Publish) {
+        let topic = match EdgeTopic::parse(&publish.topic) {
+            Ok(topic) => topic,
+            Err(e) => {
+                tracing::warn!(topic = %publish.topic, reason = %e, "ignored a message");
+                return;
+            }
+        };
+        match topic.channel {
+            Channel::Up => self.up(topic, &publish.payload).await,
+            Channel::State => self.state(topic, &publish.payload).await,
+            Channel::Down => {
+                tracing::warn!(%topic, reason = "the cloud does not read down topics", "ignored a message");
+            }
+        }
+    }
+
+    async fn up(&mut self, topic: EdgeTopic, payload: &[u8]) {
+        match decode::<UpMessage>(payload) {
+            Ok(UpMessage::Hello {
+                session,
+                version,
+                cursor,
+                head,
+                last,
+                recover_after,
+                node,
+            }) => {
+                let hello = Hello {
+                    session,
+                    version,
+                    cursor,
+                    head,
+                    last,
+                    recover_after,
+                    node,
+                };
+                self.hello(topic, hello).await;
+            }
+            Ok(UpMessage::Batch { session, events }) => {
+                self.apply(vec![Pending {
+                    topic,
+                    session,
+                    events,
+                }])
+                .await;
+            }
+            Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
+        }
+    }
+
+    /// Applies batches in one transaction, then acknowledges each.
+    async fn apply(&mut self, batches: Vec<Pending>) {
+        if batches.is_empty() {
+            return;
+        }
+        let mut heads = Vec::with_capacity(batches.len());
+        let mut inputs = Vec::with_capacity(batches.len());
+        for Pending {
+            topic,
+            session,
+            events,
+        } in batches
+        {
+            heads.push((topic.business, topic.edge.clone(), session, events.len()));
+            inputs.push((topic.business, topic.edge, events));
+        }
+        let results = match self.wms.receive_batches(inputs).await {
+            Ok(results) => results,
+            Err(e) => {
+                for (business, edge, _, count) in &heads {
+                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                }
+                return;
+            }
+        };
+        for ((business, edge, session, count), result) in heads.into_iter().zip(results) {
+            let ack = match result {
+                Ok(ack) => ack,
+                Err(e) => {
+                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
+                    continue;
+                }
+            };
+            tracing::debug!(
+                %business, %edge, %session, events = count, through = ack.through,
+                gap = ack.gap, rejected = ack.rejected.len(), "applied a batch"
+            );
+            for message in super::ack::messages(&session, ack) {
+                self.send(business, &edge, encode(&message)).await;
+            }
+        }
+        // The log may have grown: other edges of the business may need it.
+        self.dirty = true;
+    }
+
+    /// An edge's retained state: recorded for the edge list (an edge that
+    /// is not registered changes no row), and `offline` ends its feed.
+    async fn state(&mut self, topic: EdgeTopic, payload: &[u8]) {
+        if payload.is_empty() {
+            // A retained state being cleared.
+            return;
+        }
+        let (business, edge) = (topic.business, topic.edge.clone());
+        let recorded = match decode::<StateMessage>(payload) {
+            Ok(StateMessage::Offline { session }) => {
+                let key = (business, edge.clone());
+                if self.edges.get(&key).is_some_and(|d| d.session == session) {
+                    tracing::debug!(%business, %edge, %session, "edge went offline");
+                    self.edges.remove(&key);
+                }
+                self.wms.edge_gone(business, edge, session).await
+            }
+            Ok(StateMessage::Online {
+                version,
+                session,
+                head,
+            }) => {
+                tracing::debug!(%topic, %version, %session, ?head, "edge is online");
+                let sighting = Sighting {
+                    session: Some(session),
+                    version: Some(version),
+                    head,
+                    taking_back_after: None,
+                    by_state: true,
+                };
+                self.wms.edge_seen(business, edge, sighting).await
+            }
+            Err(e) => {
+                tracing::warn!(%topic, reason = %e, "ignored a message");
+                return;
+            }
+        };
+        if let Err(e) = recorded {
+            tracing::warn!(%topic, reason = %e, "cannot record the edge's state");
+        }
+    }
+
+    /// Publishes to an edge's down topic; false when the connection task is
+    /// gone.
+    async fn send(&self, business: BusinessId, edge: &EdgeId, payload: Vec<u8>) -> bool {
+        let topic = EdgeTopic::new(business, edge.clone(), Channel::Down).to_string();
+        match self
+            .client
+            .publish(topic, QoS::AtLeastOnce, false, payload)
+            .await
+        {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(%business, %edge, error = %e, "cannot publish");
+                false
+            }
+        }
+    }
+}
