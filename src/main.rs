@@ -111,7 +111,7 @@ async fn demo(
         shown(station.labels())
     );
     println!(
-        "  station      {edge_base}/v1/edge/stations (PUT …/{STATION}/task to pack an order; the README shows how)"
+        "  station      {edge_base}/v1/edge/stations (PUT …/{STATION}/task to pack an order; docs/devices.md shows how)"
     );
     println!();
     println!("Try:");
@@ -120,7 +120,7 @@ async fn demo(
     }
     println!();
     println!(
-        "The README walks a whole warehouse day (receive, wave, pick, pack, label, dispatch, track) from here,"
+        "docs/tour.md walks a whole warehouse day (receive, wave, pick, pack, label, dispatch, track) from here,"
     );
     println!("and packs an order at {STATION} until its label arrives.");
     println!("Ctrl-C stops it; the data stays in {data_dir} for the next run.");

@@ -113,7 +113,7 @@ async fn the_printed_examples_work() {
         .await
         .expect("json");
     assert_eq!(r["recordsTotal"], "36");
-    // What the README's warehouse day starts from.
+    // What docs/tour.md's warehouse day starts from.
     for (path, n) in [
         ("inbounds/{b}/orders/list", "1"),
         ("printers/{b}/list", "1"),

@@ -1,4 +1,4 @@
-//! The demo's packing station, as the README walks it: the demo started as
+//! The demo's packing station, as docs/devices.md walks it: the demo started as
 //! `depot demo` starts it, an order's packing task set at the edge, its
 //! units scanned by writing to the scanner's trigger, the parcel weighed on
 //! the simulated scale, and the label printed by the simulated printer,

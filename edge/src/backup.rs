@@ -245,7 +245,7 @@ impl fmt::Display for RestoreReport {
             if acked > self.own_through {
                 write!(
                     f,
-                    "\nthe cloud had acknowledged {acked} of the box's own events, the backup holds {}: the daemon takes the other {} back from the cloud before it sends anything (see README, Backups)",
+                    "\nthe cloud had acknowledged {acked} of the box's own events, the backup holds {}: the daemon takes the other {} back from the cloud before it sends anything (see docs/deployment.md, Backups)",
                     self.own_through,
                     acked - self.own_through
                 )?;

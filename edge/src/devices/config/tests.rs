@@ -7,7 +7,7 @@ use depot_hardware::scale::SerialProtocol;
 use depot_hardware::scanner::registry::ScannerMode;
 use std::path::Path;
 
-/// The example of the README, whole.
+/// The example of docs/devices.md, whole.
 const EXAMPLE: &str = r#"
 business_id = 1
 edge_id = "mad-1"
