@@ -217,18 +217,7 @@ fn apply_page(conn: &Connection, business: BusinessId, page: Page) -> Result<Pag
                 let mut checker = replica::Checker::new(&sender);
                 events
                     .iter()
-                    .map(|e| {
-                        if e.business_id.is_some_and(|b| b != business) {
-                            if !store::events::append_remote(conn, e)? {
-                                return Ok(Some(Outcome::Duplicate));
-                            }
-                            let reason =
-                                format!("the change is another business's than {business}");
-                            replica::refuse(conn, e, &reason, "rejected")?;
-                            return Ok(Some(Outcome::Rejected { reason }));
-                        }
-                        replica::apply_guarded(conn, e, guard, Some(&mut checker))
-                    })
+                    .map(|e| replica::apply_guarded(conn, e, guard, Some(&mut checker)))
                     .collect()
             })?;
             let at = now();

@@ -428,7 +428,7 @@ pub fn apply_guarded(
         return Ok(Some(Outcome::Duplicate));
     }
     if let Some(checker) = checker {
-        if let Some(reason) = checker.refusal(conn, &e.kind, e.payload.get())? {
+        if let Some(reason) = checker.refusal(conn, e)? {
             tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "refused a replicated event");
             refuse(conn, e, &reason, "rejected")?;
             return Ok(Some(Outcome::Rejected { reason }));

@@ -14,6 +14,7 @@ use crate::Result;
 use crate::store::ids::NODE_SHIFT;
 use crate::store::owners::{self, Owner};
 use depot_protocol::catalogue::refs::{self, Entity, Role};
+use depot_protocol::event::RemoteEvent;
 use depot_protocol::{BusinessId, WarehouseId, catalogue};
 use std::collections::HashMap;
 
@@ -106,10 +107,15 @@ impl<'a> Checker<'a> {
     pub fn refusal(
         &mut self,
         conn: &rusqlite::Connection,
-        kind: &str,
-        payload: &str,
+        e: &RemoteEvent,
     ) -> Result<Option<String>> {
         let business = self.sender.business;
+        if e.business_id.is_some_and(|b| b != business) {
+            return Ok(Some(format!(
+                "the change is another business's than {business}"
+            )));
+        }
+        let (kind, payload) = (e.kind.as_str(), e.payload.get());
         let Some(entry) = catalogue::lookup(kind) else {
             return Ok(Some(format!(
                 "{kind} is not a kind of event this node knows"
