@@ -49,8 +49,9 @@ async fn confirmed_order(
     reference: &str,
     lines: Value,
 ) -> OrderId {
-    let req =
-        json!({"channel": "web", "external_ref": reference, "warehouse_id": w.0, "lines": lines});
+    let req = json!({"channel": "web", "external_ref": reference, "warehouse_id": w.0, "lines": lines,
+               "shipping_address": {"name": "Łucja Wiśniewska", "line1": "ul. Floriańska 14/3",
+                                    "postal_code": "31-021", "city": "Kraków", "country": "PL"}});
     let (o, _) = wms
         .create_order(caller, serde_json::from_value(req).expect("order"))
         .await

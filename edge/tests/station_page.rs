@@ -66,6 +66,8 @@ impl Floor {
                 .expect("stock");
         }
         let req = json!({"channel": "web", "external_ref": "S1", "warehouse_id": rig.warehouse.0,
+            "shipping_address": {"name": "Γιώργος Παπαδόπουλος", "line1": "Οδός Ερμού 25",
+                                 "postal_code": "105 63", "city": "Αθήνα", "country": "GR"},
             "lines": [{"sku": "MUG", "quantity": 2}, {"sku": "TEA", "quantity": 1}]});
         let (order, _) = rig
             .cloud

@@ -3,6 +3,7 @@
 //! packing station on simulated devices ([`station`]); [`start`] starts
 //! it all.
 
+mod addresses;
 mod labels;
 mod releases;
 mod run;
@@ -15,7 +16,7 @@ use anyhow::Context;
 use depot_protocol::barcode::gs1_check_digit;
 use depot_protocol::catalog::ItemCreate;
 use depot_protocol::inbound::InboundCreate;
-use depot_protocol::order::{Address, Buyer, OrderStatus};
+use depot_protocol::order::{Buyer, OrderStatus};
 use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
 use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::tenant::Caller;
@@ -141,16 +142,8 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
     let b = wms
         .create_business(DEMO_NAME, "EUR", "Europe/Madrid")
         .await?;
-    let madrid = Address {
-        city: Some("Madrid".into()),
-        country: Some("ES".into()),
-        ..Address::default()
-    };
-    let barcelona = Address {
-        city: Some("Barcelona".into()),
-        country: Some("ES".into()),
-        ..Address::default()
-    };
+    let madrid = addresses::madrid();
+    let barcelona = addresses::barcelona();
     let w1 = wms
         .create_warehouse(b.id, "MAD1", "Madrid fulfilment centre", madrid, true)
         .await?
@@ -189,13 +182,7 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
     }
 
     // Orders walked to every status, so lists and filters have something to show.
-    let buyers = [
-        "Ana García",
-        "Jordi Puig",
-        "Lucía Fernández",
-        "Marc Vidal",
-        "Sofía Ruiz",
-    ];
+    let buyers = addresses::buyers();
     let plan: [(OrderStatus, usize); 7] = [
         (OrderStatus::Pending, 8),
         (OrderStatus::Confirmed, 8),
@@ -216,24 +203,18 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
     for (target, count) in plan {
         for _ in 0..count {
             n += 1;
-            let buyer = buyers[n % buyers.len()];
+            let to = buyers[n % buyers.len()].clone();
+            let buyer = to.name.clone().unwrap_or_default();
             let req = OrderCreate {
                 channel: ["webshop", "marketplace", "pos"][n % 3].into(),
                 external_ref: format!("DEMO-{n:04}"),
                 warehouse_id: Some(w1),
                 buyer: Some(Buyer {
-                    name: Some(buyer.into()),
-                    email: Some(format!(
-                        "{}@example.com",
-                        buyer.split(' ').next().unwrap_or("buyer").to_lowercase()
-                    )),
+                    name: Some(buyer),
+                    email: Some(format!("buyer{}@example.com", n % buyers.len() + 1)),
                     phone: None,
                 }),
-                shipping_address: Some(Address {
-                    city: Some("Madrid".into()),
-                    country: Some("ES".into()),
-                    ..Address::default()
-                }),
+                shipping_address: Some(to),
                 payments: None,
                 lines: vec![
                     OrderLineCreate {

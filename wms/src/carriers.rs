@@ -5,6 +5,40 @@ use chrono::{Datelike, NaiveDate, Weekday};
 use depot_protocol::barcode::gs1_check_digit;
 use depot_protocol::shipping::Milestone;
 
+/// The largest piece a carrier service takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PieceLimits {
+    pub max_weight_g: i64,
+    /// Longest, middle and shortest side, in millimetres.
+    pub max_sides_mm: [i64; 3],
+}
+
+impl PieceLimits {
+    /// What is wrong with a piece of this weight and these dimensions, if
+    /// anything. Sides are compared longest to longest, so a box measured
+    /// in any order is judged the same.
+    pub fn problems(&self, weight_g: i64, dims_mm: Option<[i64; 3]>) -> Vec<String> {
+        let mut out = Vec::new();
+        if weight_g > self.max_weight_g {
+            out.push(format!(
+                "weighs {weight_g} g: this service takes pieces up to {} g",
+                self.max_weight_g
+            ));
+        }
+        if let Some(mut sides) = dims_mm {
+            sides.sort_unstable_by(|a, b| b.cmp(a));
+            if sides.iter().zip(self.max_sides_mm).any(|(s, max)| *s > max) {
+                let [a, b, c] = self.max_sides_mm;
+                out.push(format!(
+                    "measures {} x {} x {} mm: this service takes pieces up to {a} x {b} x {c} mm",
+                    sides[0], sides[1], sides[2]
+                ));
+            }
+        }
+        out
+    }
+}
+
 pub trait Carrier: Send + Sync {
     /// The code orders and webhooks name the carrier by.
     fn code(&self) -> &'static str;
@@ -15,6 +49,19 @@ pub trait Carrier: Send + Sync {
     fn tracking_number(&self, shipment_id: i64) -> String;
     /// Whether a string can be one of this carrier's tracking numbers.
     fn is_tracking_number(&self, s: &str) -> bool;
+    /// The number printed as the tracking barcode of package `index` (1
+    /// based) of `count`: the tracking number itself for a lone package;
+    /// for several, the tracking number and the piece ("…-02"), so a hub
+    /// scanner tells the pieces apart and notices one missing.
+    fn piece_number(&self, tracking: &str, index: u32, count: u32) -> String {
+        if count <= 1 {
+            tracking.to_owned()
+        } else {
+            format!("{tracking}-{index:02}")
+        }
+    }
+    /// The largest piece `service` takes.
+    fn piece_limits(&self, service: &str) -> PieceLimits;
     /// Expected delivery for a shipment handed over on `from`.
     fn estimate(&self, service: &str, from: NaiveDate) -> NaiveDate;
 
@@ -103,6 +150,22 @@ impl Carrier for OwnFleet {
     fn estimate(&self, service: &str, from: NaiveDate) -> NaiveDate {
         add_working_days(from, if service == "express" { 1 } else { 2 })
     }
+
+    /// A van and one person carrying: what European parcel networks take
+    /// (31.5 kg, 120 x 60 x 60 cm); express pieces travel in cages, smaller.
+    fn piece_limits(&self, service: &str) -> PieceLimits {
+        if service == "express" {
+            PieceLimits {
+                max_weight_g: 30_000,
+                max_sides_mm: [1000, 600, 600],
+            }
+        } else {
+            PieceLimits {
+                max_weight_g: 31_500,
+                max_sides_mm: [1200, 600, 600],
+            }
+        }
+    }
 }
 
 static OWN: OwnFleet = OwnFleet;
@@ -115,6 +178,19 @@ pub fn get(code: &str) -> Option<&'static dyn Carrier> {
     }
 }
 
+/// The tracking number a piece number belongs to: `s` without a piece
+/// suffix ("-02") where what is left is a known carrier's tracking number.
+pub fn shipment_number(s: &str) -> &str {
+    if let Some((number, piece)) = s.rsplit_once('-')
+        && (2..=4).contains(&piece.len())
+        && piece.bytes().all(|b| b.is_ascii_digit())
+        && all().iter().any(|c| c.is_tracking_number(number))
+    {
+        return number;
+    }
+    s
+}
+
 /// Every known carrier.
 pub fn all() -> [&'static dyn Carrier; 1] {
     [&OWN]
@@ -123,6 +199,29 @@ pub fn all() -> [&'static dyn Carrier; 1] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pieces_beyond_the_service_are_named() {
+        let l = OwnFleet.piece_limits("standard");
+        assert!(l.problems(31_500, Some([600, 1200, 600])).is_empty());
+        let heavy = l.problems(999_000, None);
+        assert_eq!(heavy.len(), 1);
+        assert!(heavy[0].contains("999000 g"), "{heavy:?}");
+        assert_eq!(l.problems(1000, Some([700, 700, 100])).len(), 1);
+    }
+
+    #[test]
+    fn pieces_have_their_own_numbers_that_lead_back() {
+        let c = OwnFleet;
+        let tn = c.tracking_number(42);
+        assert_eq!(c.piece_number(&tn, 1, 1), tn);
+        let second = c.piece_number(&tn, 2, 3);
+        assert_eq!(second, format!("{tn}-02"));
+        assert_ne!(c.piece_number(&tn, 1, 3), second);
+        assert_eq!(shipment_number(&second), tn);
+        assert_eq!(shipment_number(&tn), tn);
+        assert_eq!(shipment_number("SO-12"), "SO-12");
+    }
 
     #[test]
     fn own_tracking_numbers_carry_a_check_digit() {

@@ -37,7 +37,8 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
         .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
     let biz = tenants::business(conn, business)?
         .ok_or_else(|| WmsError::Internal("business vanished".into()))?;
-    let carrier = carriers::get(&s.carrier).map_or(s.carrier.clone(), |c| c.name().to_owned());
+    let known = carriers::get(&s.carrier);
+    let carrier = known.map_or(s.carrier.clone(), |c| c.name().to_owned());
     let count = s.packages.len() as u32;
     let shipped_on = s.dispatched_at.unwrap_or(s.packed_at).date_naive();
     Ok(s.packages
@@ -46,6 +47,11 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
             carrier: carrier.clone(),
             service: s.service.clone(),
             tracking_number: s.tracking_number.clone(),
+            piece_number: known.map_or_else(
+                || s.tracking_number.clone(),
+                |c| c.piece_number(&s.tracking_number, p.index, count),
+            ),
+            sscc: None,
             ship_from: party(&w.address, &biz.name),
             ship_to: party(
                 &order.shipping_address,
@@ -366,6 +372,8 @@ impl Wms {
     }
 
     pub async fn tracking(&self, number: String) -> Result<Tracking> {
+        // A package's own number (from its label) finds its shipment.
+        let number = carriers::shipment_number(&number).to_owned();
         if !carriers::all()
             .iter()
             .any(|c| c.is_tracking_number(&number))

@@ -202,7 +202,9 @@ impl TestApp {
         let r = self
             .post(
                 &format!("/v1/orders/{}/create", self.a.business),
-                json!({"channel": "web", "external_ref": external_ref, "lines": lines}),
+                json!({"channel": "web", "external_ref": external_ref, "lines": lines,
+                       "shipping_address": {"name": "Marta Quiroga", "line1": "Calle de Atocha 27, 3º izq.",
+                                            "postal_code": "28012", "city": "Madrid", "country": "ES"}}),
             )
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);

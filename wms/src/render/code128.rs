@@ -6,7 +6,6 @@
 //! codes (`^BC` mode N), so a printed label and its PDF carry the same
 //! symbol, and both sides know its width in modules before drawing.
 
-use super::RenderError;
 use barcoders::sym::code128::Code128;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,14 +24,29 @@ pub(crate) struct Symbol {
 }
 
 impl Symbol {
-    pub fn new(data: &str) -> Result<Self, RenderError> {
+    pub fn new(data: &str) -> Result<Self, String> {
         let segments = plan(data)?;
         let barcoders_input = barcoders_data(&segments);
-        let encoded = Code128::new(&barcoders_input)
-            .map_err(|e| RenderError::Barcode(format!("{data:?}: {e}")))?;
+        let encoded = Code128::new(&barcoders_input).map_err(|e| format!("{data:?}: {e}"))?;
         Ok(Self {
             bits: encoded.encode(),
             zpl: zpl_data(&segments),
+        })
+    }
+
+    /// A GS1-128 symbol of an SSCC (application identifier 00 and its 18
+    /// digits): FNC1 after the start code marks the data as GS1 element
+    /// strings, and the 20 digits go in subset C.
+    pub fn sscc(sscc: &str) -> Result<Self, String> {
+        if sscc.len() != 18 || !sscc.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("{sscc:?} is not an SSCC: 18 digits"));
+        }
+        let encoded = Code128::new(format!("\u{0106}\u{0179}00{sscc}"))
+            .map_err(|e| format!("{sscc:?}: {e}"))?;
+        Ok(Self {
+            bits: encoded.encode(),
+            // `>;` starts in C, `>8` is FNC1.
+            zpl: format!(">;>800{sscc}"),
         })
     }
 
@@ -45,14 +59,14 @@ impl Symbol {
 /// shorter: at least 4 digits at either end of the data, 6 in the middle
 /// (a switch costs a symbol each way), 2 when the data is only digits. An
 /// odd digit stays in subset B beside the run.
-fn plan(data: &str) -> Result<Vec<(Subset, String)>, RenderError> {
+fn plan(data: &str) -> Result<Vec<(Subset, String)>, String> {
     if data.is_empty() {
-        return Err(RenderError::Barcode("empty barcode data".into()));
+        return Err("empty barcode data".into());
     }
     if let Some(bad) = data.chars().find(|c| !(' '..='~').contains(c)) {
-        return Err(RenderError::Barcode(format!(
+        return Err(format!(
             "{data:?}: {bad:?} cannot be encoded in Code 128 (printable ASCII only)"
-        )));
+        ));
     }
     let bytes = data.as_bytes();
     let mut segments: Vec<(Subset, String)> = Vec::new();
@@ -172,7 +186,7 @@ mod tests {
     }
 
     #[test]
-    fn symbol_structure() -> Result<(), RenderError> {
+    fn symbol_structure() -> Result<(), String> {
         let s = Symbol::new("1Z999AA10123456784")?;
         assert_eq!(s.zpl, ">:1Z999AA1>50123456784");
         // start + 8 B + switch + 5 C + check = 16 symbols of 11, stop 13.
@@ -182,11 +196,18 @@ mod tests {
         let c = Symbol::new("00340123450000000018")?;
         assert_eq!(&c.bits[..11], START_C);
         assert_eq!(c.zpl, ">;00340123450000000018");
+        // GS1-128: start C, FNC1, ten digit pairs, check.
+        let g = Symbol::sscc("340123450000000018")?;
+        assert_eq!(g.zpl, ">;>800340123450000000018");
+        assert_eq!(g.modules(), 13 * 11 + 13);
+        assert_eq!(&g.bits[..11], START_C);
+        assert_ne!(g.bits, c.bits, "FNC1 makes it a GS1 symbol");
+        assert!(Symbol::sscc("12345").is_err());
         Ok(())
     }
 
     #[test]
-    fn zpl_special_characters_use_invocation_codes() -> Result<(), RenderError> {
+    fn zpl_special_characters_use_invocation_codes() -> Result<(), String> {
         let s = Symbol::new("A^B>C~D_E")?;
         assert_eq!(s.zpl, ">:A><B>0C>=D_E");
         Ok(())
@@ -194,11 +215,8 @@ mod tests {
 
     #[test]
     fn unencodable_data_is_an_error() {
-        assert!(matches!(Symbol::new(""), Err(RenderError::Barcode(_))));
-        assert!(matches!(
-            Symbol::new("ABC\u{e9}"),
-            Err(RenderError::Barcode(_))
-        ));
-        assert!(matches!(Symbol::new("A\nB"), Err(RenderError::Barcode(_))));
+        assert!(Symbol::new("").is_err());
+        assert!(Symbol::new("ABC\u{e9}").is_err());
+        assert!(Symbol::new("A\nB").is_err());
     }
 }

@@ -26,6 +26,8 @@ pub(crate) fn label() -> ShippingLabel {
         carrier: "DHL Express".into(),
         service: "Express Worldwide".into(),
         tracking_number: "1Z999AA10123456784".into(),
+        piece_number: "1Z999AA10123456784-01".into(),
+        sscc: Some("340123450000000017".into()),
         ship_from: Party {
             name: "Depot Fulfilment Lyon".into(),
             line1: "4 Allée des Entrepôts".into(),

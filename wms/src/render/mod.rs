@@ -15,16 +15,14 @@
 //!   scripts; other scripts need a TrueType font on the printer.
 //! - PDFs use the built-in Helvetica fonts, which only cover Windows-1252
 //!   (WinAnsi): any other character is printed as '?' (one per character).
-//! - Barcodes are Code 128 of printable ASCII only. The PDF functions fail
-//!   with [`RenderError::Barcode`] when a tracking number or order reference
-//!   cannot be encoded (empty, non-ASCII, too long to fit); the ZPL
-//!   functions cannot fail, so they print "NO BARCODE" and the reason in its
-//!   place. Call [`check_barcode`] first to refuse such data up front.
-//!   Modules are whole 203 dpi dots, so data must also fit the width: up to
-//!   68 characters on 4×6 labels, 51 for the order reference on the A4 slip
-//!   (about twice as many when the data is all digits).
-//! - Weights are printed in kg with two decimals, dimensions in cm, times
-//!   in UTC.
+//! - No data fails a document for its barcode. Each symbol is chosen before
+//!   anything is drawn: Code 128 where the data is printable ASCII and fits
+//!   the width with modules of at least two 203 dpi dots; else a QR code of
+//!   the UTF-8 text (accents, other scripts, long references); else, when
+//!   not even that fits, no symbol, and the text printed beside it stands
+//!   alone. SSCCs are GS1-128 (FNC1, application identifier 00).
+//! - Weights are printed in grams below 1 kg and in kg to the gram above
+//!   ("850 g", "2.35 kg", "999.999 kg"), dimensions in cm, times in UTC.
 
 mod code128;
 mod label;
@@ -32,8 +30,12 @@ mod layout;
 mod manifest;
 mod metrics;
 mod pdf;
+mod qr;
+#[cfg(test)]
+pub(crate) mod raster;
 mod slip;
 mod table;
+mod wrap;
 mod zpl;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -44,9 +46,6 @@ pub use zpl::escape_field;
 /// Why a document could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    /// The data cannot be printed as a Code 128 barcode.
-    #[error("cannot encode barcode: {0}")]
-    Barcode(String),
     /// The PDF writer failed.
     #[error("cannot write PDF: {0}")]
     Pdf(String),
@@ -82,7 +81,14 @@ pub struct PackageInfo {
 pub struct ShippingLabel {
     pub carrier: String,
     pub service: String,
+    /// The shipment's tracking number.
     pub tracking_number: String,
+    /// This package's own number, printed as its tracking barcode: a hub
+    /// scanner tells the pieces of a shipment apart by it.
+    pub piece_number: String,
+    /// The package's SSCC (18 digits), where the business has a GS1
+    /// company prefix.
+    pub sscc: Option<String>,
     pub ship_from: Party,
     pub ship_to: Party,
     pub order_ref: String,
@@ -133,19 +139,21 @@ pub struct Manifest {
 
 /// The shipping label as one ZPL label (203 dpi, 812×1218 dots).
 pub fn shipping_label_zpl(label: &ShippingLabel) -> String {
-    // A label that cannot carry its barcode still prints, with a notice:
-    // see the module documentation.
-    let (page, _barcode_error) = label::layout(label);
-    zpl::render(&[page])
+    zpl::render(&[label::layout(label)])
+}
+
+/// What a label could not print whole (an address too long even wrapped
+/// and at its smallest type): empty when the label is good to print.
+pub fn label_problems(label: &ShippingLabel) -> Vec<String> {
+    label::layout(label).cut
 }
 
 /// The shipping label as a one-page 4×6 in PDF (288×432 pt).
 pub fn shipping_label_pdf(label: &ShippingLabel) -> Result<Vec<u8>, RenderError> {
-    let (page, barcode_error) = label::layout(label);
-    if let Some(e) = barcode_error {
-        return Err(e);
-    }
-    pdf::render(&format!("Label {}", label.tracking_number), &[page])
+    pdf::render(
+        &format!("Label {}", label.tracking_number),
+        &[label::layout(label)],
+    )
 }
 
 /// The packing slip as one or more 4×6 ZPL labels ("page i/n").
@@ -155,7 +163,7 @@ pub fn packing_slip_zpl(slip: &PackingSlip) -> String {
 
 /// The packing slip as an A4 portrait PDF, paginated.
 pub fn packing_slip_pdf(slip: &PackingSlip) -> Result<Vec<u8>, RenderError> {
-    let pages = slip::pdf_pages(slip)?;
+    let pages = slip::pdf_pages(slip);
     pdf::render(&format!("Packing slip {}", slip.order_ref), &pages)
 }
 
@@ -165,16 +173,20 @@ pub fn manifest_pdf(manifest: &Manifest) -> Result<Vec<u8>, RenderError> {
     pdf::render(&format!("Manifest {}", manifest.run_id), &pages)
 }
 
-/// Whether `data` can be printed as a Code 128 barcode on these documents.
-pub fn check_barcode(data: &str) -> Result<(), RenderError> {
-    code128::Symbol::new(data).map(|_| ())
-}
-
-/// "2.35 kg": kilograms, rounded half up to 10 g.
+/// "850 g" below a kilogram, "2.35 kg" above: every gram the scale gave
+/// is printed (a carrier bills by it), trailing zeros dropped.
 pub(crate) fn format_weight(grams: i64) -> String {
     let sign = if grams < 0 { "-" } else { "" };
-    let centi = (grams.unsigned_abs() + 5) / 10;
-    format!("{sign}{}.{:02} kg", centi / 100, centi % 100)
+    let g = grams.unsigned_abs();
+    if g < 1000 {
+        return format!("{sign}{g} g");
+    }
+    let (kg, rest) = (g / 1000, g % 1000);
+    if rest == 0 {
+        return format!("{sign}{kg} kg");
+    }
+    let decimals = format!("{rest:03}");
+    format!("{sign}{kg}.{} kg", decimals.trim_end_matches('0'))
 }
 
 /// "30 x 20 x 10.5 cm" from millimetres.
@@ -221,10 +233,14 @@ mod tests {
 
     #[test]
     fn weights_and_dimensions() {
-        assert_eq!(format_weight(2345), "2.35 kg");
-        assert_eq!(format_weight(120), "0.12 kg");
-        assert_eq!(format_weight(0), "0.00 kg");
-        assert_eq!(format_weight(-1500), "-1.50 kg");
+        assert_eq!(format_weight(2345), "2.345 kg");
+        assert_eq!(format_weight(2350), "2.35 kg");
+        assert_eq!(format_weight(120), "120 g");
+        assert_eq!(format_weight(0), "0 g");
+        assert_eq!(format_weight(1000), "1 kg");
+        assert_eq!(format_weight(999_999), "999.999 kg");
+        assert_eq!(format_weight(1_000_000), "1000 kg");
+        assert_eq!(format_weight(-1500), "-1.5 kg");
         assert_eq!(format_dimensions((300, 205, 100)), "30 x 20.5 x 10 cm");
     }
 
@@ -245,11 +261,52 @@ mod tests {
         );
     }
 
+    /// Every symbol on every label and slip, drawn at 203 dpi and read by
+    /// rxing, gives back exactly the data it was made from.
     #[test]
-    fn barcode_check() {
-        assert!(check_barcode("1Z999AA10123456784").is_ok());
-        assert!(check_barcode("ÉTÉ-1").is_err());
-        assert!(check_barcode("").is_err());
+    fn every_barcode_reads_back() {
+        use rxing::BarcodeFormat::{CODE_128, QR_CODE};
+        let label = fixtures::label();
+        let found = raster::decode(&label::layout(&label));
+        assert!(
+            found.contains(&(CODE_128, "1Z999AA10123456784-01".into())),
+            "{found:?}"
+        );
+        assert!(
+            found.contains(&(CODE_128, "00340123450000000017".into())),
+            "the SSCC with its AI: {found:?}"
+        );
+        let long = format!("AMZ-{}", "7".repeat(63));
+        for reference in [
+            "SO-1001",
+            "Commande-Éric-12",
+            "Παραγγελία-Ω12",
+            "Заказ № 17",
+            "订单-2024-东京",
+            "طلب-٤٥",
+            "ZPL ^XA~JA_^FS",
+            long.as_str(),
+        ] {
+            let mut slip = fixtures::slip(2);
+            slip.order_ref = reference.to_owned();
+            let pages = slip::zpl_pages(&slip)
+                .into_iter()
+                .chain(slip::pdf_pages(&slip));
+            for page in pages {
+                let found = raster::decode(&page);
+                let texts: Vec<&str> = found.iter().map(|(_, t)| t.as_str()).collect();
+                assert_eq!(texts, [reference], "{found:?}");
+                let format = found.first().map(|f| f.0);
+                let linear = reference.is_ascii() && reference.len() < 40;
+                assert_eq!(format, Some(if linear { CODE_128 } else { QR_CODE }));
+            }
+            let mut piece = fixtures::label();
+            piece.piece_number = reference.to_owned();
+            piece.sscc = None;
+            let found = raster::decode(&label::layout(&piece));
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert_eq!(found[0].1, reference);
+        }
     }
 
     #[test]

@@ -4,10 +4,7 @@
 use super::label::{HEIGHT, MARGIN, WIDTH};
 use super::layout::{Align, Page, bold, regular};
 use super::table::{self, A4_HEIGHT, A4_MARGIN, A4_WIDTH, Table, col};
-use super::{
-    PackingSlip, RenderError, SlipLine, address_lines, format_dimensions, format_time,
-    format_weight,
-};
+use super::{PackingSlip, SlipLine, address_lines, format_dimensions, format_time, format_weight};
 use depot_protocol::plural::counted;
 
 /// Item rows on one 4×6 label, below the header.
@@ -44,8 +41,7 @@ pub(crate) fn zpl_pages(s: &PackingSlip) -> Vec<Page> {
                 Align::Left,
                 &s.order_ref,
             );
-            // Cannot fail the label: a notice stands in for a bad barcode.
-            let _ = p.barcode_or_notice(0.0, 56.0, WIDTH, 36.0, 3, &s.order_ref);
+            p.code(0.0, 56.0, WIDTH, 36.0, 3, &s.order_ref);
             let order_id = format!("Order ID: {}", s.order_id);
             p.text(MARGIN, 98.0, inner, regular(8.0), Align::Left, &order_id);
             let channel = format!("Channel: {}", s.channel);
@@ -133,20 +129,21 @@ pub(crate) fn zpl_pages(s: &PackingSlip) -> Vec<Page> {
 
 /// The A4 slip: header with the order barcode and address, then the item
 /// and package tables over as many pages as they need.
-pub(crate) fn pdf_pages(s: &PackingSlip) -> Result<Vec<Page>, RenderError> {
+pub(crate) fn pdf_pages(s: &PackingSlip) -> Vec<Page> {
     let mut p = Page::new(A4_WIDTH, A4_HEIGHT);
     let m = A4_MARGIN;
     p.text(m, 40.0, 290.0, bold(22.0), Align::Left, "PACKING SLIP");
     let code_x = 335.0;
     let code_w = A4_WIDTH - m - code_x;
-    p.barcode(code_x, 36.0, code_w, 40.0, 3, &s.order_ref)?;
-    p.text(
+    p.code(code_x, 20.0, code_w, 56.0, 3, &s.order_ref);
+    p.text_block(
         code_x,
-        80.0,
+        78.0,
         code_w,
-        regular(8.0),
-        Align::Center,
-        &s.order_ref,
+        20.0,
+        8.0,
+        5.0,
+        &[(s.order_ref.as_str(), false)],
     );
 
     let packed = format_time(&s.packed_at);
@@ -239,7 +236,7 @@ pub(crate) fn pdf_pages(s: &PackingSlip) -> Result<Vec<Page>, RenderError> {
     let mut pages = table::flow(p, 210.0, &[items, packages], &continued, None);
     let foot = format!("Order {}, {}, packed {packed}", s.order_ref, s.warehouse);
     table::footers(&mut pages, &foot);
-    Ok(pages)
+    pages
 }
 
 fn packages_summary(s: &PackingSlip) -> String {
@@ -274,7 +271,7 @@ mod tests {
         let texts = pages[0].texts();
         assert!(texts.contains(&"page 1/1"));
         assert!(texts.contains(&"Widget 2"));
-        assert!(texts.contains(&"2 packages, 3.60 kg"));
+        assert!(texts.contains(&"2 packages, 3.6 kg"));
     }
 
     #[test]
@@ -298,13 +295,28 @@ mod tests {
     }
 
     #[test]
-    fn a4_slip_paginates() -> Result<(), RenderError> {
-        assert_eq!(pdf_pages(&fixtures::slip(5))?.len(), 1);
-        let long = pdf_pages(&fixtures::slip(120))?;
+    fn a4_slip_paginates() {
+        assert_eq!(pdf_pages(&fixtures::slip(5)).len(), 1);
+        let long = pdf_pages(&fixtures::slip(120));
         assert!(long.len() >= 3, "{}", long.len());
-        let mut bad = fixtures::slip(1);
-        bad.order_ref = "SO-Ω".into();
-        assert!(matches!(pdf_pages(&bad), Err(RenderError::Barcode(_))));
-        Ok(())
+    }
+
+    #[test]
+    fn any_order_reference_gets_a_symbol_and_prints_whole() {
+        use super::super::layout::Item;
+        for reference in ["Commande-Éric-12", &"R".repeat(67), "订单-2024-东京"] {
+            let mut slip = fixtures::slip(1);
+            slip.order_ref = reference.to_owned();
+            for page in pdf_pages(&slip).iter().chain(&zpl_pages(&slip)) {
+                assert!(
+                    page.items
+                        .iter()
+                        .any(|i| matches!(i, Item::Square(_) | Item::Bars(_))),
+                    "{reference}"
+                );
+            }
+            let a4 = pdf_pages(&slip);
+            assert!(a4[0].cut.is_empty(), "{:?}", a4[0].cut);
+        }
     }
 }

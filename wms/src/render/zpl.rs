@@ -5,7 +5,7 @@
 //! every queued job) and '_' (the escape itself) can never appear raw, and
 //! non-ASCII travels as UTF-8 bytes under `^CI28`.
 
-use super::layout::{DOT, Item, Page, Paint};
+use super::layout::{DOT, Item, Page, Paint, Square};
 use std::fmt::Write as _;
 
 /// `s` as `^FD` data for a field preceded by `^FH_`: printable ASCII other
@@ -79,6 +79,7 @@ fn item_zpl(out: &mut String, item: &Item) {
                 dots(*y).max(0)
             );
         }
+        Item::Square(q) => square(out, q),
         Item::Bars(b) => {
             // No interpretation line: the layout prints the number itself,
             // in the same font as the rest of the label.
@@ -95,6 +96,36 @@ fn item_zpl(out: &mut String, item: &Item) {
     }
 }
 
+/// A QR code as a graphic field of our own modules (`^GFA`, one bit per
+/// dot, 1 black), not the printer's `^BQ`: the printer then prints exactly
+/// the symbol the PDF shows and the tests decode, whatever its firmware's
+/// QR encoder does with UTF-8.
+fn square(out: &mut String, q: &Square) {
+    let dots_per_module = usize::try_from(dots(q.module).max(1)).unwrap_or(1);
+    let side = q.matrix.size * dots_per_module;
+    let row_bytes = side.div_ceil(8);
+    let total = row_bytes * side;
+    let _ = write!(
+        out,
+        "^FO{},{}^GFA,{total},{total},{row_bytes},",
+        dots(q.x).max(0),
+        dots(q.y).max(0)
+    );
+    for y in 0..side {
+        for byte in 0..row_bytes {
+            let mut bits = 0u8;
+            for bit in 0..8 {
+                let x = byte * 8 + bit;
+                if x < side && q.matrix.is_dark(x / dots_per_module, y / dots_per_module) {
+                    bits |= 0x80 >> bit;
+                }
+            }
+            let _ = write!(out, "{bits:02X}");
+        }
+    }
+    let _ = writeln!(out, "^FS");
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{fixtures, packing_slip_zpl, shipping_label_zpl, slip::ROWS_PER_LABEL};
@@ -102,8 +133,8 @@ mod tests {
 
     /// Commands this module emits; anything else after a '^' means data
     /// leaked into the command stream.
-    const COMMANDS: [&str; 14] = [
-        "XA", "XZ", "CI", "PW", "LL", "LH", "FO", "A0", "FH", "FD", "FS", "GB", "BY", "BC",
+    const COMMANDS: [&str; 15] = [
+        "XA", "XZ", "CI", "PW", "LL", "LH", "FO", "A0", "FH", "FD", "FS", "GB", "BY", "BC", "GF",
     ];
 
     fn assert_only_our_commands(zpl: &str) {
@@ -137,10 +168,14 @@ mod tests {
         assert!(zpl.contains("^CI28"));
         assert!(zpl.contains("^PW812") && zpl.contains("^LL1218"));
         assert!(zpl.contains("^BCN,"));
-        assert!(zpl.contains("^FH_^FD>:1Z999AA1>50123456784^FS"), "{zpl}");
-        assert!(zpl.contains("^FD1Z999AA10123456784^FS"));
+        assert!(
+            zpl.contains("^FH_^FD>:1Z999AA1>50123456784>6-01^FS"),
+            "{zpl}"
+        );
+        assert!(zpl.contains("^FD1Z999AA10123456784-01^FS"));
         assert!(zpl.contains("^FD1/2^FS"));
-        assert!(zpl.contains("^FD2.35 kg^FS"));
+        assert!(zpl.contains("^FD2.345 kg^FS"));
+        assert!(zpl.contains("^FD>;>800340123450000000017^FS"), "the SSCC");
         assert!(zpl.contains("^FDDHL Express^FS"));
         assert!(zpl.contains("^FDSO-1001^FS"));
         assert!(zpl.contains("^FD75002 Paris^FS"));
@@ -155,7 +190,7 @@ mod tests {
         label.ship_to.line1 = "~JA~JR cancel everything".into();
         label.order_ref = "SO_^XZ".into();
         label.carrier = "^XZ".into();
-        label.tracking_number = "TR^XZ~JA_1".into();
+        label.piece_number = "TR^XZ~JA_1".into();
         let zpl = shipping_label_zpl(&label);
         assert_eq!(zpl.matches("^XA").count(), 1);
         assert_eq!(zpl.matches("^XZ").count(), 1);
@@ -177,13 +212,15 @@ mod tests {
     }
 
     #[test]
-    fn unencodable_tracking_prints_a_notice() {
+    fn what_code_128_cannot_carry_is_a_graphic_qr_code() {
         let mut label = fixtures::label();
-        label.tracking_number = "ÉTÉ".into();
+        label.piece_number = "ÉTÉ".into();
+        label.sscc = None;
         let zpl = shipping_label_zpl(&label);
         assert!(!zpl.contains("^BC"));
-        assert!(zpl.contains("^FDNO BARCODE^FS"));
+        assert!(zpl.contains("^GFA,"));
         assert!(zpl.contains("_C3_89T_C3_89"));
+        assert_only_our_commands(&zpl);
     }
 
     #[test]

@@ -2,6 +2,10 @@
 //! moves the order to `packed`, opens its shipment in the carrier's dispatch
 //! run, and produces the packing slip; a bad one changes nothing.
 
+mod checks;
+#[cfg(test)]
+mod tests;
+
 use crate::carriers;
 use crate::orders;
 use crate::render::{self, PackageInfo, PackingSlip, Party, SlipLine};
@@ -71,7 +75,15 @@ struct Packed {
     slip: PackingSlip,
 }
 
-fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> Result<Packed> {
+/// Packs, calling `step` after each write with its name: the tests inject a
+/// failure there to show that whatever step fails, nothing is left.
+fn pack(
+    conn: &Connection,
+    origin: &str,
+    caller: &Caller,
+    req: PackRequest,
+    step: &mut dyn FnMut(&'static str) -> Result<()>,
+) -> Result<Packed> {
     let (order_id, items, packages) = req.parse().map_err(WmsError::invalid)?;
     let business = caller.business_id;
     let order = order_sql::order(conn, business, order_id, false)?
@@ -119,6 +131,24 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
             order.carrier
         ))
     })?;
+    let warehouse = tenants::warehouse(conn, business, order.warehouse_id)?
+        .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
+    let business_name = tenants::business(conn, business)?
+        .map(|b| b.name)
+        .unwrap_or_default();
+    let from = party(&warehouse.address, &business_name);
+    let problems = checks::shipping_problems(&order, carrier, &packages, &from);
+    if !problems.is_empty() {
+        let detail = problems
+            .iter()
+            .map(|e| format!("{}: {}", e.name, e.status))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(WmsError::Invalid {
+            message: format!("order {order_id} cannot be shipped as it stands: {detail}"),
+            errors: problems,
+        });
+    }
     let actor = caller.actor();
     if order.status == OrderStatus::Confirmed {
         orders::change_status(
@@ -140,8 +170,10 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
         None,
         &actor,
     )?;
+    step("status")?;
     let at = now();
     let run = sql::open_run(conn, business, order.warehouse_id, carrier.code(), &at)?;
+    step("run")?;
     let id = sql::insert(
         conn,
         &sql::NewShipment {
@@ -154,17 +186,18 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
             packed_at: &at,
         },
     )?;
+    step("shipment")?;
     sql::set_tracking(
         conn,
         id,
         &carrier.tracking_number(id),
         carrier.estimate(&order.service, at.date_naive()),
     )?;
+    step("tracking")?;
     for p in &packages {
         sql::insert_package(conn, id, p)?;
+        step("package")?;
     }
-    let warehouse = tenants::warehouse(conn, business, order.warehouse_id)?
-        .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
     let event = TrackingEvent {
         milestone: Milestone::LabelCreated,
         description: Milestone::LabelCreated.describe().into(),
@@ -172,6 +205,7 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
         at,
     };
     sql::add_event(conn, id, &event, "depot", "label_created")?;
+    step("milestone")?;
     let shipment = sql::shipment(conn, business, id)?
         .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
     store::events::append(
@@ -181,6 +215,7 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
         EventKind::ShipmentPacked,
         &shipment,
     )?;
+    step("event")?;
     let count = shipment.packages.len() as u32;
     let slip = PackingSlip {
         order_ref: order.external_ref.clone(),
@@ -210,6 +245,29 @@ fn pack(conn: &Connection, origin: &str, caller: &Caller, req: PackRequest) -> R
     Ok(Packed { shipment, slip })
 }
 
+/// The pack and its documents, in the caller's transaction: a slip that
+/// cannot be rendered undoes the pack.
+fn pack_and_render(
+    conn: &Connection,
+    origin: &str,
+    caller: &Caller,
+    req: PackRequest,
+    step: &mut dyn FnMut(&'static str) -> Result<()>,
+) -> Result<PackResult> {
+    let packed = pack(conn, origin, caller, req, step)?;
+    let zpl = render::packing_slip_zpl(&packed.slip);
+    step("slip_zpl")?;
+    let pdf = render::packing_slip_pdf(&packed.slip)
+        .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
+    step("slip_pdf")?;
+    Ok(PackResult {
+        shipment: packed.shipment,
+        order_status: OrderStatus::Packed,
+        packing_slip_zpl: zpl,
+        packing_slip_pdf: base64::engine::general_purpose::STANDARD.encode(pdf),
+    })
+}
+
 pub(crate) fn package_info(p: &depot_protocol::shipping::Package, count: u32) -> PackageInfo {
     PackageInfo {
         index: p.index,
@@ -225,18 +283,7 @@ impl Wms {
     /// stored with an `Idempotency-Key` in the same transaction, is whole).
     pub async fn pack_order(&self, caller: Caller, req: PackRequest) -> Result<PackResult> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
-            let packed = pack(conn, &origin, &caller, req)?;
-            let zpl = render::packing_slip_zpl(&packed.slip);
-            let pdf = render::packing_slip_pdf(&packed.slip)
-                .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
-            Ok(PackResult {
-                shipment: packed.shipment,
-                order_status: OrderStatus::Packed,
-                packing_slip_zpl: zpl,
-                packing_slip_pdf: base64::engine::general_purpose::STANDARD.encode(pdf),
-            })
-        })
-        .await
+        self.write(move |conn| pack_and_render(conn, &origin, &caller, req, &mut |_| Ok(())))
+            .await
     }
 }

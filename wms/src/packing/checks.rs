@@ -1,0 +1,85 @@
+//! What is checked before a pack writes anything: whether the parcel can
+//! reach its recipient at all.
+
+use super::{package_info, party};
+use crate::carriers::Carrier;
+use crate::render::{self, Party, ShippingLabel};
+use depot_protocol::order::Order;
+use depot_protocol::shipping::Package;
+use depot_protocol::{FieldError, now};
+
+/// What keeps a parcel from being delivered, found before anything is
+/// written: an address with no one, no street, no city or no country on
+/// it; a piece the carrier's service does not take; an address too long to
+/// print whole on a label.
+pub(super) fn shipping_problems(
+    order: &Order,
+    carrier: &dyn Carrier,
+    packages: &[Package],
+    from: &Party,
+) -> Vec<FieldError> {
+    let a = &order.shipping_address;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    let mut errors = Vec::new();
+    if blank(&a.name) && blank(&order.buyer.name) {
+        errors.push(FieldError::new(
+            "shipping_address.name",
+            "no recipient: the address has no name and the buyer none either",
+        ));
+    }
+    for (field, v, what) in [
+        ("line1", &a.line1, "the street and number"),
+        ("city", &a.city, "the city"),
+        ("country", &a.country, "the country"),
+    ] {
+        if blank(v) {
+            errors.push(FieldError::new(
+                format!("shipping_address.{field}"),
+                format!("{what} is missing: correct the order's address"),
+            ));
+        }
+    }
+    let limits = carrier.piece_limits(&order.service);
+    for (i, p) in packages.iter().enumerate() {
+        let dims = p.dimensions.map(|d| [d.length_mm, d.width_mm, d.height_mm]);
+        for problem in limits.problems(p.weight_g, dims) {
+            errors.push(FieldError::new(
+                format!("packages[{i}]"),
+                format!(
+                    "package {} {problem} ({} {})",
+                    i + 1,
+                    carrier.name(),
+                    order.service
+                ),
+            ));
+        }
+    }
+    if let (true, Some(first)) = (errors.is_empty(), packages.first()) {
+        // The label of the first package stands for all: they differ only
+        // in numbers of a fixed width.
+        let sample = carrier.tracking_number(i64::MAX >> 11);
+        let label = ShippingLabel {
+            carrier: carrier.name().to_owned(),
+            service: order.service.clone(),
+            piece_number: carrier.piece_number(&sample, 99, 99),
+            tracking_number: sample,
+            sscc: None,
+            ship_from: from.clone(),
+            ship_to: party(a, order.buyer.name.as_deref().unwrap_or("")),
+            order_ref: order.external_ref.clone(),
+            package: package_info(first, packages.len() as u32),
+            shipped_on: now().date_naive(),
+        };
+        let cut = render::label_problems(&label);
+        if !cut.is_empty() {
+            errors.push(FieldError::new(
+                "shipping_address",
+                format!(
+                    "too long to print whole on a 4x6 label even wrapped in small type (it would lose {:?}): shorten the address",
+                    cut.join(" ")
+                ),
+            ));
+        }
+    }
+    errors
+}
