@@ -138,7 +138,7 @@ async fn cloud_and_edge_converge_over_mqtt() {
 
     // Down again: an order confirmed in the cloud is confirmed at the edge.
     let order = serde_json::from_value(
-        json!({"channel": "web", "external_ref": "E2E-1", "warehouse_id": w.id.0,
+        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "E2E-1", "warehouse_id": w.id.0,
         "lines": [{"sku": "A", "quantity": 2}]}),
     )
     .expect("order");

@@ -78,7 +78,15 @@ impl Workload {
                 external_ref: format!("P-{o}"),
                 warehouse_id: Some(warehouse),
                 buyer: None,
-                shipping_address: None,
+                shipping_address: Some(depot_protocol::order::Address {
+                    name: Some("Ana García".into()),
+                    line1: Some("Calle de Alcalá 123".into()),
+                    line2: None,
+                    city: Some("Madrid".into()),
+                    region: Some("Madrid".into()),
+                    postal_code: Some("28009".into()),
+                    country: Some("ES".into()),
+                }),
                 payments: None,
                 lines: (0..per_order)
                     .map(|k| OrderLineCreate {

@@ -50,7 +50,7 @@ async fn every_route_refuses_every_bad_key() {
             "POST",
             format!("/v1/orders/{b}/create"),
             Some(
-                json!({"channel": "web", "external_ref": "AUTH-O2", "lines": [{"sku": "AUTH-1", "quantity": 1}]}),
+                json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "AUTH-O2", "lines": [{"sku": "AUTH-1", "quantity": 1}]}),
             ),
         ),
         (

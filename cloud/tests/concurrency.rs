@@ -34,7 +34,7 @@ async fn concurrent_adjustments_and_orders_add_up() {
         let (client, base, key) = (app.client.clone(), app.base.clone(), app.a.key.clone());
         tasks.spawn(async move {
             let r = client.post(format!("{base}/v1/orders/{b}/create")).header("X-API-KEY", key)
-                .json(&json!({"channel": "web", "external_ref": format!("CC-{}", i % 100), "lines": [{"sku": "C-1", "quantity": 1}]}))
+                .json(&json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": format!("CC-{}", i % 100), "lines": [{"sku": "C-1", "quantity": 1}]}))
                 .send().await.expect("send");
             assert_eq!(r.status(), 200);
             let body: serde_json::Value = r.json().await.expect("json");

@@ -57,6 +57,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "GET /v1/orders/{business_id}/{order_id}",
         "POST /v1/orders/{business_id}/create",
         "PUT /v1/orders/{business_id}/{order_id}/status",
+        "PUT /v1/orders/{business_id}/{order_id}/address",
         "GET /v1/inbounds/{business_id}/orders/list",
         "POST /v1/inbounds/{business_id}/orders/create",
         "POST /v1/inbounds/{business_id}/reception",

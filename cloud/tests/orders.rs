@@ -10,7 +10,7 @@ async fn the_same_order_posted_twice_is_one_order() {
     let app = spawn_app().await;
     app.item("I-1").await;
     let p = format!("/v1/orders/{}/create", app.a.business);
-    let body = json!({"channel": "marketplace", "external_ref": "MK-1", "lines": [{"sku": "I-1", "quantity": 2}]});
+    let body = json!({"channel": "marketplace", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "MK-1", "lines": [{"sku": "I-1", "quantity": 2}]});
     // Concurrent duplicates, as a channel retrying on a timeout sends them.
     let mut tasks = Vec::new();
     for _ in 0..10 {
@@ -50,7 +50,7 @@ async fn the_same_order_posted_twice_is_one_order() {
         .await;
     assert_eq!(list.body["recordsFiltered"], "1");
     // The same external reference on another channel is another order.
-    let r = app.post(&p, json!({"channel": "web", "external_ref": "MK-1", "lines": [{"sku": "I-1", "quantity": 1}]})).await;
+    let r = app.post(&p, json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "MK-1", "lines": [{"sku": "I-1", "quantity": 1}]})).await;
     assert_eq!(r.body["created"], true);
 }
 
@@ -141,6 +141,7 @@ async fn search_by_status_date_channel_customer_with_paging() {
         let r = app.post(&p, json!({
             "channel": if i % 3 == 0 { "pos" } else { "web" },
             "external_ref": format!("F-{i}"),
+            "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"},
             "buyer": {"name": if i % 5 == 0 { "Ana López" } else { "Bo" }, "email": format!("buyer{}@example.com", i % 2)},
             "ordered_at": format!("2026-10-{:02}T12:00:00Z", i + 1),
             "lines": [{"sku": "F-1", "quantity": 1}]
@@ -240,4 +241,87 @@ async fn search_by_status_date_channel_customer_with_paging() {
         )
         .await;
     assert_eq!(r.body["recordsTotal"], "0");
+}
+
+/// An order keeps the address its channel sent, lists what keeps it from
+/// being shipped, cannot be confirmed until it is corrected, and the
+/// correction is an event; another tenant cannot touch it.
+#[tokio::test]
+async fn addresses_are_checked_shown_and_corrected() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    let item = app.item("AD-1").await;
+    app.receive("AD-1", 5).await;
+    let sent = json!({"name": "Γιώργος Παπαδόπουλος", "line1": "Οδός Ερμού 25", "postal_code": "1056",
+                      "city": "Αθήνα", "country": "GR"});
+    let r = app
+        .post(
+            &format!("/v1/orders/{b}/create"),
+            json!({"channel": "web", "external_ref": "ΠΑΡ-1", "shipping_address": sent,
+                   "lines": [{"sku": "AD-1", "quantity": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    let id = r.body["data"]["id"].as_i64().expect("id");
+    // Kept as sent, flagged beside it.
+    assert_eq!(r.body["data"]["shipping_address"]["postal_code"], "1056");
+    let issues = &r.body["data"]["address_issues"];
+    assert_eq!(issues[0]["name"], "shipping_address.postal_code", "{issues}");
+    assert!(
+        issues[0]["status"]
+            .as_str()
+            .is_some_and(|s| s.contains("151 24")),
+        "{issues}"
+    );
+    let detail = app.get(&format!("/v1/orders/{b}/{id}")).await;
+    assert_eq!(detail.body["data"]["address_issues"], *issues);
+
+    // Not confirmable, and nothing reserved or logged by trying.
+    let events = app.event_count().await;
+    let r = app.set_status(id, "confirmed").await;
+    assert_error(&r, 422);
+    assert_eq!(r.body["errors"][0]["name"], "shipping_address.postal_code");
+    assert_eq!(app.event_count().await, events);
+    assert_eq!(app.stock(item).await, (5, 0, 5));
+
+    // Another tenant's key cannot correct it; a bad body is a 4xx.
+    let path = format!("/v1/orders/{b}/{id}/address");
+    let fixed = json!({"shipping_address": {"name": "Γιώργος Παπαδόπουλος", "line1": "Οδός Ερμού 25",
+                       "postal_code": "105 63", "city": "Αθήνα", "country": "GR"}, "note": "called"});
+    let foreign = app
+        .call("PUT", &path, Some(&app.b.key), Some(fixed.clone()))
+        .await;
+    assert!(
+        matches!(foreign.status, 403 | 404),
+        "{}",
+        foreign.status
+    );
+    assert_error(
+        &app.put(&path, json!({"shipping_address": {"country": "Greece"}}))
+            .await,
+        422,
+    );
+    assert_error(&app.put(&path, json!({"note": "x"})).await, 422);
+    assert_eq!(app.event_count().await, events);
+
+    // Corrected: an event, no issues, and now it confirms.
+    let r = app.put(&path, fixed).await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["data"]["address_issues"], json!([]));
+    assert_eq!(r.body["data"]["shipping_address"]["postal_code"], "105 63");
+    assert_eq!(app.event_count().await, events + 1);
+    assert_eq!(app.set_status(id, "confirmed").await.status, 200);
+    assert_eq!(app.stock(item).await, (5, 1, 4));
+
+    // After packing the label has the address: no more changes.
+    let pack = app
+        .post(
+            &format!("/v1/packing/{b}/pack-order"),
+            json!({"order_id": id, "items": [{"code": "AD-1"}], "packages": [{"weight_g": 700}]}),
+        )
+        .await;
+    assert_eq!(pack.status, 200, "{:?}", pack.body);
+    let late = json!({"shipping_address": {"name": "X", "line1": "Y 1", "postal_code": "105 63",
+                      "city": "Αθήνα", "country": "GR"}});
+    assert_error(&app.put(&path, late).await, 409);
 }

@@ -66,7 +66,7 @@ async fn cancellation_wins_until_dispatch_and_both_sides_show_the_conflicts() {
         let (o, _) = cloud
             .create_order(
                 caller,
-                serde_json::from_value(json!({"channel": "web", "external_ref": reference,
+                serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": reference,
                 "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 3}]}))
                 .expect("order"),
             )

@@ -37,7 +37,7 @@ async fn converges_through_duplicates_reordering_and_drops() {
     let mut orders = Vec::new();
     for n in 0..4 {
         let (o, _) = cloud
-            .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": format!("F{n}"), "warehouse_id": w.0, "lines": [{"sku": "EDGE", "quantity": 2}]})).expect("order"))
+            .create_order(caller, serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": format!("F{n}"), "warehouse_id": w.0, "lines": [{"sku": "EDGE", "quantity": 2}]})).expect("order"))
             .await
             .expect("order");
         cloud

@@ -27,7 +27,7 @@ async fn stations_work_through_an_outage_and_everything_converges() {
         .await
         .expect("stock");
     let (o, _) = cloud
-        .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": "O1", "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 4}]})).expect("order"))
+        .create_order(caller, serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "O1", "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 4}]})).expect("order"))
         .await
         .expect("order");
     cloud

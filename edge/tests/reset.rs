@@ -61,7 +61,7 @@ async fn adjust(wms: &Wms, caller: Caller, w: WarehouseId, sku: &str, delta: i64
 
 async fn order(wms: &Wms, caller: Caller, w: WarehouseId, sku: &str, reference: &str) -> OrderId {
     let req = serde_json::from_value(json!({
-        "channel": "web", "external_ref": reference, "warehouse_id": w.0,
+        "channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": reference, "warehouse_id": w.0,
         "lines": [{"sku": sku, "quantity": 2}]
     }))
     .expect("order request");

@@ -27,6 +27,9 @@ pub enum EventKind {
     OrderCreated,
     #[serde(rename = "order.status_changed")]
     OrderStatusChanged,
+    /// Someone corrected an order's shipping address.
+    #[serde(rename = "order.address_changed")]
+    OrderAddressChanged,
     #[serde(rename = "inbound.created")]
     InboundCreated,
     #[serde(rename = "inbound.received")]
@@ -109,7 +112,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 38] = [
+    pub const ALL: [EventKind; 39] = [
         Self::BusinessCreated,
         Self::WarehouseCreated,
         Self::KeyCreated,
@@ -119,6 +122,7 @@ impl EventKind {
         Self::StockMoved,
         Self::OrderCreated,
         Self::OrderStatusChanged,
+        Self::OrderAddressChanged,
         Self::InboundCreated,
         Self::InboundReceived,
         Self::WaveCreated,
@@ -161,6 +165,7 @@ impl EventKind {
             Self::StockMoved => "stock.moved",
             Self::OrderCreated => "order.created",
             Self::OrderStatusChanged => "order.status_changed",
+            Self::OrderAddressChanged => "order.address_changed",
             Self::InboundCreated => "inbound.created",
             Self::InboundReceived => "inbound.received",
             Self::WaveCreated => "wave.created",

@@ -2,6 +2,7 @@
 //! the spec's envelopes, and the pure rules both sides apply (the order state
 //! machine, barcode check digits, money). Nothing here performs I/O.
 
+pub mod address;
 pub mod barcode;
 pub mod catalog;
 pub mod catalogue;

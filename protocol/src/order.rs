@@ -184,9 +184,25 @@ pub struct Order {
     pub total: Money,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// What keeps the shipping address from being shipped to, field by
+    /// field (missing street, a postcode not of the country's form, ...),
+    /// from each country's address rules; empty when it can be. An order
+    /// with issues cannot be confirmed or packed until its address is
+    /// corrected (`PUT .../address`).
+    #[serde(default)]
+    pub address_issues: Vec<crate::FieldError>,
     /// Status changes, oldest first (detail view only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StatusChange>,
+}
+
+impl Order {
+    /// Fills in `address_issues` from the address and the buyer.
+    pub fn with_address_issues(mut self) -> Self {
+        self.address_issues =
+            crate::address::issues(&self.shipping_address, self.buyer.name.as_deref());
+        self
+    }
 }
 
 #[cfg(test)]

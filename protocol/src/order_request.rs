@@ -88,30 +88,7 @@ impl OrderCreate {
         if buyer.email.as_deref().is_some_and(|e| !e.contains('@')) {
             c.fail("buyer.email", "must be an email address");
         }
-        let a = self.shipping_address.unwrap_or_default();
-        let shipping_address = Address {
-            name: c.opt_text("shipping_address.name", a.name.as_deref(), 200),
-            line1: c.opt_text("shipping_address.line1", a.line1.as_deref(), 200),
-            line2: c.opt_text("shipping_address.line2", a.line2.as_deref(), 200),
-            city: c.opt_text("shipping_address.city", a.city.as_deref(), 100),
-            region: c.opt_text("shipping_address.region", a.region.as_deref(), 100),
-            postal_code: c.opt_text("shipping_address.postal_code", a.postal_code.as_deref(), 20),
-            country: a
-                .country
-                .as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(|s| {
-                    let s = s.to_ascii_uppercase();
-                    if s.len() != 2 || !s.bytes().all(|b| b.is_ascii_uppercase()) {
-                        c.fail(
-                            "shipping_address.country",
-                            "must be an ISO 3166-1 alpha-2 code",
-                        );
-                    }
-                    s
-                }),
-        };
+        let shipping_address = checked_address(&mut c, self.shipping_address.unwrap_or_default());
         let payments = self.payments.unwrap_or_default();
         c.bounded("payments", &payments, MAX_PAYMENTS);
         let payments = payments
@@ -250,5 +227,52 @@ mod tests {
     fn unknown_status_is_refused_by_serde() {
         assert!(serde_json::from_value::<StatusRequest>(json!({"status": "shipped"})).is_err());
         assert!(serde_json::from_value::<StatusRequest>(json!({"status": "packed"})).is_ok());
+    }
+}
+
+/// An address as sent, with each field within its length and the country
+/// an ISO 3166-1 alpha-2 code (upper-cased). Whether the address can be
+/// shipped to is another question, answered by [`crate::address::issues`].
+fn checked_address(c: &mut Check, a: Address) -> Address {
+    Address {
+        name: c.opt_text("shipping_address.name", a.name.as_deref(), 200),
+        line1: c.opt_text("shipping_address.line1", a.line1.as_deref(), 200),
+        line2: c.opt_text("shipping_address.line2", a.line2.as_deref(), 200),
+        city: c.opt_text("shipping_address.city", a.city.as_deref(), 100),
+        region: c.opt_text("shipping_address.region", a.region.as_deref(), 100),
+        postal_code: c.opt_text("shipping_address.postal_code", a.postal_code.as_deref(), 20),
+        country: a
+            .country
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                let s = s.to_ascii_uppercase();
+                if s.len() != 2 || !s.bytes().all(|b| b.is_ascii_uppercase()) {
+                    c.fail(
+                        "shipping_address.country",
+                        "must be an ISO 3166-1 alpha-2 code",
+                    );
+                }
+                s
+            }),
+    }
+}
+
+/// Body of `PUT /v1/orders/{business_id}/{order_id}/address`: the corrected
+/// shipping address, whole (fields left out are cleared).
+#[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
+pub struct AddressChange {
+    pub shipping_address: Address,
+    /// Why it changed ("customer called with the postcode").
+    pub note: Option<String>,
+}
+
+impl AddressChange {
+    pub fn parse(self) -> Result<(Address, Option<String>), Vec<FieldError>> {
+        let mut c = Check::new();
+        let address = checked_address(&mut c, self.shipping_address);
+        let note = c.opt_text("note", self.note.as_deref(), 500);
+        c.finish((address, note))
     }
 }

@@ -4,8 +4,10 @@
 use crate::store::{self, catalog, ledger, orders as sql, tenants};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::EventKind;
-use depot_protocol::order::{self, Order, OrderLine, OrderStatus, StatusChange, StockEffect};
-use depot_protocol::order_request::{NewOrder, OrderCreate};
+use depot_protocol::order::{
+    self, Address, Order, OrderLine, OrderStatus, StatusChange, StockEffect,
+};
+use depot_protocol::order_request::{AddressChange, NewOrder, OrderCreate};
 use depot_protocol::stock::{Movement, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, ItemId, Money, MovementId, OrderId, Page, now};
@@ -121,8 +123,10 @@ fn ingest(
             .map(|t| chrono::SubsecRound::trunc_subsecs(t, 0))
             .unwrap_or(at),
         updated_at: at,
+        address_issues: Vec::new(),
         history: Vec::new(),
-    };
+    }
+    .with_address_issues();
     order.id = sql::insert(conn, &order)?;
     crate::crm::note_order_buyer(conn, &order)?;
     let change = StatusChange {
@@ -170,6 +174,9 @@ pub(crate) fn change_status(
     let t = order::transition(order.status, to).map_err(|e| WmsError::conflict(e.to_string()))?;
     if t.is_noop() {
         return Ok(order);
+    }
+    if to == OrderStatus::Confirmed && !order.address_issues.is_empty() {
+        return Err(unshippable(&order, "confirmed"));
     }
     let w = order.warehouse_id;
     let at = now();
@@ -280,7 +287,86 @@ pub(crate) fn change_status(
     load(conn, business, id)
 }
 
+/// The 422 for an order whose address cannot be shipped to, naming each
+/// problem, and what to do about it.
+pub(crate) fn unshippable(order: &Order, to_be: &str) -> WmsError {
+    let detail = order
+        .address_issues
+        .iter()
+        .map(|e| format!("{}: {}", e.name, e.status))
+        .collect::<Vec<_>>()
+        .join("; ");
+    WmsError::Invalid {
+        message: format!(
+            "order {} cannot be {to_be}: its shipping address cannot be shipped to ({detail}); correct it with PUT /v1/orders/{}/{}/address",
+            order.id, order.business_id, order.id
+        ),
+        errors: order.address_issues.clone(),
+    }
+}
+
+/// Corrects the shipping address of an order not yet packed (a packed one
+/// has its label, printed with the address it had).
+fn change_address(
+    conn: &Connection,
+    origin: &str,
+    business: BusinessId,
+    id: OrderId,
+    address: Address,
+    note: Option<String>,
+    actor: &str,
+) -> Result<Order> {
+    let order = load(conn, business, id)?;
+    if !matches!(
+        order.status,
+        OrderStatus::Pending | OrderStatus::Confirmed | OrderStatus::Picking
+    ) {
+        return Err(WmsError::conflict(format!(
+            "order {id} is {}: its label was printed with the address it had; the address can only change before packing",
+            order.status
+        )));
+    }
+    let at = now();
+    sql::set_address(conn, id, &address, &at)?;
+    let changed = load(conn, business, id)?;
+    let payload = serde_json::json!({
+        "order_id": id, "warehouse_id": order.warehouse_id, "shipping_address": changed.shipping_address,
+        "address_issues": changed.address_issues, "actor": actor, "note": note, "at": at,
+    });
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::OrderAddressChanged,
+        &payload,
+    )?;
+    Ok(changed)
+}
+
 impl Wms {
+    /// Replaces an order's shipping address (before it is packed).
+    pub async fn change_order_address(
+        &self,
+        caller: Caller,
+        id: OrderId,
+        req: AddressChange,
+    ) -> Result<Order> {
+        let (address, note) = req.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            change_address(
+                conn,
+                &origin,
+                caller.business_id,
+                id,
+                address,
+                note,
+                &caller.actor(),
+            )
+        })
+        .await
+    }
+
     /// Ingests an order; the same (channel, external_ref) twice is one order.
     /// Answers the order and whether this call created it.
     pub async fn create_order(&self, caller: Caller, req: OrderCreate) -> Result<(Order, bool)> {

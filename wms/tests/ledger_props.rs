@@ -171,7 +171,15 @@ async fn run(ops: Vec<Op>) {
                     external_ref: format!("R{reference}"),
                     warehouse_id: Some(w.whs[0]),
                     buyer: None,
-                    shipping_address: None,
+                    shipping_address: Some(depot_protocol::order::Address {
+                        name: Some("Ana García".into()),
+                        line1: Some("Calle de Alcalá 123".into()),
+                        line2: None,
+                        city: Some("Madrid".into()),
+                        region: Some("Madrid".into()),
+                        postal_code: Some("28009".into()),
+                        country: Some("ES".into()),
+                    }),
                     payments: None,
                     lines: vec![OrderLineCreate {
                         sku: ["X", "Y"][item].into(),

@@ -39,7 +39,7 @@ async fn an_edge_numbers_its_waves_and_shipments_in_its_range() {
     wms.adjust(caller, serde_json::from_value(serde_json::json!({"warehouse_id": w.id, "sku": "A", "reason": "received", "quantity": 5})).expect("adjust"))
         .await
         .expect("receive");
-    let order = serde_json::from_value(serde_json::json!({"channel": "web", "external_ref": "1", "lines": [{"sku": "A", "quantity": 1}]})).expect("order");
+    let order = serde_json::from_value(serde_json::json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "1", "lines": [{"sku": "A", "quantity": 1}]})).expect("order");
     let (o, _) = wms.create_order(caller, order).await.expect("ingest");
     wms.set_order_status(caller, o.id, OrderStatus::Confirmed, None)
         .await

@@ -254,7 +254,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
             )
             .await
             .expect("receive");
-        let order = serde_json::from_value(json!({"channel": "web", "external_ref": code, "warehouse_id": w, "lines": [{"sku": sku, "quantity": 1}]})).expect("order");
+        let order = serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": code, "warehouse_id": w, "lines": [{"sku": sku, "quantity": 1}]})).expect("order");
         let (o, _) = cloud.create_order(caller, order).await.expect("order");
         cloud
             .set_order_status(caller, o.id, OrderStatus::Confirmed, None)
@@ -310,7 +310,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     assert_eq!(new.sync_snapshot().await.expect("snapshot").conflicts, 0);
     // With the log whole, numbering goes on past the largest.
     let again = cloud
-        .create_order(caller, serde_json::from_value(json!({"channel": "web", "external_ref": "W2-b", "warehouse_id": warehouses[1], "lines": [{"sku": "S-W2", "quantity": 1}]})).expect("order"))
+        .create_order(caller, serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "W2-b", "warehouse_id": warehouses[1], "lines": [{"sku": "S-W2", "quantity": 1}]})).expect("order"))
         .await
         .expect("order")
         .0;

@@ -152,7 +152,7 @@ async fn edges_converge_through_the_cloud() {
         .await
         .expect("adjust at mad-1");
     push(&cloud, b.id, &edges[0]).await;
-    let order = serde_json::from_value(json!({"channel": "web", "external_ref": "X1", "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 2}]})).expect("order");
+    let order = serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X1", "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 2}]})).expect("order");
     let (o, _) = cloud.create_order(caller, order).await.expect("ingest");
     cloud
         .set_order_status(caller, o.id, OrderStatus::Confirmed, None)

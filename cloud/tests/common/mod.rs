@@ -204,7 +204,7 @@ impl TestApp {
                 &format!("/v1/orders/{}/create", self.a.business),
                 json!({"channel": "web", "external_ref": external_ref, "lines": lines,
                        "shipping_address": {"name": "Marta Quiroga", "line1": "Calle de Atocha 27, 3º izq.",
-                                            "postal_code": "28012", "city": "Madrid", "country": "ES"}}),
+                                            "postal_code": "28012", "city": "Madrid", "region": "Madrid", "country": "ES"}}),
             )
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);

@@ -252,13 +252,13 @@ async fn order_errors() {
     let app = spawn_app().await;
     app.item("O-1").await;
     let p = format!("/v1/orders/{}/create", app.a.business);
-    let b = refused(&app, "POST", &p, json!({"channel": "web", "external_ref": "X", "lines": [{"sku": "O-1", "quantity": 0}, {"sku": "NOPE", "quantity": 1}]}), 422).await;
+    let b = refused(&app, "POST", &p, json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X", "lines": [{"sku": "O-1", "quantity": 0}, {"sku": "NOPE", "quantity": 1}]}), 422).await;
     assert_eq!(field_names(&b), ["lines[0].quantity"]);
     let b = refused(
         &app,
         "POST",
         &p,
-        json!({"channel": "web", "external_ref": "X", "lines": [{"sku": "NOPE", "quantity": 1}]}),
+        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X", "lines": [{"sku": "NOPE", "quantity": 1}]}),
         422,
     )
     .await;
@@ -267,7 +267,7 @@ async fn order_errors() {
         &app,
         "POST",
         &p,
-        json!({"channel": "web", "external_ref": "X", "lines": []}),
+        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X", "lines": []}),
         422,
     )
     .await;
@@ -279,7 +279,7 @@ async fn order_errors() {
         422,
     )
     .await;
-    refused(&app, "POST", &p, json!({"channel": "web", "external_ref": "X", "warehouse_id": app.b.warehouses[0].0, "lines": [{"sku": "O-1", "quantity": 1}]}), 422).await;
+    refused(&app, "POST", &p, json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X", "warehouse_id": app.b.warehouses[0].0, "lines": [{"sku": "O-1", "quantity": 1}]}), 422).await;
     let id = app.order("O-OK", &[("O-1", 1)]).await;
     let sp = format!("/v1/orders/{}/{id}/status", app.a.business);
     let b = refused(&app, "PUT", &sp, json!({"status": "shipped"}), 422).await;

@@ -128,6 +128,7 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(orders::list))
         .routes(routes!(orders::get))
         .routes(routes!(orders::set_status))
+        .routes(routes!(orders::set_address))
         .routes(routes!(inbound::list))
         .routes(routes!(inbound::reception))
         .routes(routes!(picking::list))

@@ -10,7 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use chrono::{NaiveDate, Utc};
 use depot_protocol::order::{Order, OrderStatus};
-use depot_protocol::order_request::{OrderCreate, StatusRequest};
+use depot_protocol::order_request::{AddressChange, OrderCreate, StatusRequest};
 use depot_protocol::validate::Check;
 use depot_protocol::{
     DataEnvelope, ErrorBody, ListEnvelope, OrderId, Page, Timestamp, WarehouseId,
@@ -170,4 +170,24 @@ pub async fn set_status(
         wms.set_order_status(t.0, OrderId(id), status, note),
     )
     .await
+}
+
+/// Corrects an order's shipping address, whole, before it is packed (409
+/// after: the label was printed with the address it had). The answer is
+/// the order with its `address_issues` as they now stand; an order whose
+/// address still has issues is stored as sent, and stays unconfirmable
+/// until they are gone. Synced to the edges as `order.address_changed`.
+#[utoipa::path(put, path = "/v1/orders/{business_id}/{order_id}/address", tag = "orders",
+    params(("business_id" = i32, Path, description = "The business"), ("order_id" = i64, Path, description = "The order")),
+    request_body = AddressChange,
+    responses((status = 200, body = DataEnvelope<Order>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 415, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn set_address(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+    ApiJson(req): ApiJson<AddressChange>,
+) -> Result<Answer, ApiError> {
+    respond(ok::<Order>, wms.change_order_address(t.0, OrderId(id), req)).await
 }

@@ -9,9 +9,10 @@ use depot_protocol::shipping::Package;
 use depot_protocol::{FieldError, now};
 
 /// What keeps a parcel from being delivered, found before anything is
-/// written: an address with no one, no street, no city or no country on
-/// it; a piece the carrier's service does not take; an address too long to
-/// print whole on a label.
+/// written: an address its country's rules find wanting (no one, no
+/// street, a postcode not of the country's form, ...); a piece the
+/// carrier's service does not take; an address too long to print whole on
+/// a label.
 pub(super) fn shipping_problems(
     order: &Order,
     carrier: &dyn Carrier,
@@ -19,26 +20,7 @@ pub(super) fn shipping_problems(
     from: &Party,
 ) -> Vec<FieldError> {
     let a = &order.shipping_address;
-    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
-    let mut errors = Vec::new();
-    if blank(&a.name) && blank(&order.buyer.name) {
-        errors.push(FieldError::new(
-            "shipping_address.name",
-            "no recipient: the address has no name and the buyer none either",
-        ));
-    }
-    for (field, v, what) in [
-        ("line1", &a.line1, "the street and number"),
-        ("city", &a.city, "the city"),
-        ("country", &a.country, "the country"),
-    ] {
-        if blank(v) {
-            errors.push(FieldError::new(
-                format!("shipping_address.{field}"),
-                format!("{what} is missing: correct the order's address"),
-            ));
-        }
-    }
+    let mut errors = order.address_issues.clone();
     let limits = carrier.piece_limits(&order.service);
     for (i, p) in packages.iter().enumerate() {
         let dims = p.dimensions.map(|d| [d.length_mm, d.width_mm, d.height_mm]);

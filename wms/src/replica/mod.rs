@@ -15,11 +15,11 @@ use crate::store::{self, catalog, events, ledger, orders as order_sql, replica a
 use crate::{Result, Wms, WmsError};
 use depot_protocol::catalog::Item;
 use depot_protocol::event::{Event, RemoteEvent};
-use depot_protocol::order::{Order, OrderStatus, StatusChange, StockEffect, transition};
+use depot_protocol::order::{Address, Order, OrderStatus, StatusChange, StockEffect, transition};
 use depot_protocol::release::{PublishedPayload, ReleaseTranslated};
 use depot_protocol::stock::Movement;
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
-use depot_protocol::{OrderId, now};
+use depot_protocol::{OrderId, Timestamp, now};
 use rusqlite::Connection;
 use serde::Deserialize;
 
@@ -30,7 +30,7 @@ pub(crate) mod printing;
 pub use ownership::{Checker, Sender};
 
 /// The kinds replicated between nodes: applied where they arrive.
-pub const REPLICATED: [&str; 21] = [
+pub const REPLICATED: [&str; 22] = [
     "business.created",
     "warehouse.created",
     "key.created",
@@ -39,6 +39,7 @@ pub const REPLICATED: [&str; 21] = [
     "item.updated",
     "order.created",
     "order.status_changed",
+    "order.address_changed",
     "stock.moved",
     "inbound.created",
     "inbound.received",
@@ -266,6 +267,35 @@ fn reservations(conn: &Connection, order: &Order, effect: StockEffect) -> Result
     Ok(())
 }
 
+#[derive(Deserialize)]
+struct AddressChanged {
+    order_id: OrderId,
+    shipping_address: Address,
+    actor: String,
+    at: Timestamp,
+}
+
+/// Another node corrected an address: taken while the order is not packed
+/// here; once packed, the label here has the old one, and that stands.
+fn apply_address(conn: &Connection, a: AddressChanged) -> Applied {
+    let order = order_sql::order_any(conn, a.order_id)?
+        .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", a.order_id)))?;
+    if matches!(
+        order.status,
+        OrderStatus::Pending | OrderStatus::Confirmed | OrderStatus::Picking
+    ) {
+        order_sql::set_address(conn, order.id, &a.shipping_address, &a.at)?;
+        return Ok(None);
+    }
+    Ok(Some((
+        format!(
+            "order {} was already {} here when {} corrected its address",
+            order.id, order.status, a.actor
+        ),
+        "the address on the printed label stands".to_owned(),
+    )))
+}
+
 fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
     let order = order_sql::order_any(conn, s.order_id)?
         .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", s.order_id)))?;
@@ -341,6 +371,7 @@ fn apply_kind(conn: &Connection, e: &RemoteEvent) -> Applied {
         "item.created" | "item.updated" => apply_item(conn, payload(e)?),
         "order.created" => apply_order(conn, payload(e)?),
         "order.status_changed" => apply_status(conn, payload(e)?),
+        "order.address_changed" => apply_address(conn, payload(e)?),
         "stock.moved" => {
             let m: Movement = payload(e)?;
             ledger::record(conn, &m)?;

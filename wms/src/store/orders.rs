@@ -2,7 +2,7 @@
 
 use super::{maybe, parse_json, parse_ts, ts};
 use crate::error::Result;
-use depot_protocol::order::{Buyer, Order, OrderLine, OrderStatus, StatusChange};
+use depot_protocol::order::{Address, Buyer, Order, OrderLine, OrderStatus, StatusChange};
 use depot_protocol::{BusinessId, ItemId, Money, OrderId, Page, Timestamp, WarehouseId};
 use rusqlite::{Connection, Row, params};
 
@@ -104,6 +104,18 @@ pub fn set_status(
     Ok(())
 }
 
+/// Replaces the shipping address, as given.
+pub fn set_address(
+    conn: &Connection,
+    id: OrderId,
+    address: &Address,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached("UPDATE orders SET shipping_address = ?2, updated_at = ?3 WHERE id = ?1")?
+        .execute(params![id.0, serde_json::to_string(address)?, ts(at)])?;
+    Ok(())
+}
+
 pub fn add_history(conn: &Connection, id: OrderId, change: &StatusChange) -> Result<()> {
     conn.prepare_cached(
         "INSERT INTO order_history (order_id, from_status, to_status, actor, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -143,8 +155,10 @@ fn order_row(r: &Row) -> rusqlite::Result<Order> {
         updated_at: parse_ts(&r.get::<_, String>(14)?)?,
         carrier: r.get(15)?,
         service: r.get(16)?,
+        address_issues: Vec::new(),
         history: Vec::new(),
-    })
+    }
+    .with_address_issues())
 }
 
 fn line_row(r: &Row) -> rusqlite::Result<(OrderId, OrderLine)> {

@@ -95,7 +95,7 @@ async fn pair() -> Pair {
 
 async fn order(p: &mut Pair, reference: &str, quantity: i64) -> OrderId {
     let req = serde_json::from_value(
-        json!({"channel": "web", "external_ref": reference, "warehouse_id": p.warehouse.0,
+        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": reference, "warehouse_id": p.warehouse.0,
         "lines": [{"sku": "A", "quantity": quantity}]}),
     )
     .expect("order");

@@ -110,7 +110,7 @@ async fn floor_day(
         .create_order(
             c,
             from(
-                json!({"channel": "web", "external_ref": format!("R-{tag}"), "warehouse_id": w.0,
+                json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": format!("R-{tag}"), "warehouse_id": w.0,
                         "lines": [{"sku": sku, "quantity": 2}]}),
             ),
         )

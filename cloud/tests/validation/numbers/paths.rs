@@ -37,6 +37,11 @@ async fn extreme_ids_in_paths_answer_4xx() {
                 Some(json!({"status": "cancelled"})),
             ),
             (
+                "PUT",
+                format!("/v1/orders/{b}/{id}/address"),
+                Some(json!({"shipping_address": {"line1": "x"}})),
+            ),
+            (
                 "POST",
                 format!("/v1/outbounds/{b}/dispatch-runs/{id}/close"),
                 None,

@@ -36,6 +36,7 @@ pub static CATALOGUE: &[EventType] = &[
     records::STOCK_MOVED,
     records::ORDER_CREATED,
     records::ORDER_STATUS_CHANGED,
+    records::ORDER_ADDRESS_CHANGED,
     records::INBOUND_CREATED,
     records::INBOUND_RECEIVED,
     floor::WAVE_CREATED,

@@ -148,6 +148,37 @@ pub const ORDER_STATUS_CHANGED: EventType = EventType {
     ]),
 };
 
+pub const ORDER_ADDRESS_CHANGED: EventType = EventType {
+    name: "order.address_changed",
+    version: 1,
+    summary: "Someone corrected an order's shipping address (before it was packed).",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+    ],
+    payload: Payload::Fields(&[
+        f("order_id", Integer, Required, "The order."),
+        f("warehouse_id", Integer, Required, "The order's warehouse."),
+        f(
+            "shipping_address",
+            Object,
+            Required,
+            "The address as corrected, whole: `name`, `line1`, `line2`, `city`, `region`, `postal_code`, `country`.",
+        ),
+        f(
+            "address_issues",
+            Array,
+            Required,
+            "What still keeps it from being shipped to (`name`, `status`); empty when nothing does.",
+        ),
+        f("actor", String, Required, "Who corrected it."),
+        f("note", String, Optional, "Why."),
+        f("at", String, Required, "When (RFC 3339)."),
+    ]),
+};
+
 pub const INBOUND_CREATED: EventType = EventType {
     name: "inbound.created",
     version: 1,
