@@ -98,7 +98,7 @@ pub const STATION_SCANNED: EventType = EventType {
             "input",
             Object,
             Required,
-            "What came in: `{scan, scanner}`, `{task}` or `{pack}`.",
+            "What came in: `{scan, scanner}`, `{task}`, `{pack}` or `{release}`.",
         ),
         f("task", Object, Nullable, "The station's task after it."),
         f("ok", Boolean, Required, "Whether the input was accepted."),
