@@ -66,6 +66,10 @@ pub enum EventKind {
     /// faulted with its problems, unreachable).
     #[serde(rename = "printer.state_changed")]
     PrinterStateChanged,
+    /// Edge: what a configured printer is, for its record: when the device
+    /// is bound to the record, and now and then while it answers.
+    #[serde(rename = "printer.seen")]
+    PrinterSeen,
     /// Edge: a scale settled on a new weight.
     #[serde(rename = "scale.weighed")]
     ScaleWeighed,
@@ -109,7 +113,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 38] = [
+    pub const ALL: [EventKind; 39] = [
         Self::BusinessCreated,
         Self::WarehouseCreated,
         Self::KeyCreated,
@@ -134,6 +138,7 @@ impl EventKind {
         Self::PrintJobUpdated,
         Self::StationScanned,
         Self::PrinterStateChanged,
+        Self::PrinterSeen,
         Self::ScaleWeighed,
         Self::DocumentAttached,
         Self::ReleasePublished,
@@ -176,6 +181,7 @@ impl EventKind {
             Self::PrintJobUpdated => "print_job.updated",
             Self::StationScanned => "station.scanned",
             Self::PrinterStateChanged => "printer.state_changed",
+            Self::PrinterSeen => "printer.seen",
             Self::ScaleWeighed => "scale.weighed",
             Self::DocumentAttached => "document.attached",
             Self::ReleasePublished => "release.published",
