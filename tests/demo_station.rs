@@ -152,6 +152,23 @@ async fn an_order_packed_at_the_demo_station_prints_its_label() {
             && s["printer"]["printer_id"].is_i64()
     })
     .await;
+    // Its record says what its device is, within seconds: online, seen
+    // (it answered `unknown`, never seen, for a printer ready for minutes).
+    let known = std::time::Instant::now();
+    eventually("the demo's printer record online at the edge", || async {
+        let (_, body) = edge.get(&format!("/v1/printers/{b}/list")).await;
+        body["data"].as_array().is_some_and(|all| {
+            all.iter().any(|p| {
+                p["name"] == PRINTER && p["status"] == "online" && p["last_seen"].is_string()
+            })
+        })
+    })
+    .await;
+    assert!(
+        known.elapsed() < Duration::from_secs(10),
+        "the record followed its device only after {:?}",
+        known.elapsed()
+    );
     let confirmed = format!("/v1/orders/{b}/list?status=confirmed&length=1");
     eventually("a confirmed order at the edge", || async {
         edge.get(&confirmed).await.1["data"][0]["id"].is_i64()

@@ -64,7 +64,8 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
                 .routes(routes!(routes::stations))
                 .routes(routes!(routes::set_task))
                 .routes(routes!(routes::scan))
-                .routes(routes!(routes::pack)),
+                .routes(routes!(routes::pack))
+                .routes(routes!(routes::release)),
         )
         .split_for_parts();
     http::idempotency::describe(&mut openapi);

@@ -1,8 +1,11 @@
 //! The devices' own events against the simulators: `printer.state_changed`
 //! when a printer runs out of paper and is loaded again (and the cloud's
 //! record follows it), once for a printer that cannot be reached, a bounded
-//! handful for a flapping one; `scale.weighed` once per load put on a
-//! scale. Every payload is checked against the event catalogue.
+//! handful for a flapping one; the printer record's status and last_seen
+//! true within seconds of a cold start whose record arrives after the
+//! device is ready (`printer.seen`), and of every change, at the edge and
+//! in the cloud; `scale.weighed` once per load put on a scale. Every
+//! payload is checked against the event catalogue.
 
 mod common;
 
@@ -159,6 +162,148 @@ async fn paper_out_and_back_is_two_changes_and_the_cloud_record_follows() {
     // The faulted printer still answered: faulted is online.
     assert_eq!(sim.stats().labels_printed, 0);
     edge.stop().await;
+}
+
+/// The printer record `id` as `GET /v1/printers/{b}/list` answers it.
+async fn listed(api: &Api, b: i64, id: i64) -> Value {
+    let (status, body) = api.get(&format!("/v1/printers/{b}/list")).await;
+    assert_eq!(status, 200, "{body}");
+    body["data"]
+        .as_array()
+        .and_then(|all| all.iter().find(|p| p["id"] == id).cloned())
+        .unwrap_or_default()
+}
+
+fn last_seen(record: &Value) -> Option<chrono::DateTime<chrono::Utc>> {
+    record["last_seen"]
+        .as_str()
+        .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// Waits until the record says `status` (and, online, a `last_seen` no
+/// older than `since`), at the edge through its route; answers how long
+/// it took and the record.
+async fn record_says(
+    api: &Api,
+    b: i64,
+    id: i64,
+    status: &str,
+    since: chrono::DateTime<chrono::Utc>,
+) -> (std::time::Duration, Value) {
+    let started = Instant::now();
+    eventually(&format!("printer {id} {status} at the edge"), || async {
+        let p = listed(api, b, id).await;
+        p["status"] == status
+            && (status != "online" || last_seen(&p).is_some_and(|seen| seen >= since))
+    })
+    .await;
+    (started.elapsed(), listed(api, b, id).await)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_printer_record_follows_its_device_from_a_cold_start() {
+    let rig = Rig::start("dev-seen", false).await;
+    let b = rig.business.0;
+    let sim = Simulator::start().await.expect("printer simulator");
+    let mut settings = rig.edge_settings();
+    settings.devices.printers = vec![printer_device("Desk labels", &sim)];
+    let edge = RunningEdge::start_with_bus(settings, SimBus::new()).await;
+    let api = Api::new(&edge, &rig.key);
+    api.ready().await;
+    // The device is ready before its record exists, as on a new box whose
+    // record is made (or synced) after it starts: the change names none.
+    assert_eq!(
+        wait_transitions(&edge.wms, 1).await,
+        [t("unknown", "ready", &[])]
+    );
+    assert_eq!(
+        logged(&edge.wms, "printer.state_changed").await[0]["printer_id"],
+        Value::Null
+    );
+    let made = chrono::Utc::now() - chrono::Duration::seconds(1);
+    let printer = cloud_printer(&rig, "Desk labels").await;
+    assert_eq!(
+        rig.cloud
+            .printers(rig.business)
+            .await
+            .expect("printers")
+            .iter()
+            .find(|p| p.id == printer)
+            .map(|p| (p.status.clone(), p.last_seen)),
+        Some(("unknown".to_owned(), None))
+    );
+
+    // Within seconds of reaching the edge, the record says it: online,
+    // just seen, from a printer.seen that names it.
+    eventually("the record at the edge", || async {
+        edge.wms
+            .printers(rig.business)
+            .await
+            .is_ok_and(|all| all.iter().any(|p| p.id == printer))
+    })
+    .await;
+    let (took, record) = record_says(&api, b, printer, "online", made).await;
+    println!("online at the edge {took:?} after its record arrived: {record}");
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
+    let told = logged(&edge.wms, "printer.seen").await;
+    assert_eq!(
+        (told.len(), &told[0]["printer_id"], &told[0]["state"]),
+        (1, &Value::from(printer), &Value::from("ready")),
+        "{told:?}"
+    );
+    // And in the cloud, once synced.
+    eventually("the cloud's record online", || async {
+        rig.cloud.printers(rig.business).await.is_ok_and(|all| {
+            all.iter().any(|p| {
+                p.id == printer && p.status == "online" && p.last_seen.is_some_and(|s| s >= made)
+            })
+        })
+    })
+    .await;
+
+    // The printer stops answering: offline, at the edge and in the cloud;
+    // last_seen stays when it last answered.
+    let seen = last_seen(&record);
+    sim.set_stalled(true);
+    let (took, record) = record_says(&api, b, printer, "offline", made).await;
+    println!("offline at the edge {took:?} after the printer stalled");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    assert_eq!(last_seen(&record), seen, "{record}");
+    eventually("the cloud's record offline", || async {
+        rig.cloud
+            .printers(rig.business)
+            .await
+            .is_ok_and(|all| all.iter().any(|p| p.id == printer && p.status == "offline"))
+    })
+    .await;
+
+    // Back: online, seen again.
+    let back = chrono::Utc::now() - chrono::Duration::seconds(1);
+    sim.recover();
+    let (took, _) = record_says(&api, b, printer, "online", back).await;
+    println!("online again at the edge {took:?} after the printer recovered");
+    assert!(took < std::time::Duration::from_secs(10), "{took:?}");
+    eventually("the cloud's record online again", || async {
+        rig.cloud.printers(rig.business).await.is_ok_and(|all| {
+            all.iter().any(|p| {
+                p.id == printer && p.status == "online" && p.last_seen.is_some_and(|s| s >= back)
+            })
+        })
+    })
+    .await;
+    // The changes told the record themselves: still one printer.seen.
+    assert_eq!(logged(&edge.wms, "printer.seen").await.len(), 1);
+    assert_eq!(
+        transitions(&edge.wms).await,
+        [
+            t("unknown", "ready", &[]),
+            t("ready", "unreachable", &[]),
+            t("unreachable", "ready", &[]),
+        ]
+    );
+    edge.stop().await;
+    rig.stop().await;
 }
 
 const KEY: &str = "dpk_device_events_0123456789abcdef01";

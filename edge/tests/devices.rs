@@ -656,6 +656,7 @@ async fn extreme_numbers_at_the_edge_answer_4xx_and_write_nothing() {
             ("POST", format!("/v1/edge/scales/{id}/zero")),
             ("POST", format!("/v1/edge/scales/{id}/tare")),
             ("POST", format!("/v1/edge/stations/{id}/pack")),
+            ("POST", format!("/v1/edge/stations/{id}/release")),
             ("POST", format!("/v1/inventory/{id}/adjust")),
         ] {
             let body = serde_json::json!({"status": "cancelled"});

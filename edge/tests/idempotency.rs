@@ -141,6 +141,7 @@ async fn every_write_at_the_edge_is_described_with_the_key_and_takes_it() {
         "POST /v1/edge/stations/desk-1/scan",
         "PUT /v1/edge/stations/desk-1/task",
         "POST /v1/edge/stations/desk-1/pack",
+        "POST /v1/edge/stations/desk-1/release",
         "POST /v1/edge/scales/no-such-scale/zero",
         "POST /v1/edge/scales/no-such-scale/tare",
         "POST /v1/inventory/1/adjust",

@@ -4,8 +4,12 @@
 //! path; the page is served with its assets; and, when
 //! `DEPOT_TEST_CHROMEDRIVER` names a chromedriver, headless Chromium opens
 //! the page and shows what the station's scanner scans within a second,
-//! refusals in red, and scans typed into the page, packing an order and
-//! walking a wave's pick list. Screenshots are kept in
+//! refusals in red with their errors as the API sends them, and scans
+//! typed into the page, packing an order (a failed pack retried from the
+//! page, a wave released from it) and walking a wave's pick list; at
+//! 1280x800 and at 800x480 the answer, the task and what is left stay in
+//! view without overlapping. A failed pack is retried or released through
+//! the routes too. Screenshots are kept in
 //! `$DEPOT_ARTIFACTS_DIR/station-page*.png` (target/artifacts unless told).
 
 mod common;
@@ -37,7 +41,7 @@ struct Floor {
     edge: RunningEdge,
     api: Api,
     gun: SerialSim,
-    _scale: SerialScaleSim,
+    scale: SerialScaleSim,
     printer: Simulator,
     order: OrderId,
 }
@@ -149,7 +153,7 @@ impl Floor {
             edge,
             api,
             gun,
-            _scale: scale,
+            scale,
             printer,
             order: order.id,
         }
@@ -171,10 +175,47 @@ impl Floor {
             .await
     }
 
+    /// A station route with an `Idempotency-Key`: the status, the body as
+    /// it came, and whether it was a replay of the key's first answer.
+    async fn keyed(&self, what: &str, key: &str, body: Option<Value>) -> (u16, Vec<u8>, bool) {
+        let mut req = reqwest::Client::new()
+            .post(format!(
+                "{}/v1/edge/stations/{STATION}/{what}",
+                self.edge.base
+            ))
+            .header("X-API-KEY", &self.rig.key)
+            .header("Idempotency-Key", key)
+            .timeout(LIMIT);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let r = req.send().await.expect("request");
+        let status = r.status().as_u16();
+        let replayed = r
+            .headers()
+            .get("idempotent-replayed")
+            .is_some_and(|v| v == "true");
+        (status, r.bytes().await.expect("body").to_vec(), replayed)
+    }
+
     async fn stop(self) {
         self.edge.stop().await;
         self.rig.stop().await;
     }
+}
+
+fn json_of(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_default()
+}
+
+/// How many `station.scanned` events the edge has.
+async fn station_events(api: &Api, b: i64) -> usize {
+    let (_, body) = api
+        .get(&format!(
+            "/v1/events/{b}/list?kind=station.scanned&length=1000"
+        ))
+        .await;
+    body["data"]["events"].as_array().map_or(0, Vec::len)
 }
 
 /// The last `station.scanned` event's payload.
@@ -352,6 +393,144 @@ async fn a_typed_scan_takes_the_scanners_path_and_the_page_is_served() {
     floor.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failed_pack_says_what_to_do_and_is_retried_or_released() {
+    let floor = Floor::start("page-release").await;
+    let (b, order) = (floor.rig.business.0, floor.order);
+    // 1000 g expected (with the packaging); the package weighs 2 kg.
+    floor.scale.set_weight("2.000".parse().expect("weight"));
+    for code in ["MUG", "MUG"] {
+        assert_eq!(floor.typed(json!({"code": code})).await.0, 200);
+    }
+    let (status, body) = floor.typed(json!({"code": "TEA"})).await;
+    assert_eq!(status, 422, "{body}");
+    // What failed, and what to do: the spec's error body, errors by name.
+    let said = format!("order {order} was not packed (the package weighs 2000 g");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(&said)
+            && message.ends_with("check its contents, then retry the pack, or release the order"),
+        "{body}"
+    );
+    assert_eq!(
+        (body["error"].clone(), body["errors"][0]["name"].clone()),
+        (json!(1), json!("weight_g")),
+        "{body}"
+    );
+    assert!(body["errors"][0]["status"].is_string(), "{body}");
+
+    // Retried: weighed and refused again, once per key.
+    let logged = station_events(&floor.api, b).await;
+    let (status, first, _) = floor.keyed("pack", "retry-1", None).await;
+    assert_eq!(status, 422, "{}", json_of(&first));
+    assert_eq!(json_of(&first)["message"], body["message"]);
+    let (status, again, replayed) = floor.keyed("pack", "retry-1", None).await;
+    assert_eq!((status, replayed, &again), (422, true, &first));
+    assert_eq!(station_events(&floor.api, b).await, logged + 1);
+
+    // Released: the station idle, nothing packed, the units to keep.
+    let (status, released, _) = floor.keyed("release", "release-1", None).await;
+    let released = json_of(&released);
+    assert_eq!(status, 200, "{released}");
+    assert_eq!(
+        released["data"]["message"],
+        format!(
+            "order {order} released, not packed: keep its 3 scanned units together with the order; it can be packed again later"
+        )
+    );
+    assert_eq!(
+        released["data"]["result"]["released"],
+        json!({"task": "packing", "order_id": order.0})
+    );
+    let e = last_event(&floor.api, b).await;
+    assert_eq!(
+        (e["input"].clone(), e["ok"].clone(), e["task"].clone()),
+        (json!({"release": {}}), json!(true), json!({"task": "idle"})),
+        "{e}"
+    );
+    let (status, _, replayed) = floor.keyed("release", "release-1", None).await;
+    assert_eq!((status, replayed), (200, true));
+    assert_eq!(station_events(&floor.api, b).await, logged + 2);
+    let (_, body) = floor.api.get("/v1/edge/stations").await;
+    assert_eq!(
+        (
+            body["data"][0]["task"].clone(),
+            body["data"][0]["packing"].clone()
+        ),
+        (json!({"task": "idle"}), Value::Null),
+        "{body}"
+    );
+    let at_edge = floor
+        .edge
+        .wms
+        .order(floor.rig.business, order)
+        .await
+        .expect("order");
+    assert_eq!(at_edge.status, OrderStatus::Confirmed);
+    // Nothing left to pack or release, said as such.
+    let (status, body) = floor
+        .api
+        .call("POST", &format!("/v1/edge/stations/{STATION}/pack"), None)
+        .await;
+    assert_eq!(status, 409, "{body}");
+    let (status, body) = floor
+        .api
+        .call(
+            "POST",
+            &format!("/v1/edge/stations/{STATION}/release"),
+            None,
+        )
+        .await;
+    assert_eq!(
+        (status, body["data"]["message"].clone()),
+        (
+            200,
+            json!(format!("station {STATION} has no task: nothing to release"))
+        )
+    );
+    let (status, body) = floor
+        .api
+        .call("POST", "/v1/edge/stations/nope/release", None)
+        .await;
+    assert_eq!((status, body["error"].clone()), (404, json!(1)), "{body}");
+    let r = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/edge/stations/{STATION}/release",
+            floor.edge.base
+        ))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status(), 401);
+
+    // The order is still packable: set again, scanned, the right weight.
+    let (status, body) = floor
+        .api
+        .call(
+            "PUT",
+            &format!("/v1/edge/stations/{STATION}/task"),
+            Some(json!({"task": "packing", "order_id": order.0})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    floor.scale.set_weight("1.000".parse().expect("weight"));
+    for code in ["MUG", "MUG"] {
+        assert_eq!(floor.typed(json!({"code": code})).await.0, 200);
+    }
+    let (status, body) = floor.typed(json!({"code": "TEA"})).await;
+    assert_eq!(status, 200, "{body}");
+    floor
+        .printer
+        .wait_for_labels(1, LIMIT)
+        .await
+        .expect("the label");
+
+    let (_, spec) = floor.api.get("/v1/openapi.json").await;
+    let path = &spec["paths"]["/v1/edge/stations/{station}/release"]["post"];
+    assert!(path["responses"]["200"].is_object(), "{path}");
+    floor.stop().await;
+}
+
 /// What the test reads of the page, in one script.
 const READ_PAGE: &str = r#"
 const $ = (id) => document.getElementById(id);
@@ -359,6 +538,11 @@ return {
   result: $('result').dataset.state,
   verdict: $('result-verdict').textContent,
   message: $('result-message').textContent,
+  errors: Array.from($('result-errors').children, (li) => li.textContent),
+  note: $('result-input').textContent,
+  text: document.body.innerText,
+  retry: !$('retry').hidden && $('retry').offsetParent !== null,
+  release: !$('release').hidden && $('release').offsetParent !== null ? $('release').textContent : null,
   background: getComputedStyle($('result')).backgroundColor,
   remaining: $('remaining-total').textContent,
   task: $('task-title').textContent,
@@ -374,6 +558,87 @@ return {
   animating: document.getAnimations().some((a) => a.playState === 'running'),
 };
 "#;
+
+/// Where the page's panels are, through `getBoundingClientRect`: the
+/// answer (and its verdict and message in it), the task, what is left, the
+/// scan input, the answer's errors and the task's buttons when they show.
+const LAYOUT: &str = r#"
+const box = (el) => {
+  if (!el || el.offsetParent === null) return null;
+  const r = el.getBoundingClientRect();
+  return {left: r.left, top: r.top, right: r.right, bottom: r.bottom};
+};
+const $ = (id) => box(document.getElementById(id));
+return {
+  width: window.innerWidth,
+  height: window.innerHeight,
+  scroll: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+  panels: {result: $('result'), task: $('task'), left: $('left'), scan: $('scan-form')},
+  inside: {verdict: $('result-verdict'), message: $('result-message'),
+           errors: $('result-errors'), retry: $('retry'), release: $('release')},
+};
+"#;
+
+/// The panels a packer reads at the station: whole, in the viewport, none
+/// over another; the verdict, message and errors within the answer's
+/// panel (read whole, not scrolled away), and the task's buttons within
+/// the task's. Says what is wrong.
+fn check_layout(layout: &Value) -> Result<(), String> {
+    let (w, h) = (
+        layout["width"].as_f64().unwrap_or_default(),
+        layout["height"].as_f64().unwrap_or_default(),
+    );
+    let rect =
+        |b: &Value| ["left", "top", "right", "bottom"].map(|k| b[k].as_f64().unwrap_or(f64::NAN));
+    let within = |a: [f64; 4], b: [f64; 4]| {
+        a[0] >= b[0] - 0.5 && a[1] >= b[1] - 0.5 && a[2] <= b[2] + 0.5 && a[3] <= b[3] + 0.5
+    };
+    let mut panels = Vec::new();
+    for name in ["result", "task", "left", "scan"] {
+        let b = &layout["panels"][name];
+        if b.is_null() {
+            return Err(format!("{name} is not shown"));
+        }
+        let r = rect(b);
+        if !(r[2] - r[0] >= 40.0 && r[3] - r[1] >= 24.0) {
+            return Err(format!("{name} is too small: {b}"));
+        }
+        if !within(r, [0.0, 0.0, w, h]) {
+            return Err(format!("{name} is not inside the {w}x{h} viewport: {b}"));
+        }
+        panels.push((name, r));
+    }
+    for (i, (a, ra)) in panels.iter().enumerate() {
+        for (b, rb) in &panels[i + 1..] {
+            let apart = ra[2] <= rb[0] + 0.5
+                || rb[2] <= ra[0] + 0.5
+                || ra[3] <= rb[1] + 0.5
+                || rb[3] <= ra[1] + 0.5;
+            if !apart {
+                return Err(format!("{a} {ra:?} and {b} {rb:?} overlap"));
+            }
+        }
+    }
+    let result = rect(&layout["panels"]["result"]);
+    let task = rect(&layout["panels"]["task"]);
+    for (name, panel) in [
+        ("verdict", result),
+        ("message", result),
+        ("errors", result),
+        ("retry", task),
+        ("release", task),
+    ] {
+        let b = &layout["inside"][name];
+        if !b.is_null() && !within(rect(b), panel) {
+            return Err(format!("{name} {b} is not within its panel {panel:?}"));
+        }
+    }
+    let scroll = &layout["scroll"];
+    if scroll[0].as_f64().unwrap_or(f64::MAX) > w || scroll[1].as_f64().unwrap_or(f64::MAX) > h {
+        return Err(format!("the page scrolls: {scroll} in {w}x{h}"));
+    }
+    Ok(())
+}
 
 struct Browser<'a> {
     session: Session<'a>,
@@ -414,6 +679,29 @@ impl Browser<'_> {
 }
 
 impl Browser<'_> {
+    /// At `width` × `height`: the layout holds (`check_layout`), and a
+    /// screenshot is kept as `station-page-<width>x<height>.png`.
+    async fn at_size(&self, width: i64, height: i64) -> PathBuf {
+        self.session.viewport(width, height).await;
+        // Laid out again at the new size before it is measured.
+        self.until("the page at its new size", Instant::now(), LIMIT, |p| {
+            p["animating"] == false
+        })
+        .await;
+        let layout = self.session.run(LAYOUT).await;
+        if let Err(wrong) = check_layout(&layout) {
+            let shot = self
+                .screenshot(&format!("station-page-{width}x{height}-wrong.png"))
+                .await;
+            panic!(
+                "at {width}x{height}: {wrong}\nlayout: {layout:#}\nscreenshot: {}",
+                shot.display()
+            );
+        }
+        self.screenshot(&format!("station-page-{width}x{height}.png"))
+            .await
+    }
+
     /// Saves the page, once its flash is over, in the artifacts directory.
     async fn screenshot(&self, name: &str) -> PathBuf {
         self.until("the page still", Instant::now(), LIMIT, |p| {
@@ -555,18 +843,87 @@ async fn the_station_page_shows_scans_in_chromium() {
     let p = page.read().await;
     assert_eq!(p["focused"], "scan", "{p}");
 
+    // One mug too many: the error entry as the API sends it, by name and
+    // status, never a field it does not have.
+    page.session.type_into("#scan", "MUG\u{E007}").await;
+    page.until("the refused extra unit", Instant::now(), LIMIT, |p| {
+        p["result"] == "error" && p["errors"] == json!(["MUG: 1 more than the 2 ordered"])
+    })
+    .await;
+    let p = page.read().await;
+    assert!(
+        !p["text"].as_str().unwrap_or_default().contains("undefined"),
+        "{p}"
+    );
+
     let shot = page.screenshot("station-page.png").await;
     println!(
-        "station page screenshots: {} (a scan accepted), {} (one refused)",
+        "station page screenshots: {} (a scan refused with its errors), {} (one refused)",
         shot.display(),
         refused.display()
     );
 
-    // The last unit packs the order and prints its label.
+    // The last unit on a scale that shows too much: not packed, the page
+    // says what failed and what to do, and offers both ways on.
+    floor.scale.set_weight("2.000".parse().expect("weight"));
     floor.scan("TEA");
+    let not_packed = format!("order {order} was not packed (the package weighs 2000 g");
+    page.until("the failed pack", Instant::now(), LIMIT, |p| {
+        p["result"] == "error"
+            && p["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&not_packed) && m.contains("retry the pack"))
+            && p["errors"][0]
+                .as_str()
+                .is_some_and(|e| e.starts_with("weight_g: measured 2000 g"))
+            && p["retry"] == true
+            && p["release"] == "Release order"
+            && p["next"]
+                .as_str()
+                .is_some_and(|n| n.contains("Retry pack") && n.contains("Release order"))
+    })
+    .await;
+    // The screen at its busiest, at both sizes: kept as artifacts.
+    let large = page.at_size(1280, 800).await;
+    let small = page.at_size(800, 480).await;
+    println!(
+        "station page at two sizes: {} and {}",
+        large.display(),
+        small.display()
+    );
+
+    // Retried from the page, still too heavy: refused again, freshly.
+    let b = floor.rig.business.0;
+    let logged = station_events(&floor.api, b).await;
+    page.session.click("#retry").await;
+    eventually("the retried pack logged", || async {
+        station_events(&floor.api, b).await == logged + 1
+    })
+    .await;
+    page.until("the retried pack refused", Instant::now(), LIMIT, |p| {
+        p["result"] == "error"
+            && p["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with(&not_packed))
+            && p["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("Pack requested"))
+    })
+    .await;
+    assert_eq!(
+        last_event(&floor.api, b).await["input"],
+        json!({"pack": {}})
+    );
+
+    // The right weight, retried: packed, its label printed.
+    floor.scale.set_weight("1.000".parse().expect("weight"));
+    page.session.click("#retry").await;
     let packed = format!("order {order} packed");
     page.until("the packed order", Instant::now(), LIMIT, |p| {
-        p["result"] == "ok" && p["message"].as_str().is_some_and(|m| m.contains(&packed))
+        p["result"] == "ok"
+            && p["message"].as_str().is_some_and(|m| m.contains(&packed))
+            && p["retry"] == false
+            && p["release"].is_null()
     })
     .await;
     floor
@@ -574,6 +931,27 @@ async fn the_station_page_shows_scans_in_chromium() {
         .wait_for_labels(1, LIMIT)
         .await
         .expect("the label");
+    // Then the station waits: neutral, not a lasting green ACCEPTED, what
+    // it last said still there, small.
+    page.until("the idle station", Instant::now(), LIMIT, |p| {
+        p["result"] == "idle"
+            && p["verdict"] == "No task"
+            && p["background"] == "rgb(27, 34, 44)"
+            && p["note"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("Last: ") && n.contains(&packed))
+    })
+    .await;
+    let shot = page.screenshot("station-page-idle.png").await;
+    println!("idle: {}", shot.display());
+    // Opened afresh on an idle station: neutral at once.
+    page.session
+        .goto(&format!("{}/stations/{STATION}", floor.edge.base))
+        .await;
+    page.until("the idle station, reloaded", Instant::now(), LIMIT, |p| {
+        p["live"] == "good" && p["result"] == "idle" && p["task"] == "No task"
+    })
+    .await;
 
     page.session.close().await;
     drop(driver);
@@ -666,6 +1044,35 @@ async fn the_station_page_walks_a_pick_list_in_chromium() {
         .await
         .expect("order");
     assert_eq!(picked.status, OrderStatus::Picking);
+
+    // Released from the page: the station idle, the picks kept.
+    let p = page.read().await;
+    assert_eq!(
+        (p["retry"].clone(), p["release"].clone()),
+        (json!(false), json!("Release wave")),
+        "{p}"
+    );
+    page.session.click("#release").await;
+    let released = format!("wave {wave} released: what was picked stays picked");
+    page.until("the released wave", Instant::now(), LIMIT, |p| {
+        p["result"] == "ok"
+            && p["message"] == released.as_str()
+            && p["task"] == "No task"
+            && p["release"].is_null()
+    })
+    .await;
+    let (_, body) = floor.api.get("/v1/edge/stations").await;
+    assert_eq!(body["data"][0]["task"], json!({"task": "idle"}), "{body}");
+    assert_eq!(
+        floor
+            .edge
+            .wms
+            .order(floor.rig.business, order)
+            .await
+            .expect("order")
+            .status,
+        OrderStatus::Picking
+    );
 
     page.session.close().await;
     drop(driver);

@@ -69,6 +69,10 @@ pub enum EventKind {
     /// faulted with its problems, unreachable).
     #[serde(rename = "printer.state_changed")]
     PrinterStateChanged,
+    /// Edge: what a configured printer is, for its record: when the device
+    /// is bound to the record, and now and then while it answers.
+    #[serde(rename = "printer.seen")]
+    PrinterSeen,
     /// Edge: a scale settled on a new weight.
     #[serde(rename = "scale.weighed")]
     ScaleWeighed,
@@ -138,6 +142,7 @@ impl EventKind {
         Self::PrintJobUpdated,
         Self::StationScanned,
         Self::PrinterStateChanged,
+        Self::PrinterSeen,
         Self::ScaleWeighed,
         Self::DocumentAttached,
         Self::ReleasePublished,
@@ -181,6 +186,7 @@ impl EventKind {
             Self::PrintJobUpdated => "print_job.updated",
             Self::StationScanned => "station.scanned",
             Self::PrinterStateChanged => "printer.state_changed",
+            Self::PrinterSeen => "printer.seen",
             Self::ScaleWeighed => "scale.weighed",
             Self::DocumentAttached => "document.attached",
             Self::ReleasePublished => "release.published",

@@ -166,9 +166,9 @@ impl Wms {
     }
 
     /// Appends a device's own event (`printer.state_changed`,
-    /// `scale.weighed`). A printer's state also sets its record's status
-    /// here, in the same transaction, as applying the event does in the
-    /// cloud.
+    /// `printer.seen`, `scale.weighed`). A printer's state also sets its
+    /// record's status here, in the same transaction, as applying the event
+    /// does in the cloud.
     pub async fn device_event(
         &self,
         business: depot_protocol::BusinessId,
@@ -179,7 +179,7 @@ impl Wms {
         let origin = self.origin().to_owned();
         self.write(move |conn| {
             match kind {
-                EventKind::PrinterStateChanged => {
+                EventKind::PrinterStateChanged | EventKind::PrinterSeen => {
                     let state: replica::printing::StateChanged =
                         serde_json::from_value(payload.clone())
                             .map_err(|e| WmsError::Internal(format!("a printer's state: {e}")))?;

@@ -9,6 +9,7 @@ mod openapi;
 mod render;
 mod routes;
 mod translations;
+mod words;
 
 /// Reads a translation file as translation sync does: for checking a
 /// translation source before a job runs over it.

@@ -2,9 +2,13 @@
 //! or a request is escaped; Markdown is shown through a small subset
 //! (headings, bullet lists, paragraphs, fenced code, `code` and **bold**)
 //! whose every tag is written here, so the notes can never bring their own
-//! markup, links or scripts.
+//! markup, links or scripts. The page's own words follow its `locale`
+//! ([`super::words`]), and any text wraps where it must: a long unbroken
+//! word (a hash, a URL, a language without spaces) breaks inside its
+//! column instead of running out of it.
 
 use super::routes::{Listing, ReleaseView};
+use super::words::{endonym, words};
 use crate::html::escape;
 use depot_protocol::release::Product;
 use std::fmt::Write;
@@ -157,10 +161,15 @@ fn link(out: &mut String, href: &str, text: &str, current: bool) {
     let _ = write!(out, r#"<a href="{href}"{current}>{}</a> "#, escape(text));
 }
 
+/// `overflow-wrap: anywhere` breaks a word too long for its line (and lets
+/// a column shrink below it); `word-break: break-word` is the same for
+/// older engines. Code blocks keep their lines and scroll inside.
 const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:48rem;margin:2rem auto;\
-padding:0 1rem;line-height:1.5;color:#222}article{border-top:1px solid #ddd;padding:.5rem 0}\
+padding:0 1rem;line-height:1.5;color:#222;overflow-wrap:anywhere;word-break:break-word}\
+article{border-top:1px solid #ddd;padding:.5rem 0;min-width:0}\
 .meta{color:#555;font-size:.9rem}nav{margin:.3rem 0}nav a{margin-right:.4rem}\
-a[aria-current]{font-weight:bold}pre{background:#f4f4f4;padding:.5rem;overflow-x:auto}";
+a[aria-current]{font-weight:bold}pre{background:#f4f4f4;padding:.5rem;overflow-x:auto;\
+overflow-wrap:normal;word-break:normal}";
 
 /// The whole page.
 pub fn page(p: &Page) -> String {
@@ -168,38 +177,53 @@ pub fn page(p: &Page) -> String {
     let base = escape(p.base_url);
     let product = l.filter.product;
     let locale = &l.locale;
+    let w = words(locale);
     let mut out = String::new();
+    // The page's lang is the locale asked for when its words are in that
+    // language, else the language they are in (English).
+    let lang = if depot_protocol::release::language(locale) == w.lang {
+        locale.as_str()
+    } else {
+        w.lang
+    };
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"{lang}\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <title>Depot release notes</title>\n<style>{STYLE}</style>\n\
+         <title>{title}</title>\n<style>{STYLE}</style>\n\
          <link rel=\"alternate\" type=\"application/rss+xml\" title=\"RSS\" href=\"{base}/api/releases/rss{q}\">\n\
          <link rel=\"alternate\" type=\"application/atom+xml\" title=\"Atom\" href=\"{base}/api/releases/atom{q}\">\n\
-         </head>\n<body>\n<h1>Release notes</h1>\n",
-        lang = escape(locale),
+         </head>\n<body>\n<h1>{heading}</h1>\n",
+        lang = escape(lang),
+        title = escape(w.title),
+        heading = escape(w.heading),
         q = query(l, product, locale, 0),
     );
-    out.push_str("<nav>Product: ");
+    let _ = write!(out, "<nav>{}: ", escape(w.product));
     link(
         &mut out,
         &query(l, None, locale, 0),
-        "All",
+        w.all,
         product.is_none(),
     );
     for p in Product::ALL {
         link(
             &mut out,
             &query(l, Some(p), locale, 0),
-            p.label(),
+            w.product_label(p),
             product == Some(p),
         );
     }
-    out.push_str("</nav>\n<nav>Language: ");
+    let _ = write!(out, "</nav>\n<nav>{}: ", escape(w.language));
     for tag in p.locales {
-        link(&mut out, &query(l, product, tag, 0), tag, tag == locale);
+        link(
+            &mut out,
+            &query(l, product, tag, 0),
+            endonym(tag),
+            tag == locale,
+        );
     }
-    out.push_str("</nav>\n<nav>Feeds: ");
+    let _ = write!(out, "</nav>\n<nav>{}: ", escape(w.feeds));
     let q = query(l, product, locale, 0);
     link(
         &mut out,
@@ -215,7 +239,7 @@ pub fn page(p: &Page) -> String {
     );
     out.push_str("</nav>\n");
     if p.releases.is_empty() {
-        out.push_str("<p>No releases.</p>\n");
+        let _ = writeln!(out, "<p>{}</p>", escape(w.none));
     }
     for r in p.releases {
         let _ = write!(
@@ -225,18 +249,17 @@ pub fn page(p: &Page) -> String {
             id = escape(&format!("{}-{}", r.product.as_str(), r.version)),
             lang = escape(&r.locale),
             url = escape(&r.url),
-            product = r.product.label(),
+            product = escape(w.product_label(r.product)),
             version = escape(&r.version),
             title = escape(&r.title),
             date = r.date,
         );
         if r.fallback {
-            let _ = write!(
-                out,
-                " · in {} (no {} translation yet)",
-                escape(&r.locale),
-                escape(locale)
-            );
+            let said = w
+                .fallback
+                .replace("{shown}", &r.locale)
+                .replace("{wanted}", locale);
+            let _ = write!(out, " · {}", escape(&said));
         }
         let _ = write!(out, "</p>\n{}</article>\n", markdown(&r.body));
     }
@@ -246,10 +269,10 @@ pub fn page(p: &Page) -> String {
         out.push_str("<nav>");
         if start > 0 {
             let newer = start.saturating_sub(l.page.length);
-            link(&mut out, &query(l, product, locale, newer), "Newer", false);
+            link(&mut out, &query(l, product, locale, newer), w.newer, false);
         }
         if end < p.filtered {
-            link(&mut out, &query(l, product, locale, end), "Older", false);
+            link(&mut out, &query(l, product, locale, end), w.older, false);
         }
         out.push_str("</nav>\n");
     }

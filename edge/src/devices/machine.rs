@@ -106,10 +106,11 @@ impl Station {
             },
             (Input::Weighed(weight), Pending::Weigh) => match weight {
                 Ok(g) => self.weighed(g),
-                Err(f) => refuse(f),
+                Err(f) => self.not_packed(f, "check the scale"),
             },
             (Input::Packed(packed), Pending::Pack(weight_g)) => self.packed(packed, weight_g),
             (Input::LabelQueued(job), Pending::Label(packed)) => self.labelled(job, packed),
+            (Input::Release, Pending::Nothing) => self.release(),
             (input, pending) => {
                 // The glue feeds one input at a time and answers each
                 // action: anything else is a bug there, said so rather
@@ -280,7 +281,7 @@ impl Station {
         match p.expected_g(self.rules.packaging_g) {
             Some(g) => self.pack(g),
             None => refuse(Failure::invalid(format!(
-                "station {} has no scale and the catalog does not weigh every item of order {}: the package weight is unknown",
+                "station {} has no scale and the catalog does not weigh every item of order {}: the package weight is unknown; release the order and pack it at a station with a scale",
                 self.rules.name, p.plan.order_id
             ))),
         }
@@ -291,22 +292,23 @@ impl Station {
             return refuse(Failure::conflict("no packing in progress"));
         };
         if measured <= 0 {
-            return refuse(Failure::invalid(format!(
-                "the scale shows {measured} g: put the package on the scale and pack again"
-            )));
+            return self.not_packed(
+                Failure::invalid(format!("the scale shows {measured} g")),
+                "put the package on the scale",
+            );
         }
         if let Some(expected) = p.expected_g(self.rules.packaging_g) {
             let allowed = self.tolerance(expected);
             if (measured - expected).abs() > allowed {
-                return refuse(
+                return self.not_packed(
                     Failure::invalid(format!(
-                        "the package weighs {measured} g but order {} should weigh {expected} g (± {allowed} g): check its contents",
-                        p.plan.order_id
+                        "the package weighs {measured} g but should weigh {expected} g ± {allowed} g"
                     ))
                     .with_errors(vec![FieldError::new(
                         "weight_g",
                         format!("measured {measured} g, expected {expected} g ± {allowed} g"),
                     )]),
+                    "check its contents",
                 );
             }
         }
@@ -333,7 +335,7 @@ impl Station {
     fn packed(&mut self, packed: Result<PackedOrder, Failure>, weight_g: i64) -> Step {
         let packed = match packed {
             Ok(packed) => packed,
-            Err(f) => return refuse(f),
+            Err(f) => return self.not_packed(f, "correct what it says"),
         };
         if self.rules.has_printer {
             let shipment_id = packed.shipment_id;
@@ -366,6 +368,66 @@ impl Station {
                 result: json!({ "pack": packed.result }),
             }),
         }
+    }
+
+    /// A pack that did not happen: nothing was packed and the scans stay
+    /// counted, so the packer is told what failed and the two ways on
+    /// (the same pack again once `fix` is done, or giving the order up).
+    /// A failure of the edge itself has no fix at the station: a second
+    /// try, then someone who can read the edge's log.
+    fn not_packed(&self, f: Failure, fix: &str) -> Step {
+        let order = self.packing.as_ref().map_or_else(
+            || "the order".to_owned(),
+            |p| format!("order {}", p.plan.order_id),
+        );
+        let ways = if f.status >= 500 {
+            "retry the pack; if it fails again, release the order and call a supervisor".to_owned()
+        } else {
+            format!("{fix}, then retry the pack, or release the order")
+        };
+        refuse(Failure {
+            message: format!("{order} was not packed ({}): {ways}", f.message),
+            ..f
+        })
+    }
+
+    /// Gives the task up: the station goes idle and says what becomes of
+    /// what was done. Nothing is undone: a packing's scans were never
+    /// written (the order stays packable, by this station or another),
+    /// picks and receptions are written one by one and stay.
+    fn release(&mut self) -> Step {
+        let message = match &self.task {
+            Task::Idle => format!(
+                "station {} has no task: nothing to release",
+                self.rules.name
+            ),
+            Task::Packing { order_id } => {
+                let scanned: i64 = self
+                    .packing
+                    .as_ref()
+                    .map_or(0, |p| p.scanned.values().sum());
+                if scanned > 0 {
+                    format!(
+                        "order {order_id} released, not packed: keep its {} together with the order; it can be packed again later",
+                        counted(scanned, "scanned unit")
+                    )
+                } else {
+                    format!("order {order_id} released, not packed")
+                }
+            }
+            Task::Picking { wave_id, .. } => {
+                format!("wave {wave_id} released: what was picked stays picked")
+            }
+            Task::Receiving { inbound_id, .. } => {
+                format!("inbound order {inbound_id} released: what was received stays received")
+            }
+        };
+        let released = std::mem::replace(&mut self.task, Task::Idle);
+        self.packing = None;
+        report(Report::ok(
+            message,
+            json!({ "task": self.task, "released": released }),
+        ))
     }
 
     /// The order is packed: the station waits for its next task.

@@ -7,7 +7,12 @@
 //! queued in the database and is handed to the new driver.
 //!
 //! It also logs the printer's state as `printer.state_changed` events, when
-//! it changes and at the pace of [`super::pacing`].
+//! it changes and at the pace of [`super::pacing`], and keeps the printer's
+//! record true with `printer.seen` events: when the device is bound to its
+//! record after its state was written (the record reached the edge later,
+//! as on a new box), and while it answers, before the record's `last_seen`
+//! is [`SEEN_EVERY`] old. Both set the record's `status` and `last_seen`
+//! here and, synced, in the cloud.
 
 use super::config::PrinterDevice;
 use super::pacing::{self, Pace};
@@ -27,6 +32,11 @@ use tokio::time::Instant;
 /// printers or print jobs; this often besides, so nothing a missed wake-up
 /// or a failed read left behind waits longer than this.
 const LOOK_UP_EVERY: Duration = Duration::from_secs(30);
+
+/// How old a printer record's `last_seen` may get while the printer
+/// answers: one `printer.seen` per printer this often, not one per status
+/// poll, so the log and the sync link carry a few hundred a day at most.
+pub const SEEN_EVERY: Duration = Duration::from_secs(300);
 
 /// A printer as the device route shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -146,6 +156,8 @@ struct Reported {
     /// The printer now, and since when.
     current: Option<(Shown, Timestamp)>,
     pace: Pace,
+    /// The record the last event with a record told, and when.
+    told: Option<(i64, Instant)>,
 }
 
 impl Reported {
@@ -162,11 +174,52 @@ impl Reported {
         }
     }
 
-    /// When the state not written yet may be.
-    fn due(&self) -> Option<Instant> {
+    /// When the next event is to be written: the state not written yet,
+    /// in its pace, or else the record's `printer.seen`.
+    fn due(&self, record: Option<i64>, now: Instant) -> Option<Instant> {
         let (shown, _) = self.current.as_ref()?;
-        (self.written.as_ref() != Some(shown))
-            .then(|| self.pace.next_at().unwrap_or_else(Instant::now))
+        if self.written.as_ref() != Some(shown) {
+            return Some(self.pace.next_at().unwrap_or(now));
+        }
+        self.seen_due(record, now)
+    }
+
+    /// When the record is to be told what is written: at once if it was
+    /// never told (bound after the state's event, or to another record),
+    /// then every [`SEEN_EVERY`] while the printer answers. Not while a
+    /// change waits for its turn: the change's event tells the record.
+    fn seen_due(&self, record: Option<i64>, now: Instant) -> Option<Instant> {
+        let id = record?;
+        let (shown, _) = self.current.as_ref()?;
+        if self.written.as_ref() != Some(shown) {
+            return None;
+        }
+        match self.told {
+            Some((told, at)) if told == id => {
+                (shown.state != "unreachable").then_some(at + SEEN_EVERY)
+            }
+            _ => Some(now),
+        }
+    }
+
+    /// The state to tell `record` now in a `printer.seen`, if it is due.
+    fn take_seen(&mut self, record: Option<i64>, now: Instant) -> Option<(i64, Shown)> {
+        let at = self.seen_due(record, now)?;
+        let id = record?;
+        if at > now {
+            return None;
+        }
+        // Counted even if the write fails, as a change is: tried again in
+        // SEEN_EVERY, not in a loop.
+        self.told = Some((id, now));
+        self.written.clone().map(|shown| (id, shown))
+    }
+
+    /// A change's event was written, telling `record` if it had one.
+    fn told_in_change(&mut self, record: Option<i64>, now: Instant) {
+        if let Some(id) = record {
+            self.told = Some((id, now));
+        }
     }
 
     /// The change to write now, with the state the last event said.
@@ -264,7 +317,7 @@ impl Spooler {
                     let state = device.borrow_and_update().clone();
                     status.send_modify(|s| s.device = state);
                 }
-                () = pacing::until(reported.due()) => {}
+                () = pacing::until(reported.due(status.borrow().printer_id, Instant::now())) => {}
             }
             // After any change: the first job may have changed as well as
             // the state, in either order.
@@ -276,9 +329,13 @@ impl Spooler {
                 changed
             });
             reported.saw(&status.borrow());
-            if let Some(change) = reported.take(Instant::now()) {
-                let printer_id = status.borrow().printer_id;
+            let printer_id = status.borrow().printer_id;
+            let now = Instant::now();
+            if let Some(change) = reported.take(now) {
+                reported.told_in_change(printer_id, now);
                 self.report(change, printer_id).await;
+            } else if let Some((id, shown)) = reported.take_seen(printer_id, now) {
+                self.seen(id, shown).await;
             }
         }
         printer.shutdown().await;
@@ -306,6 +363,26 @@ impl Spooler {
             .await
         {
             tracing::warn!(printer = %self.config.name, %error, "cannot log the printer's state");
+        }
+    }
+
+    /// Logs a `printer.seen`: the record told the state it is in now.
+    async fn seen(&self, printer_id: i64, shown: Shown) {
+        let payload = serde_json::json!({
+            "business_id": self.business,
+            "printer_id": printer_id,
+            "device": self.config.name,
+            "station": self.station,
+            "state": shown.state,
+            "problems": shown.problems,
+            "at": depot_protocol::format_ts(&depot_protocol::now()),
+        });
+        if let Err(error) = self
+            .wms
+            .device_event(self.business, EventKind::PrinterSeen, payload)
+            .await
+        {
+            tracing::warn!(printer = %self.config.name, %error, "cannot tell the printer's record its state");
         }
     }
 
@@ -435,5 +512,75 @@ impl Spooler {
         {
             tracing::warn!(job = first, %error, "cannot record why a print job waits");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(device: PrinterState) -> PrinterStatus {
+        PrinterStatus {
+            name: "label-1".into(),
+            endpoint: "tcp://127.0.0.1:9100".into(),
+            printer_id: None,
+            unbound: None,
+            device,
+            queued: 0,
+            failed: 0,
+        }
+    }
+
+    fn state(r: &Option<(i64, Shown)>) -> Option<(i64, &'static str)> {
+        r.as_ref().map(|(id, shown)| (*id, shown.state))
+    }
+
+    #[test]
+    fn a_record_bound_after_the_state_is_told_at_once_then_every_few_minutes() {
+        let start = Instant::now();
+        let mut r = Reported::default();
+        r.saw(&status(PrinterState::Ready));
+        // Ready before the record reached the edge: the change carries none.
+        assert!(r.take(start).is_some());
+        r.told_in_change(None, start);
+        assert_eq!(r.due(None, start), None, "nothing to tell, no record");
+        assert_eq!(state(&r.take_seen(None, start)), None);
+        // The record arrives: told at once, and only once.
+        let bound = start + Duration::from_secs(3);
+        assert_eq!(r.due(Some(7), bound), Some(bound));
+        assert_eq!(state(&r.take_seen(Some(7), bound)), Some((7, "ready")));
+        assert_eq!(state(&r.take_seen(Some(7), bound)), None);
+        // Then again once its last_seen would be SEEN_EVERY old.
+        assert_eq!(r.due(Some(7), bound), Some(bound + SEEN_EVERY));
+        let almost = bound + SEEN_EVERY - Duration::from_millis(1);
+        assert_eq!(state(&r.take_seen(Some(7), almost)), None);
+        let later = bound + SEEN_EVERY;
+        assert_eq!(state(&r.take_seen(Some(7), later)), Some((7, "ready")));
+        // Bound to another record: that one is told at once.
+        assert_eq!(state(&r.take_seen(Some(8), later)), Some((8, "ready")));
+    }
+
+    #[test]
+    fn a_change_tells_the_record_and_an_unreachable_printer_is_not_refreshed() {
+        let start = Instant::now();
+        let mut r = Reported::default();
+        r.saw(&status(PrinterState::Ready));
+        assert!(r.take(start).is_some());
+        r.told_in_change(Some(7), start);
+        // The change's event told it: no printer.seen for it.
+        assert_eq!(state(&r.take_seen(Some(7), start)), None);
+        r.saw(&status(PrinterState::Unreachable {
+            since: std::time::SystemTime::now(),
+        }));
+        // A change waiting for its turn is the change's to tell.
+        let soon = start + Duration::from_millis(10);
+        assert_eq!(r.seen_due(Some(7), soon), None);
+        assert_eq!(r.due(Some(7), soon), r.pace.next_at());
+        let turn = r.pace.next_at().unwrap_or(soon);
+        assert!(r.take(turn).is_some());
+        r.told_in_change(Some(7), turn);
+        // Not seen: nothing to refresh, however long it lasts.
+        assert_eq!(r.due(Some(7), turn), None);
+        assert_eq!(state(&r.take_seen(Some(7), turn + SEEN_EVERY * 10)), None);
     }
 }

@@ -274,6 +274,26 @@ pub async fn pack(
     Ok(answer_of(&station(&devices, &name)?.pack(caller).await?))
 }
 
+/// Gives the station's task up, so a station is never stuck on an order
+/// it cannot pack (a pack that keeps failing, an order that needs someone
+/// else): the station goes idle and says what becomes of what was done.
+/// A packing's scans were never written, so the order stays packable here
+/// or elsewhere; picks and receptions already made stay. A station without
+/// a task answers 200 as well (nothing to release), so a release sent
+/// twice reads the same.
+#[utoipa::path(post, path = "/v1/edge/stations/{station}/release", tag = "edge",
+    params(("station" = String, Path, description = "The station's configured name")),
+    responses((status = 200, body = DataEnvelope<Report>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn release(
+    Extension(devices): Extension<Devices>,
+    EdgeCaller(caller): EdgeCaller,
+    ApiPath(name): ApiPath<String>,
+) -> Result<Answer, Failure> {
+    Ok(answer_of(&station(&devices, &name)?.release(caller).await?))
+}
+
 /// What the station's scan event names as the scanner of a scan that came
 /// through [`scan`].
 pub const KEYBOARD: &str = "keyboard";

@@ -52,6 +52,7 @@ enum Command {
     },
     SetTask(Caller, Task, oneshot::Sender<Report>),
     Pack(Caller, oneshot::Sender<Report>),
+    Release(Caller, oneshot::Sender<Report>),
 }
 
 /// What the station screen and `GET /v1/edge/stations` show.
@@ -111,6 +112,12 @@ impl StationHandle {
 
     pub async fn pack(&self, caller: Caller) -> Result<Report, Failure> {
         self.ask(|reply| Command::Pack(caller, reply)).await
+    }
+
+    /// Gives the station's task up; in turn with scans, so a scan under
+    /// way finishes first.
+    pub async fn release(&self, caller: Caller) -> Result<Report, Failure> {
+        self.ask(|reply| Command::Release(caller, reply)).await
     }
 
     async fn ask(
@@ -212,6 +219,12 @@ impl Glue {
                 Command::Pack(caller, reply) => {
                     (Input::Pack, json!({"pack": {}}), Some(caller), Some(reply))
                 }
+                Command::Release(caller, reply) => (
+                    Input::Release,
+                    json!({"release": {}}),
+                    Some(caller),
+                    Some(reply),
+                ),
             };
             let report = match keyed {
                 Some(ctx) => {

@@ -162,7 +162,19 @@
     }
   }
 
-  // --- The last answer, large: green accepted, red rejected.
+  // --- The last answer, large: green accepted, red rejected; neutral
+  // when there is nothing to answer for.
+
+  // How long an accepted answer stays green once the station has no task
+  // (the order packed, the task cleared): long enough to be seen from the
+  // table, then the screen says it waits, not a lasting green ACCEPTED.
+  const OK_HOLD_MS = 5000;
+  // Characters from which an answer is set smaller.
+  const LONG_MESSAGE = 80;
+
+  // The answer on screen: {report, input, at, since}.
+  let shown = null;
+  let holdTimer = null;
 
   function describeInput(input) {
     if (!input) return '';
@@ -171,35 +183,79 @@
     }
     if (input.task !== undefined) return 'Task set';
     if (input.pack !== undefined) return 'Pack requested';
+    if (input.release !== undefined) return 'Task released';
     return '';
   }
 
+  // An error entry as the API sends it: `{name, status}`.
+  function describeError(e) {
+    if (!e || typeof e !== 'object') return String(e);
+    return [e.name, e.status].filter((x) => x !== undefined && x !== null && x !== '').join(': ');
+  }
+
+  const idle = () => !view || !view.task || view.task.task === 'idle';
+
   // `report` is a station's answer: {status, message, errors}, from an
-  // event, from the station's `last`, or from the scan route.
-  function showResult(report, input, at, fresh) {
-    const ok = report.status < 400;
+  // event, from the station's `last` (`loaded`: given before this page
+  // opened, so not held green), or from a station route. `fresh` flashes
+  // and beeps: once per answer, whichever of the stream and the route
+  // brings it first.
+  function showResult(report, input, at, fresh, loaded) {
+    shown = { report, input, at, since: loaded ? 0 : Date.now() };
+    paintResult();
     const el = $('result');
-    el.dataset.state = ok ? 'ok' : 'error';
-    el.dataset.status = String(report.status);
-    $('result-verdict').textContent = ok ? '✔ Accepted' : '✘ Rejected';
-    $('result-message').textContent = report.message;
-    const errors = $('result-errors');
-    errors.replaceChildren(
-      ...(report.errors || []).map((e) => {
-        const li = document.createElement('li');
-        li.textContent = e.name + ': ' + e.message;
-        return li;
-      }),
-    );
-    const said = describeInput(input);
-    const when = at ? clock(at) : fresh ? clock() : '';
-    $('result-input').textContent = [said, when].filter(Boolean).join(' · ');
+    const ok = report.status < 400;
     if (fresh) {
       el.classList.remove('fresh');
       void el.offsetWidth; // restart the flash even for the same answer
       el.classList.add('fresh');
       beep(ok);
     }
+    clearTimeout(holdTimer);
+    if (ok) holdTimer = setTimeout(paintResult, OK_HOLD_MS + 50);
+  }
+
+  function paintResult() {
+    const el = $('result');
+    const errors = $('result-errors');
+    const neutral = (verdict, message, note) => {
+      el.dataset.state = 'idle';
+      delete el.dataset.status;
+      $('result-verdict').textContent = verdict;
+      $('result-message').textContent = message;
+      $('result-message').classList.remove('long');
+      errors.replaceChildren();
+      $('result-input').textContent = note;
+    };
+    if (!shown) {
+      if (idle()) neutral('No task', 'Waiting for a task to be set for this station', '');
+      else neutral('Ready', 'Waiting for the first scan', '');
+      return;
+    }
+    const { report, input, at, since } = shown;
+    const ok = report.status < 400;
+    const when = at ? clock(at) : '';
+    // Accepted and nothing more to do: the station waits. What it last
+    // said stays, small.
+    if (ok && idle() && Date.now() - since >= OK_HOLD_MS) {
+      neutral('No task', 'Waiting for the next task', ['Last: ' + report.message, when].filter(Boolean).join(' · '));
+      return;
+    }
+    el.dataset.state = ok ? 'ok' : 'error';
+    el.dataset.status = String(report.status);
+    $('result-verdict').textContent = ok ? '✔ Accepted' : '✘ Rejected';
+    $('result-message').textContent = report.message;
+    // A refusal that says what to do is long: smaller, so it is read whole
+    // with its errors, not scrolled.
+    $('result-message').classList.toggle('long', report.message.length > LONG_MESSAGE);
+    errors.replaceChildren(
+      ...(report.errors || []).map((e) => {
+        const li = document.createElement('li');
+        li.textContent = describeError(e);
+        return li;
+      }),
+    );
+    $('result-input').textContent = [describeInput(input), when].filter(Boolean).join(' · ');
   }
 
   // --- The task and what is left of it.
@@ -248,7 +304,10 @@
       title = 'Packing order ' + task.order_id;
       rows = p ? p.lines.map((l) => ({ sku: l.sku, done: l.scanned, of: l.ordered, left: l.ordered - l.scanned })) : [];
       const line = rows.find((r) => r.left > 0);
-      next = line ? 'Scan next: ' + line.sku + ' (' + line.left + ' more)' : 'Put the package on the scale';
+      const failed = shown && shown.report.status >= 400;
+      if (line) next = 'Scan next: ' + line.sku + ' (' + line.left + ' more)';
+      else if (failed) next = 'Not packed: fix it, then Retry pack or Release order';
+      else next = 'Put the package on the scale';
       if (p && p.expected_weight_g != null) title += ' · expect ' + p.expected_weight_g + ' g';
     } else if (task.task === 'picking') {
       verb = 'pick';
@@ -269,6 +328,20 @@
     $('task-title').textContent = title;
     $('task-next').textContent = next;
     renderLines(verb, rows);
+    renderActions();
+  }
+
+  // Retry: the same pack again, from the scans the station kept (offered
+  // once every unit is scanned: the pack started by itself and failed).
+  // Release: the task given up, so the station is never stuck on it.
+  function renderActions() {
+    const task = view ? view.task : { task: 'idle' };
+    const packing = task.task === 'packing' ? view.packing : null;
+    $('retry').hidden = !(packing && packing.remaining === 0);
+    const what = { packing: 'order', picking: 'wave', receiving: 'inbound order' }[task.task];
+    $('release').hidden = !what;
+    if (what) $('release').textContent = 'Release ' + what;
+    $('task-actions').hidden = $('retry').hidden && $('release').hidden;
   }
 
   function renderPrinter() {
@@ -304,7 +377,8 @@
         }
         const first = view === null;
         view = found;
-        if (first && view.last) showResult(view.last, null, null, false);
+        if (first && view.last) showResult(view.last, null, null, false, true);
+        else paintResult();
         renderPrinter();
         if (!view.scale) $('scale').dataset.state = 'none';
         else if (first) {
@@ -459,34 +533,49 @@
       r.body.errors.some((e) => e.status === 'idempotency_key_in_use');
   }
 
-  async function submitScan(code) {
-    // One key for this scan and its retries: a retry of a scan the edge
-    // took but whose answer was lost answers that answer, and the scan is
-    // applied once.
+  // Sends one request from the floor (a typed scan, a retried pack, a
+  // release) and shows the station's answer. One key for the request and
+  // its retries: a retry of one the edge took but whose answer was lost
+  // answers that answer, and it is applied once.
+  async function send(what, body, input) {
     const idempotencyKey = newKey();
-    const path = '/v1/edge/stations/' + encodeURIComponent(station) + '/scan';
+    const path = '/v1/edge/stations/' + encodeURIComponent(station) + '/' + what;
     for (let attempt = 1; ; attempt++) {
       let r;
       try {
-        r = await api('POST', path, { code }, idempotencyKey);
+        r = await api('POST', path, body, idempotencyKey);
       } catch (e) {
         if (e instanceof Unauthorized) return;
         if (attempt < SCAN_TRIES) {
           await sleep(BACKOFF_FIRST_MS * attempt);
           continue;
         }
-        showResult({ status: 503, message: 'The edge did not answer: scan again', errors: [] }, { scan: code }, null, true);
+        showResult({ status: 503, message: 'The edge did not answer: try again', errors: [] }, input, null, true);
         return;
       }
       if (underWay(r) && attempt < SCAN_TRIES) {
         await sleep(BACKOFF_FIRST_MS * attempt);
         continue;
       }
+      // A refusal is the API's error body, shown as it is sent.
       const answer = r.status === 200 ? r.body.data : { status: r.status, message: (r.body && r.body.message) || 'status ' + r.status, errors: (r.body && r.body.errors) || [] };
       // The stream shows it too; shown here at once in case it is down.
-      showResult(answer, { scan: code, scanner: 'keyboard' }, new Date().toISOString(), !socket);
+      showResult(answer, input, new Date().toISOString(), !socket);
       refreshStation();
       return;
+    }
+  }
+
+  const submitScan = (code) => send('scan', { code }, { scan: code, scanner: 'keyboard' });
+
+  // A button pressed once sends once: it waits for the answer.
+  async function press(button, what, input) {
+    if (button.disabled) return;
+    button.disabled = true;
+    try {
+      await send(what, undefined, input);
+    } finally {
+      button.disabled = false;
     }
   }
 
@@ -533,6 +622,8 @@
     $('key-why').dataset.state = '';
     start();
   });
+  $('retry').addEventListener('click', () => press($('retry'), 'pack', { pack: {} }));
+  $('release').addEventListener('click', () => press($('release'), 'release', { release: {} }));
   $('forget').addEventListener('click', () => {
     store(null);
     askForKey('The key is forgotten: give one to go on.');

@@ -1,6 +1,7 @@
 //! The few WebDriver calls the station page test makes (W3C WebDriver over
 //! HTTP, to chromedriver): a session, navigation, scripts that read the
-//! page, typing into an element, a screenshot.
+//! page, typing into an element, clicking one, the window's size, a
+//! screenshot.
 
 use base64::Engine;
 use serde_json::{Value, json};
@@ -165,8 +166,7 @@ impl Session<'_> {
             .await
     }
 
-    /// Types `text` into the element `css` names, as keystrokes.
-    pub async fn type_into(&self, css: &str, text: &str) {
+    async fn element(&self, css: &str) -> String {
         let found = self
             .call(
                 reqwest::Method::POST,
@@ -174,9 +174,53 @@ impl Session<'_> {
                 Some(json!({"using": "css selector", "value": css})),
             )
             .await;
-        let element = found[ELEMENT]
+        found[ELEMENT]
             .as_str()
-            .unwrap_or_else(|| panic!("no element {css}: {found}"));
+            .unwrap_or_else(|| panic!("no element {css}: {found}"))
+            .to_owned()
+    }
+
+    /// Clicks the element `css` names, as a pointer would (WebDriver
+    /// refuses an element that is hidden or covered).
+    pub async fn click(&self, css: &str) {
+        let element = self.element(css).await;
+        self.call(
+            reqwest::Method::POST,
+            &format!("/element/{element}/click"),
+            Some(json!({})),
+        )
+        .await;
+    }
+
+    /// Makes the page's viewport `width` × `height` CSS pixels: the window
+    /// is set, then grown by whatever the browser's own frame takes.
+    pub async fn viewport(&self, width: i64, height: i64) {
+        let mut rect = (width, height);
+        for _ in 0..3 {
+            self.call(
+                reqwest::Method::POST,
+                "/window/rect",
+                Some(json!({"width": rect.0, "height": rect.1})),
+            )
+            .await;
+            let inner = self
+                .run("return [window.innerWidth, window.innerHeight]")
+                .await;
+            let (w, h) = (
+                inner[0].as_i64().unwrap_or_default(),
+                inner[1].as_i64().unwrap_or_default(),
+            );
+            if (w, h) == (width, height) {
+                return;
+            }
+            rect = (rect.0 + width - w, rect.1 + height - h);
+        }
+        panic!("the viewport could not be made {width}x{height}");
+    }
+
+    /// Types `text` into the element `css` names, as keystrokes.
+    pub async fn type_into(&self, css: &str, text: &str) {
+        let element = self.element(css).await;
         self.call(
             reqwest::Method::POST,
             &format!("/element/{element}/value"),

@@ -59,8 +59,8 @@ pub const REPLICATED: [&str; 22] = [
 /// document's bytes stay where it was uploaded, a conflict was another
 /// node's to resolve, a station's scans are the floor's history, and
 /// completed lines and waves came with the `pick.scanned` that did it, and
-/// a scale's weights are the floor's history. (A printer's state is
-/// applied: it sets the printer record's status.)
+/// a scale's weights are the floor's history. (A printer's state, changed
+/// or seen, is applied: it sets the printer record's status.)
 pub const RECORDED: [&str; 6] = [
     "document.attached",
     "sync.conflict",
@@ -387,7 +387,7 @@ fn apply_kind(conn: &Connection, e: &RemoteEvent) -> Applied {
         "printer.saved" => operations::printer(conn, payload(e)?),
         "print_job.created" => printing::created(conn, e, payload(e)?),
         "print_job.updated" => printing::updated(conn, payload(e)?),
-        "printer.state_changed" => printing::state_changed(conn, &payload(e)?),
+        "printer.state_changed" | "printer.seen" => printing::state_changed(conn, &payload(e)?),
         "release.published" => {
             let r = payload::<PublishedPayload>(e)?.into_release();
             store::releases::insert_replica(conn, &r)?;

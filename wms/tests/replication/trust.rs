@@ -194,6 +194,14 @@ async fn floor_day(
     )
     .await
     .expect("printer state");
+    wms.device_event(
+        b,
+        EventKind::PrinterSeen,
+        json!({"business_id": b, "printer_id": printer.id, "device": "pack", "station": "pack-1",
+               "state": "ready", "problems": [], "at": depot_protocol::now()}),
+    )
+    .await
+    .expect("printer seen");
     // What a station logs is free-form where it says what it did: every
     // kind of id a station names, somewhere in it.
     wms.station_event(

@@ -424,6 +424,27 @@ async fn a_printers_state_from_the_edge_sets_its_record_in_the_cloud() {
             Some("2026-01-02T10:00:00Z".to_owned())
         )
     );
+    // A printer.seen (the record told again, or refreshed while the
+    // printer answers) sets it the same way, at the edge and in the cloud;
+    // one older than what the record has does not take last_seen back.
+    let seen = |state: &str, at: &str| {
+        json!({"business_id": b, "printer_id": printer.id, "device": "Pack 1", "station": null,
+            "state": state, "problems": [], "at": at})
+    };
+    for (state, at) in [
+        ("ready", "2026-01-02T12:00:00Z"),
+        ("faulted", "2026-01-02T09:00:00Z"),
+    ] {
+        p.edge
+            .wms
+            .device_event(b, EventKind::PrinterSeen, seen(state, at))
+            .await
+            .expect("seen");
+    }
+    no_rejections(&exchange(&mut p.edge, &p.cloud).await);
+    let refreshed = ("online".to_owned(), Some("2026-01-02T12:00:00Z".to_owned()));
+    assert_eq!(status(p.cloud.wms.clone()).await, refreshed);
+    assert_eq!(status(p.edge.wms.clone()).await, refreshed);
     // Not a device's event: refused.
     assert!(
         p.edge

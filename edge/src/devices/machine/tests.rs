@@ -325,6 +325,13 @@ fn a_wrong_weight_is_refused_with_expected_and_measured() {
             r.message
         );
         assert_eq!(r.errors[0].name, "weight_g");
+        assert!(
+            r.message.starts_with("order 7 was not packed")
+                && r.message
+                    .ends_with("check its contents, then retry the pack, or release the order"),
+            "{}",
+            r.message
+        );
         // Nothing is packed; the package can be weighed again.
         assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
     }
@@ -358,6 +365,12 @@ fn an_empty_scale_or_a_scale_error_is_reported() {
         "the weight did not settle within 5s",
     )))));
     assert_eq!(r.status, 504);
+    // The scale's failure is the edge's own: no fix at the station but a
+    // second try, then someone who can read the edge's log.
+    assert_eq!(
+        r.message,
+        "order 7 was not packed (the weight did not settle within 5s): retry the pack; if it fails again, release the order and call a supervisor"
+    );
     assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
 }
 
@@ -440,8 +453,82 @@ fn a_refused_pack_keeps_the_scans_for_another_try() {
         "order 7 still has 1 unit to pick",
     )))));
     assert_eq!(r.status, 409);
+    assert_eq!(
+        r.message,
+        "order 7 was not packed (order 7 still has 1 unit to pick): correct what it says, then retry the pack, or release the order"
+    );
     assert_eq!(s.packing().map(|p| p.remaining), Some(0));
     assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
+}
+
+#[test]
+fn a_pack_that_keeps_failing_is_released_and_the_order_stays_packable() {
+    let mut s = packing(rules());
+    scan_all(&mut s);
+    for attempt in 0..2 {
+        if attempt > 0 {
+            // Retried: weighed and packed again, from the same scans.
+            assert_eq!(s.handle(Input::Pack), Step::Do(Effect::Weigh));
+        }
+        s.handle(Input::Weighed(Ok(950)));
+        let r = only_report(s.handle(Input::Packed(Err(Failure::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "internal error: see the edge's log",
+        )))));
+        assert_eq!(r.status, 500);
+        assert!(r.message.contains("call a supervisor"), "{}", r.message);
+    }
+    let r = only_report(s.handle(Input::Release));
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!(
+        r.message,
+        "order 7 released, not packed: keep its 3 scanned units together with the order; it can be packed again later"
+    );
+    assert_eq!(
+        r.result,
+        json!({"task": {"task": "idle"}, "released": {"task": "packing", "order_id": 7}})
+    );
+    assert_eq!((s.task(), s.packing()), (&Task::Idle, None));
+    assert_eq!(only_report(s.handle(Input::Scan("MUG".into()))).status, 409);
+    // Released twice: nothing to release, said as such, still accepted.
+    let r = only_report(s.handle(Input::Release));
+    assert_eq!(
+        (r.status, r.message.as_str()),
+        (200, "station pack-1 has no task: nothing to release")
+    );
+    // The same order, set again, starts from nothing scanned.
+    let again = packing(rules());
+    assert_eq!(again.packing().map(|p| p.remaining), Some(3));
+}
+
+#[test]
+fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
+    for (task, said) in [
+        (
+            Task::Picking {
+                wave_id: 3,
+                order_id: None,
+            },
+            "wave 3 released: what was picked stays picked",
+        ),
+        (
+            Task::Receiving {
+                inbound_id: 4,
+                location: None,
+            },
+            "inbound order 4 released: what was received stays received",
+        ),
+    ] {
+        let mut s = Station::new(rules());
+        assert!(only_report(s.handle(Input::SetTask(task))).is_ok());
+        let r = only_report(s.handle(Input::Release));
+        assert_eq!((r.status, r.message.as_str()), (200, said));
+        assert_eq!(s.task(), &Task::Idle);
+    }
+    // Nothing scanned yet: nothing to put aside.
+    let mut s = packing(rules());
+    let r = only_report(s.handle(Input::Release));
+    assert_eq!(r.message, "order 7 released, not packed");
 }
 
 #[test]

@@ -79,6 +79,8 @@ pub enum Input {
     Resolved(Result<Scanned, Failure>),
     /// Pack what was scanned (it must be the whole order).
     Pack,
+    /// Give the task up: the station goes idle.
+    Release,
     /// A stable weight, in grams.
     Weighed(Result<i64, Failure>),
     Packed(Result<PackedOrder, Failure>),

@@ -98,7 +98,7 @@ pub const STATION_SCANNED: EventType = EventType {
             "input",
             Object,
             Required,
-            "What came in: `{scan, scanner}`, `{task}` or `{pack}`.",
+            "What came in: `{scan, scanner}`, `{task}`, `{pack}` or `{release}`.",
         ),
         f("task", Object, Nullable, "The station's task after it."),
         f("ok", Boolean, Required, "Whether the input was accepted."),
@@ -139,8 +139,10 @@ pub const PRINTER_STATE_CHANGED: EventType = EventType {
               changes keep coming and back to 1 s after 10 quiet minutes; a state that \
               did not last until the next write is skipped, so a flapping printer \
               writes a handful of events, and the last one says the state it settled \
-              in. The cloud sets the printer record's `status` (`online`, `offline`) \
-              and `last_seen` from it.",
+              in. The edge, and the cloud once synced, set the printer record's \
+              `status` (`online`, `offline`) and `last_seen` from it. A printer \
+              bound to its record only after this event (the record reached the \
+              edge later) is told to the record by a `printer.seen`.",
     source: Edge,
     audience: Business,
     refs: &[names("/printer_id", E::Printer)],
@@ -192,6 +194,60 @@ pub const PRINTER_STATE_CHANGED: EventType = EventType {
             Timestamp,
             Required,
             "When the printer was first seen in this state.",
+        ),
+    ]),
+};
+
+pub const PRINTER_SEEN: EventType = EventType {
+    name: "printer.seen",
+    version: 1,
+    summary: "What a printer attached to an edge is, for its record: written when the \
+              device is first bound to its record (at start, or when the record reaches \
+              the edge) and then, while the printer answers, whenever the record's \
+              `last_seen` would be more than 5 minutes old; never per status poll. A \
+              state change is a `printer.state_changed` instead. The edge, and the \
+              cloud once synced, set the record's `status` (`online`, `offline`) and \
+              `last_seen` from it.",
+    source: Edge,
+    audience: Business,
+    refs: &[names("/printer_id", E::Printer)],
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f(
+            "printer_id",
+            Integer,
+            Required,
+            "The printer record this device prints for (connection `edge://<edge id>`).",
+        ),
+        f(
+            "device",
+            String,
+            Required,
+            "The printer as configured on the edge (`[[devices.printers]]`).",
+        ),
+        f(
+            "station",
+            String,
+            Nullable,
+            "The station that prints on it, as configured on the edge.",
+        ),
+        f(
+            "state",
+            String,
+            Required,
+            "`ready`, `faulted` or `unreachable`, as in `printer.state_changed`.",
+        ),
+        f(
+            "problems",
+            Array,
+            Required,
+            "What keeps a faulted printer from printing; empty otherwise.",
+        ),
+        f(
+            "at",
+            Timestamp,
+            Required,
+            "When the edge saw the printer in this state.",
         ),
     ]),
 };

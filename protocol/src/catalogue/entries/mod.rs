@@ -52,6 +52,7 @@ pub static CATALOGUE: &[EventType] = &[
     devices::PRINT_JOB_UPDATED,
     devices::STATION_SCANNED,
     devices::PRINTER_STATE_CHANGED,
+    devices::PRINTER_SEEN,
     devices::SCALE_WEIGHED,
     office::DOCUMENT_ATTACHED,
     office::RELEASE_PUBLISHED,
