@@ -116,7 +116,7 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 39] = [
+    pub const ALL: [EventKind; 40] = [
         Self::BusinessCreated,
         Self::WarehouseCreated,
         Self::KeyCreated,
