@@ -27,11 +27,14 @@
 //!   in UTC.
 
 mod code128;
+mod fonts;
 mod label;
 mod layout;
 mod manifest;
 mod metrics;
 mod pdf;
+mod raster;
+mod shape;
 mod slip;
 mod table;
 mod zpl;
@@ -212,6 +215,8 @@ pub(crate) fn address_lines(p: &Party) -> Vec<String> {
     lines
 }
 
+#[cfg(test)]
+pub(crate) mod corpus;
 #[cfg(test)]
 pub(crate) mod fixtures;
 
