@@ -107,6 +107,17 @@ pub(crate) fn parties() -> Vec<(&'static str, Party)> {
             ),
         ),
         (
+            // Precomposed letters, and marks typed after their base.
+            "vietnamese",
+            p(
+                "Nguyễn Thị Minh Khai",
+                "Đường Le\u{302}\u{301} Lợi 12, Phường Bến Nghé",
+                "Thành phố Hồ Chí Minh",
+                "700000",
+                "Việt Nam",
+            ),
+        ),
+        (
             "emoji",
             p(
                 "Zoë 😀 Smith",
