@@ -10,11 +10,32 @@
 //! - Text is one line per field: newlines and control characters become
 //!   spaces, and text too wide for its box is shrunk (names) or cut with
 //!   "...".
+//! - Every script prints, on PDF and on a stock Zebra, with the Noto fonts
+//!   vendored in `wms/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
+//!   CJK cut to GB 2312, JIS X 0208 and KS X 1001; its README says what is
+//!   in them). Text is measured with the font that draws it (`metrics`),
+//!   so fitting holds in every script. Arabic and Hebrew are shaped
+//!   (`shape`, rustybuzz) and drawn right to left, but laid out in the same
+//!   left-aligned boxes as everything else.
+//! - PDFs draw a line that is all WinAnsi (Windows-1252) with the built-in
+//!   Helvetica, embedding nothing (a Latin label is about 4 KB). Any other
+//!   line is shaped and drawn with the Noto fonts, embedded as CID fonts
+//!   subset to the glyphs the document uses (a label in Greek, Arabic or
+//!   Chinese is 8 to 16 KB), with a /ToUnicode map: the text extracts as
+//!   given, right-to-left lines in logical order in the content stream
+//!   (pdftotext, which orders by position, gives a line that mixes
+//!   right-to-left words with digits as its runs from left to right).
+//!   Characters no vendored font has (emoji) print as an empty box and
+//!   still extract as themselves; nothing prints as '?'.
 //! - ZPL is sent as UTF-8 (`^CI28`) with every field `^FH`-escaped, so no
-//!   data can inject commands. Zebra's built-in font 0 covers Latin
-//!   scripts; other scripts need a TrueType font on the printer.
-//! - PDFs use the built-in Helvetica fonts, which only cover Windows-1252
-//!   (WinAnsi): any other character is printed as '?' (one per character).
+//!   data can inject commands. A line within Latin-1 and Latin Extended-A
+//!   is text in the printer's resident font 0; any other line is rendered
+//!   here at 203 dpi, shaped as in the PDF, and sent as a compressed
+//!   graphic field (`^GFA`) at the same place and size, so a printer with
+//!   only its resident fonts prints it (a label in another script is 4 to
+//!   8 KB of ZPL instead of about 1 KB). Latin lines cost no shaping, no
+//!   rasterising and no font parsing; the fonts are parsed once, at the
+//!   first line that needs them.
 //! - Barcodes are Code 128 of printable ASCII only. The PDF functions fail
 //!   with [`RenderError::Barcode`] when a tracking number or order reference
 //!   cannot be encoded (empty, non-ASCII, too long to fit); the ZPL
