@@ -10,7 +10,9 @@
 //! out in visual order, left to right, as they are drawn.
 
 use super::fonts::{self, Family, FontKey};
-use rustybuzz::{BufferClusterLevel, Direction, UnicodeBuffer};
+use rustybuzz::{BufferClusterLevel, Direction, Face, Script, ShapePlan, UnicodeBuffer};
+use std::cell::RefCell;
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 use unicode_bidi::BidiInfo;
 
@@ -42,7 +44,29 @@ pub(crate) struct Shaped {
 
 /// The advance width of `text` in ems.
 pub(crate) fn width(text: &str, bold: bool) -> f32 {
-    shape(text, bold).width
+    // Fitting measures the same line several times (each size tried by
+    // `text_shrink`, then `truncate`, then the alignment): the last few
+    // widths are kept per thread so a line is shaped once for its layout.
+    const KEPT: usize = 8;
+    thread_local! {
+        static WIDTHS: RefCell<VecDeque<(String, bool, f32)>> = const { RefCell::new(VecDeque::new()) };
+    }
+    let known = WIDTHS.with_borrow(|w| {
+        w.iter()
+            .find(|(t, b, _)| *b == bold && t == text)
+            .map(|(_, _, width)| *width)
+    });
+    if let Some(width) = known {
+        return width;
+    }
+    let width = shape(text, bold).width;
+    WIDTHS.with_borrow_mut(|w| {
+        if w.len() == KEPT {
+            w.pop_front();
+        }
+        w.push_back((text.to_owned(), bold, width));
+    });
+    width
 }
 
 /// Shapes one line of text (no line breaks: callers pass `one_line` text).
@@ -145,7 +169,10 @@ fn shape_piece(
     // merged into their base), so each glyph maps back to as few
     // characters as possible.
     buffer.set_cluster_level(BufferClusterLevel::MonotoneCharacters);
-    let shaped = rustybuzz::shape(&font.face, &[], buffer);
+    let (direction, script) = (buffer.direction(), buffer.script());
+    let shaped = with_plan(key, &font.face, direction, script, |plan| {
+        rustybuzz::shape_with_plan(&font.face, plan, buffer)
+    });
     let infos = shaped.glyph_infos();
     let positions = shaped.glyph_positions();
 
@@ -196,6 +223,28 @@ fn shape_piece(
         });
         out.width += advance;
     }
+}
+
+/// Runs `f` with the shaping plan for the buffer's font, direction and
+/// script, compiled once per thread (compiling the feature lookups is most
+/// of what shaping a short line costs, Arabic above all).
+fn with_plan<T>(
+    key: FontKey,
+    face: &Face<'static>,
+    direction: Direction,
+    script: Script,
+    f: impl FnOnce(&ShapePlan) -> T,
+) -> T {
+    type Plans = HashMap<(FontKey, bool, Script), ShapePlan>;
+    thread_local! {
+        static PLANS: RefCell<Plans> = RefCell::new(HashMap::new());
+    }
+    PLANS.with_borrow_mut(|plans| {
+        let plan = plans
+            .entry((key, direction == Direction::RightToLeft, script))
+            .or_insert_with(|| ShapePlan::new(face, direction, Some(script), None, &[]));
+        f(plan)
+    })
 }
 
 #[cfg(test)]
