@@ -266,7 +266,10 @@ async fn addresses_are_checked_shown_and_corrected() {
     // Kept as sent, flagged beside it.
     assert_eq!(r.body["data"]["shipping_address"]["postal_code"], "1056");
     let issues = &r.body["data"]["address_issues"];
-    assert_eq!(issues[0]["name"], "shipping_address.postal_code", "{issues}");
+    assert_eq!(
+        issues[0]["name"], "shipping_address.postal_code",
+        "{issues}"
+    );
     assert!(
         issues[0]["status"]
             .as_str()
@@ -291,11 +294,7 @@ async fn addresses_are_checked_shown_and_corrected() {
     let foreign = app
         .call("PUT", &path, Some(&app.b.key), Some(fixed.clone()))
         .await;
-    assert!(
-        matches!(foreign.status, 403 | 404),
-        "{}",
-        foreign.status
-    );
+    assert!(matches!(foreign.status, 403 | 404), "{}", foreign.status);
     assert_error(
         &app.put(&path, json!({"shipping_address": {"country": "Greece"}}))
             .await,

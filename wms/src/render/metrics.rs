@@ -1,9 +1,15 @@
 //! Text measurement and the WinAnsi character set of the PDF built-in fonts.
 //!
 //! Layouts are computed once and drawn by both backends, so text is fitted
-//! here with Helvetica's metrics. Zebra's scalable font 0 (CG Triumvirate
-//! Bold Condensed) is narrower than Helvetica at the same height, so a string
-//! that fits in the PDF also fits on the thermal label.
+//! here with the metrics of the font the PDF draws it in: Helvetica's for a
+//! line Helvetica can show (all of it WinAnsi), else the vendored Noto
+//! fonts' advances after shaping (`shape`), exactly as `pdf` draws it and
+//! `zpl` rasterises it. Zebra's scalable font 0 (CG Triumvirate Bold
+//! Condensed), which prints the Latin lines on labels, is narrower than
+//! either at the same height, so a string that fits in the PDF also fits on
+//! the thermal label.
+
+use super::shape;
 
 /// Glyph advance widths in 1/1000 em of Helvetica for ASCII 32..=126, from
 /// Adobe's Core 14 AFM files.
@@ -30,8 +36,22 @@ const HELVETICA_BOLD: [u16; 95] = [
 /// accented and substituted text is never under-measured.
 const OTHER_WIDTH: u16 = 722;
 
+/// Whether the PDF draws `text` with built-in Helvetica (every character
+/// in WinAnsi); anything else is shaped and drawn with the vendored fonts.
+pub(crate) fn helvetica_draws(text: &str) -> bool {
+    text.chars().all(|c| winansi_byte(c).is_some())
+}
+
 /// Width of `text` in points at `size`.
 pub(crate) fn text_width(text: &str, size: f32, bold: bool) -> f32 {
+    if helvetica_draws(text) {
+        helvetica_width(text, size, bold)
+    } else {
+        shape::width(text, bold) * size
+    }
+}
+
+fn helvetica_width(text: &str, size: f32, bold: bool) -> f32 {
     let table = if bold { &HELVETICA_BOLD } else { &HELVETICA };
     let units: u32 = text
         .chars()
@@ -49,6 +69,9 @@ pub(crate) fn truncate(text: &str, size: f32, bold: bool, max_width: f32) -> Str
     if text_width(text, size, bold) <= max_width {
         return text.to_owned();
     }
+    if !helvetica_draws(text) {
+        return truncate_shaped(text, size, bold, max_width);
+    }
     let mut kept: Vec<char> = text.chars().collect();
     while !kept.is_empty() {
         kept.pop();
@@ -58,6 +81,33 @@ pub(crate) fn truncate(text: &str, size: f32, bold: bool, max_width: f32) -> Str
         }
     }
     String::new()
+}
+
+/// `truncate` for shaped text: the longest prefix (in characters) that fits
+/// with "..." after it, found by bisection, since shaping a line costs
+/// tens of microseconds rather than a table look-up per character.
+fn truncate_shaped(text: &str, size: f32, bold: bool, max_width: f32) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let candidate = |n: usize| -> String {
+        let kept: String = chars.iter().take(n).collect();
+        kept.trim_end().to_owned() + "..."
+    };
+    let fits = |n: usize| text_width(&candidate(n), size, bold) <= max_width;
+    // The whole text does not fit: look in 0..len for the longest prefix
+    // that does. Widths grow with the prefix (up to shaping's small
+    // contextual changes, which the final check below catches).
+    let (mut lo, mut hi) = (0, chars.len());
+    if !fits(0) {
+        return String::new();
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(mid) { lo = mid } else { hi = mid }
+    }
+    while lo > 0 && !fits(lo) {
+        lo -= 1;
+    }
+    candidate(lo)
 }
 
 /// Single-line text: control characters (newlines, tabs, NUL) become spaces
@@ -143,6 +193,46 @@ mod tests {
         assert!(text_width(&cut, 10.0, false) <= 100.0);
         assert_eq!(truncate("Short", 10.0, false, 100.0), "Short");
         assert_eq!(truncate("Anything", 10.0, false, 1.0), "");
+    }
+
+    #[test]
+    fn other_scripts_are_measured_with_their_fonts() {
+        let greek = "Ζωή Παπαδοπούλου";
+        let shaped = shape::width(greek, true) * 10.0;
+        assert!((text_width(greek, 10.0, true) - shaped).abs() < 1e-4);
+        assert!(shaped > 0.0);
+        // Ideographs are one em each; Arabic joins into less than its
+        // letters at Helvetica's guess.
+        assert!((text_width("北京市", 10.0, false) - 30.0).abs() < 0.5);
+        let arabic = "السعودية";
+        assert!(text_width(arabic, 10.0, false) < 7.22 * arabic.chars().count() as f32);
+        // A line with one character outside WinAnsi is measured whole in
+        // the font that draws it.
+        assert!(
+            (text_width("Łódź", 10.0, false) - shape::width("Łódź", false) * 10.0).abs() < 1e-4
+        );
+    }
+
+    #[test]
+    fn shaped_truncation_keeps_the_longest_prefix_that_fits() {
+        for text in [
+            "Οδός Ερμού 25, 3ος όροφος, Αθήνα, Ελλάδα",
+            "朝阳区建国路88号国贸大厦3层 北京市 中国",
+            "شارع الملك فهد 12، حي العليا، الرياض",
+            "רחוב הרצל 5, דירה 3, תל אביב",
+        ] {
+            let cut = truncate(text, 12.0, false, 100.0);
+            assert!(cut.ends_with("...") && cut.chars().count() > 4, "{cut}");
+            assert!(text_width(&cut, 12.0, false) <= 100.0);
+            // The same as trying every prefix from the longest.
+            let chars: Vec<char> = text.chars().collect();
+            let linear = (0..chars.len())
+                .rev()
+                .map(|n| chars[..n].iter().collect::<String>().trim_end().to_owned() + "...")
+                .find(|c| text_width(c, 12.0, false) <= 100.0);
+            assert_eq!(Some(cut), linear, "{text}");
+        }
+        assert_eq!(truncate("東京", 12.0, false, 1.0), "");
     }
 
     #[test]

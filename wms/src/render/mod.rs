@@ -8,13 +8,36 @@
 //!
 //! What a caller must know:
 //! - Text is one line per field: newlines and control characters become
-//!   spaces, and text too wide for its box is shrunk (names) or cut with
-//!   "...".
+//!   spaces. Addresses and references wrap onto more lines and shrink
+//!   before anything is cut ([`label_problems`] lists what a label could
+//!   still not print whole, so packing can refuse it first); other text too
+//!   wide for its box is shrunk (names) or cut with "...".
+//! - Every script prints, on PDF and on a stock Zebra, with the Noto fonts
+//!   vendored in `wms/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
+//!   CJK cut to GB 2312, JIS X 0208 and KS X 1001; its README says what is
+//!   in them). Text is measured with the font that draws it (`metrics`),
+//!   so fitting holds in every script. Arabic and Hebrew are shaped
+//!   (`shape`, rustybuzz) and drawn right to left, but laid out in the same
+//!   left-aligned boxes as everything else.
+//! - PDFs draw a line that is all WinAnsi (Windows-1252) with the built-in
+//!   Helvetica, embedding nothing (a Latin label is about 4 KB). Any other
+//!   line is shaped and drawn with the Noto fonts, embedded as CID fonts
+//!   subset to the glyphs the document uses (a label in Greek, Arabic or
+//!   Chinese is 8 to 16 KB), with a /ToUnicode map: the text extracts as
+//!   given, right-to-left lines in logical order in the content stream
+//!   (pdftotext, which orders by position, gives a line that mixes
+//!   right-to-left words with digits as its runs from left to right).
+//!   Characters no vendored font has (emoji) print as an empty box and
+//!   still extract as themselves; nothing prints as '?'.
 //! - ZPL is sent as UTF-8 (`^CI28`) with every field `^FH`-escaped, so no
-//!   data can inject commands. Zebra's built-in font 0 covers Latin
-//!   scripts; other scripts need a TrueType font on the printer.
-//! - PDFs use the built-in Helvetica fonts, which only cover Windows-1252
-//!   (WinAnsi): any other character is printed as '?' (one per character).
+//!   data can inject commands. A line within Latin-1 and Latin Extended-A
+//!   is text in the printer's resident font 0; any other line is rendered
+//!   here at 203 dpi, shaped as in the PDF, and sent as a compressed
+//!   graphic field (`^GFA`) at the same place and size, so a printer with
+//!   only its resident fonts prints it (a label in another script is 4 to
+//!   8 KB of ZPL instead of about 1 KB). Latin lines cost no shaping, no
+//!   rasterising and no font parsing; the fonts are parsed once, at the
+//!   first line that needs them.
 //! - No data fails a document for its barcode. Each symbol is chosen before
 //!   anything is drawn: Code 128 where the data is printable ASCII and fits
 //!   the width with modules of at least two 203 dpi dots; else a QR code of
@@ -25,14 +48,17 @@
 //!   ("850 g", "2.35 kg", "999.999 kg"), dimensions in cm, times in UTC.
 
 mod code128;
+mod fonts;
 mod label;
 mod layout;
 mod manifest;
 mod metrics;
 mod pdf;
 mod qr;
+mod raster;
 #[cfg(test)]
-pub(crate) mod raster;
+pub(crate) mod readback;
+mod shape;
 mod slip;
 mod table;
 mod wrap;
@@ -225,6 +251,8 @@ pub(crate) fn address_lines(p: &Party) -> Vec<String> {
 }
 
 #[cfg(test)]
+pub(crate) mod corpus;
+#[cfg(test)]
 pub(crate) mod fixtures;
 
 #[cfg(test)]
@@ -267,7 +295,7 @@ mod tests {
     fn every_barcode_reads_back() {
         use rxing::BarcodeFormat::{CODE_128, QR_CODE};
         let label = fixtures::label();
-        let found = raster::decode(&label::layout(&label));
+        let found = readback::decode(&label::layout(&label));
         assert!(
             found.contains(&(CODE_128, "1Z999AA10123456784-01".into())),
             "{found:?}"
@@ -293,7 +321,7 @@ mod tests {
                 .into_iter()
                 .chain(slip::pdf_pages(&slip));
             for page in pages {
-                let found = raster::decode(&page);
+                let found = readback::decode(&page);
                 let texts: Vec<&str> = found.iter().map(|(_, t)| t.as_str()).collect();
                 assert_eq!(texts, [reference], "{found:?}");
                 let format = found.first().map(|f| f.0);
@@ -303,7 +331,7 @@ mod tests {
             let mut piece = fixtures::label();
             piece.piece_number = reference.to_owned();
             piece.sscc = None;
-            let found = raster::decode(&label::layout(&piece));
+            let found = readback::decode(&label::layout(&piece));
             assert_eq!(found.len(), 1, "{found:?}");
             assert_eq!(found[0].1, reference);
         }

@@ -4,8 +4,22 @@
 //! prefix), '~' (control prefix, acted on even mid-field: `~JA` would cancel
 //! every queued job) and '_' (the escape itself) can never appear raw, and
 //! non-ASCII travels as UTF-8 bytes under `^CI28`.
+//!
+//! Text goes to the printer as text in its resident scalable font 0 where
+//! that font can draw it: we count Latin-1 and Latin Extended-A (U+0020 to
+//! U+017F, the Western and Central European alphabets, Turkish included),
+//! which Zebra's font 0 covers under `^CI28` on every current firmware.
+//! Anything else (Greek, Cyrillic, Hebrew, Arabic, CJK, and Latin beyond
+//! Extended-A such as Vietnamese) would print as boxes, so such a line is
+//! shaped with the vendored Noto fonts and sent as a graphic field (`^GFA`,
+//! Zebra's ASCII compression) at the same position and size as the PDF
+//! draws it. Graphic data is hex digits and compression letters only, so it
+//! cannot carry a command either.
 
-use super::layout::{DOT, Item, Page, Paint, Square};
+use super::layout::{DOT, Item, Page, Paint, Square, Text};
+use super::pdf::ASCENT;
+use super::raster::{self, Bitmap, Placement};
+use super::shape;
 use std::fmt::Write as _;
 
 /// `s` as `^FD` data for a field preceded by `^FH_`: printable ASCII other
@@ -43,16 +57,48 @@ pub(crate) fn render(pages: &[Page]) -> String {
         let _ = writeln!(out, "^PW{}", dots(page.width));
         let _ = writeln!(out, "^LL{}", dots(page.height));
         let _ = writeln!(out, "^LH0,0");
+        let size = (
+            u32::try_from(dots(page.width)).unwrap_or(0),
+            u32::try_from(dots(page.height)).unwrap_or(0),
+        );
         for item in &page.items {
-            item_zpl(&mut out, item);
+            item_zpl(&mut out, item, size);
         }
         let _ = writeln!(out, "^XZ");
     }
     out
 }
 
-fn item_zpl(out: &mut String, item: &Item) {
+/// Whether the resident font 0 draws every character of `text` (see the
+/// module documentation).
+pub(crate) fn font0_draws(text: &str) -> bool {
+    text.chars()
+        .all(|c| matches!(c, ' '..='~' | '\u{A0}'..='\u{17F}'))
+}
+
+/// The image of a text the resident font cannot draw, where the PDF draws
+/// it: same origin, size and baseline.
+pub(crate) fn text_bitmap(t: &Text, page: (u32, u32)) -> Option<Bitmap> {
+    let shaped = shape::shape(&t.text, t.bold);
+    let at = Placement::from_points(t.x, t.y + ASCENT * t.size, t.size, page);
+    raster::rasterize(&shaped, at)
+}
+
+fn item_zpl(out: &mut String, item: &Item, page: (u32, u32)) {
     match item {
+        Item::Text(t) if !font0_draws(&t.text) => {
+            if let Some(b) = text_bitmap(t, page) {
+                let bytes = b.data.len();
+                let _ = writeln!(
+                    out,
+                    "^FO{},{}^GFA,{bytes},{bytes},{},{}^FS",
+                    b.left,
+                    b.top,
+                    b.bytes_per_row(),
+                    compress(&b)
+                );
+            }
+        }
         Item::Text(t) => {
             let h = dots(t.size).max(1);
             let _ = writeln!(
@@ -96,40 +142,110 @@ fn item_zpl(out: &mut String, item: &Item) {
     }
 }
 
-/// A QR code as a graphic field of our own modules (`^GFA`, one bit per
-/// dot, 1 black), not the printer's `^BQ`: the printer then prints exactly
-/// the symbol the PDF shows and the tests decode, whatever its firmware's
-/// QR encoder does with UTF-8.
+/// A QR code as a graphic field of our own modules, not the printer's
+/// `^BQ`: the printer then prints exactly the symbol the PDF shows and the
+/// tests decode, whatever its firmware's QR encoder does with UTF-8.
 fn square(out: &mut String, q: &Square) {
-    let dots_per_module = usize::try_from(dots(q.module).max(1)).unwrap_or(1);
-    let side = q.matrix.size * dots_per_module;
-    let row_bytes = side.div_ceil(8);
-    let total = row_bytes * side;
-    let _ = write!(
-        out,
-        "^FO{},{}^GFA,{total},{total},{row_bytes},",
-        dots(q.x).max(0),
-        dots(q.y).max(0)
+    let per_module = u32::try_from(dots(q.module).max(1)).unwrap_or(1);
+    // A QR code is at most 177 modules: the side fits a u32.
+    let side = u32::try_from(q.matrix.size).unwrap_or(0) * per_module;
+    let (left, top) = (dots(q.x).max(0), dots(q.y).max(0));
+    let mut b = Bitmap::new(
+        u32::try_from(left).unwrap_or(0),
+        u32::try_from(top).unwrap_or(0),
+        side,
+        side,
     );
     for y in 0..side {
-        for byte in 0..row_bytes {
-            let mut bits = 0u8;
-            for bit in 0..8 {
-                let x = byte * 8 + bit;
-                if x < side && q.matrix.is_dark(x / dots_per_module, y / dots_per_module) {
-                    bits |= 0x80 >> bit;
-                }
+        for x in 0..side {
+            if q.matrix
+                .is_dark((x / per_module) as usize, (y / per_module) as usize)
+            {
+                b.set(x, y);
             }
-            let _ = write!(out, "{bits:02X}");
         }
     }
-    let _ = writeln!(out, "^FS");
+    let bytes = b.data.len();
+    let _ = writeln!(
+        out,
+        "^FO{},{}^GFA,{bytes},{bytes},{},{}^FS",
+        b.left,
+        b.top,
+        b.bytes_per_row(),
+        compress(&b)
+    );
+}
+
+/// `^GFA` data in Zebra's ASCII compression: each row as hex digits, a
+/// run of one digit as a repeat count before it (G..Y: 1..19, g..z:
+/// 20..400), ',' for a row's remaining zeros, '!' for its remaining ones,
+/// ':' for a row equal to the one before.
+fn compress(b: &Bitmap) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let bpr = b.bytes_per_row();
+    let mut out = String::new();
+    let mut previous: Option<&[u8]> = None;
+    for row in b.data.chunks(bpr.max(1)) {
+        if previous == Some(row) {
+            out.push(':');
+            continue;
+        }
+        previous = Some(row);
+        let hex: Vec<u8> = row
+            .iter()
+            .flat_map(|byte| [HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xF)]])
+            .collect();
+        let fill = hex.last().copied().filter(|&d| d == b'0' || d == b'F');
+        let kept = match fill {
+            Some(d) => hex.len() - hex.iter().rev().take_while(|&&x| x == d).count(),
+            None => hex.len(),
+        };
+        let mut i = 0;
+        while i < kept {
+            let digit = hex[i];
+            let run = hex[i..kept].iter().take_while(|&&x| x == digit).count();
+            i += run;
+            // Longer runs than one count can say (419 digits) are split.
+            let mut left = run;
+            while left > 0 {
+                let chunk = left.min(419);
+                push_count(&mut out, chunk);
+                out.push(char::from(digit));
+                left -= chunk;
+            }
+        }
+        match fill {
+            Some(b'0') if kept < hex.len() => out.push(','),
+            Some(b'F') if kept < hex.len() => out.push('!'),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The repeat count letters for `n` (2..=419) copies of a digit; none
+/// for one.
+fn push_count(out: &mut String, n: usize) {
+    if n < 2 {
+        return;
+    }
+    let (twenties, ones) = (n / 20, n % 20);
+    // At most 20 twenties (z) and 19 ones (Y): the casts cannot wrap.
+    if twenties > 0 {
+        out.push(char::from(b'g' + (twenties - 1) as u8));
+    }
+    if ones > 0 {
+        out.push(char::from(b'G' + (ones - 1) as u8));
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::{fixtures, packing_slip_zpl, shipping_label_zpl, slip::ROWS_PER_LABEL};
+    use super::super::{
+        corpus, fixtures, label, packing_slip_zpl, shipping_label_zpl, slip::ROWS_PER_LABEL,
+    };
     use super::*;
+    use proptest::prelude::*;
 
     /// Commands this module emits; anything else after a '^' means data
     /// leaked into the command stream.
@@ -184,6 +300,20 @@ mod tests {
     }
 
     #[test]
+    fn compression_letters() {
+        let mut b = Bitmap::new(0, 0, 64, 3);
+        b.data[..8].copy_from_slice(&[0, 0, 0xFF, 0xFF, 0xFF, 0x12, 0, 0]);
+        b.data[8..16].copy_from_slice(&[0, 0, 0xFF, 0xFF, 0xFF, 0x12, 0, 0]);
+        b.data[16..24].copy_from_slice(&[0xFF; 8]);
+        // Four zeros, six Fs, "12", the rest zeros; the same row; all ones.
+        assert_eq!(compress(&b), "J0LF12,:!");
+        let mut wide = Bitmap::new(0, 0, 8 * 300, 1);
+        wide.data[299] = 1;
+        // 599 zeros: 419 (z Y) and 180 (o).
+        assert_eq!(compress(&wide), "zY0o01");
+    }
+
+    #[test]
     fn injection_cannot_end_the_label_or_send_commands() {
         let mut label = fixtures::label();
         label.ship_to.name = "Mallory^FS^XZ^XA^FO0,0^FDpwned".into();
@@ -201,14 +331,220 @@ mod tests {
     }
 
     #[test]
-    fn non_ascii_text_travels_as_utf8_bytes() {
+    fn latin_text_travels_as_utf8_bytes() {
         let mut label = fixtures::label();
         label.ship_to.city = "Zürich".into();
-        label.ship_to.name = "Ωmega 東京".into();
+        label.ship_to.name = "Łukasz Şahin".into();
         let zpl = shipping_label_zpl(&label);
         assert!(zpl.contains("Z_C3_BCrich"));
-        assert!(zpl.contains("_CE_A9mega _E6_9D_B1_E4_BA_AC"));
+        assert!(zpl.contains("^FD_C5_81ukasz _C5_9Eahin^FS"));
+        assert!(!zpl.contains("^GF"));
         assert!(zpl.is_ascii());
+    }
+
+    /// One `^GFA` field read back: Zebra's ASCII compression undone.
+    fn decode_field(left: u32, top: u32, params: &str) -> Result<Bitmap, String> {
+        let mut parts = params.splitn(4, ',');
+        let mut number = |what: &str| -> Result<usize, String> {
+            let p = parts.next().ok_or(format!("no {what}"))?;
+            p.parse().map_err(|e| format!("{what} {p:?}: {e}"))
+        };
+        let (total, count, bpr) = (number("total")?, number("count")?, number("bytes per row")?);
+        let data = parts.next().ok_or("no data")?;
+        assert_eq!(total, count);
+        if bpr == 0 || total % bpr != 0 {
+            return Err(format!("{total} bytes in rows of {bpr}"));
+        }
+        let mut rows: Vec<Vec<u8>> = Vec::new();
+        let mut row = String::new();
+        let mut repeat = 0;
+        for c in data.chars() {
+            match c {
+                'G'..='Y' => repeat += c as usize - 'G' as usize + 1,
+                'g'..='z' => repeat += 20 * (c as usize - 'g' as usize + 1),
+                ',' | '!' => {
+                    let fill = if c == ',' { '0' } else { 'F' };
+                    while row.len() < 2 * bpr {
+                        row.push(fill);
+                    }
+                }
+                ':' => row = rows.last().map(hex::encode_upper).ok_or("':' first")?,
+                '0'..='9' | 'A'..='F' => {
+                    for _ in 0..repeat.max(1) {
+                        row.push(c);
+                    }
+                    repeat = 0;
+                }
+                _ => return Err(format!("{c:?} in graphic data")),
+            }
+            if row.len() > 2 * bpr {
+                return Err(format!("row overflows: {row}"));
+            }
+            if row.len() == 2 * bpr {
+                rows.push(hex::decode(&row).map_err(|e| e.to_string())?);
+                row.clear();
+            }
+        }
+        if !row.is_empty() || rows.len() * bpr != total {
+            return Err(format!("{} rows of {bpr} for {total} bytes", rows.len()));
+        }
+        let height = u32::try_from(rows.len()).map_err(|e| e.to_string())?;
+        let width = u32::try_from(bpr * 8).map_err(|e| e.to_string())?;
+        Ok(Bitmap {
+            left,
+            top,
+            width,
+            height,
+            data: rows.concat(),
+        })
+    }
+
+    /// Every `^FOx,y^GFA,...^FS` of a format, decoded.
+    fn graphic_fields(zpl: &str) -> Result<Vec<Bitmap>, String> {
+        let mut out = Vec::new();
+        for line in zpl.lines().filter(|l| l.contains("^GFA,")) {
+            let rest = line.strip_prefix("^FO").ok_or(format!("no ^FO: {line}"))?;
+            let (at, rest) = rest.split_once("^GFA,").ok_or("no ^GFA")?;
+            let (x, y) = at.split_once(',').ok_or("no y")?;
+            let params = rest.strip_suffix("^FS").ok_or("no ^FS")?;
+            let parse = |v: &str| v.parse::<u32>().map_err(|e| e.to_string());
+            out.push(decode_field(parse(x)?, parse(y)?, params)?);
+        }
+        Ok(out)
+    }
+
+    /// The bitmap padded to whole bytes, as it travels.
+    fn padded(b: &Bitmap) -> Bitmap {
+        Bitmap {
+            width: b.bytes_per_row() as u32 * 8,
+            ..b.clone()
+        }
+    }
+
+    #[test]
+    fn every_script_prints_as_text_or_as_its_image() -> Result<(), String> {
+        for (script, to) in corpus::parties() {
+            let label = corpus::label_to(&to);
+            let zpl = shipping_label_zpl(&label);
+            assert_only_our_commands(&zpl);
+            assert_eq!(zpl.matches("^XA").count(), 1, "{script}");
+            assert!(zpl.is_ascii());
+            // The same text items, drawn again the same way: each line the
+            // resident font cannot draw is one graphic field, in order.
+            let page = label::layout(&label);
+            let expected: Vec<Bitmap> = page
+                .items
+                .iter()
+                .filter_map(|i| match i {
+                    Item::Text(t) if !font0_draws(&t.text) => text_bitmap(t, (812, 1218)),
+                    _ => None,
+                })
+                .map(|b| padded(&b))
+                .collect();
+            let fields = graphic_fields(&zpl)?;
+            assert_eq!(fields.len(), expected.len(), "{script}");
+            for (got, want) in fields.iter().zip(&expected) {
+                assert_eq!(got, want, "{script}");
+                assert!(got.count() > 20, "{script}: an empty image");
+                // Within the 4x6 in label.
+                assert!(got.left + got.width <= 812 + 7 && got.top + got.height <= 1218);
+            }
+            let latin = matches!(script, "polish" | "turkish");
+            assert_eq!(fields.is_empty(), latin, "{script}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_graphic_field_sits_where_the_pdf_draws_the_text() -> Result<(), String> {
+        // One ideograph: its ink box on the label, from the font's own
+        // outline box, must be where the field is.
+        let mut label = fixtures::label();
+        label.ship_to.name = "東".into();
+        let zpl = shipping_label_zpl(&label);
+        let fields = graphic_fields(&zpl)?;
+        let [field] = fields.as_slice() else {
+            return Err(format!("{} fields", fields.len()));
+        };
+        let page = label::layout(&label);
+        let Some(Item::Text(t)) = page
+            .items
+            .iter()
+            .find(|i| matches!(i, Item::Text(t) if t.text == "東"))
+        else {
+            return Err("no text item".into());
+        };
+        let font = super::super::fonts::font(super::super::fonts::FontKey::new(
+            super::super::fonts::Family::Cjk,
+            t.bold,
+        ))
+        .ok_or("no CJK font")?;
+        let id = font.face.glyph_index('東').ok_or("no glyph")?;
+        let bbox = font.face.glyph_bounding_box(id).ok_or("no box")?;
+        let k = t.size / DOT / font.units_per_em;
+        let left = t.x / DOT + f32::from(bbox.x_min) * k;
+        let top = (t.y + ASCENT * t.size) / DOT - f32::from(bbox.y_max) * k;
+        assert!(
+            (field.left as f32 - left).abs() <= 1.0,
+            "{} {left}",
+            field.left
+        );
+        assert!((field.top as f32 - top).abs() <= 1.0, "{} {top}", field.top);
+        // Ink in the first and last rows and columns of the glyph's box.
+        let w = (f32::from(bbox.x_max - bbox.x_min) * k).round() as u32;
+        let h = (f32::from(bbox.y_max - bbox.y_min) * k).round() as u32;
+        let dark_row = |y: u32| (0..field.width).any(|x| field.get(x, y));
+        let dark_col = |x: u32| (0..field.height).any(|y| field.get(x, y));
+        assert!(dark_row(0) || dark_row(1));
+        assert!(dark_row(h - 1) || dark_row(h.saturating_sub(2)));
+        assert!(dark_col(0) || dark_col(1));
+        assert!(dark_col(w - 1) || dark_col(w.saturating_sub(2)));
+        Ok(())
+    }
+
+    #[test]
+    fn latin_labels_are_all_text() {
+        for zpl in [
+            shipping_label_zpl(&fixtures::label()),
+            packing_slip_zpl(&fixtures::slip(20)),
+        ] {
+            assert!(!zpl.contains("^GF"));
+            let texts = zpl.matches("^A0N,").count();
+            assert_eq!(
+                texts,
+                zpl.matches("^FD").count() - zpl.matches("^BC").count()
+            );
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn compression_round_trips(
+            width in 1u32..120,
+            rows in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 15), 1..12),
+            runs in proptest::collection::vec((0usize..180, 0usize..15, any::<bool>()), 0..12),
+        ) {
+            // Random rows, some repeated, with long runs of white and black.
+            let bpr = (width as usize).div_ceil(8);
+            let mut b = Bitmap::new(3, 5, width, rows.len() as u32 * 2);
+            for (y, row) in rows.iter().enumerate() {
+                for copy in 0..2 {
+                    let i = (2 * y + copy) * bpr;
+                    for (x, byte) in b.data[i..i + bpr].iter_mut().enumerate() {
+                        *byte = row[x % row.len()];
+                    }
+                }
+            }
+            for (start, len, black) in runs {
+                for i in start..(start + len * 8).min(b.data.len()) {
+                    b.data[i] = if black { 0xFF } else { 0 };
+                }
+            }
+            let data = compress(&b);
+            let total = b.data.len();
+            let back = decode_field(3, 5, &format!("{total},{total},{bpr},{data}"));
+            prop_assert_eq!(back, Ok(padded(&b)));
+        }
     }
 
     #[test]
