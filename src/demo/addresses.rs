@@ -41,7 +41,7 @@ pub fn barcelona() -> Address {
         "Carrer del Foc 68",
         Some("08038"),
         "Barcelona",
-        None,
+        Some("Barcelona"),
         "ES",
     )
 }

@@ -230,21 +230,33 @@ pub(crate) fn manifest(
     for rs in &run.shipments {
         let order = order_sql::order(conn, business, rs.order_id, false)?
             .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
-        rows.push(ManifestRow {
-            tracking_number: rs.tracking_number.clone(),
-            order_ref: order.external_ref,
-            packages: rs.packages,
-            weight_g: rs.weight_g,
-            city: order.shipping_address.city.unwrap_or_default(),
-            country: order.shipping_address.country.unwrap_or_default(),
-        });
+        let shipment = sql::shipment(conn, business, rs.shipment_id)?
+            .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
+        let carrier = carriers::get(&shipment.carrier);
+        let count = shipment.packages.len() as u32;
+        let a = &order.shipping_address;
+        for p in &shipment.packages {
+            rows.push(ManifestRow {
+                tracking_number: rs.tracking_number.clone(),
+                piece_number: carrier.map_or_else(
+                    || rs.tracking_number.clone(),
+                    |c| c.piece_number(&rs.tracking_number, p.index, count),
+                ),
+                sscc: None,
+                order_ref: order.external_ref.clone(),
+                package: package_info(p, count),
+                postal_code: a.postal_code.clone().unwrap_or_default(),
+                city: a.city.clone().unwrap_or_default(),
+                country: a.country.clone().unwrap_or_default(),
+            });
+        }
     }
     let manifest = Manifest {
         run_id: run.id.to_string(),
         carrier: carriers::get(&run.carrier).map_or(run.carrier.clone(), |c| c.name().to_owned()),
         closed_at: *at,
         warehouse: format!("{} {}", w.code, w.name),
-        shipments: rows,
+        packages: rows,
     };
     render::manifest_pdf(&manifest).map_err(|e| WmsError::Internal(format!("manifest: {e}")))
 }

@@ -60,6 +60,11 @@ async fn fixture() -> Fixture {
 impl Fixture {
     /// A confirmed order of two units to `address`.
     async fn order(&self, reference: &str, address: Value) -> i64 {
+        self.try_order(reference, address).await.expect("confirm")
+    }
+
+    /// An order of two units to `address`, and its confirmation.
+    async fn try_order(&self, reference: &str, address: Value) -> Result<i64> {
         let req = serde_json::from_value(json!({
             "channel": "web", "external_ref": reference, "shipping_address": address,
             "buyer": {"name": "Ελένη"}, "lines": [{"sku": "ΚΑΦΕ-1", "quantity": 2}]
@@ -72,9 +77,8 @@ impl Fixture {
             .expect("create");
         self.wms
             .set_order_status(self.caller, order.id, OrderStatus::Confirmed, None)
-            .await
-            .expect("confirm");
-        order.id.0
+            .await?;
+        Ok(order.id.0)
     }
 
     async fn pack(
@@ -187,35 +191,51 @@ async fn a_failure_at_any_step_leaves_nothing() {
 #[tokio::test]
 async fn an_order_that_cannot_ship_is_refused_before_any_write() {
     let f = fixture().await;
+    // Addresses the country's rules refuse cannot even be confirmed.
     let cases = [
-        (json!(null), "shipping_address.line1"),
+        (json!(null), "shipping_address.country"),
         (
             json!({"city": "Αθήνα", "country": "GR"}),
             "shipping_address.line1",
         ),
         (
-            json!({"line1": "Ερμού 1", "city": "Αθήνα"}),
+            json!({"line1": "Ερμού 1", "city": "Αθήνα", "postal_code": "105 63"}),
             "shipping_address.country",
         ),
         (
-            json!({"name": "Ω".repeat(100), "line1": "Ω".repeat(199), "line2": "Ω".repeat(199),
-                   "city": "Ω".repeat(100), "region": "Ω".repeat(100), "country": "GR"}),
-            "shipping_address",
+            json!({"line1": "Ερμού 1", "city": "Αθήνα", "postal_code": "10563-1", "country": "GR"}),
+            "shipping_address.postal_code",
         ),
     ];
     for (i, (address, field)) in cases.into_iter().enumerate() {
-        let order = f.order(&format!("BAD-{i}"), address).await;
         let before = f.snapshot().await;
-        let r = f.pack(order, json!([{"weight_g": 500}]), None).await;
-        let Err(WmsError::Invalid { errors, .. }) = &r else {
-            panic!("case {i}: {r:?}")
+        let Err(WmsError::Invalid { errors, .. }) = f.try_order(&format!("BAD-{i}"), address).await
+        else {
+            panic!("case {i} was confirmed")
         };
         assert!(
             errors.iter().any(|e| e.name == field),
             "case {i}: {errors:?}"
         );
-        assert_eq!(f.snapshot().await, before, "case {i} wrote something");
+        // The order itself is kept as the channel sent it; confirming wrote
+        // nothing.
+        let after = f.snapshot().await;
+        assert!(after.len() > before.len(), "case {i}: the order is kept");
     }
+    // An address the rules accept but no label can hold whole is refused at
+    // pack, before anything is written.
+    let long = json!({"name": "Ω".repeat(100), "line1": "Ω".repeat(199), "line2": "Ω".repeat(199),
+                      "city": "Ω".repeat(100), "region": "Ω".repeat(100), "postal_code": "105 63",
+                      "country": "GR"});
+    let order = f.order("LONG", long).await;
+    let before = f.snapshot().await;
+    let r = f.pack(order, json!([{"weight_g": 500}]), None).await;
+    let Err(WmsError::Invalid { errors, .. }) = &r else {
+        panic!("a label that cannot hold the address: {r:?}")
+    };
+    assert_eq!(errors[0].name, "shipping_address", "{errors:?}");
+    assert_eq!(f.snapshot().await, before);
+    // A piece the carrier does not take, likewise.
     let order = f.order("HEAVY", full_address("Ερμού 1", "Αθήνα")).await;
     let before = f.snapshot().await;
     let r = f

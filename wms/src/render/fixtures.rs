@@ -82,25 +82,45 @@ pub(crate) fn slip(lines: usize) -> PackingSlip {
     }
 }
 
-/// `rows` shipments with 1, 2, 3, 1, ... packages of 1.5 kg each.
-pub(crate) fn manifest(rows: usize) -> Manifest {
+/// A valid SSCC of the GS1 example prefix 4012345 and serial `n`.
+pub(crate) fn sscc(n: usize) -> String {
+    let body = format!("340123450{:08}", n % 100_000_000);
+    let digits: Vec<u8> = body.bytes().map(|b| b - b'0').collect();
+    format!(
+        "{body}{}",
+        depot_protocol::barcode::gs1_check_digit(&digits)
+    )
+}
+
+/// `shipments` shipments with 1, 2, 3, 1, ... packages of 1.5 kg each.
+pub(crate) fn manifest(shipments: usize) -> Manifest {
+    let mut packages = Vec::new();
+    for i in 0..shipments {
+        let count = (i % 3) as u32 + 1;
+        for index in 1..=count {
+            let tracking = format!("JD0146{i:012}");
+            packages.push(ManifestRow {
+                piece_number: format!("{tracking}-{index:02}"),
+                tracking_number: tracking,
+                sscc: Some(sscc(i * 3 + index as usize)),
+                order_ref: format!("SO-{}", 2000 + i),
+                package: PackageInfo {
+                    index,
+                    count,
+                    weight_g: 1500,
+                    dimensions_mm: None,
+                },
+                postal_code: "75002".into(),
+                city: "Paris".into(),
+                country: "FR".into(),
+            });
+        }
+    }
     Manifest {
         run_id: "RUN-2025-03-14-01".into(),
         carrier: "DHL Express".into(),
         closed_at: at(),
         warehouse: "Lyon".into(),
-        shipments: (0..rows)
-            .map(|i| {
-                let packages = (i % 3) as u32 + 1;
-                ManifestRow {
-                    tracking_number: format!("JD0146{i:012}"),
-                    order_ref: format!("SO-{}", 2000 + i),
-                    packages,
-                    weight_g: 1500 * i64::from(packages),
-                    city: "Paris".into(),
-                    country: "FR".into(),
-                }
-            })
-            .collect(),
+        packages,
     }
 }

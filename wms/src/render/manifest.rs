@@ -2,8 +2,9 @@
 //! with totals and the signatures that make the hand-over binding.
 
 use super::layout::{Align, Page, bold, regular};
-use super::table::{self, A4_HEIGHT, A4_MARGIN, A4_WIDTH, Table, Tail, col};
+use super::table::{self, A4_HEIGHT, A4_MARGIN, A4_WIDTH, Kind, Table, Tail, code_col, col};
 use super::{Manifest, format_time, format_weight};
+use std::collections::BTreeSet;
 
 pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
     let m = A4_MARGIN;
@@ -33,14 +34,18 @@ pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
         p.text(m + 72.0, y, 220.0, bold(10.0), Align::Left, value);
     }
 
-    let packages: u64 = man.shipments.iter().map(|s| u64::from(s.packages)).sum();
-    let weight = man
-        .shipments
+    let shipments: BTreeSet<&str> = man
+        .packages
         .iter()
-        .fold(0i64, |w, s| w.saturating_add(s.weight_g));
+        .map(|p| p.tracking_number.as_str())
+        .collect();
+    let weight = man
+        .packages
+        .iter()
+        .fold(0i64, |w, p| w.saturating_add(p.package.weight_g));
     let summary = [
-        ("Shipments", man.shipments.len().to_string()),
-        ("Packages", packages.to_string()),
+        ("Shipments", shipments.len().to_string()),
+        ("Packages", man.packages.len().to_string()),
         ("Total weight", format_weight(weight)),
     ];
     let box_x = 360.0;
@@ -60,38 +65,41 @@ pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
     }
     p.hline(m, 150.0, inner, 1.0);
 
-    let shipments = Table {
+    // One row per package, each with the barcodes a driver or a hub scans
+    // (its own tracking number, its SSCC) and where it goes; text wraps,
+    // nothing is cut.
+    let rows = Table {
         caption: None,
         columns: vec![
-            col("#", 28.0, Align::Right),
-            col("Tracking number", 150.0, Align::Left),
-            col("Order", 95.0, Align::Left),
-            col("Pkgs", 40.0, Align::Right),
-            col("Weight", 62.0, Align::Right),
-            col("City", 85.0, Align::Left),
-            col("Country", 55.0, Align::Left),
+            col("#", 20.0, Align::Right),
+            code_col("Package", 165.0, Kind::Code),
+            code_col("SSCC", 130.0, Kind::Sscc),
+            col("Order", 52.0, Align::Left),
+            col("Weight", 44.0, Align::Right),
+            col("Postcode", 50.0, Align::Left),
+            col("City", 54.0, Align::Left),
         ],
         rows: man
-            .shipments
+            .packages
             .iter()
             .enumerate()
-            .map(|(i, s)| {
+            .map(|(i, p)| {
                 vec![
                     (i + 1).to_string(),
-                    s.tracking_number.clone(),
-                    s.order_ref.clone(),
-                    s.packages.to_string(),
-                    format_weight(s.weight_g),
-                    s.city.clone(),
-                    s.country.clone(),
+                    p.piece_number.clone(),
+                    p.sscc.clone().unwrap_or_default(),
+                    format!("{} ({}/{})", p.order_ref, p.package.index, p.package.count),
+                    format_weight(p.package.weight_g),
+                    p.postal_code.clone(),
+                    format!("{}, {}", p.city, p.country),
                 ]
             })
             .collect(),
         total: Some(vec![
             String::new(),
-            "Total".into(),
-            format!("{} shipments", man.shipments.len()),
-            packages.to_string(),
+            format!("{} shipments", shipments.len()),
+            format!("{} packages", man.packages.len()),
+            String::new(),
             format_weight(weight),
             String::new(),
             String::new(),
@@ -130,7 +138,7 @@ pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
         height: 92.0,
         draw: &signatures,
     };
-    let mut pages = table::flow(p, 160.0, &[shipments], &continued, Some(tail));
+    let mut pages = table::flow(p, 160.0, &[rows], &continued, Some(tail));
     let foot = format!("Run {}, {}, closed {closed}", man.run_id, man.carrier);
     table::footers(&mut pages, &foot);
     pages
@@ -138,8 +146,29 @@ pub(crate) fn pages(man: &Manifest) -> Vec<Page> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fixtures;
+    use super::super::{fixtures, readback};
     use super::*;
+
+    /// Every package's own barcode and its SSCC read back from the page.
+    #[test]
+    fn every_package_barcode_reads_back() {
+        let man = fixtures::manifest(4);
+        let pages = pages(&man);
+        let found: Vec<String> = pages
+            .iter()
+            .flat_map(readback::decode)
+            .map(|(_, t)| t)
+            .collect();
+        for p in &man.packages {
+            assert!(
+                found.contains(&p.piece_number),
+                "{} in {found:?}",
+                p.piece_number
+            );
+            let sscc = p.sscc.clone().unwrap_or_default();
+            assert!(found.contains(&format!("00{sscc}")), "{sscc} in {found:?}");
+        }
+    }
 
     #[test]
     fn totals_and_signatures() {
@@ -148,20 +177,22 @@ mod tests {
         let texts = pages[0].texts();
         assert!(texts.contains(&"3 shipments"), "{texts:?}");
         // 1+2+3 packages and 1.5+3.0+4.5 kg.
-        assert!(texts.contains(&"6"));
+        assert!(texts.contains(&"6 packages"));
         assert!(texts.contains(&"9 kg"));
         assert!(texts.contains(&"Driver signature"));
+        assert!(texts.contains(&"75002"), "the postcode");
     }
 
     #[test]
     fn long_manifest_paginates_with_every_row() {
-        let pages = pages(&fixtures::manifest(150));
+        let man = fixtures::manifest(150);
+        let pages = pages(&man);
         assert!(pages.len() >= 4, "{}", pages.len());
         let tracked: usize = pages
             .iter()
             .map(|p| p.texts().iter().filter(|t| t.starts_with("JD0146")).count())
             .sum();
-        assert_eq!(tracked, 150);
+        assert_eq!(tracked, man.packages.len());
         let last = pages.last().map(|p| p.texts()).unwrap_or_default();
         assert!(last.contains(&"Driver signature"));
     }

@@ -143,12 +143,18 @@ pub struct PackingSlip {
     pub warehouse: String,
 }
 
+/// One package handed over: everything the driver checks it by.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestRow {
+    /// Its shipment's tracking number.
     pub tracking_number: String,
+    /// Its own number, the tracking barcode on its label.
+    pub piece_number: String,
+    /// Its SSCC, where the business has a GS1 company prefix.
+    pub sscc: Option<String>,
     pub order_ref: String,
-    pub packages: u32,
-    pub weight_g: i64,
+    pub package: PackageInfo,
+    pub postal_code: String,
     pub city: String,
     pub country: String,
 }
@@ -160,7 +166,8 @@ pub struct Manifest {
     pub carrier: String,
     pub closed_at: DateTime<Utc>,
     pub warehouse: String,
-    pub shipments: Vec<ManifestRow>,
+    /// One row per package, the packages of a shipment together.
+    pub packages: Vec<ManifestRow>,
 }
 
 /// The shipping label as one ZPL label (203 dpi, 812×1218 dots).

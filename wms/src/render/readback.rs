@@ -85,27 +85,38 @@ pub(crate) fn draw(page: &Page) -> Bitmap {
     b
 }
 
-/// Every barcode rxing finds on the page, as (format, text). GS1-128
-/// symbols come back with their FNC1 dropped and the AI in the text
-/// ("00" then the SSCC), as a scanner in GS1 mode sends them.
+/// Every barcode on the page as rxing reads it, as (format, text), each
+/// symbol drawn alone on white with room around it, as a scanner aimed at
+/// it sees it. GS1-128 symbols come back with their FNC1 dropped and the
+/// AI in the text ("00" then the SSCC), as a scanner in GS1 mode sends
+/// them. A symbol that does not read is absent.
 pub(crate) fn decode(page: &Page) -> Vec<(BarcodeFormat, String)> {
-    let b = draw(page);
-    let mut hints = DecodeHints::default();
-    hints = hints.with(DecodeHintValue::TryHarder(true));
-    hints = hints.with(DecodeHintValue::PossibleFormats(HashSet::from([
-        BarcodeFormat::CODE_128,
-        BarcodeFormat::QR_CODE,
-    ])));
-    let found = rxing::helpers::detect_multiple_in_luma_with_hints(
-        b.luma,
-        b.width as u32,
-        b.height as u32,
-        &mut hints,
-    )
-    .unwrap_or_default();
-    let mut out: Vec<(BarcodeFormat, String)> = found
+    let mut out: Vec<(BarcodeFormat, String)> = page
+        .items
         .iter()
-        .map(|r| (*r.getBarcodeFormat(), r.getText().to_owned()))
+        .filter(|i| matches!(i, Item::Bars(_) | Item::Square(_)))
+        .filter_map(|item| {
+            let alone = Page {
+                items: vec![item.clone()],
+                ..Page::new(page.width, page.height)
+            };
+            let b = draw(&alone);
+            let mut hints = DecodeHints::default()
+                .with(DecodeHintValue::TryHarder(true))
+                .with(DecodeHintValue::PossibleFormats(HashSet::from([
+                    BarcodeFormat::CODE_128,
+                    BarcodeFormat::QR_CODE,
+                ])));
+            rxing::helpers::detect_in_luma_with_hints(
+                b.luma,
+                b.width as u32,
+                b.height as u32,
+                None,
+                &mut hints,
+            )
+            .ok()
+            .map(|r| (*r.getBarcodeFormat(), r.getText().to_owned()))
+        })
         .collect();
     out.sort_by(|a, b| a.1.cmp(&b.1));
     out.dedup();

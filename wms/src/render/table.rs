@@ -2,7 +2,8 @@
 //! column headings on each page, then "Page i of n" footers once the page
 //! count is known.
 
-use super::layout::{Align, Page, Style, bold, regular};
+use super::layout::{Align, LEADING, Page, Style, bold, regular};
+use super::wrap::wrap;
 
 pub(crate) const A4_WIDTH: f32 = 595.0;
 pub(crate) const A4_HEIGHT: f32 = 842.0;
@@ -17,10 +18,23 @@ const GAP: f32 = 14.0;
 const CELL_PAD: f32 = 4.0;
 const CELL: Style = regular(9.5);
 
+/// What a column's cells hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Text, wrapped onto as many lines as it needs: nothing is cut.
+    Text,
+    /// A barcode of the cell's data (Code 128, or a QR code where that
+    /// cannot be) with the data in clear below it.
+    Code,
+    /// An SSCC as GS1-128, "(00) …" in clear below it; "-" for none.
+    Sscc,
+}
+
 pub(crate) struct Column {
     pub title: &'static str,
     pub width: f32,
     pub align: Align,
+    pub kind: Kind,
 }
 
 pub(crate) const fn col(title: &'static str, width: f32, align: Align) -> Column {
@@ -28,8 +42,22 @@ pub(crate) const fn col(title: &'static str, width: f32, align: Align) -> Column
         title,
         width,
         align,
+        kind: Kind::Text,
     }
 }
+
+pub(crate) const fn code_col(title: &'static str, width: f32, kind: Kind) -> Column {
+    Column {
+        title,
+        width,
+        align: Align::Left,
+        kind,
+    }
+}
+
+/// Height of a barcode cell: bars, then the data in clear.
+const CODE_BARS: f32 = 22.0;
+const CODE_ROW: f32 = 38.0;
 
 pub(crate) struct Table {
     pub caption: Option<String>,
@@ -80,15 +108,16 @@ pub(crate) fn flow(
         }
         y = headings(&mut pages, y, table);
         for row in &table.rows {
-            if y + ROW > BOTTOM {
+            let h = row_height(&table.columns, row, CELL);
+            if y + h > BOTTOM {
                 y = next_page(&mut pages);
                 y = headings(&mut pages, y, table);
             }
             if let Some(page) = pages.last_mut() {
                 cells(page, y, &table.columns, row, CELL);
-                page.fill(A4_MARGIN, y + ROW - 0.5, width(table), 0.5, 0.75);
+                page.fill(A4_MARGIN, y + h - 0.5, width(table), 0.5, 0.75);
             }
-            y += ROW;
+            y += h;
         }
         if let Some(total) = &table.total {
             if y + ROW + 2.0 > BOTTOM {
@@ -97,7 +126,13 @@ pub(crate) fn flow(
             }
             if let Some(page) = pages.last_mut() {
                 page.hline(A4_MARGIN, y, width(table), 1.0);
-                cells(page, y + 2.0, &table.columns, total, bold(9.5));
+                // Totals are text, whatever the column holds above them.
+                let text: Vec<Column> = table
+                    .columns
+                    .iter()
+                    .map(|c| col(c.title, c.width, c.align))
+                    .collect();
+                cells(page, y + 2.0, &text, total, bold(9.5));
             }
             y += ROW + 2.0;
         }
@@ -140,17 +175,74 @@ fn width(table: &Table) -> f32 {
 fn headings(pages: &mut [Page], y: f32, table: &Table) -> f32 {
     if let Some(page) = pages.last_mut() {
         page.fill(A4_MARGIN, y, width(table), HEADER, 0.88);
-        let titles: Vec<String> = table.columns.iter().map(|c| c.title.to_owned()).collect();
-        cells(page, y + 1.0, &table.columns, &titles, bold(8.5));
+        let mut x = A4_MARGIN;
+        for c in &table.columns {
+            let w = c.width - 2.0 * CELL_PAD;
+            page.text(x + CELL_PAD, y + 5.0, w, bold(8.5), c.align, c.title);
+            x += c.width;
+        }
     }
     y + HEADER
+}
+
+/// The lines of a text cell.
+fn lines(column: &Column, value: &str, style: Style) -> Vec<String> {
+    wrap(value, style.size, style.bold, column.width - 2.0 * CELL_PAD)
+}
+
+/// A row as tall as its tallest cell, and at least [`ROW`].
+fn row_height(columns: &[Column], values: &[String], style: Style) -> f32 {
+    columns
+        .iter()
+        .zip(values)
+        .map(|(c, v)| match c.kind {
+            Kind::Text => lines(c, v, style).len() as f32 * style.size * LEADING + 5.0,
+            Kind::Code | Kind::Sscc => CODE_ROW,
+        })
+        .fold(ROW, f32::max)
 }
 
 fn cells(page: &mut Page, y: f32, columns: &[Column], values: &[String], style: Style) {
     let mut x = A4_MARGIN;
     for (column, value) in columns.iter().zip(values) {
         let w = column.width - 2.0 * CELL_PAD;
-        page.text(x + CELL_PAD, y + 4.0, w, style, column.align, value);
+        match column.kind {
+            Kind::Text => {
+                for (i, line) in lines(column, value, style).iter().enumerate() {
+                    let top = y + 4.0 + i as f32 * style.size * LEADING;
+                    page.text(x + CELL_PAD, top, w, style, column.align, line);
+                }
+            }
+            Kind::Code => {
+                // The quiet zones take the cell's padding.
+                page.code(x, y + 3.0, column.width, CODE_BARS, 2, value);
+                page.text_shrink(
+                    x + CELL_PAD,
+                    y + 4.0 + CODE_BARS,
+                    w,
+                    regular(7.0),
+                    5.0,
+                    Align::Center,
+                    value,
+                );
+            }
+            Kind::Sscc if value.len() == 18 => {
+                page.sscc(x, y + 3.0, column.width, CODE_BARS, 2, value);
+                let readable = format!("(00) {value}");
+                page.text_shrink(
+                    x + CELL_PAD,
+                    y + 4.0 + CODE_BARS,
+                    w,
+                    regular(7.0),
+                    5.0,
+                    Align::Center,
+                    &readable,
+                );
+            }
+            Kind::Sscc => {
+                page.text(x + CELL_PAD, y + 4.0, w, style, Align::Left, "-");
+            }
+        }
         x += column.width;
     }
 }
@@ -210,6 +302,19 @@ mod tests {
             .map(|p| p.texts().iter().filter(|t| t.starts_with("row ")).count())
             .sum();
         assert_eq!(rows, 100);
+    }
+
+    #[test]
+    fn long_cells_wrap_and_keep_every_word() {
+        let mut t = table(2);
+        let long = "Llanfairpwllgwyngyll Gogerychwyrndrobwll Llantysilio Gogogoch Station Road";
+        t.rows[0][0] = long.into();
+        let pages = flow(Page::new(A4_WIDTH, A4_HEIGHT), 200.0, &[t], &start, None);
+        let texts = pages[0].texts().join(" ");
+        for word in long.split(' ') {
+            assert!(texts.contains(word), "{word} missing from {texts}");
+        }
+        assert!(!texts.contains("..."), "{texts}");
     }
 
     #[test]

@@ -135,6 +135,18 @@ async fn floor_day(
     )
     .await
     .expect("receive");
+    // A packer corrects the address before the order is confirmed.
+    wms.change_order_address(
+        c,
+        order.id,
+        from(
+            json!({"shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 125",
+                    "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"},
+                    "note": "the buyer called"}),
+        ),
+    )
+    .await
+    .expect("address");
     wms.set_order_status(c, order.id, OrderStatus::Confirmed, None)
         .await
         .expect("confirm");
