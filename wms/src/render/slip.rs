@@ -59,32 +59,16 @@ pub(crate) fn zpl_pages(s: &PackingSlip) -> Vec<Page> {
             p.text(MARGIN, 118.0, inner, regular(8.0), Align::Left, &packed);
             p.hline(MARGIN, 130.0, inner, 1.0);
             p.text(MARGIN, 134.0, inner, bold(6.0), Align::Left, "SHIP TO");
-            p.text(
-                MARGIN,
-                142.0,
-                inner,
-                bold(9.0),
-                Align::Left,
-                &s.ship_to.name,
-            );
+            // The whole address, wrapped and shrunk to fit, never cut.
             let mut address = address_lines(&s.ship_to);
             let tail = address.split_off(address.len().saturating_sub(2));
-            p.text(
-                MARGIN,
-                153.0,
-                inner,
-                regular(8.0),
-                Align::Left,
-                &address.join(", "),
-            );
-            p.text(
-                MARGIN,
-                163.0,
-                inner,
-                regular(8.0),
-                Align::Left,
-                &tail.join(", "),
-            );
+            let (street, place) = (address.join(", "), tail.join(", "));
+            let paras = [
+                (s.ship_to.name.as_str(), true),
+                (street.as_str(), false),
+                (place.as_str(), false),
+            ];
+            p.text_block(MARGIN, 142.0, inner, 32.0, 9.0, 5.0, &paras);
             p.text(
                 MARGIN,
                 175.0,
@@ -160,19 +144,17 @@ pub(crate) fn pdf_pages(s: &PackingSlip) -> Vec<Page> {
         p.text(m + 72.0, y, 200.0, bold(10.0), Align::Left, value);
     }
     p.text(code_x, 100.0, code_w, bold(8.0), Align::Left, "SHIP TO");
-    p.text_shrink(
-        code_x,
-        111.0,
-        code_w,
-        bold(11.0),
-        8.0,
-        Align::Left,
-        &s.ship_to.name,
+    // The whole address, wrapped and shrunk to fit, never cut.
+    let lines = address_lines(&s.ship_to);
+    let last = lines.len().saturating_sub(1);
+    let mut paras = vec![(s.ship_to.name.as_str(), true)];
+    paras.extend(
+        lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (l.as_str(), i == last)),
     );
-    for (k, line) in address_lines(&s.ship_to).iter().take(5).enumerate() {
-        let y = 126.0 + 13.0 * k as f32;
-        p.text(code_x, y, code_w, regular(10.0), Align::Left, line);
-    }
+    p.text_block(code_x, 111.0, code_w, 86.0, 11.0, 6.0, &paras);
     p.hline(m, 200.0, A4_WIDTH - 2.0 * m, 1.0);
 
     let units: i64 = s.lines.iter().map(|l| l.quantity).sum();
