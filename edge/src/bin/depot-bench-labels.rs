@@ -44,6 +44,10 @@ struct Args {
     /// Orders packed one at a time, and labels submitted at once.
     #[arg(long, default_value_t = 1_000, value_parser = clap::value_parser!(u32).range(1..))]
     labels: u32,
+    /// The script of the addresses: latin (resident-font text), greek or
+    /// cjk (shaped and sent as graphic fields).
+    #[arg(long, value_enum, default_value = "latin")]
+    script: station::Script,
 }
 
 /// Removes a directory however `main` ends.
@@ -501,11 +505,12 @@ async fn main() -> anyhow::Result<()> {
     let (sim, _printer) = printer()?;
 
     eprintln!(
-        "== setup: {n} confirmed orders, the edge's printer on the simulator at {}",
+        "== setup: {n} confirmed orders to {:?} addresses, the edge's printer on the simulator at {}",
+        args.script,
         sim.addr()
     );
     let setting_up = Instant::now();
-    let station = station::Station::start(&tmp.0, n, sim.addr()).await?;
+    let station = station::Station::start(&tmp.0, n, sim.addr(), args.script).await?;
     let setup_secs = setting_up.elapsed().as_secs_f64();
 
     eprintln!("== pack to label: {n} orders, one at a time");

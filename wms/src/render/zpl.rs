@@ -88,15 +88,7 @@ fn item_zpl(out: &mut String, item: &Item, page: (u32, u32)) {
     match item {
         Item::Text(t) if !font0_draws(&t.text) => {
             if let Some(b) = text_bitmap(t, page) {
-                let bytes = b.data.len();
-                let _ = writeln!(
-                    out,
-                    "^FO{},{}^GFA,{bytes},{bytes},{},{}^FS",
-                    b.left,
-                    b.top,
-                    b.bytes_per_row(),
-                    compress(&b)
-                );
+                graphic(out, &b);
             }
         }
         Item::Text(t) => {
@@ -165,6 +157,11 @@ fn square(out: &mut String, q: &Square) {
             }
         }
     }
+    graphic(out, &b);
+}
+
+/// A bitmap as a compressed graphic field at its place on the label.
+fn graphic(out: &mut String, b: &Bitmap) {
     let bytes = b.data.len();
     let _ = writeln!(
         out,
@@ -172,7 +169,7 @@ fn square(out: &mut String, q: &Square) {
         b.left,
         b.top,
         b.bytes_per_row(),
-        compress(&b)
+        compress(b)
     );
 }
 

@@ -48,16 +48,52 @@ fn lines(o: usize) -> Vec<(String, i64)> {
     ]
 }
 
+/// The script of the labels' addresses: Latin labels are text in the
+/// printer's resident font; Greek and CJK ones are shaped and sent as
+/// graphic fields (`^GFA`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Script {
+    Latin,
+    Greek,
+    Cjk,
+}
+
 /// A plausible destination, so the label carries a full address block.
-fn address(o: usize) -> Address {
+fn address(o: usize, script: Script) -> Address {
+    let (name, line1, city, region, postal_code, country) = match script {
+        Script::Latin => (
+            format!("Customer {o}"),
+            format!("{} Havenstraat", 1 + o % 300),
+            "Rotterdam",
+            None,
+            format!("30{:02} AB", o % 100),
+            "NL",
+        ),
+        Script::Greek => (
+            format!("Πελάτης {o}"),
+            format!("Οδός Ερμού {}", 1 + o % 300),
+            "Αθήνα",
+            None,
+            format!("105 {:02}", o % 100),
+            "GR",
+        ),
+        Script::Cjk => (
+            format!("顾客 {o}"),
+            format!("东城区东长安街{}号", 1 + o % 300),
+            "北京市",
+            Some("北京市"),
+            format!("1000{:02}", o % 100),
+            "CN",
+        ),
+    };
     Address {
-        name: Some(format!("Customer {o}")),
-        line1: Some(format!("{} Havenstraat", 1 + o % 300)),
+        name: Some(name),
+        line1: Some(line1),
         line2: None,
-        city: Some("Rotterdam".into()),
-        region: None,
-        postal_code: Some(format!("30{:02} AB", o % 100)),
-        country: Some("NL".into()),
+        city: Some(city.into()),
+        region: region.map(Into::into),
+        postal_code: Some(postal_code),
+        country: Some(country.into()),
     }
 }
 
@@ -165,7 +201,12 @@ impl Station {
     /// Seeds the cloud with `orders` confirmed orders, applies it all at
     /// the edge in `dir`, serves the edge with its printer at `printer`,
     /// and waits until the printer is bound and ready.
-    pub async fn start(dir: &Path, orders: usize, printer: SocketAddr) -> anyhow::Result<Self> {
+    pub async fn start(
+        dir: &Path,
+        orders: usize,
+        printer: SocketAddr,
+        script: Script,
+    ) -> anyhow::Result<Self> {
         let cloud = Cloud::create(&dir.join("cloud.db"), ITEMS, "bench-labels").await?;
         let (wms, caller, warehouse) = (&cloud.wms, cloud.caller, cloud.warehouse);
         // Every item is on at most this many lines of 2 units at most.
@@ -179,7 +220,7 @@ impl Station {
                 external_ref: format!("L-{o:06}"),
                 warehouse_id: Some(warehouse),
                 buyer: None,
-                shipping_address: Some(address(o)),
+                shipping_address: Some(address(o, script)),
                 payments: None,
                 lines: items
                     .iter()
