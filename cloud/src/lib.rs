@@ -55,6 +55,7 @@ async fn app_waking(
     let openapi = Arc::new(openapi);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
+    wms.set_own_fleet(settings.own_fleet);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
     let changelog = changelog::Changelog::new(wms.clone(), &settings.changelog);

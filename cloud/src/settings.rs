@@ -41,6 +41,9 @@ pub struct Settings {
     pub webhooks: crate::webhooks::settings::WebhookSettings,
     /// `Idempotency-Key` on writes: how long a key and its answer are kept.
     pub idempotency: depot_wms::idempotency::IdempotencySettings,
+    /// The largest piece each service of the own fleet takes: a package
+    /// beyond them is refused at packing.
+    pub own_fleet: depot_wms::carriers::OwnFleetSettings,
 }
 
 /// How the reference of these settings (docs/cloud-configuration.md) is
@@ -284,6 +287,7 @@ impl Default for Settings {
             oauth: OAuthSettings::default(),
             webhooks: Default::default(),
             idempotency: Default::default(),
+            own_fleet: Default::default(),
         }
     }
 }
@@ -336,6 +340,9 @@ impl Settings {
         if let Err(e) = settings.idempotency.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
+        if let Err(e) = settings.own_fleet.check() {
+            return Err(Box::new(figment::Error::from(e)));
+        }
         if let Err(e) = settings.webhooks.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
@@ -384,7 +391,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "listen",
     "data_dir",
     "low_disk_mib",
@@ -396,6 +403,7 @@ const FIELDS: [&str; 11] = [
     "oauth",
     "webhooks",
     "idempotency",
+    "own_fleet",
 ];
 
 fn settings_env() -> Env {
@@ -433,6 +441,22 @@ mod tests {
                 }
             );
             assert_eq!(s.data_dir, PathBuf::from("depot-data"));
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn the_own_fleets_limits_from_the_environment() {
+        figment::Jail::expect_with(|jail| {
+            jail.set_env("DEPOT_OWN_FLEET__STANDARD__MAX_WEIGHT_G", "5000");
+            jail.set_env("DEPOT_OWN_FLEET__EXPRESS__MAX_SIDES_MM", "[500, 400, 300]");
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(s.own_fleet.standard.max_weight_g, 5000);
+            assert_eq!(s.own_fleet.standard.max_sides_mm, [1200, 600, 600]);
+            assert_eq!(s.own_fleet.express.max_sides_mm, [500, 400, 300]);
+            jail.set_env("DEPOT_OWN_FLEET__STANDARD__MAX_WEIGHT_G", "0");
+            let e = Settings::load(None).err().map(|e| e.to_string());
+            assert!(e.is_some_and(|e| e.contains("own_fleet.standard.max_weight_g")));
             Ok(())
         });
     }

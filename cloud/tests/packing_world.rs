@@ -423,3 +423,42 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
         }
     }
 }
+
+/// The own fleet's limits are settings: a lighter limit refuses what the
+/// default took, naming the package, and writes nothing.
+#[tokio::test]
+async fn the_fleets_limits_are_settings() {
+    let app = common::spawn_app_configured(|s| {
+        s.own_fleet.standard.max_weight_g = 5_000;
+        s.own_fleet.standard.max_sides_mm = [600, 400, 400];
+    })
+    .await;
+    let b = app.a.business;
+    app.item("W-2").await;
+    app.receive("W-2", 5).await;
+    let id = app.order("LIMIT-1", &[("W-2", 1)]).await;
+    assert_eq!(app.set_status(id, "confirmed").await.status, 200);
+    let pack = format!("/v1/packing/{b}/pack-order");
+    for packages in [
+        json!([{"weight_g": 6000}]),
+        json!([{"weight_g": 1000, "length_mm": 300, "width_mm": 700, "height_mm": 100}]),
+    ] {
+        let before = app.event_count().await;
+        let r = app
+            .post(
+                &pack,
+                json!({"order_id": id, "items": [{"code": "W-2"}], "packages": packages}),
+            )
+            .await;
+        assert_error(&r, 422);
+        assert_eq!(r.body["errors"][0]["name"], "packages[0]", "{:?}", r.body);
+        assert_eq!(app.event_count().await, before);
+    }
+    let r = app
+        .post(
+            &pack,
+            json!({"order_id": id, "items": [{"code": "W-2"}], "packages": [{"weight_g": 4999}]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+}

@@ -72,6 +72,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
     let openapi = Arc::new(openapi);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
+    wms.set_own_fleet(settings.own_fleet);
     let probe = storage::probe(settings);
     let router = api
         .with_state(wms.clone())

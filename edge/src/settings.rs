@@ -48,6 +48,9 @@ pub struct Settings {
     /// `Idempotency-Key` on writes (the station page sends one with every
     /// scan): how long a key and its answer are kept.
     pub idempotency: depot_wms::idempotency::IdempotencySettings,
+    /// The largest piece each service of the own fleet takes: a package
+    /// beyond them is refused at packing.
+    pub own_fleet: depot_wms::carriers::OwnFleetSettings,
 }
 
 /// How the reference of these settings (docs/edge-configuration.md) is
@@ -196,6 +199,7 @@ impl Default for Settings {
             stations: Vec::new(),
             log: "info".into(),
             idempotency: Default::default(),
+            own_fleet: Default::default(),
         }
     }
 }
@@ -265,6 +269,9 @@ impl Settings {
         if let Err(e) = self.idempotency.check() {
             return bad(&format!("{e} (DEPOT_IDEMPOTENCY__RETENTION_HOURS)"));
         }
+        if let Err(e) = self.own_fleet.check() {
+            return bad(&e);
+        }
         for (i, k) in self.local_keys.iter().enumerate() {
             if let Err(e) = k.stored() {
                 return bad(&format!("local_keys[{i}]: {e} (DEPOT_LOCAL_KEYS)"));
@@ -300,7 +307,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "business_id",
     "edge_id",
     "node",
@@ -313,6 +320,7 @@ const FIELDS: [&str; 12] = [
     "stations",
     "log",
     "idempotency",
+    "own_fleet",
 ];
 
 fn settings_env() -> Env {

@@ -6,11 +6,76 @@ use depot_protocol::barcode::gs1_check_digit;
 use depot_protocol::shipping::Milestone;
 
 /// The largest piece a carrier service takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(deny_unknown_fields)]
 pub struct PieceLimits {
+    /// Grams, 1 to 1000000.
     pub max_weight_g: i64,
-    /// Longest, middle and shortest side, in millimetres.
+    /// The longest, middle and shortest side, in millimetres (1 to 10000
+    /// each): a piece's sides are compared longest to longest, so it does
+    /// not matter how the packer measured it.
     pub max_sides_mm: [i64; 3],
+}
+
+/// The `[own_fleet]` settings of both daemons: the largest piece each
+/// service of the business's own fleet takes. Packing refuses a package
+/// beyond them with 422, before anything is written.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(default, deny_unknown_fields)]
+pub struct OwnFleetSettings {
+    /// The standard service (default 31.5 kg, 120 x 60 x 60 cm: what
+    /// European parcel networks take).
+    pub standard: PieceLimits,
+    /// The express service (default 30 kg, 100 x 60 x 60 cm).
+    pub express: PieceLimits,
+}
+
+impl Default for OwnFleetSettings {
+    fn default() -> Self {
+        Self {
+            standard: OwnFleet.piece_limits("standard"),
+            express: OwnFleet.piece_limits("express"),
+        }
+    }
+}
+
+impl OwnFleetSettings {
+    /// Why the settings cannot be used, if they cannot.
+    pub fn check(&self) -> Result<(), String> {
+        for (service, l) in [("standard", &self.standard), ("express", &self.express)] {
+            if !(1..=1_000_000).contains(&l.max_weight_g) {
+                return Err(format!(
+                    "own_fleet.{service}.max_weight_g must be 1 to 1000000"
+                ));
+            }
+            if l.max_sides_mm.iter().any(|s| !(1..=10_000).contains(s)) {
+                return Err(format!(
+                    "own_fleet.{service}.max_sides_mm must be three lengths of 1 to 10000"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The limits of `service` of `carrier`: these settings for the own
+    /// fleet, the carrier's own otherwise.
+    pub fn limits(&self, carrier: &dyn Carrier, service: &str) -> PieceLimits {
+        if carrier.code() != OwnFleet.code() {
+            return carrier.piece_limits(service);
+        }
+        let mut l = if service == "express" {
+            self.express
+        } else {
+            self.standard
+        };
+        // Compared longest to longest.
+        l.max_sides_mm.sort_unstable_by(|a, b| b.cmp(a));
+        l
+    }
 }
 
 impl PieceLimits {
@@ -199,6 +264,19 @@ pub fn all() -> [&'static dyn Carrier; 1] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_override_the_own_fleet_and_are_checked() {
+        let mut s = OwnFleetSettings::default();
+        assert_eq!(s.limits(&OwnFleet, "standard").max_weight_g, 31_500);
+        s.standard.max_weight_g = 5_000;
+        s.express.max_sides_mm = [400, 900, 300];
+        assert!(s.check().is_ok());
+        assert_eq!(s.limits(&OwnFleet, "standard").max_weight_g, 5_000);
+        assert_eq!(s.limits(&OwnFleet, "express").max_sides_mm, [900, 400, 300]);
+        s.standard.max_weight_g = 0;
+        assert!(s.check().is_err());
+    }
 
     #[test]
     fn pieces_beyond_the_service_are_named() {

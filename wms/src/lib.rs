@@ -66,6 +66,8 @@ struct Inner {
     path: PathBuf,
     /// Off only for a benchmark's baseline: see [`Wms::set_ownership_checks`].
     unchecked: std::sync::atomic::AtomicBool,
+    /// What the own fleet's services take: see [`Wms::set_own_fleet`].
+    own_fleet: std::sync::RwLock<carriers::OwnFleetSettings>,
 }
 
 impl Wms {
@@ -94,12 +96,26 @@ impl Wms {
                 origin: origin.to_owned(),
                 path: path.to_owned(),
                 unchecked: std::sync::atomic::AtomicBool::new(false),
+                own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
             }),
         })
     }
 
     pub fn origin(&self) -> &str {
         &self.inner.origin
+    }
+
+    /// Sets what the own fleet's services take (the daemons' `[own_fleet]`
+    /// settings); packing refuses a package beyond them.
+    pub fn set_own_fleet(&self, settings: carriers::OwnFleetSettings) {
+        if let Ok(mut s) = self.inner.own_fleet.write() {
+            *s = settings;
+        }
+    }
+
+    /// The own fleet's limits as set.
+    pub fn own_fleet(&self) -> carriers::OwnFleetSettings {
+        self.inner.own_fleet.read().map(|s| *s).unwrap_or_default()
     }
 
     /// Turns the ownership checks of the events edges send (see

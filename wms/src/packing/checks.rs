@@ -2,7 +2,7 @@
 //! reach its recipient at all.
 
 use super::{package_info, party};
-use crate::carriers::Carrier;
+use crate::carriers::{Carrier, PieceLimits};
 use crate::render::{self, Party, ShippingLabel};
 use depot_protocol::order::Order;
 use depot_protocol::shipping::Package;
@@ -16,12 +16,12 @@ use depot_protocol::{FieldError, now};
 pub(super) fn shipping_problems(
     order: &Order,
     carrier: &dyn Carrier,
+    limits: PieceLimits,
     packages: &[Package],
     from: &Party,
 ) -> Vec<FieldError> {
     let a = &order.shipping_address;
     let mut errors = order.address_issues.clone();
-    let limits = carrier.piece_limits(&order.service);
     for (i, p) in packages.iter().enumerate() {
         let dims = p.dimensions.map(|d| [d.length_mm, d.width_mm, d.height_mm]);
         for problem in limits.problems(p.weight_g, dims) {

@@ -82,6 +82,7 @@ fn pack(
     origin: &str,
     caller: &Caller,
     req: PackRequest,
+    fleet: &carriers::OwnFleetSettings,
     step: &mut dyn FnMut(&'static str) -> Result<()>,
 ) -> Result<Packed> {
     let (order_id, items, packages) = req.parse().map_err(WmsError::invalid)?;
@@ -137,7 +138,8 @@ fn pack(
         .map(|b| b.name)
         .unwrap_or_default();
     let from = party(&warehouse.address, &business_name);
-    let problems = checks::shipping_problems(&order, carrier, &packages, &from);
+    let limits = fleet.limits(carrier, &order.service);
+    let problems = checks::shipping_problems(&order, carrier, limits, &packages, &from);
     if !problems.is_empty() {
         let detail = problems
             .iter()
@@ -252,9 +254,10 @@ fn pack_and_render(
     origin: &str,
     caller: &Caller,
     req: PackRequest,
+    fleet: &carriers::OwnFleetSettings,
     step: &mut dyn FnMut(&'static str) -> Result<()>,
 ) -> Result<PackResult> {
-    let packed = pack(conn, origin, caller, req, step)?;
+    let packed = pack(conn, origin, caller, req, fleet, step)?;
     let zpl = render::packing_slip_zpl(&packed.slip);
     step("slip_zpl")?;
     let pdf = render::packing_slip_pdf(&packed.slip)
@@ -283,7 +286,10 @@ impl Wms {
     /// stored with an `Idempotency-Key` in the same transaction, is whole).
     pub async fn pack_order(&self, caller: Caller, req: PackRequest) -> Result<PackResult> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| pack_and_render(conn, &origin, &caller, req, &mut |_| Ok(())))
-            .await
+        let fleet = self.own_fleet();
+        self.write(move |conn| {
+            pack_and_render(conn, &origin, &caller, req, &fleet, &mut |_| Ok(()))
+        })
+        .await
     }
 }

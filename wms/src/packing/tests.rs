@@ -92,10 +92,11 @@ impl Fixture {
         }))
         .expect("pack request");
         let (caller, origin) = (self.caller, self.wms.origin().to_owned());
+        let fleet = self.wms.own_fleet();
         self.wms
             .write(move |conn| {
                 let mut steps = Vec::new();
-                pack_and_render(conn, &origin, &caller, req, &mut |step| {
+                pack_and_render(conn, &origin, &caller, req, &fleet, &mut |step| {
                     steps.push(step);
                     if Some(step) == fail_at {
                         return Err(WmsError::Internal(format!("injected at {step}")));
