@@ -57,6 +57,21 @@ impl WmsError {
         Self::Invalid { message, errors }
     }
 
+    /// A 422 whose message says what was refused (`what`, such as "order
+    /// 7 cannot be confirmed") and then every error, so a person reading
+    /// only the message still knows each problem.
+    pub fn refused(what: impl std::fmt::Display, errors: Vec<FieldError>) -> Self {
+        let detail = errors
+            .iter()
+            .map(|e| format!("{}: {}", e.name, e.status))
+            .collect::<Vec<_>>()
+            .join("; ");
+        Self::Invalid {
+            message: format!("{what}: {detail}"),
+            errors,
+        }
+    }
+
     pub fn conflict(message: impl Into<String>) -> Self {
         Self::Conflict {
             message: message.into(),

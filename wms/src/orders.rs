@@ -290,19 +290,13 @@ pub(crate) fn change_status(
 /// The 422 for an order whose address cannot be shipped to, naming each
 /// problem, and what to do about it.
 pub(crate) fn unshippable(order: &Order, to_be: &str) -> WmsError {
-    let detail = order
-        .address_issues
-        .iter()
-        .map(|e| format!("{}: {}", e.name, e.status))
-        .collect::<Vec<_>>()
-        .join("; ");
-    WmsError::Invalid {
-        message: format!(
-            "order {} cannot be {to_be}: its shipping address cannot be shipped to ({detail}); correct it with PUT /v1/orders/{}/{}/address",
+    WmsError::refused(
+        format_args!(
+            "order {} cannot be {to_be} until its shipping address is corrected with PUT /v1/orders/{}/{}/address",
             order.id, order.business_id, order.id
         ),
-        errors: order.address_issues.clone(),
-    }
+        order.address_issues.clone(),
+    )
 }
 
 /// Corrects the shipping address of an order not yet packed (a packed one

@@ -116,15 +116,10 @@ fn pack(
     }
     let diff = differences(&order, &packed);
     if !diff.is_empty() {
-        let detail = diff
-            .iter()
-            .map(|e| format!("{} {}", e.name, e.status))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(WmsError::Invalid {
-            message: format!("packed items do not match order {order_id}: {detail}"),
-            errors: diff,
-        });
+        return Err(WmsError::refused(
+            format_args!("packed items do not match order {order_id}"),
+            diff,
+        ));
     }
     let carrier = carriers::get(&order.carrier).ok_or_else(|| {
         WmsError::conflict(format!(
@@ -141,15 +136,10 @@ fn pack(
     let limits = fleet.limits(carrier, &order.service);
     let problems = checks::shipping_problems(&order, carrier, limits, &packages, &from);
     if !problems.is_empty() {
-        let detail = problems
-            .iter()
-            .map(|e| format!("{}: {}", e.name, e.status))
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(WmsError::Invalid {
-            message: format!("order {order_id} cannot be shipped as it stands: {detail}"),
-            errors: problems,
-        });
+        return Err(WmsError::refused(
+            format_args!("order {order_id} cannot be shipped as it stands"),
+            problems,
+        ));
     }
     let actor = caller.actor();
     if order.status == OrderStatus::Confirmed {
