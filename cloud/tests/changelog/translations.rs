@@ -1,0 +1,145 @@
+//! Translation sync from a directory, followed to its end, and without a source.
+
+use super::*;
+
+fn write(dir: &Path, locale: &str, product: &str, version: &str, text: &str) {
+    let d = dir.join(locale).join(product);
+    std::fs::create_dir_all(&d).expect("dir");
+    std::fs::write(d.join(format!("{version}.md")), text).expect("file");
+}
+
+async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
+    for _ in 0..200 {
+        let r = app
+            .client
+            .get(format!("{}{location}", app.base))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("job");
+        assert_eq!(r.status(), 200);
+        let job: Value = r.json().await.expect("json");
+        if job["status"] != "running" {
+            return job;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the translation job did not end");
+}
+
+#[tokio::test]
+async fn translation_sync_fills_missing_locales_and_reports_each_file() {
+    let source = tempfile::tempdir().expect("tempdir");
+    let dir = source.path().to_owned();
+    let app = spawn_app_configured(|s| {
+        s.changelog.translations_dir = Some(dir.clone());
+    })
+    .await;
+    let token = writer_token(&app).await;
+    publish_three(&app, &token).await;
+    // Wanted: es and pt-BR for three releases, less the es 1.5.0 has: 5.
+    write(
+        &dir,
+        "es",
+        "wms",
+        "1.4.0",
+        "# Picking más rápido\n\n- Los escaneos tardan la mitad.\n",
+    );
+    write(
+        &dir,
+        "pt-BR",
+        "wms",
+        "1.4.0",
+        "# Separação mais rápida\n- Metade do tempo.",
+    );
+    write(&dir, "pt-BR", "app", "2.0.0", "no title line here");
+    // The Spanish of 1.5.0 exists already: a file for it is not read.
+    write(&dir, "es", "wms", "1.5.0", "# Otro título\n");
+
+    let (s, job) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 202, "{job}");
+    let location = format!("/api/sync-translations/{}", job["job_id"]);
+    let done = follow(&app, &token, &location).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["total"], 5);
+    assert_eq!(done["done"], 5);
+    assert_eq!(done["filled"], 2);
+    assert_eq!(done["failed"], 1);
+    assert_eq!(done["skipped"], 2);
+    let err = &done["errors"][0];
+    assert_eq!(
+        (err["product"].as_str(), err["locale"].as_str()),
+        (Some("app"), Some("pt-BR"))
+    );
+    assert!(
+        err["reason"].as_str().unwrap_or("").contains("first line"),
+        "{err}"
+    );
+    assert!(done["finished_at"].is_string());
+
+    let es = list(&app, "?product=wms&version=1.4.0&locale=es").await;
+    assert_eq!(es["data"][0]["title"], "Picking más rápido");
+    assert_eq!(es["data"][0]["fallback"], false);
+    assert_eq!(es["data"][0]["locales"], json!(["en", "es", "pt-BR"]));
+    let kept = list(&app, "?product=wms&version=1.5.0&locale=es").await;
+    assert_eq!(
+        kept["data"][0]["title"], "Oleadas por zona",
+        "never replaced"
+    );
+
+    // Mended, a second run fills what failed and finds nothing else to do.
+    write(&dir, "pt-BR", "app", "2.0.0", "# Novo app\nModo escuro.");
+    let (s, job) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 202, "{job}");
+    let again = follow(
+        &app,
+        &token,
+        &format!("/api/sync-translations/{}", job["job_id"]),
+    )
+    .await;
+    assert_eq!(
+        (
+            again["status"].as_str(),
+            again["total"].as_u64(),
+            again["filled"].as_u64()
+        ),
+        (Some("completed"), Some(3), Some(1)),
+        "{again}"
+    );
+    assert_eq!(
+        list(&app, "?product=app&locale=pt-BR").await["data"][0]["title"],
+        "Novo app"
+    );
+
+    // Jobs are the writers' business, and unknown ones are not found.
+    let anon = app
+        .client
+        .get(format!("{}{location}", app.base))
+        .send()
+        .await
+        .expect("anon");
+    assert_eq!(anon.status(), 401);
+    let missing = app
+        .client
+        .get(format!("{}/api/sync-translations/999999", app.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("missing");
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
+async fn translation_sync_without_a_source_is_a_conflict() {
+    let app = spawn_app_configured(|_| {}).await;
+    let token = writer_token(&app).await;
+    let (s, b) = post(&app, &token, "/api/sync-translations", None).await;
+    assert_eq!(s, 409, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("translations_dir"),
+        "{b}"
+    );
+}
