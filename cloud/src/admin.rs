@@ -174,8 +174,72 @@ pub enum BusinessCmd {
         #[arg(long, default_value = "UTC")]
         timezone: String,
     },
+    /// Set a business's GS1 company prefix: every parcel then gets an SSCC
+    /// numbered from it (the cloud and each edge get blocks of serials).
+    Set {
+        #[arg(long)]
+        id: i64,
+        /// 4 to 12 digits, as GS1 issued it.
+        #[arg(long, conflicts_with = "no_gs1_prefix")]
+        gs1_prefix: Option<String>,
+        /// Stop numbering parcels with SSCCs.
+        #[arg(long)]
+        no_gs1_prefix: bool,
+    },
     /// List businesses.
     List,
+}
+
+/// A warehouse's address, printed in the FROM block of its labels.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct AddressArgs {
+    /// The sender's name on labels (default: the business's).
+    #[arg(long = "address-name")]
+    pub address_name: Option<String>,
+    /// Street and number.
+    #[arg(long)]
+    pub line1: Option<String>,
+    #[arg(long)]
+    pub line2: Option<String>,
+    #[arg(long)]
+    pub city: Option<String>,
+    #[arg(long)]
+    pub region: Option<String>,
+    #[arg(long)]
+    pub postal_code: Option<String>,
+    /// ISO 3166-1 alpha-2 ("ES").
+    #[arg(long)]
+    pub country: Option<String>,
+}
+
+impl AddressArgs {
+    fn given(&self) -> bool {
+        [
+            &self.address_name,
+            &self.line1,
+            &self.line2,
+            &self.city,
+            &self.region,
+            &self.postal_code,
+            &self.country,
+        ]
+        .iter()
+        .any(|f| f.is_some())
+    }
+
+    /// The address these arguments make of `base`: the fields given replace
+    /// its own.
+    fn over(self, base: Address) -> Address {
+        Address {
+            name: self.address_name.or(base.name),
+            line1: self.line1.or(base.line1),
+            line2: self.line2.or(base.line2),
+            city: self.city.or(base.city),
+            region: self.region.or(base.region),
+            postal_code: self.postal_code.or(base.postal_code),
+            country: self.country.map(|c| c.to_uppercase()).or(base.country),
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -192,6 +256,19 @@ pub enum WarehouseCmd {
         /// Buyers may pick up orders here.
         #[arg(long)]
         visible_sales: bool,
+        #[command(flatten)]
+        address: AddressArgs,
+    },
+    /// Change a warehouse's name or address (the fields given).
+    Set {
+        #[arg(long)]
+        business: i64,
+        #[arg(long)]
+        id: i64,
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        address: AddressArgs,
     },
     /// List a business's warehouses.
     List {
@@ -267,6 +344,25 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
             let b = wms.create_business(&name, &currency, &timezone).await?;
             println!("created business {} ({})", b.id, b.name);
         }
+        Command::Business(BusinessCmd::Set {
+            id,
+            gs1_prefix,
+            no_gs1_prefix,
+        }) => {
+            if gs1_prefix.is_none() && !no_gs1_prefix {
+                anyhow::bail!("say what to set: --gs1-prefix P or --no-gs1-prefix");
+            }
+            let b = wms
+                .set_gs1_prefix(BusinessId(id), gs1_prefix.as_deref())
+                .await?;
+            match b.gs1_company_prefix {
+                Some(p) => println!(
+                    "business {} numbers its parcels' SSCCs from GS1 company prefix {p}",
+                    b.id
+                ),
+                None => println!("business {} gives its parcels no SSCC", b.id),
+            }
+        }
         Command::Business(BusinessCmd::List) => {
             for b in wms.businesses().await? {
                 println!("{}\t{}\t{}\t{}", b.id, b.name, b.currency, b.timezone);
@@ -277,19 +373,60 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
             code,
             name,
             visible_sales,
+            address,
         }) => {
             let w = wms
                 .create_warehouse(
                     BusinessId(business),
                     &code,
                     &name,
-                    Address::default(),
+                    address.over(Address::default()),
                     visible_sales,
                 )
                 .await?;
             println!(
                 "created warehouse {} ({} {}) in business {}",
                 w.id, w.code, w.name, w.business_id
+            );
+        }
+        Command::Warehouse(WarehouseCmd::Set {
+            business,
+            id,
+            name,
+            address,
+        }) => {
+            let business = BusinessId(business);
+            let id = WarehouseId(id);
+            let base = wms
+                .warehouses(business, None)
+                .await?
+                .into_iter()
+                .find(|w| w.id == id)
+                .map(|w| w.address)
+                .unwrap_or_default();
+            let address = address.given().then(|| address.over(base));
+            let w = wms
+                .update_warehouse(business, id, name.as_deref(), address)
+                .await?;
+            let a = &w.address;
+            let lines: Vec<&str> = [
+                &a.name,
+                &a.line1,
+                &a.line2,
+                &a.postal_code,
+                &a.city,
+                &a.region,
+                &a.country,
+            ]
+            .into_iter()
+            .filter_map(|f| f.as_deref())
+            .collect();
+            println!(
+                "warehouse {} ({} {}): {}",
+                w.id,
+                w.code,
+                w.name,
+                lines.join(", ")
             );
         }
         Command::Warehouse(WarehouseCmd::List { business }) => {

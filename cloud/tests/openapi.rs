@@ -72,6 +72,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "POST /v1/webhooks/carriers/{carrier}",
         "GET /v1/outbounds/{business_id}/dispatch-runs",
         "POST /v1/outbounds/{business_id}/dispatch-runs/{run_id}/close",
+        "POST /v1/outbounds/{business_id}/dispatch-runs/{run_id}/load",
         "GET /v1/outbounds/{business_id}/dispatch-runs/{run_id}/manifest",
         "GET /v1/printers/{business_id}/list",
         "POST /v1/printers/{business_id}/create",

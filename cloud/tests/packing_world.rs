@@ -6,7 +6,8 @@
 //! HTTP. Each either answers 422 naming its problem with nothing written,
 //! or produces every document: every line of the address in the PDFs as
 //! poppler's pdftotext reads them (where it is installed), every package
-//! its own number on its label and on the manifest.
+//! its own number and its own SSCC on its label and on the manifest, each
+//! scanned onto the vehicle before the run closes.
 
 mod common;
 
@@ -294,9 +295,14 @@ async fn zpl_labels(app: &TestApp, shipment: i64) -> String {
 async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
     let app = spawn_app().await;
     let b = app.a.business;
+    app.wms
+        .set_gs1_prefix(b, Some("4012345"))
+        .await
+        .expect("prefix");
     app.item("W-1").await;
     app.receive("W-1", 100).await;
     let mut pieces = BTreeSet::new();
+    let mut ssccs = BTreeSet::new();
     let mut shipped: Vec<(String, Value)> = Vec::new();
     let mut run = None;
     for case in corpus() {
@@ -370,6 +376,21 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
             count,
             "{what}: injected a format end"
         );
+        for p in data["shipment"]["packages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let sscc = p["sscc"].as_str().expect("every package an SSCC");
+            let valid = depot_protocol::gs1::sscc::Sscc::parse(sscc).expect("a valid SSCC");
+            assert!(sscc.starts_with("04012345") || sscc[1..].starts_with("4012345"));
+            // GS1-128 with FNC1 and AI 00, on its label.
+            assert!(
+                zpl.contains(&format!(">;>800{sscc}")),
+                "{what}: {sscc} not on its label"
+            );
+            assert!(ssccs.insert(valid), "{what}: an SSCC twice");
+        }
         for index in 1..=count {
             let piece = if count == 1 {
                 tracking.clone()
@@ -388,8 +409,20 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
     }
     assert_eq!(shipped.len(), 11, "every shippable order shipped");
 
-    // The manifest lists every package by its own number, and where it goes.
+    // The dock scans every parcel by its SSCC, as a GS1-128 scanner reads it.
     let run = run.expect("an open run");
+    for (n, sscc) in ssccs.iter().enumerate() {
+        let loaded = app
+            .post(
+                &format!("/v1/outbounds/{b}/dispatch-runs/{run}/load"),
+                json!({"code": format!("]C100{sscc}")}),
+            )
+            .await;
+        assert_eq!(loaded.status, 200, "{:?}", loaded.body);
+        assert_eq!(loaded.body["data"]["loaded"], json!(n + 1));
+        assert_eq!(loaded.body["data"]["sscc"], json!(sscc.as_str()));
+    }
+    // The manifest lists every package by its own number, and where it goes.
     let closed = app
         .post(
             &format!("/v1/outbounds/{b}/dispatch-runs/{run}/close"),
@@ -413,6 +446,9 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
         let flat = squash(&text);
         for piece in &pieces {
             assert!(flat.contains(piece.as_str()), "{piece} not on the manifest");
+        }
+        for sscc in &ssccs {
+            assert!(flat.contains(sscc.as_str()), "{sscc} not on the manifest");
         }
         for (what, a) in &shipped {
             let postcode = a["postal_code"].as_str().unwrap_or("");

@@ -11,8 +11,18 @@ use serde::{Deserialize, Serialize};
 pub enum EventKind {
     #[serde(rename = "business.created")]
     BusinessCreated,
+    /// The business's settings changed (its GS1 company prefix).
+    #[serde(rename = "business.updated")]
+    BusinessUpdated,
     #[serde(rename = "warehouse.created")]
     WarehouseCreated,
+    /// A warehouse's name or address changed.
+    #[serde(rename = "warehouse.updated")]
+    WarehouseUpdated,
+    /// Cloud: a block of SSCC serials was granted to a node, which numbers
+    /// its parcels from it.
+    #[serde(rename = "sscc.block_granted")]
+    SsccBlockGranted,
     #[serde(rename = "key.created")]
     KeyCreated,
     #[serde(rename = "key.revoked")]
@@ -48,6 +58,9 @@ pub enum EventKind {
     ShipmentPacked,
     #[serde(rename = "shipment.milestone")]
     ShipmentMilestone,
+    /// A package was scanned onto its dispatch run's vehicle.
+    #[serde(rename = "package.loaded")]
+    PackageLoaded,
     /// A carrier's milestone set or moved a shipment's estimated delivery
     /// (cloud only, never sent to edges).
     #[serde(rename = "shipment.estimated_delivery_changed")]
@@ -116,9 +129,12 @@ pub enum EventKind {
 
 impl EventKind {
     /// Every kind, for checks that must cover them all (the catalogue's).
-    pub const ALL: [EventKind; 40] = [
+    pub const ALL: [EventKind; 44] = [
         Self::BusinessCreated,
+        Self::BusinessUpdated,
         Self::WarehouseCreated,
+        Self::WarehouseUpdated,
+        Self::SsccBlockGranted,
         Self::KeyCreated,
         Self::KeyRevoked,
         Self::ItemCreated,
@@ -135,6 +151,7 @@ impl EventKind {
         Self::WaveCompleted,
         Self::ShipmentPacked,
         Self::ShipmentMilestone,
+        Self::PackageLoaded,
         Self::ShipmentEstimatedDeliveryChanged,
         Self::DispatchRunClosed,
         Self::PrinterSaved,
@@ -162,7 +179,10 @@ impl EventKind {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::BusinessCreated => "business.created",
+            Self::BusinessUpdated => "business.updated",
             Self::WarehouseCreated => "warehouse.created",
+            Self::WarehouseUpdated => "warehouse.updated",
+            Self::SsccBlockGranted => "sscc.block_granted",
             Self::KeyCreated => "key.created",
             Self::KeyRevoked => "key.revoked",
             Self::ItemCreated => "item.created",
@@ -179,6 +199,7 @@ impl EventKind {
             Self::WaveCompleted => "wave.completed",
             Self::ShipmentPacked => "shipment.packed",
             Self::ShipmentMilestone => "shipment.milestone",
+            Self::PackageLoaded => "package.loaded",
             Self::ShipmentEstimatedDeliveryChanged => "shipment.estimated_delivery_changed",
             Self::DispatchRunClosed => "dispatch_run.closed",
             Self::PrinterSaved => "printer.saved",

@@ -40,6 +40,13 @@ pub struct Package {
     pub index: u32,
     pub weight_g: i64,
     pub dimensions: Option<Dimensions>,
+    /// Its Serial Shipping Container Code (GS1 AI 00, 18 digits), from the
+    /// business's GS1 company prefix; none when the business has no prefix.
+    #[serde(default)]
+    pub sscc: Option<String>,
+    /// When it was scanned onto its dispatch run's vehicle.
+    #[serde(default)]
+    pub loaded_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -147,6 +154,8 @@ impl PackRequest {
                     }
                 };
                 Package {
+                    sscc: None,
+                    loaded_at: None,
                     index: (i + 1) as u32,
                     weight_g: p.weight_g,
                     dimensions: dims,
@@ -316,6 +325,9 @@ pub struct RunShipment {
     pub order_id: OrderId,
     pub tracking_number: String,
     pub packages: u32,
+    /// Of them, scanned onto the vehicle.
+    #[serde(default)]
+    pub loaded: u32,
     pub weight_g: i64,
 }
 
@@ -329,9 +341,41 @@ pub struct DispatchRun {
     pub status: RunStatus,
     pub shipments: Vec<RunShipment>,
     pub packages: u32,
+    /// Packages scanned onto the vehicle so far (see the run's `load`).
+    #[serde(default)]
+    pub loaded: u32,
     pub weight_g: i64,
     pub created_at: DateTime<Utc>,
     pub closed_at: Option<DateTime<Utc>>,
+}
+
+/// A package scanned onto a dispatch run's vehicle.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadRequest {
+    /// What the scanner read: the package's SSCC (GS1-128 with or without
+    /// its symbology identifier, `(00)…`, or the 18 digits) or its piece
+    /// number (the tracking number alone for a one-package shipment).
+    #[schema(min_length = 1, max_length = 200)]
+    pub code: String,
+}
+
+/// What loading a package did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct LoadResult {
+    pub dispatch_run_id: i64,
+    pub shipment_id: i64,
+    pub order_id: OrderId,
+    /// The package's index in its shipment (1-based).
+    pub package: u32,
+    pub piece_number: String,
+    pub sscc: Option<String>,
+    pub loaded_at: DateTime<Utc>,
+    /// It had been scanned before: nothing changed.
+    pub already_loaded: bool,
+    /// The run's packages, and of them loaded so far.
+    pub packages: u32,
+    pub loaded: u32,
 }
 
 #[cfg(test)]

@@ -14,6 +14,10 @@ pub struct Business {
     pub currency: String,
     /// IANA time zone the business reports in.
     pub timezone: String,
+    /// The GS1 company prefix its parcels' SSCCs are numbered from (4 to
+    /// 12 digits); none: parcels get no SSCC.
+    #[serde(default)]
+    pub gs1_company_prefix: Option<String>,
     pub created_at: DateTime<Utc>,
 }
 

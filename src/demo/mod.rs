@@ -41,6 +41,10 @@ pub async fn edge_node(wms: &Wms, business: BusinessId) -> anyhow::Result<u32> {
         .node)
 }
 
+/// The demo's GS1 company prefix: the one GS1's own documents use in their
+/// examples (no real company's), so every demo parcel gets an SSCC.
+pub const DEMO_GS1_PREFIX: &str = "0614141";
+
 /// What the demo's own-fleet carrier signs its webhooks with.
 pub const DEMO_WEBHOOK_SECRET: &str = "demo-webhook-secret";
 
@@ -142,6 +146,7 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
     let b = wms
         .create_business(DEMO_NAME, "EUR", "Europe/Madrid")
         .await?;
+    wms.set_gs1_prefix(b.id, Some(DEMO_GS1_PREFIX)).await?;
     let madrid = addresses::madrid();
     let barcelona = addresses::barcelona();
     let w1 = wms

@@ -5,6 +5,7 @@
 pub mod carriers;
 pub mod catalog;
 pub mod crm;
+pub mod dispatch;
 pub mod documents;
 pub mod error;
 pub mod http;
@@ -28,6 +29,7 @@ pub mod render;
 pub mod replica;
 pub mod scan;
 pub mod shipping;
+pub mod sscc;
 pub mod storage;
 pub mod store;
 pub mod sync;

@@ -106,6 +106,88 @@ fn update_job(
     sql::job(conn, job)?.ok_or_else(|| WmsError::Internal("job vanished".into()))
 }
 
+/// Stores a raw ZPL or PDF job for a printer, queued, in the caller's
+/// transaction: the job and its event, or an error and neither.
+pub(crate) fn submit(
+    conn: &Db,
+    origin: &str,
+    caller: &Caller,
+    printer: i64,
+    data: &[u8],
+) -> Result<PrintJob> {
+    if data.is_empty() {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "body",
+            "the print job is empty",
+        )]));
+    }
+    if data.len() > MAX_JOB_BYTES {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "body",
+            format!("a print job is at most {MAX_JOB_BYTES} bytes"),
+        )]));
+    }
+    let format = sniff(data).ok_or_else(|| {
+        WmsError::invalid(vec![FieldError::new(
+            "body",
+            "not a print job: expected ZPL (^XA…) or PDF (%PDF-…)",
+        )])
+    })?;
+    let business = caller.business_id;
+    let p = load(conn, business, printer)?;
+    let edge = match Connection::parse(&p.connection) {
+        Ok(Connection::Edge { edge_id }) => Some(edge_id),
+        _ => None,
+    };
+    let at_edge = edge.is_some();
+    // The bytes travel to the edge that prints them, unless this is
+    // that edge.
+    let send_bytes = edge.is_some_and(|e| origin != format!("edge:{e}"));
+    if at_edge && data.len() > MAX_EDGE_JOB_BYTES {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "body",
+            format!(
+                "printer {} is attached to an edge box: a job for it is at most {MAX_EDGE_JOB_BYTES} bytes",
+                p.name
+            ),
+        )]));
+    }
+    if p.kind != format {
+        return Err(WmsError::invalid(vec![FieldError::new(
+            "body",
+            format!(
+                "printer {} takes {}, this job is {}",
+                p.name,
+                p.kind.as_str(),
+                format.as_str()
+            ),
+        )]));
+    }
+    let id = sql::insert_job(
+        conn,
+        business,
+        printer,
+        format,
+        data,
+        &caller.actor(),
+        &now(),
+    )?;
+    let job = sql::job(conn, id)?.ok_or_else(|| WmsError::Internal("job vanished".into()))?;
+    let event = PrintJobCreated {
+        job,
+        business_id: business,
+        data_base64: send_bytes.then(|| BASE64.encode(data)),
+    };
+    store::events::append(
+        conn,
+        origin,
+        Some(business),
+        EventKind::PrintJobCreated,
+        &event,
+    )?;
+    Ok(event.job)
+}
+
 impl Wms {
     pub async fn create_printer(
         &self,
@@ -139,82 +221,9 @@ impl Wms {
         printer: i64,
         data: Vec<u8>,
     ) -> Result<PrintJob> {
-        if data.is_empty() {
-            return Err(WmsError::invalid(vec![FieldError::new(
-                "body",
-                "the print job is empty",
-            )]));
-        }
-        if data.len() > MAX_JOB_BYTES {
-            return Err(WmsError::invalid(vec![FieldError::new(
-                "body",
-                format!("a print job is at most {MAX_JOB_BYTES} bytes"),
-            )]));
-        }
-        let format = sniff(&data).ok_or_else(|| {
-            WmsError::invalid(vec![FieldError::new(
-                "body",
-                "not a print job: expected ZPL (^XA…) or PDF (%PDF-…)",
-            )])
-        })?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
-            let business = caller.business_id;
-            let p = load(conn, business, printer)?;
-            let edge = match Connection::parse(&p.connection) {
-                Ok(Connection::Edge { edge_id }) => Some(edge_id),
-                _ => None,
-            };
-            let at_edge = edge.is_some();
-            // The bytes travel to the edge that prints them, unless this is
-            // that edge.
-            let send_bytes = edge.is_some_and(|e| origin != format!("edge:{e}"));
-            if at_edge && data.len() > MAX_EDGE_JOB_BYTES {
-                return Err(WmsError::invalid(vec![FieldError::new(
-                    "body",
-                    format!(
-                        "printer {} is attached to an edge box: a job for it is at most {MAX_EDGE_JOB_BYTES} bytes",
-                        p.name
-                    ),
-                )]));
-            }
-            if p.kind != format {
-                return Err(WmsError::invalid(vec![FieldError::new(
-                    "body",
-                    format!(
-                        "printer {} takes {}, this job is {}",
-                        p.name,
-                        p.kind.as_str(),
-                        format.as_str()
-                    ),
-                )]));
-            }
-            let id = sql::insert_job(
-                conn,
-                business,
-                printer,
-                format,
-                &data,
-                &caller.actor(),
-                &now(),
-            )?;
-            let job =
-                sql::job(conn, id)?.ok_or_else(|| WmsError::Internal("job vanished".into()))?;
-            let event = PrintJobCreated {
-                job,
-                business_id: business,
-                data_base64: send_bytes.then(|| BASE64.encode(&data)),
-            };
-            store::events::append(
-                conn,
-                &origin,
-                Some(business),
-                EventKind::PrintJobCreated,
-                &event,
-            )?;
-            Ok(event.job)
-        })
-        .await
+        self.write(move |conn| submit(conn, &origin, &caller, printer, &data))
+            .await
     }
 
     /// Queued jobs of some printers, oldest first, with their bytes, but

@@ -51,7 +51,7 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
                 || s.tracking_number.clone(),
                 |c| c.piece_number(&s.tracking_number, p.index, count),
             ),
-            sscc: None,
+            sscc: p.sscc.clone(),
             ship_from: party(&w.address, &biz.name),
             ship_to: party(
                 &order.shipping_address,
@@ -61,6 +61,15 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
             package: package_info(p, count),
             shipped_on,
         })
+        .collect())
+}
+
+/// Every package's ZPL label of a shipment, one after another, as
+/// `generate-label` answers them.
+pub(crate) fn zpl_labels(conn: &Connection, business: BusinessId, id: i64) -> Result<String> {
+    Ok(labels(conn, business, id)?
+        .iter()
+        .map(render::shipping_label_zpl)
         .collect())
 }
 
@@ -242,7 +251,7 @@ pub(crate) fn manifest(
                     || rs.tracking_number.clone(),
                     |c| c.piece_number(&rs.tracking_number, p.index, count),
                 ),
-                sscc: None,
+                sscc: p.sscc.clone(),
                 order_ref: order.external_ref.clone(),
                 package: package_info(p, count),
                 postal_code: a.postal_code.clone().unwrap_or_default(),
@@ -263,7 +272,13 @@ pub(crate) fn manifest(
 
 /// Closes a run: its orders are dispatched (booking the goods out), its
 /// shipments handed over, and a manifest produced.
-fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Result<DispatchRun> {
+fn close_run(
+    conn: &Connection,
+    origin: &str,
+    caller: &Caller,
+    id: i64,
+    force: bool,
+) -> Result<DispatchRun> {
     let business = caller.business_id;
     let run = sql::run(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("dispatch run {id} does not exist")))?;
@@ -277,6 +292,7 @@ fn close_run(conn: &Connection, origin: &str, caller: &Caller, id: i64) -> Resul
             "dispatch run {id} has no shipments"
         )));
     }
+    crate::dispatch::check_loaded(conn, business, id, force)?;
     let at = now();
     let actor = caller.actor();
     let w = tenants::warehouse(conn, business, run.warehouse_id)?
@@ -418,9 +434,16 @@ impl Wms {
             .await
     }
 
-    pub async fn close_dispatch_run(&self, caller: Caller, id: i64) -> Result<DispatchRun> {
+    /// Closes a run; once loading has begun, only with every package
+    /// loaded, or `force`.
+    pub async fn close_dispatch_run(
+        &self,
+        caller: Caller,
+        id: i64,
+        force: bool,
+    ) -> Result<DispatchRun> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| close_run(conn, &origin, &caller, id))
+        self.write(move |conn| close_run(conn, &origin, &caller, id, force))
             .await
     }
 

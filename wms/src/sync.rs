@@ -105,6 +105,11 @@ fn receive(
     for (r, kind) in &rejected {
         sql::note_refused(conn, business, edge.as_str(), kind, &r.reason, &at)?;
     }
+    // The edge numbered parcels: it gets its next block of SSCCs before it
+    // needs it.
+    if todo.iter().any(|(_, e, _)| e.kind == "shipment.packed") {
+        crate::sscc::keep_ahead(conn, node, business, record.node)?;
+    }
     let rejected = rejected.into_iter().map(|(r, _)| r).collect();
     sql::advance(conn, business, edge.as_str(), plan.through, &at)?;
     presence::advanced(conn, node, business, edge, record.backlog)?;
@@ -296,6 +301,7 @@ impl Wms {
         edge: EdgeId,
         name: Option<String>,
     ) -> Result<EdgeRecord> {
+        let origin = self.origin().to_owned();
         self.write(move |conn| {
             if tenants::business(conn, business)?.is_none() {
                 return Err(WmsError::NotFound(format!(
@@ -309,8 +315,10 @@ impl Wms {
                 ));
             }
             sql::register_edge(conn, business, edge.as_str(), name.as_deref(), &now())?;
-            sql::edge(conn, business, edge.as_str())?
-                .ok_or_else(|| WmsError::Internal("edge vanished".into()))
+            let record = sql::edge(conn, business, edge.as_str())?
+                .ok_or_else(|| WmsError::Internal("edge vanished".into()))?;
+            crate::sscc::keep_ahead(conn, &origin, business, record.node)?;
+            Ok(record)
         })
         .await
     }

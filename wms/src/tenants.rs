@@ -3,6 +3,7 @@
 use crate::store::{self, tenants as sql};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::EventKind;
+use depot_protocol::gs1::sscc::CompanyPrefix;
 use depot_protocol::order::Address;
 use depot_protocol::tenant::{ApiKey, Business, Caller, Warehouse};
 use depot_protocol::validate::Check;
@@ -53,10 +54,98 @@ impl Wms {
                 name,
                 currency,
                 timezone,
+                gs1_company_prefix: None,
                 created_at: at,
             };
             store::events::append(conn, &origin, Some(id), EventKind::BusinessCreated, &b)?;
             Ok(b)
+        })
+        .await
+    }
+
+    /// Sets (or, with `None`, clears) the GS1 company prefix the business's
+    /// parcels are numbered from, and grants the cloud and every edge of the
+    /// business a block of SSCCs of it. A prefix belongs to one company, so
+    /// one another business numbers from is refused.
+    pub async fn set_gs1_prefix(
+        &self,
+        business: BusinessId,
+        prefix: Option<&str>,
+    ) -> Result<Business> {
+        let prefix = prefix
+            .map(|p| {
+                CompanyPrefix::parse(p).map_err(|e| {
+                    WmsError::invalid(vec![depot_protocol::FieldError::new(
+                        "gs1_company_prefix",
+                        e,
+                    )])
+                })
+            })
+            .transpose()?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            let p = prefix.as_ref().map(CompanyPrefix::as_str);
+            if let Some(p) = p {
+                if let Some(other) = sql::gs1_prefix_holder(conn, p, business)? {
+                    return Err(WmsError::field_conflict(
+                        "gs1_company_prefix",
+                        format!("business {other} already numbers its parcels from {p}"),
+                    ));
+                }
+            }
+            sql::set_gs1_prefix(conn, business, p)?;
+            let b = sql::business(conn, business)?
+                .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
+            store::events::append(
+                conn,
+                &origin,
+                Some(business),
+                EventKind::BusinessUpdated,
+                &b,
+            )?;
+            crate::sscc::keep_ahead(conn, &origin, business, 0)?;
+            for edge in store::sync::edges(conn, business)? {
+                crate::sscc::keep_ahead(conn, &origin, business, edge.node)?;
+            }
+            Ok(b)
+        })
+        .await
+    }
+
+    /// Changes a warehouse's name and address (printed in the FROM block of
+    /// its labels); its code stays.
+    pub async fn update_warehouse(
+        &self,
+        business: BusinessId,
+        id: WarehouseId,
+        name: Option<&str>,
+        address: Option<Address>,
+    ) -> Result<Warehouse> {
+        let mut c = Check::new();
+        let name = name.map(|n| c.text("name", n, 200));
+        c.finish(()).map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write(move |conn| {
+            let mut w = sql::warehouse(conn, business, id)?.ok_or_else(|| {
+                WmsError::NotFound(format!(
+                    "warehouse {id} of business {business} does not exist"
+                ))
+            })?;
+            if let Some(name) = name {
+                w.name = name;
+            }
+            if let Some(address) = address {
+                w.address = address;
+            }
+            sql::update_warehouse(conn, business, id, &w.name, &w.address)?;
+            store::events::append(
+                conn,
+                &origin,
+                Some(business),
+                EventKind::WarehouseUpdated,
+                &w,
+            )?;
+            Ok(w)
         })
         .await
     }

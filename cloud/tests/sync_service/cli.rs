@@ -93,3 +93,80 @@ fn the_warehouses_an_edge_serves_are_set_and_listed() {
         "{list}"
     );
 }
+
+#[test]
+fn a_business_gets_a_gs1_prefix_and_a_warehouse_its_address() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    admin(d, &["business", "create", "--name", "A"]);
+    admin(d, &["business", "create", "--name", "B"]);
+    admin(
+        d,
+        &[
+            "warehouse",
+            "create",
+            "--business",
+            "1",
+            "--code",
+            "MAD1",
+            "--name",
+            "Madrid",
+            "--line1",
+            "Calle de Alcalá 123",
+            "--postal-code",
+            "28009",
+            "--city",
+            "Madrid",
+            "--country",
+            "es",
+        ],
+    );
+    let out = admin(
+        d,
+        &[
+            "warehouse",
+            "set",
+            "--business",
+            "1",
+            "--id",
+            "1",
+            "--line2",
+            "Muelle 4",
+        ],
+    );
+    assert_eq!(
+        out,
+        "warehouse 1 (MAD1 Madrid): Calle de Alcalá 123, Muelle 4, 28009, Madrid, ES"
+    );
+    let out = admin(
+        d,
+        &["business", "set", "--id", "1", "--gs1-prefix", "4012345"],
+    );
+    assert_eq!(
+        out,
+        "business 1 numbers its parcels' SSCCs from GS1 company prefix 4012345"
+    );
+    // A prefix is one company's, and has the digits GS1 gives.
+    for args in [
+        &["--id", "2", "--gs1-prefix", "4012345"][..],
+        &["--id", "2", "--gs1-prefix", "40-12345"][..],
+        &["--id", "2"][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_depot-cloud"))
+            .arg("--data-dir")
+            .arg(d)
+            .args(["business", "set"])
+            .args(args)
+            .env("DEPOT_LOG", "warn")
+            .output()
+            .expect("run");
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("gs1") || err.contains("GS1") || err.contains("prefix"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = admin(d, &["business", "set", "--id", "1", "--no-gs1-prefix"]);
+    assert_eq!(out, "business 1 gives its parcels no SSCC");
+}

@@ -17,7 +17,7 @@ use super::stopped;
 use depot_protocol::event::Event;
 use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
-use depot_protocol::shipping::{LabelFormat, PackItem, PackRequest, PackageIn};
+use depot_protocol::shipping::{PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, OrderId};
 use depot_wms::http::error::ApiError;
@@ -450,6 +450,7 @@ impl Glue {
                 order_id,
                 items,
                 weight_g,
+                print_label,
             } => {
                 let req = PackRequest {
                     order_id,
@@ -467,7 +468,9 @@ impl Glue {
                         height_mm: None,
                     }],
                 };
-                Input::Packed(
+                Input::Packed(if print_label {
+                    self.pack_and_print(caller, req).await
+                } else {
                     wms.pack_order(caller, req)
                         .await
                         .map_err(Failure::from)
@@ -477,11 +480,9 @@ impl Glue {
                                 "shipment": r.shipment,
                                 "order_status": r.order_status,
                             }),
-                        }),
-                )
-            }
-            Effect::PrintLabel { shipment_id } => {
-                Input::LabelQueued(self.print_label(caller, shipment_id).await)
+                            label_job: None,
+                        })
+                })
             }
         }
     }
@@ -497,22 +498,30 @@ impl Glue {
         })
     }
 
-    /// The shipping label, as `generate-label` renders it in ZPL, queued
-    /// on the station's printer.
-    async fn print_label(&self, caller: Caller, shipment: i64) -> Result<Value, Failure> {
+    /// Packs and queues the labels (ZPL, as `generate-label` renders them)
+    /// on the station's printer in one write: a printer this edge does not
+    /// drive refuses the pack before anything is written.
+    async fn pack_and_print(
+        &self,
+        caller: Caller,
+        req: PackRequest,
+    ) -> Result<PackedOrder, Failure> {
         let Some(name) = &self.config.printer else {
             return Err(Failure::conflict("this station has no printer"));
         };
         let c = &self.context;
         let printer = printers::resolve(&c.wms, c.business, &c.edge_id, name)
             .await?
-            .map_err(Failure::conflict)?;
-        let label = c
-            .wms
-            .label(c.business, shipment, LabelFormat::Zpl, None)
-            .await?;
-        let job = c.wms.submit_job(caller, printer.id, label.bytes).await?;
-        Ok(json!(job))
+            .map_err(|why| Failure::conflict(format!("{why}: nothing was packed")))?;
+        let (r, job) = c.wms.pack_and_print(caller, req, printer.id).await?;
+        Ok(PackedOrder {
+            shipment_id: r.shipment.id,
+            result: json!({
+                "shipment": r.shipment,
+                "order_status": r.order_status,
+            }),
+            label_job: Some(json!(job)),
+        })
     }
 
     async fn log(&self, source: Value, report: &Report) {

@@ -53,6 +53,7 @@
 //! current year from the clock; the `_at` variants take it as an argument.
 
 mod ai;
+pub mod sscc;
 #[cfg(test)]
 mod tests;
 

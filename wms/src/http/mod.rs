@@ -141,6 +141,7 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(tracking::track))
         .routes(routes!(outbounds::list))
         .routes(routes!(outbounds::close))
+        .routes(routes!(outbounds::load))
         .routes(routes!(outbounds::manifest))
         .routes(routes!(printers::list))
         .routes(routes!(documents::list_categories))

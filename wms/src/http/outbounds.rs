@@ -1,7 +1,7 @@
 //! `/v1/outbounds/...`: dispatch runs.
 
 use super::error::ApiError;
-use super::extract::{ApiPath, ApiQuery, Tenant};
+use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
 use super::idempotency::{ok, respond};
 use crate::Wms;
 use crate::idempotency::Answer;
@@ -10,7 +10,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use depot_protocol::shipping::{DispatchRun, RunStatus};
+use depot_protocol::shipping::{DispatchRun, LoadRequest, LoadResult, RunStatus};
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page, WarehouseId};
 use serde::Deserialize;
 
@@ -60,19 +60,51 @@ pub async fn list(
     Ok(Json(ListEnvelope::new(rows, total, filtered)))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct CloseQuery {
+    /// Close even with packages not scanned onto the vehicle once loading
+    /// has begun (they are listed in the 409 otherwise).
+    force: Option<bool>,
+}
+
 /// Closes a run (extension): its orders become `dispatched`, their goods
 /// are booked out as `shipped` movements, and the manifest is produced.
+/// Once any package of the run was loaded (scanned onto the vehicle), the
+/// run closes only with every package loaded, or with `force=true`: a 409
+/// names each package still on the dock.
 #[utoipa::path(post, path = "/v1/outbounds/{business_id}/dispatch-runs/{run_id}/close", tag = "outbounds",
-    params(("business_id" = i32, Path, description = "The business"), ("run_id" = i64, Path, description = "The run")),
+    params(("business_id" = i32, Path, description = "The business"), ("run_id" = i64, Path, description = "The run"), CloseQuery),
     responses((status = 200, body = DataEnvelope<DispatchRun>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody)),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn close(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
+    ApiQuery(q): ApiQuery<CloseQuery>,
 ) -> Result<Answer, ApiError> {
-    respond(ok::<DispatchRun>, wms.close_dispatch_run(t.0, id)).await
+    let force = q.force.unwrap_or(false);
+    respond(ok::<DispatchRun>, wms.close_dispatch_run(t.0, id, force)).await
+}
+
+/// Loads a package (extension): scanning its SSCC or piece number at the
+/// dock marks it as on the run's vehicle. A package of another run is
+/// refused with 409 (keep it off this vehicle); scanning one twice changes
+/// nothing (`already_loaded`).
+#[utoipa::path(post, path = "/v1/outbounds/{business_id}/dispatch-runs/{run_id}/load", tag = "outbounds",
+    params(("business_id" = i32, Path, description = "The business"), ("run_id" = i64, Path, description = "The run")),
+    request_body = LoadRequest,
+    responses((status = 200, body = DataEnvelope<LoadResult>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn load(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+    ApiJson(req): ApiJson<LoadRequest>,
+) -> Result<Answer, ApiError> {
+    respond(ok::<LoadResult>, wms.load_package(t.0, id, req)).await
 }
 
 /// The manifest of a closed run, as PDF (extension).

@@ -19,6 +19,7 @@ pub(super) fn shipping_problems(
     limits: PieceLimits,
     packages: &[Package],
     from: &Party,
+    with_sscc: bool,
 ) -> Vec<FieldError> {
     let a = &order.shipping_address;
     let mut errors = order.address_issues.clone();
@@ -45,7 +46,8 @@ pub(super) fn shipping_problems(
             service: order.service.clone(),
             piece_number: carrier.piece_number(&sample, 99, 99),
             tracking_number: sample,
-            sscc: None,
+            // Every SSCC takes the same room.
+            sscc: with_sscc.then(|| "106141412345678908".to_owned()),
             ship_from: from.clone(),
             ship_to: party(a, order.buyer.name.as_deref().unwrap_or("")),
             order_ref: order.external_ref.clone(),

@@ -15,6 +15,7 @@ use base64::Engine;
 use depot_protocol::event::EventKind;
 use depot_protocol::order::{Address, Order};
 use depot_protocol::plural::counted;
+use depot_protocol::printing::PrintJob;
 use depot_protocol::shipping::{Milestone, PackRequest, PackResult, Shipment, TrackingEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{FieldError, ItemId, OrderStatus, now};
@@ -129,12 +130,12 @@ fn pack(
     })?;
     let warehouse = tenants::warehouse(conn, business, order.warehouse_id)?
         .ok_or_else(|| WmsError::Internal("warehouse vanished".into()))?;
-    let business_name = tenants::business(conn, business)?
-        .map(|b| b.name)
-        .unwrap_or_default();
-    let from = party(&warehouse.address, &business_name);
+    let biz = tenants::business(conn, business)?
+        .ok_or_else(|| WmsError::Internal("business vanished".into()))?;
+    let from = party(&warehouse.address, &biz.name);
     let limits = fleet.limits(carrier, &order.service);
-    let problems = checks::shipping_problems(&order, carrier, limits, &packages, &from);
+    let with_sscc = biz.gs1_company_prefix.is_some();
+    let problems = checks::shipping_problems(&order, carrier, limits, &packages, &from, with_sscc);
     if !problems.is_empty() {
         return Err(WmsError::refused(
             format_args!("order {order_id} cannot be shipped as it stands"),
@@ -186,8 +187,9 @@ fn pack(
         carrier.estimate(&order.service, at.date_naive()),
     )?;
     step("tracking")?;
-    for p in &packages {
-        sql::insert_package(conn, id, p)?;
+    for mut p in packages {
+        p.sscc = crate::sscc::allocate(conn, origin, business)?.map(|s| s.to_string());
+        sql::insert_package(conn, id, &p)?;
         step("package")?;
     }
     let event = TrackingEvent {
@@ -271,6 +273,35 @@ pub(crate) fn package_info(p: &depot_protocol::shipping::Package, count: u32) ->
 }
 
 impl Wms {
+    /// Packs an order and queues its labels (ZPL, a label per package) on
+    /// `printer`, in one write: a station's pack either prints or leaves
+    /// no trace, never a packed order with no label on its way.
+    pub async fn pack_and_print(
+        &self,
+        caller: Caller,
+        req: PackRequest,
+        printer: i64,
+    ) -> Result<(PackResult, PrintJob)> {
+        let origin = self.origin().to_owned();
+        let fleet = self.own_fleet();
+        self.write(move |conn| {
+            let packed = pack_and_render(conn, &origin, &caller, req, &fleet, &mut |_| Ok(()))?;
+            let zpl = crate::shipping::zpl_labels(conn, caller.business_id, packed.shipment.id)?;
+            let job = crate::printing::submit(conn, &origin, &caller, printer, zpl.as_bytes())
+                .map_err(|e| match e {
+                    WmsError::Invalid { message, errors } => WmsError::Conflict {
+                        message: format!(
+                            "the label cannot be printed, so nothing was packed: {message}"
+                        ),
+                        errors,
+                    },
+                    other => other,
+                })?;
+            Ok((packed, job))
+        })
+        .await
+    }
+
     /// Packs an order, its slips rendered in the write: what the answer
     /// promises is made before the commit, or nothing is (and the answer,
     /// stored with an `Idempotency-Key` in the same transaction, is whole).

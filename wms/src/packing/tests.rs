@@ -272,3 +272,71 @@ async fn any_order_reference_packs_with_its_documents() {
         assert!(steps.contains(&"slip_pdf"));
     }
 }
+
+#[tokio::test]
+async fn a_station_pack_prints_its_labels_in_the_same_write_or_does_nothing() {
+    let f = fixture().await;
+    let b = f.caller.business_id;
+    f.wms
+        .set_gs1_prefix(b, Some("5201234"))
+        .await
+        .expect("prefix");
+    let printer = |name: &str, kind: &str| {
+        serde_json::from_value(
+            json!({"name": name, "kind": kind, "connection": "tcp://192.0.2.7:9100"}),
+        )
+        .expect("printer")
+    };
+    let pdf = f
+        .wms
+        .create_printer(b, printer("Office", "pdf"))
+        .await
+        .expect("pdf printer");
+    let zpl = f
+        .wms
+        .create_printer(b, printer("Pack 1", "zpl"))
+        .await
+        .expect("zpl printer");
+    let order = f
+        .order("ST-1", full_address("Τσιμισκή 43", "Θεσσαλονίκη"))
+        .await;
+    let req = || -> PackRequest {
+        serde_json::from_value(
+            json!({"order_id": order, "items": [{"code": "KAFE-1", "quantity": 2}],
+                                      "packages": [{"weight_g": 800}, {"weight_g": 900}]}),
+        )
+        .expect("pack request")
+    };
+    // A printer that cannot take ZPL: the pack is refused whole.
+    let before = f.snapshot().await;
+    let r = f.wms.pack_and_print(f.caller, req(), pdf.id).await;
+    let Err(WmsError::Conflict { message, .. }) = &r else {
+        panic!("{r:?}")
+    };
+    assert!(message.contains("nothing was packed"), "{message}");
+    assert_eq!(f.snapshot().await, before);
+    // A label printer: packed, and a label per package queued with it.
+    let (packed, job) = f
+        .wms
+        .pack_and_print(f.caller, req(), zpl.id)
+        .await
+        .expect("pack and print");
+    assert_eq!(job.printer_id, zpl.id);
+    let data = f
+        .wms
+        .read(move |conn| {
+            Ok(
+                conn.query_row("SELECT data FROM print_jobs WHERE id = ?1", [job.id], |r| {
+                    r.get::<_, Vec<u8>>(0)
+                })?,
+            )
+        })
+        .await
+        .expect("job data");
+    let zpl_text = String::from_utf8(data).expect("utf-8");
+    assert_eq!(zpl_text.matches("^XA").count(), 2);
+    for p in &packed.shipment.packages {
+        let sscc = p.sscc.as_deref().expect("an SSCC");
+        assert!(zpl_text.contains(&format!(">;>800{sscc}")), "{sscc}");
+    }
+}

@@ -6,6 +6,7 @@
 use super::code128::Symbol;
 use super::metrics::{one_line, text_width, truncate};
 use super::qr::Matrix;
+use super::shape::right_to_left;
 use super::wrap::wrap;
 
 /// One printer dot at 203 dpi, in points.
@@ -179,7 +180,12 @@ impl Page {
         for (i, (line, bold)) in lines.iter().enumerate() {
             let top = y + step * i as f32;
             let style = Style { size, bold: *bold };
-            self.text(x, top, w, style, Align::Left, line);
+            let align = if right_to_left(line) {
+                Align::Right
+            } else {
+                Align::Left
+            };
+            self.text(x, top, w, style, align, line);
             bottom = top + size;
         }
         bottom
@@ -358,6 +364,31 @@ pub(crate) fn whole_dots(w: f32, modules: usize, max_dots: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn right_to_left_lines_of_a_block_keep_to_the_right() {
+        let mut p = Page::new(288.0, 432.0);
+        let paras: [Para<'_>; 3] = [
+            ("محمد العلي", true),
+            ("שדרות רוטשילד 22", false),
+            ("Tel Aviv 6688218", false),
+        ];
+        p.text_block(10.0, 10.0, 200.0, 100.0, 10.0, 7.0, &paras);
+        let lines: Vec<&Text> = p
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Text(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(lines.len(), 3);
+        for t in &lines[..2] {
+            let right = t.x + text_width(&t.text, t.size, t.bold);
+            assert!((right - 210.0).abs() < 1e-3 && t.x > 10.0, "{t:?}");
+        }
+        assert!((lines[2].x - 10.0).abs() < 1e-3, "{:?}", lines[2]);
+    }
 
     #[test]
     fn aligned_text_stays_in_its_box() {

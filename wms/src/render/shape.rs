@@ -69,6 +69,17 @@ pub(crate) fn width(text: &str, bold: bool) -> f32 {
     width
 }
 
+/// Whether a line reads right to left: its first strong character is
+/// Hebrew, Arabic or another right-to-left script's (the Unicode
+/// bidirectional algorithm's rule for a paragraph's direction). Such a
+/// line is aligned to the right of its box, as its readers write it.
+pub(crate) fn right_to_left(text: &str) -> bool {
+    BidiInfo::new(text, None)
+        .paragraphs
+        .first()
+        .is_some_and(|p| p.level.is_rtl())
+}
+
 /// Shapes one line of text (no line breaks: callers pass `one_line` text).
 pub(crate) fn shape(text: &str, bold: bool) -> Shaped {
     let mut out = Shaped::default();

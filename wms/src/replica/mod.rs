@@ -30,9 +30,12 @@ pub(crate) mod printing;
 pub use ownership::{Checker, Sender};
 
 /// The kinds replicated between nodes: applied where they arrive.
-pub const REPLICATED: [&str; 22] = [
+pub const REPLICATED: [&str; 26] = [
     "business.created",
+    "business.updated",
     "warehouse.created",
+    "warehouse.updated",
+    "sscc.block_granted",
     "key.created",
     "key.revoked",
     "item.created",
@@ -47,6 +50,7 @@ pub const REPLICATED: [&str; 22] = [
     "pick.scanned",
     "shipment.packed",
     "shipment.milestone",
+    "package.loaded",
     "dispatch_run.closed",
     "printer.saved",
     "print_job.created",
@@ -349,14 +353,16 @@ fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
 
 fn apply_kind(conn: &Connection, e: &RemoteEvent) -> Applied {
     match e.kind.as_str() {
-        "business.created" => {
+        "business.created" | "business.updated" => {
             sql::upsert_business(conn, &payload::<Business>(e)?)?;
             Ok(None)
         }
-        "warehouse.created" => {
+        "warehouse.created" | "warehouse.updated" => {
             sql::upsert_warehouse(conn, &payload::<Warehouse>(e)?)?;
             Ok(None)
         }
+        "sscc.block_granted" => operations::sscc_block(conn, e, payload(e)?),
+        "package.loaded" => operations::loaded(conn, e, payload(e)?),
         "key.created" => {
             let k: KeyCreated = payload(e)?;
             let hash = hex::decode(&k.hash)

@@ -270,3 +270,49 @@ pub(super) fn printer(conn: &Connection, p: Printer) -> Applied {
     printing_sql::upsert_replica(conn, &p)?;
     Ok(None)
 }
+
+#[derive(Deserialize)]
+pub(super) struct BlockGranted {
+    node: u32,
+    prefix: String,
+    first: i64,
+    last: i64,
+}
+
+/// A block of SSCCs the cloud granted (to this node or another of the
+/// business): this node numbers only in its own.
+pub(super) fn sscc_block(conn: &Connection, e: &RemoteEvent, g: BlockGranted) -> Applied {
+    let business = business_of(e)?;
+    let block = crate::store::sscc::Block {
+        prefix: g.prefix,
+        first: g.first,
+        last: g.last,
+        node: g.node,
+    };
+    crate::sscc::apply_grant(conn, business, &block)?;
+    Ok(None)
+}
+
+#[derive(Deserialize)]
+pub(super) struct Loaded {
+    shipment_id: i64,
+    package: u32,
+    at: depot_protocol::Timestamp,
+}
+
+/// A package scanned onto its vehicle elsewhere: loaded here too (the
+/// first scan's time stands).
+pub(super) fn loaded(conn: &Connection, e: &RemoteEvent, l: Loaded) -> Applied {
+    let business = business_of(e)?;
+    let Some(s) = shipping_sql::shipment(conn, business, l.shipment_id)? else {
+        return reject(format!("shipment {} is not known here", l.shipment_id));
+    };
+    if !s.packages.iter().any(|p| p.index == l.package) {
+        return reject(format!(
+            "shipment {} has no package {}",
+            l.shipment_id, l.package
+        ));
+    }
+    shipping_sql::set_loaded(conn, s.id, l.package, &l.at)?;
+    Ok(None)
+}

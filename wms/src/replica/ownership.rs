@@ -148,7 +148,33 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+        if kind == "shipment.packed" {
+            return self.ssccs(conn, &payload);
+        }
         Ok(None)
+    }
+
+    /// The SSCCs of the parcels an edge packed must come from the blocks
+    /// granted to that edge: any other would be another node's (or another
+    /// company's) number.
+    fn ssccs(
+        &self,
+        conn: &rusqlite::Connection,
+        payload: &serde_json::Value,
+    ) -> Result<Option<String>> {
+        let Some(edge) = &self.sender.edge else {
+            return Ok(None);
+        };
+        let packages = payload.get("packages").and_then(|p| p.as_array());
+        let mut ssccs = Vec::new();
+        for (i, p) in packages.into_iter().flatten().enumerate() {
+            match p.get("sscc") {
+                None | Some(serde_json::Value::Null) => {}
+                Some(serde_json::Value::String(s)) => ssccs.push((i as u32 + 1, s.as_str())),
+                Some(_) => return Ok(Some(format!("package {}'s SSCC is not text", i + 1))),
+            }
+        }
+        crate::sscc::foreign(conn, self.sender.business, edge.node, &ssccs)
     }
 
     fn check(

@@ -19,6 +19,7 @@ pub mod printing;
 pub mod releases;
 pub mod replica;
 pub mod shipping;
+pub mod sscc;
 pub mod sync;
 pub mod tenants;
 pub mod translation_jobs;
@@ -74,6 +75,7 @@ pub fn migrations() -> Migrations<'static> {
         ),
         M::up(include_str!("schema/028_idempotency_keys.sql")),
         M::up(include_str!("schema/029_sync_trust.sql")),
+        M::up(include_str!("schema/030_sscc.sql")),
     ])
 }
 

@@ -10,11 +10,11 @@ use rusqlite::{Connection, params};
 
 pub fn upsert_business(conn: &Connection, b: &Business) -> Result<()> {
     conn.prepare_cached(
-        "INSERT INTO businesses (id, name, currency, timezone, created_at) VALUES (?1, ?2, ?3, ?4, ?5)
+        "INSERT INTO businesses (id, name, currency, timezone, created_at, gs1_company_prefix) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone,
-                                        created_at = excluded.created_at",
+                                        created_at = excluded.created_at, gs1_company_prefix = excluded.gs1_company_prefix",
     )?
-    .execute(params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at)])?;
+    .execute(params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at), b.gs1_company_prefix])?;
     Ok(())
 }
 

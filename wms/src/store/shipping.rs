@@ -63,7 +63,8 @@ pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<(
         ]));
     }
     conn.prepare_cached(
-        "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
         shipment,
@@ -71,7 +72,9 @@ pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<(
         p.weight_g,
         p.dimensions.map(|d| d.length_mm),
         p.dimensions.map(|d| d.width_mm),
-        p.dimensions.map(|d| d.height_mm)
+        p.dimensions.map(|d| d.height_mm),
+        p.sscc,
+        p.loaded_at.as_ref().map(ts)
     ])?;
     Ok(())
 }
@@ -128,7 +131,7 @@ fn row(r: &Row) -> rusqlite::Result<Shipment> {
 
 fn packages(conn: &Connection, shipment: i64) -> Result<Vec<Package>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT idx, weight_g, length_mm, width_mm, height_mm FROM packages WHERE shipment_id = ?1 ORDER BY idx",
+        "SELECT idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at FROM packages WHERE shipment_id = ?1 ORDER BY idx",
     )?;
     let rows = stmt.query_map([shipment], |r| {
         let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?, r.get(4)?);
@@ -143,8 +146,46 @@ fn packages(conn: &Connection, shipment: i64) -> Result<Vec<Package>> {
                 }),
                 _ => None,
             },
+            sscc: r.get(5)?,
+            loaded_at: opt_ts(r.get(6)?)?,
         })
     })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// A package of the business found by its SSCC: its shipment's id and its
+/// index.
+pub fn package_by_sscc(
+    conn: &Connection,
+    business: BusinessId,
+    sscc: &str,
+) -> Result<Option<(i64, u32)>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT p.shipment_id, p.idx FROM packages p JOIN shipments s ON s.id = p.shipment_id
+             WHERE p.sscc = ?1 AND s.business_id = ?2",
+        )?
+        .query_row(params![sscc, business.0], |r| Ok((r.get(0)?, r.get(1)?))),
+    )
+}
+
+/// Marks a package loaded; false when it already was.
+pub fn set_loaded(conn: &Connection, shipment: i64, index: u32, at: &Timestamp) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "UPDATE packages SET loaded_at = ?3 WHERE shipment_id = ?1 AND idx = ?2 AND loaded_at IS NULL",
+        )?
+        .execute(params![shipment, index, ts(at)])?
+        == 1)
+}
+
+/// The packages of a run not yet loaded: shipment, index, SSCC.
+pub fn not_loaded(conn: &Connection, run: i64) -> Result<Vec<(i64, u32, Option<String>)>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT p.shipment_id, p.idx, p.sscc FROM packages p JOIN shipments s ON s.id = p.shipment_id
+         WHERE s.dispatch_run_id = ?1 AND p.loaded_at IS NULL ORDER BY p.shipment_id, p.idx",
+    )?;
+    let rows = stmt.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -318,6 +359,7 @@ fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
         })?,
         shipments: Vec::new(),
         packages: 0,
+        loaded: 0,
         weight_g: 0,
         created_at: parse_ts(&r.get::<_, String>(5)?)?,
         closed_at: opt_ts(r.get(6)?)?,
@@ -326,7 +368,8 @@ fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
 
 fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
     let mut stmt = conn.prepare_cached(
-        "SELECT s.id, s.order_id, COALESCE(s.tracking_number, ''), COUNT(p.idx), COALESCE(SUM(p.weight_g), 0)
+        "SELECT s.id, s.order_id, COALESCE(s.tracking_number, ''), COUNT(p.idx), COALESCE(SUM(p.weight_g), 0),
+                COUNT(p.loaded_at)
          FROM shipments s LEFT JOIN packages p ON p.shipment_id = s.id
          WHERE s.dispatch_run_id = ?1 GROUP BY s.id ORDER BY s.id",
     )?;
@@ -337,6 +380,7 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
             tracking_number: r.get(2)?,
             packages: r.get(3)?,
             weight_g: r.get(4)?,
+            loaded: r.get(5)?,
         })
     })?;
     run.shipments = rows.collect::<rusqlite::Result<_>>()?;
@@ -350,6 +394,10 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
         .shipments
         .iter()
         .fold(0i64, |n, s| n.saturating_add(s.weight_g));
+    run.loaded = run
+        .shipments
+        .iter()
+        .fold(0u32, |n, s| n.saturating_add(s.loaded));
     Ok(())
 }
 
@@ -466,6 +514,8 @@ mod tests {
             index: 2,
             weight_g,
             dimensions: None,
+            sscc: None,
+            loaded_at: None,
         };
         let max = depot_protocol::catalog::MAX_WEIGHT_G;
         for w in [i64::MIN, -1, 0, max + 1, i64::MAX] {

@@ -21,6 +21,8 @@ pub fn insert_business(
     Ok(BusinessId(conn.last_insert_rowid()))
 }
 
+const BUSINESS_COLS: &str = "id, name, currency, timezone, created_at, gs1_company_prefix";
+
 fn business_row(r: &Row) -> rusqlite::Result<Business> {
     Ok(Business {
         id: BusinessId(r.get(0)?),
@@ -28,22 +30,65 @@ fn business_row(r: &Row) -> rusqlite::Result<Business> {
         currency: r.get(2)?,
         timezone: r.get(3)?,
         created_at: parse_ts(&r.get::<_, String>(4)?)?,
+        gs1_company_prefix: r.get(5)?,
     })
+}
+
+/// Sets (or clears) a business's GS1 company prefix.
+pub fn set_gs1_prefix(conn: &Connection, id: BusinessId, prefix: Option<&str>) -> Result<()> {
+    conn.prepare_cached("UPDATE businesses SET gs1_company_prefix = ?2 WHERE id = ?1")?
+        .execute(params![id.0, prefix])?;
+    Ok(())
+}
+
+/// Another business that numbers its parcels from `prefix`, if one does.
+pub fn gs1_prefix_holder(
+    conn: &Connection,
+    prefix: &str,
+    except: BusinessId,
+) -> Result<Option<BusinessId>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT id FROM businesses WHERE gs1_company_prefix = ?1 AND id <> ?2 LIMIT 1",
+        )?
+        .query_row(params![prefix, except.0], |r| Ok(BusinessId(r.get(0)?))),
+    )
+}
+
+/// Changes a warehouse's name and address (its code never changes: labels
+/// and stations carry it).
+pub fn update_warehouse(
+    conn: &Connection,
+    business: BusinessId,
+    id: WarehouseId,
+    name: &str,
+    address: &Address,
+) -> Result<()> {
+    conn.prepare_cached(
+        "UPDATE warehouses SET name = ?3, address = ?4 WHERE business_id = ?1 AND id = ?2",
+    )?
+    .execute(params![
+        business.0,
+        id.0,
+        name,
+        serde_json::to_string(address)?
+    ])?;
+    Ok(())
 }
 
 pub fn business(conn: &Connection, id: BusinessId) -> Result<Option<Business>> {
     maybe(
-        conn.prepare_cached(
-            "SELECT id, name, currency, timezone, created_at FROM businesses WHERE id = ?1",
-        )?
+        conn.prepare_cached(&format!(
+            "SELECT {BUSINESS_COLS} FROM businesses WHERE id = ?1"
+        ))?
         .query_row([id.0], business_row),
     )
 }
 
 pub fn businesses(conn: &Connection) -> Result<Vec<Business>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, name, currency, timezone, created_at FROM businesses ORDER BY id",
-    )?;
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {BUSINESS_COLS} FROM businesses ORDER BY id"
+    ))?;
     let rows = stmt.query_map([], business_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }

@@ -9,6 +9,7 @@
 
 mod conflicts;
 mod releases;
+mod sscc;
 mod trust;
 mod warehouse;
 

@@ -175,7 +175,16 @@ async fn floor_day(
     r.0.insert(Entity::Shipment, packed.shipment.id);
     let run = packed.shipment.dispatch_run_id.expect("a run");
     r.0.insert(Entity::DispatchRun, run);
-    wms.close_dispatch_run(c, run).await.expect("close");
+    wms.load_package(
+        c,
+        run,
+        depot_protocol::shipping::LoadRequest {
+            code: packed.shipment.tracking_number.clone(),
+        },
+    )
+    .await
+    .expect("load");
+    wms.close_dispatch_run(c, run, false).await.expect("close");
     wms.carrier_event(
         &packed.shipment.carrier,
         CarrierEvent {

@@ -96,7 +96,7 @@ async fn warehouse_work_travels_whole_both_ways() {
         .expect("runs");
     assert_eq!(runs.len(), 1);
     let run = edge
-        .close_dispatch_run(p.caller, runs[0].id)
+        .close_dispatch_run(p.caller, runs[0].id, false)
         .await
         .expect("close");
 

@@ -47,6 +47,11 @@ async fn extreme_ids_in_paths_answer_4xx() {
                 None,
             ),
             (
+                "POST",
+                format!("/v1/outbounds/{b}/dispatch-runs/{id}/load"),
+                Some(json!({"code": "x"})),
+            ),
+            (
                 "PUT",
                 format!("/v1/printers/{b}/{id}/edit"),
                 Some(json!({"name": "x"})),

@@ -280,18 +280,18 @@ fn the_last_scan_weighs_packs_and_prints() {
                 ("TEA".into(), 1)
             ],
             weight_g: 960,
+            print_label: true,
         })
     );
+    // The pack and its label's print job come back from one write.
     let packed = PackedOrder {
         shipment_id: 5,
         result: json!({"shipment": {"id": 5}}),
+        label_job: Some(json!({"id": 11})),
     };
-    assert_eq!(
-        s.handle(Input::Packed(Ok(packed))),
-        Step::Do(Effect::PrintLabel { shipment_id: 5 })
-    );
-    let r = only_report(s.handle(Input::LabelQueued(Ok(json!({"id": 11})))));
+    let r = only_report(s.handle(Input::Packed(Ok(packed))));
     assert!(r.is_ok());
+    assert!(r.message.ends_with("label queued"), "{}", r.message);
     assert_eq!(r.result["label_job"]["id"], 11);
     assert_eq!(r.result["pack"]["shipment"]["id"], 5);
     assert!(r.message.contains("order 7 packed"), "{}", r.message);
@@ -419,10 +419,17 @@ fn without_a_printer_packing_ends_at_the_pack() {
         ..rules()
     });
     scan_all(&mut s);
-    s.handle(Input::Weighed(Ok(950)));
+    assert!(matches!(
+        s.handle(Input::Weighed(Ok(950))),
+        Step::Do(Effect::Pack {
+            print_label: false,
+            ..
+        })
+    ));
     let packed = PackedOrder {
         shipment_id: 5,
         result: json!({}),
+        label_job: None,
     };
     let r = only_report(s.handle(Input::Packed(Ok(packed))));
     assert!(r.is_ok() && r.message.contains("950 g"), "{}", r.message);
@@ -532,26 +539,27 @@ fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
 }
 
 #[test]
-fn a_label_that_cannot_be_queued_is_reported_but_the_order_stays_packed() {
+fn a_pack_whose_label_cannot_be_queued_is_no_pack_and_can_be_retried() {
     let mut s = packing(rules());
     scan_all(&mut s);
     s.handle(Input::Weighed(Ok(950)));
-    s.handle(Input::Packed(Ok(PackedOrder {
-        shipment_id: 5,
-        result: json!({"shipment": {"id": 5}}),
-    })));
-    let r = only_report(s.handle(Input::LabelQueued(Err(Failure::conflict(
-        "printer label-1 is not known at this edge yet",
+    let r = only_report(s.handle(Input::Packed(Err(Failure::conflict(
+        "no printer named \"label-1\" has reached this edge: nothing was packed",
     )))));
     assert_eq!(r.status, 409);
     assert!(
-        r.message
-            .contains("order 7 packed (shipment 5), but its label was not queued"),
+        r.message.contains("order 7 was not packed") && r.message.contains("retry the pack"),
         "{}",
         r.message
     );
-    assert_eq!(r.result["pack"]["shipment"]["id"], 5);
-    assert_eq!(s.task(), &Task::Idle);
+    // The scans stay: the same pack again, once the printer is there.
+    assert_eq!(
+        s.task(),
+        &Task::Packing {
+            order_id: OrderId(7)
+        }
+    );
+    assert!(matches!(s.handle(Input::Pack), Step::Do(Effect::Weigh)));
 }
 
 #[test]
@@ -572,6 +580,7 @@ fn inputs_out_of_turn_are_reported_not_acted_on() {
     let r = only_report(s.handle(Input::Packed(Ok(PackedOrder {
         shipment_id: 1,
         result: json!({}),
+        label_job: None,
     }))));
     assert_eq!(r.status, 500);
     // While a scan is being resolved, the machine still waits for it.
@@ -611,11 +620,8 @@ fn every_input_from_the_floor_ends_in_one_report() {
                     Effect::Pack { .. } => Input::Packed(Ok(PackedOrder {
                         shipment_id: 1,
                         result: json!({}),
+                        label_job: Some(json!({})),
                     })),
-                    Effect::PrintLabel { .. } if fail => {
-                        Input::LabelQueued(Err(Failure::conflict("x")))
-                    }
-                    Effect::PrintLabel { .. } => Input::LabelQueued(Ok(json!({}))),
                     other => panic!("unexpected {other:?}"),
                 };
                 step = s.handle(next);
@@ -627,7 +633,7 @@ fn every_input_from_the_floor_ends_in_one_report() {
 
 #[test]
 fn tasks_read_as_the_route_documents_them() {
-    let parse = |v: Value| serde_json::from_value::<Task>(v);
+    let parse = |v: serde_json::Value| serde_json::from_value::<Task>(v);
     assert_eq!(
         parse(json!({"task": "picking", "wave_id": 3})).ok(),
         Some(Task::Picking {

@@ -67,6 +67,9 @@ pub struct Outcome {
 pub struct PackedOrder {
     pub shipment_id: i64,
     pub result: Value,
+    /// The labels' print job, queued in the same write as the pack on a
+    /// station with a printer.
+    pub label_job: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,8 +87,6 @@ pub enum Input {
     /// A stable weight, in grams.
     Weighed(Result<i64, Failure>),
     Packed(Result<PackedOrder, Failure>),
-    /// The label's print job.
-    LabelQueued(Result<Value, Failure>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -110,14 +111,14 @@ pub enum Effect {
     Resolve(String),
     /// Wait for a stable weight on the station's scale.
     Weigh,
-    /// Pack the order: the codes as scanned with their units, one package.
+    /// Pack the order: the codes as scanned with their units, one package;
+    /// with `print_label`, its label queued on the station's printer in
+    /// the same write (a pack whose label cannot be queued is no pack).
     Pack {
         order_id: OrderId,
         items: Vec<(String, i64)>,
         weight_g: i64,
-    },
-    PrintLabel {
-        shipment_id: i64,
+        print_label: bool,
     },
 }
 
@@ -131,7 +132,6 @@ impl Effect {
             Effect::Resolve(_) => Input::Resolved(Err(f)),
             Effect::Weigh => Input::Weighed(Err(f)),
             Effect::Pack { .. } => Input::Packed(Err(f)),
-            Effect::PrintLabel { .. } => Input::LabelQueued(Err(f)),
         }
     }
 }

@@ -221,6 +221,48 @@ pub const SHIPMENT_ESTIMATED_DELIVERY_CHANGED: EventType = EventType {
     ]),
 };
 
+pub const PACKAGE_LOADED: EventType = EventType {
+    name: "package.loaded",
+    version: 1,
+    summary: "A package was scanned onto its dispatch run's vehicle (by its SSCC or piece number).",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/shipment_id", E::Shipment),
+        names("/dispatch_run_id", E::DispatchRun),
+    ],
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f("shipment_id", Integer, Required, "The package's shipment."),
+        f(
+            "package",
+            Integer,
+            Required,
+            "The package's index in its shipment (1-based).",
+        ),
+        f(
+            "dispatch_run_id",
+            Integer,
+            Required,
+            "The run it was loaded for.",
+        ),
+        f(
+            "sscc",
+            String,
+            Nullable,
+            "The package's SSCC, if it has one.",
+        ),
+        f(
+            "piece_number",
+            String,
+            Required,
+            "The package's own tracking number.",
+        ),
+        f("actor", String, Required, "Who scanned it."),
+        f("at", String, Required, "When (RFC 3339)."),
+    ]),
+};
+
 pub const DISPATCH_RUN_CLOSED: EventType = EventType {
     name: "dispatch_run.closed",
     version: 1,

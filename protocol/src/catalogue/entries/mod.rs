@@ -28,7 +28,10 @@ const WAREHOUSE: Field = f("warehouse_id", Integer, Required, "The warehouse.");
 
 pub static CATALOGUE: &[EventType] = &[
     records::BUSINESS_CREATED,
+    records::BUSINESS_UPDATED,
     records::WAREHOUSE_CREATED,
+    records::WAREHOUSE_UPDATED,
+    records::SSCC_BLOCK_GRANTED,
     records::KEY_CREATED,
     records::KEY_REVOKED,
     records::ITEM_CREATED,
@@ -45,6 +48,7 @@ pub static CATALOGUE: &[EventType] = &[
     floor::WAVE_COMPLETED,
     floor::SHIPMENT_PACKED,
     floor::SHIPMENT_MILESTONE,
+    floor::PACKAGE_LOADED,
     floor::SHIPMENT_ESTIMATED_DELIVERY_CHANGED,
     floor::DISPATCH_RUN_CLOSED,
     devices::PRINTER_SAVED,

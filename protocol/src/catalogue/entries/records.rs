@@ -25,6 +25,16 @@ pub const BUSINESS_CREATED: EventType = EventType {
     payload: record::<BusinessRecord>(&[]),
 };
 
+pub const BUSINESS_UPDATED: EventType = EventType {
+    name: "business.updated",
+    version: 1,
+    summary: "A business's settings changed (its GS1 company prefix): the whole record as it now stands.",
+    source: Cloud,
+    audience: Business,
+    refs: &[names("/id", E::Business)],
+    payload: record::<BusinessRecord>(&[]),
+};
+
 pub const WAREHOUSE_CREATED: EventType = EventType {
     name: "warehouse.created",
     version: 1,
@@ -33,6 +43,46 @@ pub const WAREHOUSE_CREATED: EventType = EventType {
     audience: Business,
     refs: &[makes("/id", E::Warehouse)],
     payload: record::<Warehouse>(&[]),
+};
+
+pub const WAREHOUSE_UPDATED: EventType = EventType {
+    name: "warehouse.updated",
+    version: 1,
+    summary: "A warehouse's name or address changed: the whole record as it now stands.",
+    source: Cloud,
+    audience: Business,
+    refs: &[names("/id", E::Warehouse)],
+    payload: record::<Warehouse>(&[]),
+};
+
+pub const SSCC_BLOCK_GRANTED: EventType = EventType {
+    name: "sscc.block_granted",
+    version: 1,
+    summary: "A block of SSCC serials of the business's GS1 company prefix was granted to a node \
+              (the cloud or an edge), which numbers its parcels from it, offline too.",
+    source: Cloud,
+    audience: Internal,
+    refs: &[names("/business_id", E::Business)],
+    payload: Payload::Fields(&[
+        BUSINESS,
+        f(
+            "node",
+            Integer,
+            Required,
+            "The node the block is for (0: the cloud; an edge's number as registered).",
+        ),
+        f("prefix", String, Required, "The GS1 company prefix."),
+        f(
+            "first",
+            Integer,
+            Required,
+            "The block's first serial (extension digit and serial reference as one number).",
+        ),
+        f("last", Integer, Required, "The block's last serial."),
+        f("first_sscc", String, Required, "The block's first SSCC."),
+        f("last_sscc", String, Required, "The block's last SSCC."),
+        f("at", String, Required, "When (RFC 3339)."),
+    ]),
 };
 
 pub const KEY_CREATED: EventType = EventType {
