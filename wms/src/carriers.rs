@@ -256,6 +256,17 @@ pub fn shipment_number(s: &str) -> &str {
     s
 }
 
+/// The number of package `index` of a shipment: the piece number its
+/// carrier gives it, or the tracking number for a carrier not configured
+/// here.
+pub fn piece_of(s: &depot_protocol::shipping::Shipment, index: u32) -> String {
+    let count = s.packages.len() as u32;
+    get(&s.carrier).map_or_else(
+        || s.tracking_number.clone(),
+        |c| c.piece_number(&s.tracking_number, index, count),
+    )
+}
+
 /// Every known carrier.
 pub fn all() -> [&'static dyn Carrier; 1] {
     [&OWN]

@@ -80,10 +80,7 @@ fn load(
     let run = sql::run(conn, business, run_id)?
         .ok_or_else(|| WmsError::NotFound(format!("dispatch run {run_id} does not exist")))?;
     let (s, index) = find(conn, business, code)?;
-    let piece = carriers::get(&s.carrier).map_or_else(
-        || s.tracking_number.clone(),
-        |c| c.piece_number(&s.tracking_number, index, s.packages.len() as u32),
-    );
+    let piece = carriers::piece_of(&s, index);
     if s.dispatch_run_id != Some(run_id) {
         let elsewhere = s.dispatch_run_id.map_or("no dispatch run".to_owned(), |r| {
             format!("dispatch run {r}")
@@ -153,10 +150,7 @@ pub(crate) fn check_loaded(
     for (shipment, index, sscc) in &missing {
         let s = sql::shipment(conn, business, *shipment)?
             .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
-        let piece = carriers::get(&s.carrier).map_or_else(
-            || s.tracking_number.clone(),
-            |c| c.piece_number(&s.tracking_number, *index, s.packages.len() as u32),
-        );
+        let piece = carriers::piece_of(&s, *index);
         let status = match sscc {
             Some(sscc) => format!("not loaded (order {}, SSCC {sscc})", s.order_id),
             None => format!("not loaded (order {})", s.order_id),

@@ -47,10 +47,7 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
             carrier: carrier.clone(),
             service: s.service.clone(),
             tracking_number: s.tracking_number.clone(),
-            piece_number: known.map_or_else(
-                || s.tracking_number.clone(),
-                |c| c.piece_number(&s.tracking_number, p.index, count),
-            ),
+            piece_number: carriers::piece_of(&s, p.index),
             sscc: p.sscc.clone(),
             ship_from: party(&w.address, &biz.name),
             ship_to: party(
@@ -241,16 +238,12 @@ pub(crate) fn manifest(
             .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
         let shipment = sql::shipment(conn, business, rs.shipment_id)?
             .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
-        let carrier = carriers::get(&shipment.carrier);
         let count = shipment.packages.len() as u32;
         let a = &order.shipping_address;
         for p in &shipment.packages {
             rows.push(ManifestRow {
                 tracking_number: rs.tracking_number.clone(),
-                piece_number: carrier.map_or_else(
-                    || rs.tracking_number.clone(),
-                    |c| c.piece_number(&rs.tracking_number, p.index, count),
-                ),
+                piece_number: carriers::piece_of(&shipment, p.index),
                 sscc: p.sscc.clone(),
                 order_ref: order.external_ref.clone(),
                 package: package_info(p, count),
