@@ -127,10 +127,7 @@ pub async fn download(
     ApiPath((_, et, id, doc)): ApiPath<(i64, String, i64, i64)>,
 ) -> Result<Response, ApiError> {
     let (d, bytes) = wms.document(t.business_id(), entity(&et)?, id, doc).await?;
-    let disposition = format!(
-        "attachment; filename=\"{}\"",
-        d.filename.replace(['"', '\\', '\r', '\n'], "_")
-    );
+    let disposition = content_disposition(&d.filename);
     Ok((
         [
             (header::CONTENT_TYPE, d.content_type),
@@ -139,4 +136,78 @@ pub async fn download(
         bytes,
     )
         .into_response())
+}
+
+/// `Content-Disposition` for a stored file name, which is whatever an
+/// uploader sent: only its last path segment, with no control characters;
+/// `filename` a plain-ASCII stand-in any client can read (a quoted string
+/// with nothing to escape), `filename*` the name itself, UTF-8 and
+/// percent-encoded (RFC 6266, RFC 8187) for clients that read it.
+pub(crate) fn content_disposition(stored: &str) -> String {
+    let base = stored
+        .rsplit(['/', '\\'])
+        .next()
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>();
+    let base = base.trim().trim_start_matches('.');
+    let base = if base.is_empty() { "document" } else { base };
+    let ascii: String = base
+        .chars()
+        .take(120)
+        .map(|c| match c {
+            'A'..='Z' | 'a'..='z' | '0'..='9' | '.' | '-' | '_' | ' ' | '(' | ')' | '+' => c,
+            _ => '_',
+        })
+        .collect();
+    let mut encoded = String::new();
+    for b in base.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'!' | b'#' | b'$' | b'&' | b'+' | b'-'
+            | b'.' | b'^' | b'_' | b'`' | b'|' | b'~' => encoded.push(char::from(b)),
+            _ => encoded.push_str(&format!("%{b:02X}")),
+        }
+    }
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::content_disposition;
+
+    #[test]
+    fn a_download_is_named_safely_whatever_was_uploaded() {
+        for (stored, expected) in [
+            (
+                "invoice.pdf",
+                "attachment; filename=\"invoice.pdf\"; filename*=UTF-8''invoice.pdf",
+            ),
+            (
+                "../../etc/passwd",
+                "attachment; filename=\"passwd\"; filename*=UTF-8''passwd",
+            ),
+            (
+                "C:\\Users\\ana\\.bashrc",
+                "attachment; filename=\"bashrc\"; filename*=UTF-8''bashrc",
+            ),
+            (
+                "<script>alert(1)</script>.pdf",
+                "attachment; filename=\"script_.pdf\"; filename*=UTF-8''script%3E.pdf",
+            ),
+            (
+                "a\"b;c\r\nSet-Cookie: x.pdf",
+                "attachment; filename=\"a_b_cSet-Cookie_ x.pdf\"; filename*=UTF-8''a%22b%3BcSet-Cookie%3A%20x.pdf",
+            ),
+            (
+                "Τιμολόγιο 7.pdf",
+                "attachment; filename=\"_________ 7.pdf\"; filename*=UTF-8''%CE%A4%CE%B9%CE%BC%CE%BF%CE%BB%CF%8C%CE%B3%CE%B9%CE%BF%207.pdf",
+            ),
+            ("", "attachment; filename=\"document\"; filename*=UTF-8''document"),
+        ] {
+            let header = content_disposition(stored);
+            assert_eq!(header, expected, "{stored:?}");
+            assert!(axum::http::HeaderValue::from_str(&header).is_ok());
+        }
+    }
 }
