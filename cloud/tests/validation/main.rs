@@ -154,6 +154,85 @@ async fn malformed_and_oversized_bodies() {
         )
         .await;
     assert_error(&r, 413);
+    // Only JSON as JSON: a "+json" type, another charset, a compressed
+    // body are each refused with 415 saying what to send.
+    let body = b"{\"sku\":\"A\",\"name\":\"B\"}".to_vec();
+    for ct in [
+        "application/merge-patch+json",
+        "application/json; charset=latin1",
+        "application/jsonx",
+    ] {
+        let r = app
+            .raw("POST", &p, &app.a.key, Some(ct), body.clone())
+            .await;
+        assert_error(&r, 415);
+    }
+    for ct in ["application/json; charset=UTF-8", "Application/JSON"] {
+        let sku = format!("OK-{}", ct.len());
+        let ok = format!("{{\"sku\":\"{sku}\",\"name\":\"B\"}}");
+        let r = app
+            .raw("POST", &p, &app.a.key, Some(ct), ok.into_bytes())
+            .await;
+        assert_eq!(r.status, 200, "{ct}: {}", r.body);
+    }
+    let before = app.event_count().await;
+    let gz = app
+        .client
+        .post(format!("{}{p}", app.base))
+        .header("X-API-KEY", &app.a.key)
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(body.clone())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(gz.status(), 415);
+    let said: serde_json::Value = gz.json().await.expect("error body");
+    assert!(
+        said["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("uncompressed")),
+        "{said}"
+    );
+    assert_eq!(app.event_count().await, before);
+}
+
+/// A field the route does not take is refused and named, nested ones too,
+/// on every body (a typo in an optional field would otherwise be dropped
+/// in silence).
+#[tokio::test]
+async fn unknown_fields_are_refused_and_named() {
+    let app = spawn_app().await;
+    let b = app.a.business;
+    app.item("U-1").await;
+    let before = app.event_count().await;
+    for (path, body, named) in [
+        (
+            format!("/v1/items/{b}/create"),
+            json!({"sku": "U-2", "name": "x", "colour": "red"}),
+            "colour",
+        ),
+        (
+            format!("/v1/inventory/{b}/adjust"),
+            json!({"warehouse_id": app.a.warehouses[0].0, "sku": "U-1", "reason": "cycle_count", "delta": 1, "qty": 5}),
+            "qty",
+        ),
+        (
+            format!("/v1/orders/{b}/create"),
+            json!({"channel": "web", "external_ref": "U", "lines": [{"sku": "U-1", "quantity": 1, "price": "1.00"}]}),
+            "lines[0].price",
+        ),
+    ] {
+        let r = app.post(&path, body).await;
+        assert_error(&r, 422);
+        let names: Vec<&str> = r.body["errors"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e["name"].as_str())
+            .collect();
+        assert_eq!(names, [named], "{path}: {}", r.body);
+    }
     assert_eq!(app.event_count().await, before);
 }
 

@@ -164,8 +164,21 @@ pub(crate) fn content_disposition(stored: &str) -> String {
     let mut encoded = String::new();
     for b in base.bytes() {
         match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'!' | b'#' | b'$' | b'&' | b'+' | b'-'
-            | b'.' | b'^' | b'_' | b'`' | b'|' | b'~' => encoded.push(char::from(b)),
+            b'A'..=b'Z'
+            | b'a'..=b'z'
+            | b'0'..=b'9'
+            | b'!'
+            | b'#'
+            | b'$'
+            | b'&'
+            | b'+'
+            | b'-'
+            | b'.'
+            | b'^'
+            | b'_'
+            | b'`'
+            | b'|'
+            | b'~' => encoded.push(char::from(b)),
             _ => encoded.push_str(&format!("%{b:02X}")),
         }
     }
@@ -203,7 +216,10 @@ mod tests {
                 "Τιμολόγιο 7.pdf",
                 "attachment; filename=\"_________ 7.pdf\"; filename*=UTF-8''%CE%A4%CE%B9%CE%BC%CE%BF%CE%BB%CF%8C%CE%B3%CE%B9%CE%BF%207.pdf",
             ),
-            ("", "attachment; filename=\"document\"; filename*=UTF-8''document"),
+            (
+                "",
+                "attachment; filename=\"document\"; filename*=UTF-8''document",
+            ),
         ] {
             let header = content_disposition(stored);
             assert_eq!(header, expected, "{stored:?}");

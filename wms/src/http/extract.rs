@@ -2,10 +2,11 @@
 //! the tenant, JSON bodies, query strings and paths.
 
 use super::error::ApiError;
+use super::words;
 use crate::Wms;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{FromRef, FromRequest, FromRequestParts, Query, RawPathParams, Request};
+use axum::extract::{FromRef, FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use depot_protocol::tenant::Caller;
@@ -82,9 +83,8 @@ where
             .parse()
             .ok()
             .filter(|b| i32::try_from(*b).is_ok())
-            .ok_or_else(|| {
-                ApiError::bad_request(format!("business_id must be a 32-bit integer, got {raw:?}"))
-            })?;
+            .filter(|b| *b >= 1)
+            .ok_or_else(|| ApiError::bad_request(words::not_an_id("business_id", &raw)))?;
         if business != caller.business_id.0 {
             return Err(ApiError::unauthorized(
                 "API key is not valid for this business",
@@ -94,10 +94,45 @@ where
     }
 }
 
-/// A JSON body: 415 without a JSON content type, 413 over the body limit,
-/// 400 for malformed JSON, 422 naming the field for a wrong type, a missing
-/// field or an unknown enum value.
+/// A JSON body: 415 unless it is `application/json` (UTF-8, the only
+/// charset JSON has) and uncompressed, 413 over the body limit, 400 for
+/// malformed JSON, 422 naming the field for a wrong type, a missing field,
+/// an unknown enum value or a field the route does not take.
 pub struct ApiJson<T>(pub T);
+
+/// Why a request's headers say its body is not JSON we read, if they do.
+fn not_json(headers: &axum::http::HeaderMap) -> Option<String> {
+    use axum::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+    if let Some(enc) = headers.get(CONTENT_ENCODING) {
+        let enc = enc.to_str().unwrap_or("?").trim().to_ascii_lowercase();
+        if enc != "identity" {
+            return Some(format!(
+                "Content-Encoding {enc} is not accepted: send the JSON body uncompressed"
+            ));
+        }
+    }
+    let Some(ct) = headers.get(CONTENT_TYPE) else {
+        return Some("expected Content-Type: application/json".into());
+    };
+    let ct = ct.to_str().unwrap_or("").to_ascii_lowercase();
+    let mut parts = ct.split(';').map(str::trim);
+    let mime = parts.next().unwrap_or("");
+    if mime != "application/json" {
+        return Some(format!(
+            "expected Content-Type: application/json, not {mime:?}"
+        ));
+    }
+    for param in parts.filter(|p| !p.is_empty()) {
+        let (name, value) = param.split_once('=').unwrap_or((param, ""));
+        if name.trim() == "charset" && value.trim().trim_matches('"') != "utf-8" {
+            return Some(format!(
+                "JSON is UTF-8: charset {} is not accepted",
+                value.trim()
+            ));
+        }
+    }
+    None
+}
 
 impl<S, T> FromRequest<S> for ApiJson<T>
 where
@@ -107,20 +142,8 @@ where
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let is_json = req
-            .headers()
-            .get(axum::http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|mime| {
-                let mime = mime.trim().to_ascii_lowercase();
-                mime == "application/json"
-                    || (mime.starts_with("application/") && mime.ends_with("+json"))
-            });
-        if !is_json {
-            return Err(ApiError::UnsupportedMediaType(
-                "expected Content-Type: application/json".into(),
-            ));
+        if let Some(why) = not_json(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType(why));
         }
         let bytes = Bytes::from_request(req, state)
             .await
@@ -137,23 +160,58 @@ where
     }
 }
 
-/// Deserializes a JSON body, classifying failures as the extractor does.
+/// A path as serde_ignored writes it (`lines.0.sku`), as errors name
+/// fields (`lines[0].sku`).
+fn field_path(ignored: &str) -> String {
+    let mut out = String::new();
+    for seg in ignored.split('.').filter(|s| !s.is_empty() && *s != "?") {
+        if seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&format!("[{seg}]"));
+        } else {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(seg);
+        }
+    }
+    out
+}
+
+/// Deserializes a JSON body, classifying failures as the extractor does:
+/// a field the type does not take is refused, named, like a wrong one.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        match inner.classify() {
-            serde_json::error::Category::Data => {
-                let message = strip_position(&inner.to_string());
-                let name = field_name(&path, &message);
-                ApiError::invalid(vec![FieldError::new(name, message)])
-            }
-            _ => ApiError::bad_request(format!("malformed JSON: {inner}")),
-        }
-    })?;
+    let mut unknown = Vec::new();
+    let mut note = |path: serde_ignored::Path<'_>| unknown.push(field_path(&path.to_string()));
+    let value =
+        serde_path_to_error::deserialize(serde_ignored::Deserializer::new(&mut de, &mut note))
+            .map_err(|e| {
+                let path = e.path().to_string();
+                let inner = e.into_inner();
+                match inner.classify() {
+                    serde_json::error::Category::Data => {
+                        let message = strip_position(&inner.to_string());
+                        let name = field_name(&path, &message);
+                        let said = words::data_error(&message);
+                        // "sku is required" names the field already.
+                        let said = said
+                            .strip_prefix(&format!("{} ", name.rsplit('.').next().unwrap_or("")))
+                            .map_or(said.clone(), str::to_owned);
+                        ApiError::invalid(vec![FieldError::new(name, said)])
+                    }
+                    _ => ApiError::bad_request(format!("malformed JSON: {inner}")),
+                }
+            })?;
     de.end()
         .map_err(|e| ApiError::bad_request(format!("malformed JSON: {e}")))?;
+    if !unknown.is_empty() {
+        return Err(ApiError::invalid(
+            unknown
+                .into_iter()
+                .map(|f| FieldError::new(f, "is not a field of this request: remove it"))
+                .collect(),
+        ));
+    }
     Ok(value)
 }
 
@@ -180,7 +238,8 @@ fn field_name(path: &str, message: &str) -> String {
     }
 }
 
-/// A query string; a value of the wrong type is a 400 naming it.
+/// A query string; a value of the wrong type is a 400 naming it and the
+/// rule it breaks.
 pub struct ApiQuery<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for ApiQuery<T>
@@ -190,15 +249,32 @@ where
 {
     type Rejection = ApiError;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        Query::<T>::from_request_parts(parts, state)
-            .await
-            .map(|Query(q)| Self(q))
-            .map_err(|e| ApiError::bad_request(e.body_text()))
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        let query = parts.uri.query().unwrap_or("");
+        parse_query(query).map(Self)
     }
 }
 
-/// Path parameters; an id that is not a number is a 400.
+/// Reads a query string into `T`, saying what is wrong in words.
+pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let field = e.path().to_string();
+        let value = form_urlencoded::parse(query.as_bytes())
+            .find(|(k, _)| *k == field)
+            .map(|(_, v)| v.into_owned());
+        let said = words::data_error(&e.into_inner().to_string());
+        ApiError::bad_request(match value {
+            Some(v) if field != "." => format!("query parameter {field} {said}, not {v:?}")
+                .replace(&format!(", not {v:?}, not {v:?}"), &format!(", not {v:?}")),
+            _ if field != "." => format!("query parameter {field} {said}"),
+            _ => format!("the query string: {said}"),
+        })
+    })
+}
+
+/// Path parameters; an id that is not a whole number (or too large for
+/// one) is a 400 saying what it must be.
 pub struct ApiPath<T>(pub T);
 
 impl<S, T> FromRequestParts<S> for ApiPath<T>
@@ -209,10 +285,36 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map_err(|_| ApiError::bad_request("the path is not valid UTF-8"))?;
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|axum::extract::Path(p)| Self(p))
-            .map_err(|e| ApiError::bad_request(e.body_text()))
+            .map_err(|e| {
+                use axum::extract::path::ErrorKind;
+                use axum::extract::rejection::PathRejection;
+                // Only an integer fails to parse here (text takes anything):
+                // the number is not one, or too large.
+                let said = match &e {
+                    PathRejection::FailedToDeserializePathParams(d) => match d.kind() {
+                        ErrorKind::ParseErrorAtKey { key, value, .. } => {
+                            words::not_an_id(key, value)
+                        }
+                        ErrorKind::ParseErrorAtIndex { index, value, .. } => {
+                            let name = params.iter().nth(*index).map_or("a path part", |(n, _)| n);
+                            words::not_an_id(name, value)
+                        }
+                        ErrorKind::ParseError { value, .. } => {
+                            let name = params.iter().next().map_or("a path part", |(n, _)| n);
+                            words::not_an_id(name, value)
+                        }
+                        _ => "the path is not valid here".to_owned(),
+                    },
+                    _ => "the path is not valid here".to_owned(),
+                };
+                ApiError::bad_request(said)
+            })
     }
 }
 

@@ -25,6 +25,7 @@ pub mod picking;
 pub mod printers;
 pub mod shipments;
 pub mod tracking;
+pub mod words;
 
 use crate::Wms;
 use axum::extract::DefaultBodyLimit;
