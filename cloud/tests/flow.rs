@@ -404,6 +404,26 @@ async fn receive_pick_pack_ship_deliver() {
             .await,
         404,
     );
+    // The number is not the shipment id's alone: a stranger who knows how
+    // ids are numbered still has a million numbers to try per shipment.
+    let tracking_str = tracking.clone();
+    let id_part = &tracking_str[3..19];
+    let guess = {
+        let d: Vec<u32> = id_part.bytes().map(|b| u32::from(b - b'0')).collect();
+        let sum: u32 = d
+            .iter()
+            .rev()
+            .enumerate()
+            .map(|(i, x)| x * if i % 2 == 0 { 3 } else { 1 })
+            .sum();
+        format!("DPT{id_part}{}", (10 - sum % 10) % 10)
+    };
+    assert_eq!(tracking_str.len(), 26, "{tracking_str}");
+    assert_error(
+        &app.call("GET", &format!("/v1/tracking/{guess}"), None, None)
+            .await,
+        404,
+    );
     balanced(&app, "delivery").await;
     every_event_is_as_the_catalogue_documents(&app).await;
 }

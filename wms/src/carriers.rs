@@ -104,14 +104,20 @@ impl PieceLimits {
     }
 }
 
+/// The secret part of a tracking number: six digits, a million numbers to
+/// try per shipment for someone walking the ids.
+pub const TRACKING_SECRET: u32 = 1_000_000;
+
 pub trait Carrier: Send + Sync {
     /// The code orders and webhooks name the carrier by.
     fn code(&self) -> &'static str;
     fn name(&self) -> &'static str;
     fn services(&self) -> &'static [&'static str];
     /// The tracking number of the shipment with this id: unique because the
-    /// id is.
-    fn tracking_number(&self, shipment_id: i64) -> String;
+    /// id is, and not to be guessed from its neighbours' because of `secret`
+    /// (random digits the caller draws: below [`TRACKING_SECRET`]), so the
+    /// keyless tracking route cannot be walked.
+    fn tracking_number(&self, shipment_id: i64, secret: u32) -> String;
     /// Whether a string can be one of this carrier's tracking numbers.
     fn is_tracking_number(&self, s: &str) -> bool;
     /// The number printed as the tracking barcode of package `index` (1
@@ -195,20 +201,26 @@ impl Carrier for OwnFleet {
         &["standard", "express"]
     }
 
-    fn tracking_number(&self, shipment_id: i64) -> String {
-        let body = format!("{:016}", shipment_id.rem_euclid(10_000_000_000_000_000));
+    fn tracking_number(&self, shipment_id: i64, secret: u32) -> String {
+        let body = format!(
+            "{:016}{:06}",
+            shipment_id.rem_euclid(10_000_000_000_000_000),
+            secret % TRACKING_SECRET
+        );
         format!("{OWN_PREFIX}{body}{}", gs1_check_digit(&digits(&body)))
     }
 
+    /// Numbers given before they had a secret part (16 digits) are still
+    /// read.
     fn is_tracking_number(&self, s: &str) -> bool {
         let Some(rest) = s.strip_prefix(OWN_PREFIX) else {
             return false;
         };
-        if rest.len() != 17 || !rest.bytes().all(|b| b.is_ascii_digit()) {
+        if !matches!(rest.len(), 17 | 23) || !rest.bytes().all(|b| b.is_ascii_digit()) {
             return false;
         }
         let d = digits(rest);
-        let (body, check) = d.split_at(16);
+        let (body, check) = d.split_at(d.len() - 1);
         gs1_check_digit(body) == check[0]
     }
 
@@ -302,7 +314,7 @@ mod tests {
     #[test]
     fn pieces_have_their_own_numbers_that_lead_back() {
         let c = OwnFleet;
-        let tn = c.tracking_number(42);
+        let tn = c.tracking_number(42, 7);
         assert_eq!(c.piece_number(&tn, 1, 1), tn);
         let second = c.piece_number(&tn, 2, 3);
         assert_eq!(second, format!("{tn}-02"));
@@ -316,8 +328,8 @@ mod tests {
     fn own_tracking_numbers_carry_a_check_digit() {
         let c = OwnFleet;
         for id in [1, 42, 9_999_999_999, 123_456, (4 << 40) + 17, (1 << 53) - 1] {
-            let tn = c.tracking_number(id);
-            assert_eq!(tn.len(), 20, "{tn}");
+            let tn = c.tracking_number(id, 987_654);
+            assert_eq!(tn.len(), 26, "{tn}");
             assert!(c.is_tracking_number(&tn), "{tn}");
             let mut bad = tn.clone().into_bytes();
             let last = bad.len() - 1;
@@ -328,12 +340,16 @@ mod tests {
             };
             assert!(!c.is_tracking_number(&String::from_utf8_lossy(&bad)));
         }
-        assert_ne!(c.tracking_number(1), c.tracking_number(2));
+        assert_ne!(c.tracking_number(1, 5), c.tracking_number(2, 5));
         assert_ne!(
-            c.tracking_number(17),
-            c.tracking_number((4 << 40) + 17),
+            c.tracking_number(17, 5),
+            c.tracking_number((4 << 40) + 17, 5),
             "nodes do not collide"
         );
+        // The neighbour's number is not the next one: its secret differs.
+        assert_ne!(c.tracking_number(43, 1), c.tracking_number(43, 2));
+        // Numbers given before the secret part are still numbers.
+        assert!(c.is_tracking_number("DPT00000000000000420"));
         assert!(!c.is_tracking_number("DPT12"));
         assert!(!c.is_tracking_number("XYZ00000000011"));
     }

@@ -40,7 +40,7 @@ pub(super) fn shipping_problems(
     if let (true, Some(first)) = (errors.is_empty(), packages.first()) {
         // The label of the first package stands for all: they differ only
         // in numbers of a fixed width.
-        let sample = carrier.tracking_number(i64::MAX >> 11);
+        let sample = carrier.tracking_number(i64::MAX >> 11, 0);
         let label = ShippingLabel {
             carrier: carrier.name().to_owned(),
             service: order.service.clone(),

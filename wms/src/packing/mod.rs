@@ -183,7 +183,7 @@ fn pack(
     sql::set_tracking(
         conn,
         id,
-        &carrier.tracking_number(id),
+        &carrier.tracking_number(id, rand::random::<u32>() % carriers::TRACKING_SECRET),
         carrier.estimate(&order.service, at.date_naive()),
     )?;
     step("tracking")?;
