@@ -154,6 +154,7 @@ async fn malformed_and_oversized_bodies() {
         )
         .await;
     assert_error(&r, 413);
+    assert_eq!(app.event_count().await, before);
     // Only JSON as JSON: a "+json" type, another charset, a compressed
     // body are each refused with 415 saying what to send.
     let body = b"{\"sku\":\"A\",\"name\":\"B\"}".to_vec();
