@@ -144,12 +144,28 @@ pub struct CheckedPrinter {
     pub station: Option<String>,
 }
 
+/// Characters that print nothing or reorder what follows (soft hyphen,
+/// zero-width spaces and joiners, bidirectional controls, BOM): in a name
+/// that people type into station settings, two names that look alike would
+/// be different records.
+fn invisible(c: char) -> bool {
+    matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{2064}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+}
+
 impl PrinterFields {
     /// Checks the fields over `current` (create passes `None`: everything
     /// but the station is then required).
     pub fn apply(self, current: Option<CheckedPrinter>) -> Result<CheckedPrinter, Vec<FieldError>> {
         let mut c = Check::new();
         let name = match (self.name, &current) {
+            (Some(n), _) if n.chars().any(invisible) => {
+                c.fail(
+                    "name",
+                    "must be printable: no invisible or direction-changing characters",
+                );
+                n
+            }
             (Some(n), _) => c.text("name", &n, 100),
             (None, Some(cur)) => cur.name.clone(),
             (None, None) => c.text("name", "", 100),
@@ -257,6 +273,31 @@ pub struct PrintJobUpdated {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printer_names_are_printable_and_bounded() {
+        let fields = |name: &str| PrinterFields {
+            name: Some(name.into()),
+            kind: Some(PrinterKind::Zpl),
+            connection: Some("edge://mad-1".into()),
+            station: None,
+        };
+        for ok in ["Pack 1", "Εκτυπωτής 2", "梱包ライン"] {
+            assert!(fields(ok).apply(None).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "   ",
+            "Pack\u{202e}1",
+            "Pack\u{200b} 1",
+            "Pack\n1",
+            "\u{feff}Pack",
+            &"P".repeat(101),
+        ] {
+            let e = fields(bad).apply(None).expect_err(bad);
+            assert_eq!(e[0].name, "name", "{bad:?}");
+        }
+    }
 
     #[test]
     fn connections() {

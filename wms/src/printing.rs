@@ -210,6 +210,54 @@ impl Wms {
             .await
     }
 
+    /// Edge: the printer record the configured device `device` prints
+    /// for. Once found by its name, a device stays bound to the record by
+    /// id, so a rename in the cloud keeps it printing; while the bound
+    /// record is no longer this edge's, the name decides again. The inner
+    /// error says why no record is this device's.
+    pub async fn printer_for_device(
+        &self,
+        business: BusinessId,
+        edge_id: &str,
+        device: &str,
+    ) -> Result<std::result::Result<Printer, String>> {
+        let (edge, device) = (edge_id.to_owned(), device.to_owned());
+        let here = move |p: &Printer| matches!(Connection::parse(&p.connection), Ok(Connection::Edge { edge_id: at }) if at == edge);
+        let (bound, all) = self
+            .read({
+                let device = device.clone();
+                move |conn| {
+                    Ok((
+                        sql::binding(conn, business, &device)?,
+                        sql::list(conn, business)?,
+                    ))
+                }
+            })
+            .await?;
+        if let Some(p) = bound.and_then(|id| all.iter().find(|p| p.id == id)) {
+            if here(p) {
+                return Ok(Ok(p.clone()));
+            }
+        }
+        let Some(p) = all.into_iter().find(|p| p.name == device) else {
+            return Ok(Err(format!(
+                "no printer named {device:?} has reached this edge (it is created in the cloud, with connection edge://{edge_id})"
+            )));
+        };
+        if !here(&p) {
+            return Ok(Err(format!(
+                "printer {device:?} is connected as {}, not edge://{edge_id}: its jobs are not printed here",
+                p.connection
+            )));
+        }
+        if bound != Some(p.id) {
+            let id = p.id;
+            self.write(move |conn| sql::bind(conn, business, &device, id, &now()))
+                .await?;
+        }
+        Ok(Ok(p))
+    }
+
     pub async fn printers(&self, business: BusinessId) -> Result<Vec<Printer>> {
         self.read(move |conn| sql::list(conn, business)).await
     }
@@ -305,5 +353,84 @@ mod tests {
         assert_eq!(sniff(b"%PDF-1.7\n..."), Some(PrinterKind::Pdf));
         assert_eq!(sniff(b"hello"), None);
         assert_eq!(sniff(b""), None);
+    }
+
+    use depot_protocol::order::Address;
+
+    fn fields(v: serde_json::Value) -> PrinterFields {
+        serde_json::from_value(v).expect("fields")
+    }
+
+    #[tokio::test]
+    async fn a_device_follows_its_printer_record_through_a_rename() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wms = Wms::open_node(&dir.path().join("edge.db"), "edge:mad-1", 1).expect("open");
+        let b = wms
+            .create_business("B", "EUR", "UTC")
+            .await
+            .expect("business")
+            .id;
+        wms.create_warehouse(b, "W", "W", Address::default(), false)
+            .await
+            .expect("warehouse");
+        let none = wms
+            .printer_for_device(b, "mad-1", "Pack 1")
+            .await
+            .expect("read");
+        assert!(none.is_err_and(|why| why.contains("no printer named \"Pack 1\"")));
+        let p = wms
+            .create_printer(
+                b,
+                fields(serde_json::json!({"name": "Pack 1", "kind": "zpl", "connection": "edge://mad-1"})),
+            )
+            .await
+            .expect("printer");
+        let found = wms
+            .printer_for_device(b, "mad-1", "Pack 1")
+            .await
+            .expect("read");
+        assert_eq!(found.map(|f| f.id), Ok(p.id));
+        // Renamed in the cloud: the device keeps printing for it.
+        wms.edit_printer(
+            b,
+            p.id,
+            fields(serde_json::json!({"name": "Packing line 1"})),
+        )
+        .await
+        .expect("rename");
+        let found = wms
+            .printer_for_device(b, "mad-1", "Pack 1")
+            .await
+            .expect("read");
+        assert_eq!(
+            found.map(|f| (f.id, f.name)),
+            Ok((p.id, "Packing line 1".to_owned()))
+        );
+        // Moved to another box: no longer this device's.
+        wms.edit_printer(
+            b,
+            p.id,
+            fields(serde_json::json!({"connection": "edge://bcn-1"})),
+        )
+        .await
+        .expect("move");
+        let found = wms
+            .printer_for_device(b, "mad-1", "Pack 1")
+            .await
+            .expect("read");
+        assert!(found.is_err());
+        // A new record under the device's name takes it over.
+        let q = wms
+            .create_printer(
+                b,
+                fields(serde_json::json!({"name": "Pack 1", "kind": "zpl", "connection": "edge://mad-1"})),
+            )
+            .await
+            .expect("printer");
+        let found = wms
+            .printer_for_device(b, "mad-1", "Pack 1")
+            .await
+            .expect("read");
+        assert_eq!(found.map(|f| f.id), Ok(q.id));
     }
 }

@@ -84,30 +84,15 @@ fn waiting_reason(state: &PrinterState) -> Option<String> {
     }
 }
 
-/// The record named `name`, if it is this edge's printer.
+/// The record the device configured as `name` prints for: found by name
+/// once, then followed by id (a rename in the cloud keeps it printing).
 pub async fn resolve(
     wms: &Wms,
     business: BusinessId,
     edge_id: &str,
     name: &str,
 ) -> depot_wms::Result<Result<printing::Printer, String>> {
-    let found = wms
-        .printers(business)
-        .await?
-        .into_iter()
-        .find(|p| p.name == name);
-    Ok(match found {
-        None => Err(format!(
-            "no printer named {name:?} has reached this edge (it is created in the cloud, with connection edge://{edge_id})"
-        )),
-        Some(p) => match printing::Connection::parse(&p.connection) {
-            Ok(printing::Connection::Edge { edge_id: at }) if at == edge_id => Ok(p),
-            _ => Err(format!(
-                "printer {name:?} is connected as {}, not edge://{edge_id}: its jobs are not printed here",
-                p.connection
-            )),
-        },
-    })
+    wms.printer_for_device(business, edge_id, name).await
 }
 
 pub struct Spooler {

@@ -76,6 +76,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up(include_str!("schema/028_idempotency_keys.sql")),
         M::up(include_str!("schema/029_sync_trust.sql")),
         M::up(include_str!("schema/030_sscc.sql")),
+        M::up(include_str!("schema/031_printer_bindings.sql")),
     ])
 }
 

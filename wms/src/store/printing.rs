@@ -21,6 +21,34 @@ pub fn name_owner(conn: &Connection, business: BusinessId, name: &str) -> Result
     )
 }
 
+/// The printer record a configured device was bound to.
+pub fn binding(conn: &Connection, business: BusinessId, device: &str) -> Result<Option<i64>> {
+    maybe(
+        conn.prepare_cached(
+            "SELECT printer_id FROM printer_bindings WHERE device = ?1 AND business_id = ?2",
+        )?
+        .query_row(params![device, business.0], |r| r.get(0)),
+    )
+}
+
+/// Binds a configured device to a printer record (again, if it was bound
+/// to another).
+pub fn bind(
+    conn: &Connection,
+    business: BusinessId,
+    device: &str,
+    printer: i64,
+    at: &Timestamp,
+) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO printer_bindings (device, business_id, printer_id, bound_at) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (device) DO UPDATE SET business_id = excluded.business_id,
+                                            printer_id = excluded.printer_id, bound_at = excluded.bound_at",
+    )?
+    .execute(params![device, business.0, printer, ts(at)])?;
+    Ok(())
+}
+
 pub fn insert(
     conn: &Connection,
     business: BusinessId,
