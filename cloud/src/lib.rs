@@ -167,9 +167,7 @@ async fn run_linked(
         shutdown.await;
         stopping.stopping();
     };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = http::server::serve(listener, router, settings.http, shutdown).await;
     pruner.abort();
     dispatcher.abort();
     retention.abort();

@@ -211,9 +211,7 @@ async fn run<B: DeviceBus>(
         shutdown.await;
         notifier.stopping();
     };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = http::server::serve(listener, router, settings.http, shutdown).await;
     keys.abort();
     informer.stop();
     running.stop().await;

@@ -23,6 +23,7 @@ pub mod outbounds;
 pub mod packing;
 pub mod picking;
 pub mod printers;
+pub mod server;
 pub mod shipments;
 pub mod tracking;
 
