@@ -31,7 +31,15 @@ fn wait_secs(wait: Duration) -> u64 {
     wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
 }
 
+/// Probes and metrics: answered whatever key the request carries, and
+/// never counted against it, so a load balancer or Prometheus that sends a
+/// key (or shares one with a busy client) never reads a 429 as "down".
+const NEVER_LIMITED: [&str; 3] = ["/healthz", "/readyz", depot_wms::metrics::PATH];
+
 pub async fn limit(State(limiter): State<Arc<Limiter>>, req: Request, next: Next) -> Response {
+    if NEVER_LIMITED.contains(&req.uri().path()) {
+        return next.run(req).await;
+    }
     if let Some(key) = req
         .headers()
         .get(API_KEY_HEADER)
