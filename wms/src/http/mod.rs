@@ -25,6 +25,7 @@ pub mod picking;
 pub mod printers;
 pub mod server;
 pub mod shipments;
+pub mod trace;
 pub mod tracking;
 
 use crate::Wms;
