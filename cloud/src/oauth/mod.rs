@@ -12,6 +12,7 @@
 
 pub mod admin;
 pub mod authorize;
+pub mod ecdsa;
 pub mod grant;
 pub mod guard;
 pub mod keys;
