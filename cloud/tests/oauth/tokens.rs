@@ -449,3 +449,57 @@ fn high_s_of(token: &str) -> String {
     assert!(!depot_cloud::oauth::ecdsa::is_low_s(&high));
     high
 }
+
+#[tokio::test]
+async fn token_requests_are_limited_per_client() {
+    let app = spawn_app_configured(|_| {}).await;
+    let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
+    let mut statuses = Vec::new();
+    for _ in 0..25 {
+        let (s, b) = token(
+            &app,
+            Some((&id, "not the secret")),
+            &[("grant_type", "client_credentials")],
+        )
+        .await;
+        statuses.push(s);
+        if s == 429 {
+            assert_eq!(b["error"], "slow_down", "{b}");
+            assert!(
+                b["error_description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("try again after")),
+                "{b}"
+            );
+            break;
+        }
+    }
+    // Twenty tries, counting the one `claimed_client` made, then slowed.
+    assert_eq!(statuses.len(), 20, "{statuses:?}");
+    assert!(statuses[..19].iter().all(|s| *s == 401), "{statuses:?}");
+    let r = app
+        .client
+        .post(format!("{}/oauth/token", app.base))
+        .basic_auth(&id, Some(&secret))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(r.status(), 429, "the right secret waits too");
+    let retry: u64 = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(retry >= 1);
+    // Another client is not slowed by this one.
+    let (other, _) = claimed_client(&app, "bea", "releases:write").await;
+    let (s, b) = token(
+        &app,
+        Some((&other, "wrong")),
+        &[("grant_type", "client_credentials")],
+    )
+    .await;
+    assert_eq!(s, 401, "{b}");
+}
