@@ -16,6 +16,7 @@ use super::secrets::verify_password;
 use crate::ratelimit::Throttle;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use governor::clock::{Clock, DefaultClock};
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -34,23 +35,28 @@ const MAX_PASSWORD: usize = 1024;
 const BURST: u32 = 10;
 const PER_MINUTE: u32 = 5;
 
-/// Who may try to sign in, and the passwords' checks.
-pub struct SignIns {
-    tries: Throttle<(String, IpAddr)>,
+/// Who may try to sign in, and the passwords' checks; `C` is the
+/// limiter's clock (a fake one in tests).
+pub struct SignIns<C: Clock + Clone = DefaultClock> {
+    tries: Throttle<(String, IpAddr), C>,
     /// Argon2 verifications made, known users or not.
     verified: AtomicU64,
 }
 
 impl Default for SignIns {
     fn default() -> Self {
-        Self {
-            tries: Throttle::new(PER_MINUTE, BURST),
-            verified: AtomicU64::new(0),
-        }
+        Self::with_clock(DefaultClock::default())
     }
 }
 
-impl SignIns {
+impl<C: Clock + Clone> SignIns<C> {
+    pub fn with_clock(clock: C) -> Self {
+        Self {
+            tries: Throttle::with_clock(PER_MINUTE, BURST, clock),
+            verified: AtomicU64::new(0),
+        }
+    }
+
     /// Takes one try for `username` from `client`; `Err` holds the seconds
     /// to wait.
     pub fn may_try(&self, username: &str, client: IpAddr) -> Result<(), u64> {
@@ -196,6 +202,28 @@ mod tests {
         assert!(s.may_try("ana", THERE).is_err(), "the guesser is slowed");
         assert!(s.may_try("ANA", HERE).is_ok(), "the user is not");
         assert!(s.may_try("bob", THERE).is_ok());
+    }
+
+    #[test]
+    fn a_hundred_thousand_user_names_are_forgotten_one_window_later() {
+        let clock = governor::clock::FakeRelativeClock::default();
+        let s = SignIns::with_clock(clock.clone());
+        assert_eq!(s.tracked(), 0);
+        for i in 0..100_000 {
+            assert!(s.may_try(&format!("user-{i}"), THERE).is_ok());
+        }
+        // The one that used its whole burst stays longest.
+        for _ in 1..BURST {
+            assert!(s.may_try("user-0", THERE).is_ok());
+        }
+        assert_eq!(s.tracked(), 100_000);
+        s.prune();
+        assert_eq!(s.tracked(), 100_000, "within the window, all are kept");
+        // The window: a full burst refills at five a minute.
+        let window = Duration::from_secs(60 * u64::from(BURST) / u64::from(PER_MINUTE));
+        clock.advance(window + Duration::from_secs(60));
+        s.prune();
+        assert_eq!(s.tracked(), 0, "memory is back where it was");
     }
 
     /// Known and unknown users side by side: prints the medians. Timing
