@@ -18,7 +18,7 @@
 //! - On shutdown, no connection is accepted, idle ones close and those with
 //!   a request in progress finish it.
 //!
-//! See `docs/operations.md`.
+//! See `docs/server-limits.md`.
 
 mod body;
 mod settings;
