@@ -314,6 +314,7 @@ async fn handle(
         Err(never) => match never {},
     };
     let response = if timed_out.load(Ordering::Relaxed) {
+        tracing::info!(%peer, status = 408, "answered: the request body did not arrive in time");
         let mut r = ApiError::RequestTimeout(format!(
             "the request body did not arrive within {} seconds",
             within.as_secs()
