@@ -12,7 +12,7 @@
 //!   idle and slow sockets never keep a station out; only when every
 //!   connection has a request in progress is the newcomer answered 503 and
 //!   closed. Those waiting for a place or being refused are bounded too
-//!   ([`SPARE`]); beyond them a connection is closed at once.
+//!   ([`SPARE`]); beyond them, callers wait in the kernel's accept queue.
 //! - Every request carries the caller's address as
 //!   `ConnectInfo<SocketAddr>` (for limits keyed by client address).
 //! - On shutdown, no connection is accepted, idle ones close and those with
@@ -54,7 +54,7 @@ use watch::{Tracked, Watch};
 pub const RESERVED_FILES: u64 = 128;
 
 /// Accepted sockets that may wait for a place, or be answered 503, at
-/// once; beyond them a socket is closed as soon as it is accepted.
+/// once; beyond them no more are accepted until one is done.
 pub const SPARE: usize = 32;
 
 /// How long a newcomer waits for the place of the connection it evicted.
@@ -154,6 +154,17 @@ pub async fn serve(
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
+        // Room for whatever comes next before it is accepted: while the
+        // spare places are all taken (a flood of newcomers), callers wait
+        // in the kernel's queue, where they hold none of our files, rather
+        // than being accepted and dropped.
+        let spare = tokio::select! {
+            spare = server.spare.clone().acquire_owned() => match spare {
+                Ok(spare) => spare,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
@@ -169,12 +180,10 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let stopping = stopping.clone();
         if let Ok(place) = server.places.clone().try_acquire_owned() {
+            drop(spare);
             tokio::spawn(connection(server.clone(), stream, peer, place, stopping));
-        } else if let Ok(spare) = server.spare.clone().try_acquire_owned() {
-            tokio::spawn(newcomer(server.clone(), stream, peer, spare, stopping));
         } else {
-            // Beyond the spare places: closed at once (dropped).
-            tracing::debug!(%peer, "connection closed: no place, and no room to refuse it");
+            tokio::spawn(newcomer(server.clone(), stream, peer, spare, stopping));
         }
     }
     drop(listener);
