@@ -25,7 +25,6 @@ use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tower_http::trace::TraceLayer;
 
 /// Expired idempotency keys are deleted this long after start (start-up
 /// has other work), then every hour.
@@ -92,7 +91,7 @@ async fn app_waking(
             ratelimit::limit,
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(TraceLayer::new_for_http());
+        .layer(http::trace::layer());
     let router = metrics::mount(router, &wms, link, settings.storage());
     Ok((router, limiter))
 }
@@ -167,9 +166,7 @@ async fn run_linked(
         shutdown.await;
         stopping.stopping();
     };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = http::server::serve(listener, router, settings.http, shutdown).await;
     pruner.abort();
     dispatcher.abort();
     retention.abort();

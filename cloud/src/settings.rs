@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 pub struct Settings {
     /// Address the HTTP API listens on.
     pub listen: SocketAddr,
+    /// How long a caller may take to send a request, how long a kept-alive
+    /// connection may wait for its next one, and how many connections are
+    /// served at once.
+    pub http: depot_wms::http::server::HttpSettings,
     /// Where the database lives (`cloud.db` inside it).
     pub data_dir: PathBuf,
     /// Free space on the data directory's disk, in MiB, below which the
@@ -277,6 +281,7 @@ impl Default for Settings {
     fn default() -> Self {
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            http: Default::default(),
             data_dir: PathBuf::from("depot-data"),
             low_disk_mib: 1024,
             rate_limit: RateLimit::default(),
@@ -337,6 +342,9 @@ impl Settings {
                     .to_owned(),
             )));
         }
+        if let Err(e) = settings.http.check() {
+            return Err(Box::new(figment::Error::from(e)));
+        }
         if let Err(e) = settings.idempotency.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
@@ -391,8 +399,9 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 12] = [
+const FIELDS: [&str; 13] = [
     "listen",
+    "http",
     "data_dir",
     "low_disk_mib",
     "rate_limit",

@@ -45,3 +45,20 @@ async fn over_the_limit_is_told_when_to_come_back() {
         .await;
     assert_eq!(other.status, 200);
 }
+
+#[tokio::test]
+async fn probes_and_metrics_are_never_limited_whatever_key_they_carry() {
+    let app = common::spawn_app_with(RateLimit {
+        per_second: 1,
+        burst: 2,
+    })
+    .await;
+    let path = format!("/v1/business/{}", app.a.business);
+    while app.get(&path).await.status != 429 {}
+    for probe in ["/healthz", "/readyz", "/metrics"] {
+        for _ in 0..5 {
+            let r = app.call("GET", probe, Some(&app.a.key), None).await;
+            assert_eq!(r.status, 200, "{probe}: {:?}", r.body);
+        }
+    }
+}

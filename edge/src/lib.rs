@@ -29,7 +29,6 @@ use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
-use tower_http::trace::TraceLayer;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -91,7 +90,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .layer(axum::Extension(devices.clone()))
         .layer(axum::Extension(probe.clone()))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(TraceLayer::new_for_http());
+        .layer(http::trace::layer());
     metrics::mount(router, &wms, devices, probe)
 }
 
@@ -211,9 +210,7 @@ async fn run<B: DeviceBus>(
         shutdown.await;
         notifier.stopping();
     };
-    let served = axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let served = http::server::serve(listener, router, settings.http, shutdown).await;
     keys.abort();
     informer.stop();
     running.stop().await;

@@ -24,6 +24,10 @@ pub struct Settings {
     pub node: u32,
     /// Where stations reach the API.
     pub listen: SocketAddr,
+    /// How long a caller may take to send a request, how long a kept-alive
+    /// connection may wait for its next one, and how many connections are
+    /// served at once.
+    pub http: depot_wms::http::server::HttpSettings,
     /// Where the database lives (`edge.db` inside it).
     pub data_dir: PathBuf,
     /// Free space on the data directory's disk, in MiB, below which the box
@@ -191,6 +195,7 @@ impl Default for Settings {
             edge_id: String::new(),
             node: 0,
             listen: SocketAddr::from(([127, 0, 0, 1], 8081)),
+            http: Default::default(),
             data_dir: PathBuf::from("depot-edge-data"),
             low_disk_mib: 512,
             broker: Broker::default(),
@@ -272,6 +277,9 @@ impl Settings {
         if let Err(e) = self.own_fleet.check() {
             return bad(&e);
         }
+        if let Err(e) = self.http.check() {
+            return bad(&e);
+        }
         for (i, k) in self.local_keys.iter().enumerate() {
             if let Err(e) = k.stored() {
                 return bad(&format!("local_keys[{i}]: {e} (DEPOT_LOCAL_KEYS)"));
@@ -307,11 +315,12 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 14] = [
     "business_id",
     "edge_id",
     "node",
     "listen",
+    "http",
     "data_dir",
     "low_disk_mib",
     "broker",

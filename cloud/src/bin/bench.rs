@@ -331,7 +331,14 @@ async fn main() -> anyhow::Result<()> {
     let router = router.route("/hello", axum::routing::get(|| async { "hello" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+    // Served as the daemon serves it: its timeouts and connection cap.
+    let http = settings.http;
+    let server = tokio::spawn(depot_wms::http::server::serve(
+        listener,
+        router,
+        http,
+        std::future::pending(),
+    ));
 
     let target = Arc::new(Target {
         client: reqwest::Client::builder()

@@ -49,7 +49,15 @@ struct Inner {
     default_locale: String,
     translations_dir: Option<PathBuf>,
     openapi: Arc<utoipa::openapi::OpenApi>,
+    /// Translation jobs asked for, per token subject: a job reads every
+    /// release's files, and one token once started ten thousand in three
+    /// minutes.
+    job_starts: crate::ratelimit::Throttle<String>,
 }
+
+/// Translation sync requests at once, then per minute, per caller.
+const JOB_STARTS_BURST: u32 = 5;
+const JOB_STARTS_PER_MINUTE: u32 = 2;
 
 impl Changelog {
     /// The settings are checked when loaded; a locale that does not parse
@@ -62,19 +70,22 @@ impl Changelog {
                 locales.push(l);
             }
         }
-        Self {
-            inner: Arc::new(Inner {
-                wms,
-                base_url: settings.base_url.trim_end_matches('/').to_owned(),
-                locales,
-                default_locale: canonical(&settings.default_locale),
-                translations_dir: settings.translations_dir.clone(),
-                openapi: Arc::new(openapi::document(
-                    settings.base_url.trim_end_matches('/'),
-                    settings.login_url.trim_end_matches('/'),
-                )),
-            }),
-        }
+        let inner = Arc::new(Inner {
+            wms,
+            base_url: settings.base_url.trim_end_matches('/').to_owned(),
+            locales,
+            default_locale: canonical(&settings.default_locale),
+            translations_dir: settings.translations_dir.clone(),
+            openapi: Arc::new(openapi::document(
+                settings.base_url.trim_end_matches('/'),
+                settings.login_url.trim_end_matches('/'),
+            )),
+            job_starts: crate::ratelimit::Throttle::new(JOB_STARTS_PER_MINUTE, JOB_STARTS_BURST),
+        });
+        crate::ratelimit::prune_while_alive(Arc::downgrade(&inner), |i: &Inner| {
+            i.job_starts.prune();
+        });
+        Self { inner }
     }
 
     fn wms(&self) -> &Wms {

@@ -6,7 +6,8 @@
 //!
 //! One job runs at a time, across instances (the database allows one
 //! running row): asking again while one runs answers that job, 200, where a
-//! new one answers 202. A translation is only ever added, so a job that
+//! new one answers 202. Asking is rate-limited per caller (five at once,
+//! then two a minute; 429 beyond), so a token cannot start job after job. A translation is only ever added, so a job that
 //! stopped half way (its process restarted) is reported failed and the
 //! next one simply finds less to do.
 
@@ -179,12 +180,18 @@ fn job_answer(start: &JobStart) -> Answer {
         (status = 202, description = "Started", body = TranslationJob),
         (status = 200, description = "A job is running already: that one", body = TranslationJob),
         (status = 401, body = depot_protocol::ErrorBody), (status = 403, body = depot_protocol::ErrorBody),
-        (status = 409, description = "No readable translation source is configured", body = depot_protocol::ErrorBody)),
+        (status = 409, description = "No readable translation source is configured", body = depot_protocol::ErrorBody),
+        (status = 429, description = "Asked too often: five at once, then two a minute per caller", body = depot_protocol::ErrorBody)),
     security(("oauth2" = ["releases:write"])))]
 pub async fn start(
     State(cl): State<Changelog>,
     publisher: Option<Extension<Publisher>>,
 ) -> Result<Response, ApiError> {
+    let by = publisher.map(|Extension(Publisher(p))| p);
+    cl.inner
+        .job_starts
+        .check(&by.clone().unwrap_or_default())
+        .map_err(|wait_secs| ApiError::RateLimited { wait_secs })?;
     let Some(dir) = cl.inner.translations_dir.clone() else {
         return Err(WmsError::conflict(
             "no translation source is configured (changelog.translations_dir)",
@@ -201,7 +208,6 @@ pub async fn start(
         )
         .into());
     }
-    let by = publisher.map(|Extension(Publisher(p))| p);
     idempotency::expect(|s: &JobStart| Some(job_answer(s)));
     let start = cl
         .wms()

@@ -4,15 +4,17 @@
 //! here, never redirected (RFC 6749 4.1.2.1).
 
 use super::register::ClientMetadata;
-use super::secrets::{random_token, sha256_hex, verify_password};
+use super::secrets::{random_token, sha256_hex};
+use super::sign_in::sign_in_user;
 use super::{GRANT_CODE, ID_JAG, OAuth, OAuthError, intersect, now, parse_scope};
 use crate::html::escape;
-use axum::Form;
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
 use depot_wms::oauth::{ClientRow, CodeRow};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 
 /// How long a code may wait for its token request.
 const CODE_TTL_SECS: i64 = 60;
@@ -20,7 +22,7 @@ const CODE_TTL_SECS: i64 = 60;
 type Params = HashMap<String, String>;
 
 /// A page that cannot be framed (clickjacking) or cached.
-fn page(status: StatusCode, title: &str, body: &str) -> Response {
+pub(super) fn page(status: StatusCode, title: &str, body: &str) -> Response {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -232,61 +234,16 @@ pub async fn show(State(o): State<OAuth>, Query(p): Query<Params>) -> Response {
     }
 }
 
-/// The person's scopes when the user name and password are right. Unknown
-/// users and wrong passwords look the same from outside.
-async fn sign_in_user(o: &OAuth, p: &Params) -> Result<Option<(String, String)>, SignInError> {
-    let (Some(user), Some(password)) = (p.get("username"), p.get("password")) else {
-        return Ok(None);
-    };
-    if user.len() > 200 || password.len() > 1024 {
-        return Ok(None);
-    }
-    if !o.may_try_sign_in(user) {
-        return Err(SignInError::TooMany);
-    }
-    let Some(row) = o.wms().user(user.clone()).await.map_err(OAuthError::from)? else {
-        return Ok(None);
-    };
-    let password = password.clone();
-    let hash = row.password_hash.clone();
-    // Argon2 takes tens of milliseconds of CPU: off the async threads.
-    let ok = tokio::task::spawn_blocking(move || verify_password(&password, &hash))
-        .await
-        .map_err(OAuthError::internal)?;
-    Ok(ok.then_some((row.username, row.scope)))
-}
+/// The caller's socket address, where the server put it.
+type Peer = Option<Extension<ConnectInfo<SocketAddr>>>;
 
-enum SignInError {
-    TooMany,
-    Failed(OAuthError),
-}
-
-impl From<OAuthError> for SignInError {
-    fn from(e: OAuthError) -> Self {
-        Self::Failed(e)
-    }
-}
-
-impl IntoResponse for SignInError {
-    fn into_response(self) -> Response {
-        match self {
-            Self::TooMany => {
-                let mut r = page(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "Too many attempts",
-                    "<p class=\"error\">Too many sign-in attempts for this user. Try again in a minute.</p>",
-                );
-                r.headers_mut()
-                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("60"));
-                r
-            }
-            Self::Failed(e) => e.into_response(),
-        }
-    }
+fn client_address(peer: Peer) -> std::net::IpAddr {
+    crate::ratelimit::client_of(peer.map(|Extension(ConnectInfo(a))| a))
 }
 
 pub async fn sign_in(
     State(o): State<OAuth>,
+    peer: Peer,
     form: Result<Form<Params>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let Ok(Form(p)) = form else {
@@ -300,7 +257,7 @@ pub async fn sign_in(
         Ok(c) => c,
         Err(r) => return refused(&o, &p, r),
     };
-    let (subject, held) = match sign_in_user(&o, &p).await {
+    let (subject, held) = match sign_in_user(&o, &p, client_address(peer)).await {
         Ok(Some(u)) => u,
         Ok(None) => {
             return page(
@@ -410,6 +367,7 @@ pub async fn show_claim(State(o): State<OAuth>, Query(p): Query<Params>) -> Resp
 /// an identity assertion (answered in JSON).
 pub async fn claim(
     State(o): State<OAuth>,
+    peer: Peer,
     form: Result<Form<Params>, axum::extract::rejection::FormRejection>,
 ) -> Response {
     let Ok(Form(p)) = form else {
@@ -456,7 +414,7 @@ pub async fn claim(
             Err(e) => OAuthError::from(e).into_response(),
         };
     }
-    let (owner, held) = match sign_in_user(&o, &p).await {
+    let (owner, held) = match sign_in_user(&o, &p, client_address(peer)).await {
         Ok(Some(u)) => u,
         Ok(None) => {
             return page(

@@ -10,14 +10,15 @@ use super::{
     GRANT_CLIENT_CREDENTIALS, GRANT_CODE, GRANT_JWT_BEARER, OAuth, OAuthError, intersect, keys,
     now, parse_scope,
 };
-use axum::Form;
-use axum::extract::State;
 use axum::extract::rejection::FormRejection;
-use axum::http::{HeaderMap, header};
+use axum::extract::{ConnectInfo, State};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
 use base64::Engine;
 use depot_wms::oauth::ClientRow;
 use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
 
 type Params = HashMap<String, String>;
 
@@ -90,10 +91,9 @@ fn form_decode(s: &str) -> String {
 /// The registered client, authenticated the way it registered.
 async fn authenticate(
     o: &OAuth,
-    headers: &HeaderMap,
-    p: &Params,
+    id: String,
+    secret: Option<String>,
 ) -> Result<(ClientRow, ClientMetadata), OAuthError> {
-    let (id, secret) = credentials(headers, p)?;
     let unknown = || OAuthError::invalid_client("unknown client or wrong secret");
     if id.len() > 200 {
         return Err(unknown());
@@ -123,23 +123,44 @@ fn may_use(metadata: &ClientMetadata, grant: &str) -> Result<(), OAuthError> {
 
 pub async fn token(
     State(o): State<OAuth>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
     headers: HeaderMap,
     form: Result<Form<Vec<(String, String)>>, FormRejection>,
 ) -> Response {
-    match grant(&o, &headers, form).await {
+    let client = crate::ratelimit::client_of(peer.map(|Extension(ConnectInfo(a))| a));
+    match grant(&o, client, &headers, form).await {
         Ok(r) => r,
         Err(e) => e.into_response(),
     }
 }
 
+/// Too many token requests from one client: 429, the seconds to wait in
+/// `Retry-After` and in words.
+fn slow_down(wait_secs: u64) -> OAuthError {
+    OAuthError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "slow_down",
+        format!(
+            "too many token requests from this client: try again after {}",
+            depot_protocol::plural::counted(wait_secs, "second")
+        ),
+    )
+    .retry_after(wait_secs)
+}
+
 async fn grant(
     o: &OAuth,
+    from: IpAddr,
     headers: &HeaderMap,
     form: Result<Form<Vec<(String, String)>>, FormRejection>,
 ) -> Result<Response, OAuthError> {
     let p = params(form)?;
     let grant_type = required(&p, "grant_type")?.to_owned();
-    let (client, metadata) = authenticate(o, headers, &p).await?;
+    let (id, secret) = credentials(headers, &p)?;
+    // Before the client is looked up: a secret is not guessed at speed,
+    // and another client (or address) is not slowed by this one.
+    o.may_request_token(&id, from).map_err(slow_down)?;
+    let (client, metadata) = authenticate(o, id, secret).await?;
     let (subject, scope) = match grant_type.as_str() {
         GRANT_CLIENT_CREDENTIALS => {
             may_use(&metadata, GRANT_CLIENT_CREDENTIALS)?;

@@ -12,12 +12,14 @@
 
 pub mod admin;
 pub mod authorize;
+pub mod ecdsa;
 pub mod grant;
 pub mod guard;
 pub mod keys;
 pub mod metadata;
 pub mod register;
 pub mod secrets;
+pub mod sign_in;
 pub mod token;
 pub mod trust;
 
@@ -70,11 +72,18 @@ struct Inner {
     ring: RwLock<KeyRing>,
     /// When the ring was last reloaded for a key id it did not know.
     reloaded_for_unknown: AtomicI64,
-    /// Sign-in attempts per user name, so a password cannot be guessed
-    /// at the speed of the network.
-    sign_ins: governor::DefaultKeyedRateLimiter<String>,
+    /// Sign-in attempts per user name and client, so a password cannot be
+    /// guessed at the speed of the network.
+    sign_ins: sign_in::SignIns,
+    /// Token requests per client id and client address.
+    token_requests: crate::ratelimit::Throttle<(String, std::net::IpAddr)>,
     trust: trust::Trust,
 }
+
+/// Token requests at once, then per minute, per client id and address: a
+/// client needs one token an hour; a secret cannot be guessed at speed.
+const TOKEN_BURST: u32 = 20;
+const TOKENS_PER_MINUTE: u32 = 10;
 
 /// The server's state, cheap to clone.
 #[derive(Clone)]
@@ -85,17 +94,20 @@ impl OAuth {
     pub async fn start(wms: Wms, config: OAuthConfig) -> anyhow::Result<Self> {
         let ring = KeyRing::load(&wms, now(), config.rotate_every, config.token_ttl).await?;
         let trust = trust::Trust::new(config.trusted_issuers.clone())?;
-        Ok(Self(Arc::new(Inner {
+        let inner = Arc::new(Inner {
             wms,
             config,
             ring: RwLock::new(ring),
             reloaded_for_unknown: AtomicI64::new(0),
-            sign_ins: governor::RateLimiter::keyed(
-                governor::Quota::per_minute(std::num::NonZeroU32::MIN.saturating_add(4))
-                    .allow_burst(std::num::NonZeroU32::MIN.saturating_add(9)),
-            ),
+            sign_ins: sign_in::SignIns::default(),
+            token_requests: crate::ratelimit::Throttle::new(TOKENS_PER_MINUTE, TOKEN_BURST),
             trust,
-        })))
+        });
+        crate::ratelimit::prune_while_alive(Arc::downgrade(&inner), |i: &Inner| {
+            i.sign_ins.prune();
+            i.token_requests.prune();
+        });
+        Ok(Self(inner))
     }
 
     pub fn config(&self) -> &OAuthConfig {
@@ -147,11 +159,16 @@ impl OAuth {
         }
     }
 
-    /// Whether another sign-in attempt for `username` may be checked now
-    /// (ten at once, then five a minute).
-    pub fn may_try_sign_in(&self, username: &str) -> bool {
-        let key: String = username.chars().take(200).collect();
-        self.0.sign_ins.check_key(&key.to_lowercase()).is_ok()
+    /// Who may try to sign in, and the passwords' checks.
+    pub fn sign_ins(&self) -> &sign_in::SignIns {
+        &self.0.sign_ins
+    }
+
+    /// Takes one token request of `client_id` from `client`; `Err` holds
+    /// the seconds to wait.
+    pub fn may_request_token(&self, client_id: &str, client: std::net::IpAddr) -> Result<(), u64> {
+        let id: String = client_id.chars().take(sign_in::MAX_USERNAME).collect();
+        self.0.token_requests.check(&(id, client))
     }
 
     pub fn trust(&self) -> &trust::Trust {
@@ -202,6 +219,8 @@ pub struct OAuthError {
     pub status: StatusCode,
     pub code: &'static str,
     pub description: String,
+    /// Seconds to wait, sent as `Retry-After`.
+    pub retry_after: Option<u64>,
 }
 
 impl OAuthError {
@@ -210,7 +229,13 @@ impl OAuthError {
             status,
             code,
             description: description.into(),
+            retry_after: None,
         }
+    }
+
+    pub fn retry_after(mut self, secs: u64) -> Self {
+        self.retry_after = Some(secs);
+        self
     }
 
     pub fn invalid_request(d: impl Into<String>) -> Self {
@@ -255,6 +280,12 @@ impl IntoResponse for OAuthError {
             header::CACHE_CONTROL,
             header::HeaderValue::from_static("no-store"),
         );
+        if let Some(v) = self
+            .retry_after
+            .and_then(|s| header::HeaderValue::from_str(&s.to_string()).ok())
+        {
+            h.insert(header::RETRY_AFTER, v);
+        }
         if self.status == StatusCode::UNAUTHORIZED {
             h.insert(
                 header::WWW_AUTHENTICATE,

@@ -1,7 +1,10 @@
 //! Access tokens: RFC 9068 JWTs signed ES256 by the ring's newest key, and
 //! their verification. Verification pins the algorithm to ES256 and the
 //! key to one we published, so `alg: none`, an HMAC "signed" with the
-//! public key, or a key the token carries itself are all refused.
+//! public key, or a key the token carries itself are all refused; it
+//! requires `typ: at+jwt` (RFC 9068 4), so that another JWT of ours (an ID
+//! token, an assertion) is never taken for an access token, and a low-S
+//! signature ([`super::ecdsa`]), so that a token has one form only.
 
 use super::keys::KeyRing;
 use jsonwebtoken::{Algorithm, Header, Validation, decode, decode_header, encode};
@@ -40,6 +43,10 @@ pub enum TokenError {
     UnknownKey,
     #[error("the token's signature does not verify")]
     Signature,
+    #[error("the token's signature is not in low-S form")]
+    HighS,
+    #[error("the token is not an access token: its typ must be at+jwt")]
+    Type,
     #[error("the token has expired")]
     Expired,
     #[error("the token is not valid yet")]
@@ -61,8 +68,21 @@ pub fn sign(ring: &KeyRing, claims: &AccessClaims) -> anyhow::Result<String> {
         .ok_or_else(|| anyhow::anyhow!("no signing key"))?;
     let mut header = Header::new(Algorithm::ES256);
     header.kid = Some(key.kid.clone());
-    header.typ = Some("at+jwt".into());
-    Ok(encode(&header, claims, &key.encoding)?)
+    header.typ = Some(TYP.into());
+    let token = encode(&header, claims, &key.encoding)?;
+    super::ecdsa::to_low_s(&token).ok_or_else(|| anyhow::anyhow!("not an ES256 signature"))
+}
+
+/// The type of an access token (RFC 9068 2.1).
+pub const TYP: &str = "at+jwt";
+
+/// `at+jwt`, or its media type `application/at+jwt`, in any case (RFC 7515
+/// 4.1.9 compares media types without regard to case).
+fn is_access_token_type(typ: Option<&str>) -> bool {
+    typ.is_some_and(|t| {
+        let t = t.to_ascii_lowercase();
+        t == TYP || t == "application/at+jwt"
+    })
 }
 
 /// Checks signature, algorithm, key, issuer, audience and times.
@@ -76,8 +96,14 @@ pub fn verify(
     if header.alg != Algorithm::ES256 {
         return Err(TokenError::Algorithm);
     }
+    if !is_access_token_type(header.typ.as_deref()) {
+        return Err(TokenError::Type);
+    }
     let kid = header.kid.ok_or(TokenError::UnknownKey)?;
     let key = ring.by_kid(&kid).ok_or(TokenError::UnknownKey)?;
+    if !super::ecdsa::is_low_s(token) {
+        return Err(TokenError::HighS);
+    }
     let mut v = Validation::new(Algorithm::ES256);
     v.leeway = LEEWAY_SECS;
     v.validate_nbf = true;
@@ -189,6 +215,59 @@ mod tests {
         for (c, want) in cases {
             let t = sign(&r, &c).expect("sign");
             assert_eq!(verify(&r, &t, ISS, ISS), Err(want));
+        }
+    }
+
+    /// `token` with its signature's s replaced by n − s: a signature that
+    /// verifies just as well.
+    fn flip_s(token: &str) -> String {
+        use num_bigint::BigUint;
+        let (signed, sig) = token.rsplit_once('.').expect("sig");
+        let mut sig = B64.decode(sig).expect("b64");
+        let n = BigUint::parse_bytes(
+            b"FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551",
+            16,
+        )
+        .expect("n");
+        let flipped = (n - BigUint::from_bytes_be(&sig[32..])).to_bytes_be();
+        sig[32..].fill(0);
+        sig[64 - flipped.len()..].copy_from_slice(&flipped);
+        format!("{signed}.{}", B64.encode(sig))
+    }
+
+    #[test]
+    fn only_low_s_signatures_are_issued_and_accepted() {
+        let r = ring();
+        for _ in 0..16 {
+            let t = sign(&r, &claims(now())).expect("sign");
+            assert!(super::super::ecdsa::is_low_s(&t));
+            assert!(verify(&r, &t, ISS, ISS).is_ok());
+            assert_eq!(verify(&r, &flip_s(&t), ISS, ISS), Err(TokenError::HighS));
+        }
+    }
+
+    #[test]
+    fn only_access_tokens_are_accepted() {
+        let r = ring();
+        let key = r.signer().expect("key");
+        for (typ, ok) in [
+            (Some("at+jwt"), true),
+            (Some("AT+JWT"), true),
+            (Some("application/at+jwt"), true),
+            (Some("JWT"), false),
+            (Some("id+jwt"), false),
+            (None, false),
+        ] {
+            let mut h = Header::new(Algorithm::ES256);
+            h.kid = Some(key.kid.clone());
+            h.typ = typ.map(str::to_owned);
+            let t = encode(&h, &claims(now()), &key.encoding).expect("encode");
+            let t = super::super::ecdsa::to_low_s(&t).expect("low");
+            let got = verify(&r, &t, ISS, ISS);
+            assert_eq!(got.is_ok(), ok, "{typ:?}: {got:?}");
+            if !ok {
+                assert_eq!(got, Err(TokenError::Type), "{typ:?}");
+            }
         }
     }
 

@@ -143,3 +143,42 @@ async fn translation_sync_without_a_source_is_a_conflict() {
         "{b}"
     );
 }
+
+#[tokio::test]
+async fn a_second_start_answers_the_running_job_and_starts_are_limited() {
+    let source = tempfile::tempdir().expect("tempdir");
+    let dir = source.path().to_owned();
+    let app = spawn_app_configured(|s| {
+        s.changelog.translations_dir = Some(dir.clone());
+    })
+    .await;
+    let token = writer_token(&app).await;
+    // A job running elsewhere (another instance, say).
+    let now = depot_protocol::now();
+    let running = match app
+        .wms
+        .start_translation_job(
+            Some("elsewhere".into()),
+            now,
+            now - chrono::Duration::minutes(1),
+        )
+        .await
+        .expect("start")
+    {
+        depot_wms::releases::JobStart::Started(job) => job,
+        other => panic!("{other:?}"),
+    };
+    let mut statuses = Vec::new();
+    for _ in 0..8 {
+        let (s, job) = post(&app, &token, "/api/sync-translations", None).await;
+        statuses.push(s);
+        if s == 200 {
+            assert_eq!(job["job_id"], running.job_id, "{job}");
+        } else {
+            assert_eq!(s, 429, "{job}");
+            assert_eq!((&job["error"], &job["code"]), (&json!(1), &json!(429)));
+            break;
+        }
+    }
+    assert_eq!(statuses, [200, 200, 200, 200, 200, 429]);
+}

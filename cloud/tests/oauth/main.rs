@@ -156,9 +156,17 @@ async fn forge_with_server_key(app: &TestApp, claims: &Value) -> String {
         .await
         .expect("keys");
     let k = &keys[0];
+    sign_access_token(&k.kid, &k.pkcs8, claims)
+}
+
+/// An access token as the server makes them (`typ: at+jwt`, a low-S
+/// signature) under key `kid`.
+fn sign_access_token(kid: &str, pkcs8: &[u8], claims: &Value) -> String {
     let mut h = Header::new(Algorithm::ES256);
-    h.kid = Some(k.kid.clone());
-    jsonwebtoken::encode(&h, claims, &EncodingKey::from_ec_der(&k.pkcs8)).expect("sign")
+    h.kid = Some(kid.to_owned());
+    h.typ = Some("at+jwt".into());
+    let token = jsonwebtoken::encode(&h, claims, &EncodingKey::from_ec_der(pkcs8)).expect("sign");
+    depot_cloud::oauth::ecdsa::to_low_s(&token).expect("low-S")
 }
 
 fn claims_of(token: &str) -> AccessClaims {

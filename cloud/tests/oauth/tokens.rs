@@ -214,6 +214,23 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
         jsonwebtoken::encode(&h, &base, &EncodingKey::from_ec_der(stranger.as_ref()))
             .expect("sign");
 
+    // The server's own token under another type, and with its signature's
+    // other half (s' = n - s, which verifies just as well).
+    let keys = app
+        .wms
+        .signing_keys(now(), || {
+            Err(depot_wms::WmsError::Internal("no key".into()))
+        })
+        .await
+        .expect("keys");
+    let mut h = Header::new(Algorithm::ES256);
+    h.kid = Some(keys[0].kid.clone());
+    let plain_jwt = depot_cloud::oauth::ecdsa::to_low_s(
+        &jsonwebtoken::encode(&h, &base, &EncodingKey::from_ec_der(&keys[0].pkcs8)).expect("sign"),
+    )
+    .expect("low-S");
+    let high_s = high_s_of(&good);
+
     let parts: Vec<&str> = good.split('.').collect();
     let none = format!(
         "{}.{}.",
@@ -278,6 +295,8 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
             "",
         ),
         ("garbage", Some("Bearer not.a.jwt".into()), ""),
+        ("typ JWT", Some(format!("Bearer {plain_jwt}")), ""),
+        ("high-S signature", Some(format!("Bearer {high_s}")), ""),
         ("token in the query", None, "?access_token=GOOD"),
         (
             "token in the query beside the header",
@@ -390,10 +409,7 @@ async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
     // A token that instance signed with its new key.
     let mut claims = serde_json::to_value(claims_of(&old)).expect("claims");
     claims["jti"] = "from-the-other-instance".into();
-    let mut h = Header::new(Algorithm::ES256);
-    h.kid = Some(next.kid.clone());
-    let newer =
-        jsonwebtoken::encode(&h, &claims, &EncodingKey::from_ec_der(&next.pkcs8)).expect("sign");
+    let newer = sign_access_token(&next.kid, &next.pkcs8, &claims);
 
     let (s, body, _) = publish(
         &app,
@@ -415,4 +431,75 @@ async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
     assert_eq!(jwks["keys"].as_array().expect("keys").len(), 2, "{jwks}");
     let (s, body, _) = publish(&app, Some(&format!("Bearer {old}")), "", &release("3.0.1")).await;
     assert!((200..300).contains(&s), "{s} {body}");
+}
+
+/// `token` with the other half of its signature: s replaced by n - s.
+fn high_s_of(token: &str) -> String {
+    let n = num_bigint::BigUint::parse_bytes(
+        b"FFFFFFFF00000000FFFFFFFFFFFFFFFFBCE6FAADA7179E84F3B9CAC2FC632551",
+        16,
+    )
+    .expect("n");
+    let (signed, sig) = token.rsplit_once('.').expect("signature");
+    let mut sig = B64.decode(sig).expect("b64");
+    let flipped = (n - num_bigint::BigUint::from_bytes_be(&sig[32..])).to_bytes_be();
+    sig[32..].fill(0);
+    sig[64 - flipped.len()..].copy_from_slice(&flipped);
+    let high = format!("{signed}.{}", B64.encode(sig));
+    assert!(!depot_cloud::oauth::ecdsa::is_low_s(&high));
+    high
+}
+
+#[tokio::test]
+async fn token_requests_are_limited_per_client() {
+    let app = spawn_app_configured(|_| {}).await;
+    let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
+    let mut statuses = Vec::new();
+    for _ in 0..25 {
+        let (s, b) = token(
+            &app,
+            Some((&id, "not the secret")),
+            &[("grant_type", "client_credentials")],
+        )
+        .await;
+        statuses.push(s);
+        if s == 429 {
+            assert_eq!(b["error"], "slow_down", "{b}");
+            assert!(
+                b["error_description"]
+                    .as_str()
+                    .is_some_and(|d| d.contains("try again after")),
+                "{b}"
+            );
+            break;
+        }
+    }
+    // Twenty tries, counting the one `claimed_client` made, then slowed.
+    assert_eq!(statuses.len(), 20, "{statuses:?}");
+    assert!(statuses[..19].iter().all(|s| *s == 401), "{statuses:?}");
+    let r = app
+        .client
+        .post(format!("{}/oauth/token", app.base))
+        .basic_auth(&id, Some(&secret))
+        .form(&[("grant_type", "client_credentials")])
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(r.status(), 429, "the right secret waits too");
+    let retry: u64 = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    assert!(retry >= 1);
+    // Another client is not slowed by this one.
+    let (other, _) = claimed_client(&app, "bea", "releases:write").await;
+    let (s, b) = token(
+        &app,
+        Some((&other, "wrong")),
+        &[("grant_type", "client_credentials")],
+    )
+    .await;
+    assert_eq!(s, 401, "{b}");
 }

@@ -143,7 +143,14 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         .route("/hello", axum::routing::get(|| async { "hello" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
-    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+    // Served as the daemon serves it: its timeouts and connection cap.
+    let http = settings.http;
+    let server = tokio::spawn(depot_wms::http::server::serve(
+        listener,
+        router,
+        http,
+        std::future::pending(),
+    ));
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;

@@ -55,7 +55,18 @@ impl Drop for Edge {
 /// Starts `depot-edge serve` with `env` on a free port and waits for the
 /// address it prints once it listens.
 pub fn spawn(env: &[(&str, String)]) -> Edge {
-    let mut cmd = Command::new(BIN);
+    spawn_command(Command::new(BIN), env)
+}
+
+/// `spawn`, with the process's file limit (soft and hard) at `files`, set
+/// by util-linux's `prlimit` before it runs.
+pub fn spawn_with_file_limit(env: &[(&str, String)], files: u64) -> Edge {
+    let mut cmd = Command::new("prlimit");
+    cmd.arg(format!("--nofile={files}:{files}")).arg(BIN);
+    spawn_command(cmd, env)
+}
+
+fn spawn_command(mut cmd: Command, env: &[(&str, String)]) -> Edge {
     cmd.arg("serve")
         .env("DEPOT_LOG", "warn")
         .stdout(Stdio::piped())

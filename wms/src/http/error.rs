@@ -25,6 +25,13 @@ pub enum ApiError {
     RateLimited { wait_secs: u64 },
     #[error("{0}")]
     UpgradeRequired(String),
+    /// The caller did not send its request in time (408).
+    #[error("{0}")]
+    RequestTimeout(String),
+    /// The server cannot take the request now, and says when to come back
+    /// (503, `Retry-After: 1`).
+    #[error("{0}")]
+    Busy(String),
 }
 
 impl ApiError {
@@ -89,6 +96,13 @@ impl IntoResponse for ApiError {
                 let mut r = body(StatusCode::UPGRADE_REQUIRED, message, vec![]);
                 r.headers_mut()
                     .insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+                r
+            }
+            ApiError::RequestTimeout(_) => body(StatusCode::REQUEST_TIMEOUT, message, vec![]),
+            ApiError::Busy(_) => {
+                let mut r = body(StatusCode::SERVICE_UNAVAILABLE, message, vec![]);
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
                 r
             }
             ApiError::RateLimited { wait_secs } => {

@@ -23,7 +23,9 @@ pub mod outbounds;
 pub mod packing;
 pub mod picking;
 pub mod printers;
+pub mod server;
 pub mod shipments;
+pub mod trace;
 pub mod tracking;
 pub mod words;
 
