@@ -51,6 +51,12 @@ async fn app_waking(
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
     let (api, mut openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
     http::idempotency::describe(&mut openapi);
+    http::contract::describe(&mut openapi, true);
+    // The same description in OpenAPI 3.0.3, for generators that do not
+    // read 3.1 yet; made once, as the description never changes.
+    let openapi_3_0 = Arc::new(http::contract::openapi_3_0(
+        serde_json::to_value(&openapi).unwrap_or_default(),
+    ));
     let openapi = Arc::new(openapi);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
@@ -63,6 +69,10 @@ async fn app_waking(
         .route(
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
+        )
+        .route(
+            "/v1/openapi-3.0.json",
+            get(move || async move { axum::Json(openapi_3_0.as_ref().clone()) }),
         )
         .merge(
             changelog::public_routes()

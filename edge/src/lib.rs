@@ -68,6 +68,12 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         )
         .split_for_parts();
     http::idempotency::describe(&mut openapi);
+    http::contract::describe(&mut openapi, false);
+    // The same description in OpenAPI 3.0.3, for generators that do not
+    // read 3.1 yet; made once, as the description never changes.
+    let openapi_3_0 = Arc::new(http::contract::openapi_3_0(
+        serde_json::to_value(&openapi).unwrap_or_default(),
+    ));
     let openapi = Arc::new(openapi);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
@@ -78,6 +84,10 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         .route(
             "/v1/openapi.json",
             get(move || async move { axum::Json(openapi.as_ref().clone()) }),
+        )
+        .route(
+            "/v1/openapi-3.0.json",
+            get(move || async move { axum::Json(openapi_3_0.as_ref().clone()) }),
         )
         .merge(station_page::routes())
         .fallback(http::no_route)

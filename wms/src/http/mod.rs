@@ -6,6 +6,7 @@ pub mod business;
 pub mod buyers;
 pub mod conflicts;
 pub mod contact;
+pub mod contract;
 pub mod crm;
 pub mod documents;
 pub mod edges;
