@@ -100,6 +100,10 @@ async fn app_waking(
             limiter.clone(),
             ratelimit::limit,
         ))
+        .layer(axum::middleware::from_fn_with_state(
+            ratelimit::public_throttle(),
+            ratelimit::limit_public,
+        ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(http::trace::layer());
     let router = metrics::mount(router, &wms, link, settings.storage());

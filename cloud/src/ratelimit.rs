@@ -68,6 +68,39 @@ pub async fn limit(State(limiter): State<Arc<Limiter>>, req: Request, next: Next
     next.run(req).await
 }
 
+/// Public tracking (`/v1/tracking/...`) takes no key: per client address,
+/// a burst of 30 lookups and then one a second, which a recipient never
+/// reaches and which makes walking tracking numbers (six random digits per
+/// shipment) a matter of years.
+pub const TRACKING_PER_MINUTE: u32 = 60;
+pub const TRACKING_BURST: u32 = 30;
+
+/// The per-address limit of the keyless routes.
+pub type PublicThrottle = Throttle<IpAddr>;
+
+pub fn public_throttle() -> Arc<PublicThrottle> {
+    let t = Arc::new(Throttle::new(TRACKING_PER_MINUTE, TRACKING_BURST));
+    prune_while_alive(Arc::downgrade(&t), Throttle::prune);
+    t
+}
+
+pub async fn limit_public(
+    State(throttle): State<Arc<PublicThrottle>>,
+    req: Request,
+    next: Next,
+) -> Response {
+    if req.uri().path().starts_with("/v1/tracking/") {
+        let peer = req
+            .extensions()
+            .get::<axum::extract::ConnectInfo<SocketAddr>>()
+            .map(|c| c.0);
+        if let Err(wait_secs) = throttle.check(&client_of(peer)) {
+            return ApiError::RateLimited { wait_secs }.into_response();
+        }
+    }
+    next.run(req).await
+}
+
 /// How often limiters forget the buckets that have refilled.
 pub const PRUNE_EVERY: Duration = Duration::from_secs(60);
 

@@ -62,3 +62,34 @@ async fn probes_and_metrics_are_never_limited_whatever_key_they_carry() {
         }
     }
 }
+
+/// Public tracking takes no key: a client address gets a burst, then is
+/// told to wait; an API key does not lift the limit.
+#[tokio::test]
+async fn public_tracking_is_limited_per_client_address() {
+    let app = common::spawn_app().await;
+    let burst = depot_cloud::ratelimit::TRACKING_BURST;
+    for i in 0..burst {
+        let r = app
+            .call("GET", &format!("/v1/tracking/DPT{i:020}"), None, None)
+            .await;
+        assert_eq!(r.status, 404, "{i}: {}", r.body);
+    }
+    let r = app
+        .call("GET", "/v1/tracking/DPT00000000000000420", None, None)
+        .await;
+    assert_eq!(r.status, 429, "{}", r.body);
+    assert!(r.headers.get("retry-after").is_some());
+    let keyed = app
+        .call(
+            "GET",
+            "/v1/tracking/DPT00000000000000420",
+            Some(&app.a.key),
+            None,
+        )
+        .await;
+    assert_eq!(keyed.status, 429);
+    // The rest of the API is not the tracking route's budget.
+    let other = app.get(&format!("/v1/business/{}", app.a.business)).await;
+    assert_eq!(other.status, 200);
+}

@@ -28,7 +28,9 @@ fn error(description: &str) -> utoipa::openapi::Response {
 /// requests per key (the cloud).
 pub fn describe(openapi: &mut OpenApi, rate_limited: bool) {
     operation_ids(openapi);
-    for item in openapi.paths.paths.values_mut() {
+    for (path, item) in openapi.paths.paths.iter_mut() {
+        // The keyless tracking route is limited per client address.
+        let public_limit = rate_limited && path.starts_with("/v1/tracking/");
         for op in [
             &mut item.get,
             &mut item.post,
@@ -87,6 +89,12 @@ pub fn describe(openapi: &mut OpenApi, rate_limited: bool) {
                 add(
                     "429",
                     "Too many requests with this key: wait the seconds Retry-After says",
+                );
+            }
+            if public_limit {
+                add(
+                    "429",
+                    "Too many lookups from this address: wait the seconds Retry-After says",
                 );
             }
         }
