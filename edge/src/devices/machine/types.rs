@@ -143,7 +143,9 @@ pub struct Report {
     pub status: u16,
     pub message: String,
     pub errors: Vec<FieldError>,
-    #[schema(value_type = Object)]
+    /// The engine's answer; null when there is none (a refusal, a
+    /// release).
+    #[schema(value_type = Option<Object>)]
     pub result: Value,
 }
 
