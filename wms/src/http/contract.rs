@@ -11,7 +11,8 @@
 use serde_json::{Map, Value, json};
 use utoipa::openapi::{ContentBuilder, OpenApi, Ref, ResponseBuilder};
 
-fn error(description: &str) -> utoipa::openapi::Response {
+/// An answer with the spec's error body.
+pub(crate) fn error(description: &str) -> utoipa::openapi::Response {
     ResponseBuilder::new()
         .description(description)
         .content(

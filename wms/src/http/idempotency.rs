@@ -342,7 +342,7 @@ where
 pub fn describe(openapi: &mut utoipa::openapi::OpenApi) {
     use utoipa::openapi::path::{ParameterBuilder, ParameterIn};
     use utoipa::openapi::schema::{ObjectBuilder, Type};
-    use utoipa::openapi::{ContentBuilder, HeaderBuilder, Ref, Required, ResponseBuilder};
+    use utoipa::openapi::{HeaderBuilder, Required};
 
     let parameter = ParameterBuilder::new()
         .name("Idempotency-Key")
@@ -363,17 +363,7 @@ pub fn describe(openapi: &mut utoipa::openapi::OpenApi) {
                 .pattern(Some("^[\\x20-\\x7E]+$")),
         ))
         .build();
-    let error = |description: &str| {
-        ResponseBuilder::new()
-            .description(description)
-            .content(
-                "application/json",
-                ContentBuilder::new()
-                    .schema(Some(Ref::from_schema_name("ErrorBody")))
-                    .build(),
-            )
-            .build()
-    };
+    let error = super::contract::error;
     let conflict = "Idempotency-Key: another request with the key is under way or was applied first \
                     (errors[0].status `idempotency_key_in_use`: send it again for its answer), or its \
                     request was applied and its answer lost when the server stopped \
