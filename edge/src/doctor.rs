@@ -547,13 +547,19 @@ async fn clock(cloud: Option<&str>) -> Check {
     // its Date has whole seconds.
     let here = sent_at + chrono::Duration::from_std(rtt / 2).unwrap_or_default();
     let skew = (here - date.with_timezone(&chrono::Utc)).num_milliseconds() as f64 / 1000.0;
+    clock_verdict(skew)
+}
+
+/// What a clock `skew` seconds off the cloud's (ahead when positive) says.
+fn clock_verdict(skew: f64) -> Check {
     let side = if skew >= 0.0 { "ahead of" } else { "behind" };
     if skew.abs() <= MAX_SKEW.as_secs_f64() {
+        let drift = if skew >= 0.0 { "ahead" } else { "behind" };
         Check::new(
             "clock",
             Outcome::Ok,
             format!(
-                "within {:.0}s of the cloud's ({:.1}s {side})",
+                "within {:.0}s of the cloud's (this box is {:.1}s {drift})",
                 MAX_SKEW.as_secs_f64(),
                 skew.abs()
             ),
@@ -573,6 +579,30 @@ async fn clock(cloud: Option<&str>) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_clock_check_says_which_way_the_box_is_off() {
+        let ok = clock_verdict(0.2);
+        assert_eq!(ok.outcome, Outcome::Ok);
+        assert!(
+            ok.detail.ends_with("(this box is 0.2s ahead)"),
+            "{}",
+            ok.detail
+        );
+        let ok = clock_verdict(-0.4);
+        assert!(
+            ok.detail.ends_with("(this box is 0.4s behind)"),
+            "{}",
+            ok.detail
+        );
+        let far = clock_verdict(-90.0);
+        assert_eq!(far.outcome, Outcome::Fail);
+        assert!(
+            far.detail.starts_with("90s behind the cloud's"),
+            "{}",
+            far.detail
+        );
+    }
     use depot_protocol::sync::message::encode;
 
     const DOWN: &str = "depot/v1/7/edge/doc/down";

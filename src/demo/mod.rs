@@ -142,6 +142,18 @@ pub async fn prepare(wms: &Wms) -> anyhow::Result<Demo> {
     })
 }
 
+/// The demo's orders: how many end in each status (the README says how
+/// many in all).
+const ORDER_PLAN: [(OrderStatus, usize); 7] = [
+    (OrderStatus::Pending, 8),
+    (OrderStatus::Confirmed, 8),
+    (OrderStatus::Picking, 5),
+    (OrderStatus::Packed, 5),
+    (OrderStatus::Dispatched, 5),
+    (OrderStatus::Delivered, 6),
+    (OrderStatus::Cancelled, 3),
+];
+
 async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
     let b = wms
         .create_business(DEMO_NAME, "EUR", "Europe/Madrid")
@@ -188,15 +200,7 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
 
     // Orders walked to every status, so lists and filters have something to show.
     let buyers = addresses::buyers();
-    let plan: [(OrderStatus, usize); 7] = [
-        (OrderStatus::Pending, 8),
-        (OrderStatus::Confirmed, 8),
-        (OrderStatus::Picking, 5),
-        (OrderStatus::Packed, 5),
-        (OrderStatus::Dispatched, 5),
-        (OrderStatus::Delivered, 6),
-        (OrderStatus::Cancelled, 3),
-    ];
+    let plan = ORDER_PLAN;
     let path = [
         OrderStatus::Confirmed,
         OrderStatus::Picking,
@@ -293,6 +297,16 @@ async fn receive(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_readme_counts_the_demos_orders() {
+        let total: usize = ORDER_PLAN.iter().map(|(_, n)| n).sum();
+        let readme = include_str!("../../README.md");
+        assert!(
+            readme.contains(&format!("{total} orders in every status")),
+            "README.md should say the demo seeds {total} orders"
+        );
+    }
 
     #[test]
     fn demo_gtins_are_valid_and_distinct() {
