@@ -12,7 +12,7 @@ use crate::{Result, Wms, WmsError};
 use depot_protocol::event::EventKind;
 use depot_protocol::gs1::sscc::Sscc;
 use depot_protocol::gs1::{self, Scan};
-use depot_protocol::shipping::{LoadRequest, LoadResult, RunStatus, Shipment};
+use depot_protocol::shipping::{DispatchRun, LoadRequest, LoadResult, RunStatus, Shipment};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, now};
 use rusqlite::Connection;
@@ -41,8 +41,8 @@ fn not_found(code: &str) -> WmsError {
 /// The shipment and package index a scan names.
 fn find(conn: &Connection, business: BusinessId, code: &str) -> Result<(Shipment, u32)> {
     if let Some(s) = sscc_of(code) {
-        let (shipment, index) =
-            crate::sscc::package(conn, business, &s)?.ok_or_else(|| not_found(s.as_str()))?;
+        let (shipment, index) = sql::package_by_sscc(conn, business, s.as_str())?
+            .ok_or_else(|| not_found(s.as_str()))?;
         let found = sql::shipment(conn, business, shipment)?
             .ok_or_else(|| WmsError::Internal("shipment vanished".into()))?;
         return Ok((found, index));
@@ -138,11 +138,11 @@ fn load(
 pub(crate) fn check_loaded(
     conn: &Connection,
     business: BusinessId,
-    run: i64,
+    run: &DispatchRun,
     force: bool,
 ) -> Result<()> {
-    let missing = sql::not_loaded(conn, run)?;
-    let total = sql::run(conn, business, run)?.map_or(0, |r| r.packages as usize);
+    let missing = sql::not_loaded(conn, run.id)?;
+    let total = run.packages as usize;
     if force || missing.is_empty() || missing.len() == total {
         return Ok(());
     }
@@ -159,7 +159,8 @@ pub(crate) fn check_loaded(
     }
     Err(WmsError::Conflict {
         message: format!(
-            "dispatch run {run}: {} of {total} packages not loaded ({}); scan them, or close with force=true",
+            "dispatch run {}: {} of {total} packages not loaded ({}); scan them, or close with force=true",
+            run.id,
             missing.len(),
             errors
                 .iter()

@@ -285,7 +285,7 @@ fn close_run(
             "dispatch run {id} has no shipments"
         )));
     }
-    crate::dispatch::check_loaded(conn, business, id, force)?;
+    crate::dispatch::check_loaded(conn, business, &run, force)?;
     let at = now();
     let actor = caller.actor();
     let w = tenants::warehouse(conn, business, run.warehouse_id)?

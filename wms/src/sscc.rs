@@ -16,7 +16,7 @@
 //! the box can see: until its log is whole again, it numbers only in
 //! blocks it had not started when the restore was noticed.
 
-use crate::store::{self, ids, shipping as ship_sql, sscc as sql, tenants};
+use crate::store::{self, ids, sscc as sql, tenants};
 use crate::{Result, WmsError};
 use depot_protocol::event::EventKind;
 use depot_protocol::gs1::sscc::{CompanyPrefix, Sscc};
@@ -206,11 +206,6 @@ pub fn foreign(
         }
     }
     Ok(None)
-}
-
-/// The shipment and package of an SSCC scanned in `business`.
-pub fn package(conn: &Connection, business: BusinessId, s: &Sscc) -> Result<Option<(i64, u32)>> {
-    ship_sql::package_by_sscc(conn, business, s.as_str())
 }
 
 #[cfg(test)]

@@ -108,7 +108,7 @@ pub fn describe(openapi: &mut OpenApi, rate_limited: bool) {
 /// (`orders_list`), and the method besides where two still meet.
 fn operation_ids(openapi: &mut OpenApi) {
     let mut seen = std::collections::BTreeMap::<String, usize>::new();
-    let mut ops: Vec<(String, &mut utoipa::openapi::path::Operation)> = Vec::new();
+    let mut ops = Vec::new();
     for item in openapi.paths.paths.values_mut() {
         for (method, op) in [
             ("get", &mut item.get),
@@ -125,16 +125,15 @@ fn operation_ids(openapi: &mut OpenApi) {
                     _ => name,
                 };
                 *seen.entry(id.clone()).or_default() += 1;
-                ops.push((format!("{id}|{method}"), op));
+                ops.push((id, method, op));
             }
         }
     }
-    for (key, op) in ops {
-        let (id, method) = key.split_once('|').unwrap_or((&key, ""));
-        let id = if seen.get(id).copied().unwrap_or(0) > 1 {
+    for (id, method, op) in ops {
+        let id = if seen.get(&id).copied().unwrap_or(0) > 1 {
             format!("{id}_{method}")
         } else {
-            id.to_owned()
+            id
         };
         op.operation_id = Some(id.replace(['-', ' '], "_"));
     }

@@ -265,10 +265,12 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
             .map(|(_, v)| v.into_owned());
         let said = words::data_error(&e.into_inner().to_string());
         ApiError::bad_request(match value {
-            Some(v) if field != "." => format!("query parameter {field} {said}, not {v:?}")
-                .replace(&format!(", not {v:?}, not {v:?}"), &format!(", not {v:?}")),
-            _ if field != "." => format!("query parameter {field} {said}"),
-            _ => format!("the query string: {said}"),
+            _ if field == "." => format!("the query string: {said}"),
+            // The rule names what was given already ("…, not \"x\"").
+            Some(v) if !said.contains(", not ") => {
+                format!("query parameter {field} {said}, not {v:?}")
+            }
+            _ => format!("query parameter {field} {said}"),
         })
     })
 }
@@ -285,36 +287,33 @@ where
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let params = RawPathParams::from_request_parts(parts, state)
-            .await
-            .map_err(|_| ApiError::bad_request("the path is not valid UTF-8"))?;
-        axum::extract::Path::<T>::from_request_parts(parts, state)
-            .await
-            .map(|axum::extract::Path(p)| Self(p))
-            .map_err(|e| {
-                use axum::extract::path::ErrorKind;
-                use axum::extract::rejection::PathRejection;
-                // Only an integer fails to parse here (text takes anything):
-                // the number is not one, or too large.
-                let said = match &e {
-                    PathRejection::FailedToDeserializePathParams(d) => match d.kind() {
-                        ErrorKind::ParseErrorAtKey { key, value, .. } => {
-                            words::not_an_id(key, value)
-                        }
-                        ErrorKind::ParseErrorAtIndex { index, value, .. } => {
-                            let name = params.iter().nth(*index).map_or("a path part", |(n, _)| n);
-                            words::not_an_id(name, value)
-                        }
-                        ErrorKind::ParseError { value, .. } => {
-                            let name = params.iter().next().map_or("a path part", |(n, _)| n);
-                            words::not_an_id(name, value)
-                        }
-                        _ => "the path is not valid here".to_owned(),
-                    },
-                    _ => "the path is not valid here".to_owned(),
-                };
-                ApiError::bad_request(said)
-            })
+        use axum::extract::path::ErrorKind;
+        use axum::extract::rejection::PathRejection;
+        let e = match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(p)) => return Ok(Self(p)),
+            Err(e) => e,
+        };
+        // Only an integer fails to parse here (text takes anything): the
+        // number is not one, or too large. The names are read only then.
+        let params = RawPathParams::from_request_parts(parts, state).await.ok();
+        let name = |i: usize| {
+            params
+                .as_ref()
+                .and_then(|p| p.iter().nth(i).map(|(n, _)| n.to_owned()))
+                .unwrap_or_else(|| "a path part".to_owned())
+        };
+        let said = match &e {
+            PathRejection::FailedToDeserializePathParams(d) => match d.kind() {
+                ErrorKind::ParseErrorAtKey { key, value, .. } => words::not_an_id(key, value),
+                ErrorKind::ParseErrorAtIndex { index, value, .. } => {
+                    words::not_an_id(&name(*index), value)
+                }
+                ErrorKind::ParseError { value, .. } => words::not_an_id(&name(0), value),
+                _ => "the path is not valid here".to_owned(),
+            },
+            _ => "the path is not valid here".to_owned(),
+        };
+        Err(ApiError::bad_request(said))
     }
 }
 
