@@ -1,17 +1,28 @@
 //! `depot-edge self-test`: what a freshly flashed box must be able to do,
-//! run on its own CPU without settings or a network: the bundled SQLite
-//! with WAL and fsync (migrations, the writer, a stock movement and the
-//! ledger check), key hashing, GS1 parsing and a ZPL label. CI runs it on
-//! the aarch64 build under qemu, so the binary a technician flashes is one
-//! that was tested.
+//! run on its own CPU without settings or a network, one line per check:
+//! the bundled SQLite with WAL and fsync (migrations, the writer, a stock
+//! movement and the ledger check), key hashing (SHA-256 against a known
+//! answer, a key found by its hash), GS1 parsing and a ZPL label. CI runs
+//! it on the aarch64 build under qemu, so the binary a technician flashes
+//! is one that was tested.
 
 use anyhow::{Context, bail, ensure};
 use depot_hardware::printer::zpl::{Dpi, ItemLabel, LabelSize};
 use depot_protocol::gs1;
 use depot_protocol::order::Address;
+use depot_protocol::tenant::Caller;
 use depot_wms::Wms;
+use depot_wms::tenants::hash_key;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// SHA-256 of "abc", FIPS 180-2's first example: a hash that is wrong on
+/// this CPU (a miscompiled or misoptimised build) would let no key in.
+const SHA256_ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+
+/// What each line of a passing run starts with, in order (the first says
+/// which build ran, the last how long it took).
+pub const CHECKS: [&str; 4] = ["database:", "keys:", "gs1:", "zpl:"];
 
 /// A scratch directory removed when dropped.
 struct Scratch(PathBuf);
@@ -60,10 +71,12 @@ pub async fn run() -> anyhow::Result<Vec<String>> {
     let key = wms
         .create_key(business.id, Some("self-test".into()))
         .await?;
-    let caller = wms
-        .authenticate(&key.secret)
-        .await?
-        .context("a key just made does not authenticate")?;
+    // The caller the key stands for, as authentication would answer it:
+    // the key check below asks authentication itself.
+    let caller = Caller {
+        key_id: key.key.id,
+        business_id: business.id,
+    };
     let item = wms
         .create_item(
             business.id,
@@ -82,7 +95,33 @@ pub async fn run() -> anyhow::Result<Vec<String>> {
         problems.is_empty(),
         "the ledger does not add up: {problems:?}"
     );
-    lines.push("sqlite: migrated, wrote through the writer and checked the ledger".into());
+    lines.push(
+        "database: migrated a new SQLite database, wrote an item and a stock movement through the writer, the ledger adds up"
+            .into(),
+    );
+
+    let abc: String = hash_key("abc").iter().map(|b| format!("{b:02x}")).collect();
+    ensure!(
+        abc == SHA256_ABC,
+        "key hashing: SHA-256 of \"abc\" is {abc}, not {SHA256_ABC}"
+    );
+    ensure!(
+        wms.authenticate(&key.secret).await? == Some(caller),
+        "key hashing: a key just made does not authenticate"
+    );
+    // The key's own prefix (what lists show of it), its last digit changed:
+    // a key is found by the hash of all of it.
+    let mut other = key.secret.clone();
+    let last = if other.pop() == Some('0') { '1' } else { '0' };
+    other.push(last);
+    ensure!(
+        wms.authenticate(&other).await?.is_none(),
+        "key hashing: a key one digit off authenticates"
+    );
+    lines.push(
+        "keys: SHA-256 gives the known answer, a new key is found by its hash, a key one digit off is not"
+            .into(),
+    );
 
     let scanned = gs1::parse_element_string("0104006381333931\u{1d}10LOT-7\u{1d}17301231")
         .map_err(|e| anyhow::anyhow!("GS1 parsing: {e}"))?;
@@ -90,7 +129,7 @@ pub async fn run() -> anyhow::Result<Vec<String>> {
         Some(g) if g.to_string().ends_with("4006381333931") => {}
         other => bail!("GS1 parsing read the wrong GTIN: {other:?}"),
     }
-    lines.push("gs1: parsed a GTIN, lot and expiry".into());
+    lines.push("gs1: parsed a GTIN, a lot and an expiry date from an element string".into());
 
     let label = ItemLabel {
         code: item.sku.clone(),
@@ -105,7 +144,7 @@ pub async fn run() -> anyhow::Result<Vec<String>> {
         "the ZPL label is not one whole format naming the item"
     );
     lines.push(format!(
-        "zpl: rendered an item label ({} bytes)",
+        "zpl: rendered an item label, one whole format ({} bytes)",
         label.len()
     ));
     lines.push(format!(
@@ -124,6 +163,12 @@ mod tests {
             lines.last().is_some_and(|l| l.starts_with("self-test ok")),
             "{lines:?}"
         );
+        // One line per check, each saying what it did.
+        let checks: Vec<&str> = lines[1..lines.len() - 1]
+            .iter()
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(checks, super::CHECKS, "{lines:#?}");
         let left = std::fs::read_dir(std::env::temp_dir())
             .expect("temp dir")
             .filter_map(Result::ok)
