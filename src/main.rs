@@ -1,8 +1,7 @@
 use clap::{Parser, Subcommand};
-use depot::demo::station::{PRINTER, SCALE, SCANNER, STATION};
 use depot::demo::{Announce, Options};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, Parser)]
@@ -49,17 +48,6 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-/// `path` relative to the working directory when it is below it: what a
-/// person types.
-fn shown(path: &Path) -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_owned))
-        .unwrap_or_else(|| path.to_owned())
-        .display()
-        .to_string()
-}
-
 async fn demo(
     listen: SocketAddr,
     edge_listen: SocketAddr,
@@ -73,58 +61,9 @@ async fn demo(
     };
     let announce: Announce = Arc::new(|line| println!("  {line}"));
     let running = depot::demo::start(options, announce).await?;
-    let demo = running.demo.clone();
-    let station = &running.station;
-    let data_dir = running.data_dir().display().to_string();
-    let base = format!("http://{}", running.cloud_addr()?);
-    let edge_base = format!("http://{}", running.edge_addr()?);
-    println!("Depot demo is running.");
-    println!("  cloud API    {base}/v1   (OpenAPI: {base}/v1/openapi.json)");
-    println!(
-        "  edge API     {edge_base}/v1   (what scanning stations talk to; status: {edge_base}/v1/edge/status)"
-    );
-    println!("  broker       {}", running.broker_url);
-    println!("  data         {data_dir}");
-    println!("  business id  {}", demo.business);
-    println!(
-        "  API key      {}   (works on the cloud and, once synced, on the edge)",
-        demo.key
-    );
-    println!(
-        "  webhooks     carrier \"own\" signs with {:?}",
-        depot::demo::DEMO_WEBHOOK_SECRET
-    );
-    println!();
-    println!("Packing station {STATION} at the edge, on simulated devices:");
-    println!(
-        "  scanner      {SCANNER} (serial, {}); scan a code with: printf '%s\\n' DEMO-001 > {}",
-        station.scanner_port(),
-        shown(station.trigger())
-    );
-    println!(
-        "  scale        {SCALE} (MT-SICS, {}); the demo's operator puts each order's parcel on it",
-        station.scale_port()
-    );
-    println!(
-        "  printer      {PRINTER} (ZPL, tcp://{}); its labels land in {}/",
-        station.printer_addr(),
-        shown(station.labels())
-    );
-    println!(
-        "  station      {edge_base}/v1/edge/stations (PUT …/{STATION}/task to pack an order; docs/devices.md shows how)"
-    );
-    println!();
-    println!("Try:");
-    for e in depot::demo::examples(demo.business) {
-        println!("  {}", e.curl(&base, &demo.key));
+    for line in depot::demo::banner::banner(&running)? {
+        println!("{line}");
     }
-    println!();
-    println!(
-        "docs/tour.md walks a whole warehouse day (receive, wave, pick, pack, label, dispatch, track) from here,"
-    );
-    println!("and packs an order at {STATION} until its label arrives.");
-    println!("Ctrl-C stops it; the data stays in {data_dir} for the next run.");
-    println!();
     // One Ctrl-C stops everything.
     running.run(depot_cloud::shutdown_signal()).await
 }

@@ -4,6 +4,7 @@
 //! it all.
 
 mod addresses;
+pub mod banner;
 mod labels;
 mod releases;
 mod run;

@@ -4,6 +4,7 @@
 
 use super::station::Station;
 use super::{DEMO_EDGE, DEMO_WEBHOOK_SECRET, Demo, edge_node, prepare};
+use anyhow::Context;
 use depot_cloud::settings::{CarrierSettings, Secret, Settings};
 use depot_edge::settings::Settings as EdgeSettings;
 use depot_wms::Wms;
@@ -32,6 +33,8 @@ pub struct Running {
     pub station: Station,
     /// The embedded broker's URL.
     pub broker_url: String,
+    /// The edge's settings as a file, for `depot-edge --config … doctor`.
+    edge_config: PathBuf,
     listener: TcpListener,
     edge_listener: TcpListener,
     wms: Wms,
@@ -50,9 +53,12 @@ async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
 /// Binds, seeds (on first use), starts the broker and the station's
 /// devices, and configures the edge with them.
 pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Running> {
+    // Absolute: the edge's settings file names it, and is read by commands
+    // run from anywhere.
+    let data_dir = std::path::absolute(&options.data_dir)?;
     let mut settings = Settings {
         listen: options.listen,
-        data_dir: options.data_dir,
+        data_dir,
         ..Settings::default()
     };
     settings.carriers.insert(
@@ -92,10 +98,13 @@ pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Runni
     let edge = depot_edge::open(&edge_settings)?;
     let station = Station::start(&settings.data_dir, edge.clone(), announce).await?;
     station.configure(&mut edge_settings);
+    let edge_config = settings.data_dir.join(EDGE_CONFIG);
+    write_edge_config(&edge_settings, &edge_config)?;
     Ok(Running {
         demo,
         station,
         broker_url: broker.url.to_string(),
+        edge_config,
         listener,
         edge_listener,
         wms,
@@ -104,6 +113,26 @@ pub async fn start(options: Options, announce: Announce) -> anyhow::Result<Runni
         edge_settings,
         broker,
     })
+}
+
+/// The edge's settings file, in the data directory.
+const EDGE_CONFIG: &str = "edge.toml";
+
+/// Writes the edge's settings as `edge.toml` would hold them: what differs
+/// from the defaults (identity, address, broker, devices, station), so that
+/// `depot-edge --config FILE doctor` checks the demo's own edge. Written at
+/// every start: the ports and pseudo-terminals change from run to run.
+fn write_edge_config(settings: &EdgeSettings, path: &Path) -> anyhow::Result<()> {
+    let defaults = toml::Table::try_from(EdgeSettings::default())?;
+    let mut table = toml::Table::try_from(settings)?;
+    table.retain(|key, value| defaults.get(key) != Some(value));
+    let text = format!(
+        "# The demo's edge, as `depot demo` runs it: written at every start (its\n\
+         # ports and devices change from run to run); the demo prints the\n\
+         # command that runs `depot-edge doctor` on it.\n\n{}",
+        toml::to_string(&table)?
+    );
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 impl Running {
@@ -117,6 +146,17 @@ impl Running {
 
     pub fn data_dir(&self) -> &Path {
         &self.settings.data_dir
+    }
+
+    /// The cloud's engine: what `depot-cloud --data-dir …` admin commands
+    /// act on.
+    pub fn cloud(&self) -> &Wms {
+        &self.wms
+    }
+
+    /// The edge's settings file (`edge.toml` in the data directory).
+    pub fn edge_config(&self) -> &Path {
+        &self.edge_config
     }
 
     /// Serves the cloud and the edge until `shutdown` resolves, then stops
