@@ -76,11 +76,24 @@ impl fmt::Display for Check {
 /// Runs every check, printing each line as it is decided; answers whether
 /// none failed.
 pub async fn run(config: Option<&Path>, cloud: Option<&str>) -> bool {
+    run_reporting(config, cloud, |c| {
+        // The checks go on even if nobody reads the report.
+        let _ = writeln!(std::io::stdout(), "{c}");
+    })
+    .await
+}
+
+/// Runs every check, handing each to `report` as it is decided; answers
+/// whether none failed.
+pub async fn run_reporting(
+    config: Option<&Path>,
+    cloud: Option<&str>,
+    mut report: impl FnMut(&Check),
+) -> bool {
     let mut failed = false;
     let mut out = |c: Check| {
         failed |= c.outcome == Outcome::Fail;
-        // The checks go on even if nobody reads the report.
-        let _ = writeln!(std::io::stdout(), "{c}");
+        report(&c);
     };
     let settings = match Settings::load(config) {
         Ok(s) => {
