@@ -447,14 +447,16 @@ async fn the_readme_and_the_tours_run_as_written() {
         if runnable.is_empty() {
             continue;
         }
-        let missing: Vec<&str> = runnable
+        let mut missing: Vec<&str> = runnable
             .iter()
             .flat_map(|b| tools_used(b))
             .filter(|tool| !installed(tool))
             .collect();
+        missing.sort_unstable();
+        missing.dedup();
         if !missing.is_empty() {
             println!(
-                "note: {doc} was not run: it uses {} and that is not installed",
+                "note: {doc} was not run: it uses {}, not installed here",
                 missing.join(", ")
             );
             continue;
