@@ -17,7 +17,6 @@ pub mod webhooks;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
 use depot_wms::Wms;
 use depot_wms::http::{self, BODY_LIMIT};
 use depot_wms::notify::{self, Notifier};
@@ -49,38 +48,30 @@ async fn app_waking(
     link: Option<sync::BrokerLink>,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
-    let (api, mut openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
-    http::idempotency::describe(&mut openapi);
-    http::contract::describe(&mut openapi, true);
-    // The same description in OpenAPI 3.0.3, for generators that do not
-    // read 3.1 yet; made once, as the description never changes.
-    let openapi_3_0 = Arc::new(http::contract::openapi_3_0(
-        serde_json::to_value(&openapi).unwrap_or_default(),
-    ));
-    let openapi = Arc::new(openapi);
+    let (api, openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
+    let documents = http::contract::Documents::new(openapi, true);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
     wms.set_own_fleet(settings.own_fleet);
     let limiter = ratelimit::limiter(settings.rate_limit);
     let secrets = http::tracking::CarrierSecrets(Arc::new(settings.webhook_secrets()));
     let changelog = changelog::Changelog::new(wms.clone(), &settings.changelog);
+    // A route layer, so that a method the path does not take is answered
+    // 405 before any key is looked at or claimed.
+    let idempotent = axum::middleware::from_fn_with_state(idempotency, http::idempotency::layer);
     let router = api
         .with_state(wms.clone())
-        .route(
-            "/v1/openapi.json",
-            get(move || async move { axum::Json(openapi.as_ref().clone()) }),
-        )
-        .route(
-            "/v1/openapi-3.0.json",
-            get(move || async move { axum::Json(openapi_3_0.as_ref().clone()) }),
-        )
+        .route_layer(idempotent.clone())
+        .merge(documents.routes("/v1"))
         .merge(
-            changelog::public_routes()
+            changelog::public_routes(&changelog)
                 .merge(
-                    changelog::write_routes().route_layer(axum::middleware::from_fn_with_state(
-                        oauth.clone(),
-                        oauth::guard::require_releases_write,
-                    )),
+                    changelog::write_routes()
+                        .route_layer(axum::middleware::from_fn_with_state(
+                            oauth.clone(),
+                            oauth::guard::require_releases_write,
+                        ))
+                        .route_layer(idempotent),
                 )
                 .with_state(changelog),
         )
@@ -92,10 +83,6 @@ async fn app_waking(
             wake,
             allow_private: settings.webhooks.allow_private_targets,
         }))
-        .layer(axum::middleware::from_fn_with_state(
-            idempotency,
-            http::idempotency::layer,
-        ))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),
             ratelimit::limit,
@@ -289,23 +276,31 @@ pub async fn serve_notifying(
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+pub fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    // Registered now, not when first polled: the server is polled only once
+    // the application is built, and a SIGTERM before that (a supervisor
+    // stopping a daemon that just said where it listens) would kill it
+    // without a clean stop.
     #[cfg(unix)]
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        #[cfg(unix)]
+        let term = async move {
+            match term {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            () = ctrl_c => {},
+            () = term => {},
         }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
     }
 }

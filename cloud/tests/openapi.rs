@@ -192,8 +192,20 @@ async fn describes_the_events_as_asyncapi() {
 #[tokio::test]
 async fn every_answer_is_documented_in_3_1_and_3_0() {
     let app = common::spawn_app().await;
-    let doc31 = app.call("GET", "/v1/openapi.json", None, None).await.body;
-    let r = app.call("GET", "/v1/openapi-3.0.json", None, None).await;
+    // The warehouse API, then the release-notes API.
+    for prefix in ["/v1", "/api"] {
+        documented_in_both(&app, prefix).await;
+    }
+}
+
+async fn documented_in_both(app: &common::TestApp, prefix: &str) {
+    let doc31 = app
+        .call("GET", &format!("{prefix}/openapi.json"), None, None)
+        .await
+        .body;
+    let r = app
+        .call("GET", &format!("{prefix}/openapi-3.0.json"), None, None)
+        .await;
     assert_eq!(r.status, 200);
     let doc30 = r.body;
     assert_eq!(doc30["openapi"], "3.0.3");
@@ -274,7 +286,9 @@ async fn every_answer_is_documented_in_3_1_and_3_0() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, doc) in [("openapi-3.1.json", &doc31), ("openapi-3.0.json", &doc30)] {
-        let path = dir.path().join(name);
+        let path = dir
+            .path()
+            .join(format!("{}-{name}", prefix.trim_start_matches('/')));
         std::fs::write(&path, doc.to_string()).expect("write");
         let out = std::process::Command::new(&validator)
             .arg(&path)

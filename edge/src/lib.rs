@@ -20,14 +20,12 @@ pub mod storage;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::get;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_wms::Wms;
 use depot_wms::http::{self, BODY_LIMIT};
 use devices::{Devices, routes};
 use settings::Settings;
 use std::future::Future;
-use std::sync::Arc;
 use tokio::net::TcpListener;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -51,7 +49,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
         node: settings.node,
         version: link::VERSION.into(),
     };
-    let (api, mut openapi) = http::edge_routes()
+    let (api, openapi) = http::edge_routes()
         .merge(
             OpenApiRouter::new()
                 .routes(routes!(status::status))
@@ -67,35 +65,23 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
                 .routes(routes!(routes::release)),
         )
         .split_for_parts();
-    http::idempotency::describe(&mut openapi);
-    http::contract::describe(&mut openapi, false);
-    // The same description in OpenAPI 3.0.3, for generators that do not
-    // read 3.1 yet; made once, as the description never changes.
-    let openapi_3_0 = Arc::new(http::contract::openapi_3_0(
-        serde_json::to_value(&openapi).unwrap_or_default(),
-    ));
-    let openapi = Arc::new(openapi);
+    let documents = http::contract::Documents::new(openapi, false);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
     wms.set_own_fleet(settings.own_fleet);
     let probe = storage::probe(settings);
+    // A route layer, so that a method the path does not take is answered
+    // 405 before any key is looked at or claimed.
     let router = api
         .with_state(wms.clone())
-        .route(
-            "/v1/openapi.json",
-            get(move || async move { axum::Json(openapi.as_ref().clone()) }),
-        )
-        .route(
-            "/v1/openapi-3.0.json",
-            get(move || async move { axum::Json(openapi_3_0.as_ref().clone()) }),
-        )
-        .merge(station_page::routes())
-        .fallback(http::no_route)
-        .method_not_allowed_fallback(http::wrong_method)
-        .layer(axum::middleware::from_fn_with_state(
+        .route_layer(axum::middleware::from_fn_with_state(
             idempotency,
             http::idempotency::layer,
         ))
+        .merge(documents.routes("/v1"))
+        .merge(station_page::routes())
+        .fallback(http::no_route)
+        .method_not_allowed_fallback(http::wrong_method)
         .layer(axum::Extension(identity))
         .layer(axum::Extension(devices.clone()))
         .layer(axum::Extension(probe.clone()))

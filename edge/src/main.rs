@@ -288,22 +288,27 @@ async fn wait_for_drain(settings: &Settings, timeout: Duration) -> anyhow::Resul
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
+/// Resolves on Ctrl-C or SIGTERM, registered when called: the server is
+/// polled only once the application is built, and a SIGTERM before that
+/// would kill the edge without a clean stop.
+fn shutdown_signal() -> impl Future<Output = ()> + Send + 'static {
+    let term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    async move {
+        let ctrl_c = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        let term = async move {
+            match term {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        tokio::select! {
+            () = ctrl_c => {},
+            () = term => {},
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {},
-        () = term => {},
     }
 }
 

@@ -34,14 +34,18 @@ pub struct Price {
     /// 1 or more.
     pub price_list_id: PriceListId,
     /// 0 to 999999999999999.99.
+    #[schema(value_type = String, pattern = r"^[0-9]{1,15}(\.[0-9]{1,2})?$")]
     pub amount: Money,
+    #[schema(pattern = "^\\s*[A-Za-z]{3}\\s*$")]
     pub currency: String,
 }
 
 /// Where the item is published (a marketplace listing, a shop page).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PublicationLink {
+    #[schema(format = "code", max_length = 100)]
     pub channel: String,
+    #[schema(pattern = r"^\s*https?://[^\s\u0000-\u001f\u007f-\u009f]+\s*$")]
     pub url: String,
 }
 
@@ -49,6 +53,7 @@ pub struct PublicationLink {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct BinLocation {
     pub warehouse_id: WarehouseId,
+    #[schema(format = "code", max_length = 64)]
     pub location: String,
 }
 
@@ -77,13 +82,19 @@ pub struct Item {
 /// Body of `POST /v1/items/{business_id}/create`.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct ItemCreate {
+    #[schema(format = "code", max_length = 64)]
     pub sku: String,
+    #[schema(format = "line", max_length = 200)]
     pub name: String,
+    #[schema(format = "opt-line", max_length = 100)]
     pub brand: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
     pub category: Option<String>,
     /// GTIN-8/12/13/14 with a valid check digit.
+    #[schema(pattern = r"^\s*([0-9]{8}|[0-9]{12,14})?\s*$")]
     pub gtin: Option<String>,
     /// Further barcodes: GTINs (checked) or internal codes.
+    #[schema(format = "code")]
     pub barcodes: Option<Vec<String>>,
     pub dimensions: Option<Dimensions>,
     /// Grams, 1 to 1000000.
@@ -100,11 +111,17 @@ pub struct ItemCreate {
 /// string clears brand, category or GTIN.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct ItemEdit {
+    #[schema(format = "code", max_length = 64)]
     pub sku: Option<String>,
+    #[schema(format = "line", max_length = 200)]
     pub name: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
     pub brand: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
     pub category: Option<String>,
+    #[schema(pattern = r"^\s*([0-9]{8}|[0-9]{12,14})?\s*$")]
     pub gtin: Option<String>,
+    #[schema(format = "code")]
     pub barcodes: Option<Vec<String>>,
     pub dimensions: Option<Dimensions>,
     /// Grams, 1 to 1000000.

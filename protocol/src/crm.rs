@@ -51,6 +51,16 @@ pub enum Direction {
     Internal,
 }
 
+/// The directions a message posted through the API may take (an inbound
+/// one arrives through a contact form): the schema of `MessagePost`.
+#[derive(utoipa::ToSchema)]
+#[schema(rename_all = "lowercase")]
+#[allow(dead_code)] // a schema only: the body reads a `Direction` and refuses inbound
+pub enum PostedDirection {
+    Outbound,
+    Internal,
+}
+
 impl Direction {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -109,12 +119,15 @@ pub struct Message {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct MessagePost {
     /// The text, up to 5000 characters; it may span lines.
+    #[schema(format = "body", max_length = 5000)]
     pub body: String,
     /// Who writes, as shown in the thread; defaults to the API key
     /// (`key:<id>`).
+    #[schema(format = "opt-line", max_length = 200)]
     pub author: Option<String>,
     /// `outbound` (the default: a reply to the buyer) or `internal` (a
     /// note). Inbound messages arrive through a contact form.
+    #[schema(value_type = Option<PostedDirection>)]
     pub direction: Option<Direction>,
     /// Sets the thread's status with the message (e.g. reply and close).
     pub status: Option<ThreadStatus>,

@@ -80,6 +80,7 @@ pub struct InboundOrder {
 
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct InboundLineCreate {
+    #[schema(format = "code", max_length = 64)]
     pub sku: String,
     /// Units expected, 1 to 1000000000.
     #[schema(minimum = 1, maximum = 1_000_000_000)]
@@ -91,9 +92,12 @@ pub struct InboundLineCreate {
 pub struct InboundCreate {
     pub warehouse_id: WarehouseId,
     /// The purchase order number, unique per business.
+    #[schema(format = "code", max_length = 64)]
     pub reference: String,
+    #[schema(format = "line", max_length = 200)]
     pub supplier: String,
     pub expected_at: Option<NaiveDate>,
+    #[schema(min_items = 1)]
     pub lines: Vec<InboundLineCreate>,
 }
 
@@ -143,6 +147,7 @@ impl InboundCreate {
 pub struct ReceptionLine {
     /// What was scanned: a barcode, a GTIN, a SKU, or a GS1-128 / DataMatrix
     /// element string (which may carry lot, expiry, serial and count).
+    #[schema(format = "scan", max_length = 200)]
     pub code: String,
     /// Units counted, 1 to 1000000000; defaults to the count in a GS1
     /// string (AI 37), else 1. Without `accepted`/`rejected`, all are
@@ -158,7 +163,9 @@ pub struct ReceptionLine {
     /// needs `reason`.
     #[schema(minimum = 0, maximum = 1_000_000_000)]
     pub rejected: Option<i64>,
+    #[schema(format = "opt-line", max_length = 200)]
     pub reason: Option<String>,
+    #[schema(format = "opt-line", max_length = 20)]
     pub lot: Option<String>,
     pub expiry: Option<NaiveDate>,
 }
@@ -166,9 +173,12 @@ pub struct ReceptionLine {
 /// Body of `POST /v1/inbounds/{business_id}/reception`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ReceptionRequest {
+    #[schema(minimum = 1)]
     pub inbound_id: i64,
     /// Where accepted units are put away.
+    #[schema(format = "opt-line")]
     pub location: Option<String>,
+    #[schema(min_items = 1)]
     pub lines: Vec<ReceptionLine>,
 }
 

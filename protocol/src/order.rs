@@ -123,22 +123,32 @@ pub struct Buyer {
 /// A postal address.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Address {
+    #[schema(format = "opt-line", max_length = 200)]
     pub name: Option<String>,
+    #[schema(format = "opt-line", max_length = 200)]
     pub line1: Option<String>,
+    #[schema(format = "opt-line", max_length = 200)]
     pub line2: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
     pub city: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
     pub region: Option<String>,
+    #[schema(format = "opt-line", max_length = 20)]
     pub postal_code: Option<String>,
     /// ISO 3166-1 alpha-2.
+    #[schema(pattern = "^\\s*([A-Za-z]{2})?\\s*$")]
     pub country: Option<String>,
 }
 
 /// A payment recorded against the order by the channel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Payment {
+    #[schema(format = "code", max_length = 64)]
     pub method: String,
     /// 0 to 999999999999999.99.
+    #[schema(value_type = String, pattern = r"^[0-9]{1,15}(\.[0-9]{1,2})?$")]
     pub amount: Money,
+    #[schema(format = "opt-line", max_length = 200)]
     pub reference: Option<String>,
     pub paid_at: Option<DateTime<Utc>>,
 }

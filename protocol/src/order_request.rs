@@ -13,6 +13,7 @@ pub const MAX_LINE_QUANTITY: i64 = 1_000_000;
 /// One line of an ingested order.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct OrderLineCreate {
+    #[schema(format = "code", max_length = 64)]
     pub sku: String,
     /// 1 to 1000000.
     #[schema(minimum = 1, maximum = 1_000_000)]
@@ -20,6 +21,7 @@ pub struct OrderLineCreate {
     /// 0 to 999999999999999.99; defaults to the item's price in its first
     /// price list, else 0. The order's total (the sum of quantity times
     /// unit price) must stay within the same range.
+    #[schema(value_type = Option<String>, pattern = r"^[0-9]{1,15}(\.[0-9]{1,2})?$")]
     pub unit_price: Option<Money>,
 }
 
@@ -29,14 +31,17 @@ pub struct OrderLineCreate {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct OrderCreate {
     /// The sales channel ("webshop", "marketplace-eu", ...).
+    #[schema(format = "code", max_length = 64)]
     pub channel: String,
     /// The channel's own order reference.
+    #[schema(format = "code", max_length = 128)]
     pub external_ref: String,
     /// Fulfilling warehouse; defaults to the business's first warehouse.
     pub warehouse_id: Option<WarehouseId>,
     pub buyer: Option<Buyer>,
     pub shipping_address: Option<Address>,
     pub payments: Option<Vec<Payment>>,
+    #[schema(min_items = 1)]
     pub lines: Vec<OrderLineCreate>,
     /// Defaults to the business's currency.
     pub currency: Option<String>,
@@ -265,6 +270,7 @@ fn checked_address(c: &mut Check, a: Address) -> Address {
 pub struct AddressChange {
     pub shipping_address: Address,
     /// Why it changed ("customer called with the postcode").
+    #[schema(format = "opt-line", max_length = 500)]
     pub note: Option<String>,
 }
 

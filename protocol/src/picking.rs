@@ -116,12 +116,14 @@ pub struct Wave {
 /// Body of `POST /v1/picking/{business_id}/item/scan`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ScanRequest {
+    #[schema(minimum = 1)]
     pub wave_id: i64,
     /// Restrict the scan to one order's pick list (a station working one
     /// order at a time); otherwise the first open line of the wave that
     /// matches takes it.
     pub order_id: Option<OrderId>,
     /// A barcode, GTIN, SKU, or GS1 element string.
+    #[schema(format = "scan", max_length = 200)]
     pub code: String,
     /// Units picked with this scan, 1 to 10000; defaults to a GS1 count,
     /// else 1.

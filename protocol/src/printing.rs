@@ -129,10 +129,15 @@ pub struct Printer {
 /// Body of printer create and edit: on edit, absent fields are kept.
 #[derive(Debug, Clone, Default, Deserialize, utoipa::ToSchema)]
 pub struct PrinterFields {
+    #[schema(format = "printable", max_length = 100)]
     pub name: Option<String>,
     pub kind: Option<PrinterKind>,
     /// tcp://host:9100, serial:///dev/ttyUSB0?baud=9600, device:///dev/usb/lp0, edge://<edge id>
+    #[schema(
+        pattern = r"^\s*(tcp://[a-z0-9]([a-z0-9.-]{0,30}[a-z0-9])?(:(9100|515|631))?|serial:///dev/tty[A-Za-z0-9]{1,10}|device:///dev/usb/lp[0-9]|edge://[a-z0-9][a-z0-9_-]{0,30})\s*$"
+    )]
     pub connection: Option<String>,
+    #[schema(format = "line", max_length = 64)]
     pub station: Option<String>,
 }
 

@@ -71,6 +71,7 @@ pub struct Shipment {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct PackItem {
     /// A barcode, GTIN, SKU or GS1 element string.
+    #[schema(format = "scan", max_length = 200)]
     pub code: String,
     /// 1 to 1000000; defaults to a GS1 count, else 1.
     #[schema(minimum = 1, maximum = 1_000_000)]
@@ -97,7 +98,9 @@ pub struct PackageIn {
 pub struct PackRequest {
     pub order_id: OrderId,
     /// Everything put in the boxes; must match the order exactly.
+    #[schema(min_items = 1)]
     pub items: Vec<PackItem>,
+    #[schema(min_items = 1)]
     pub packages: Vec<PackageIn>,
 }
 
@@ -187,6 +190,7 @@ pub enum LabelFormat {
 /// Body of `POST /v1/shipments/{business_id}/generate-label`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct LabelRequest {
+    #[schema(minimum = 1)]
     pub shipment_id: i64,
     pub format: LabelFormat,
     /// 1-based package (1 to 50, at most the shipment's packages); all

@@ -16,6 +16,36 @@ fn has_control(s: &str) -> bool {
     s.chars().any(|c| c.is_control())
 }
 
+/// The text rules below as ECMA-262 patterns, for the API description
+/// (a field says which with `#[schema(format = "line")]`). A value is
+/// trimmed of whitespace before it is checked, so each pattern allows
+/// whitespace around what it checks. Tested against the checks below.
+pub mod patterns {
+    /// `Check::text`: something besides whitespace, no control character
+    /// once trimmed.
+    pub const LINE: &str = r"^\s*[^\s\u0000-\u001f\u007f-\u009f](?:[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f])?\s*$";
+    /// `Check::scan`: as `LINE`, with the GS1 group separator (ASCII 29).
+    pub const SCAN: &str = r"^\s*[^\s\u0000-\u001c\u001e\u001f\u007f-\u009f](?:[^\u0000-\u001c\u001e\u001f\u007f-\u009f]*[^\s\u0000-\u001c\u001e\u001f\u007f-\u009f])?\s*$";
+    /// `LINE`, without the characters that print nothing or reorder what
+    /// follows (names people type into settings, `printing::invisible`).
+    pub const PRINTABLE: &str = r"^\s*[^\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff](?:[^\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]*[^\s\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])?\s*$";
+    /// `Check::code`: one word of printable characters.
+    pub const CODE: &str = r"^\s*[^\s\u0000-\u001f\u007f-\u009f]+\s*$";
+    /// `Check::opt_text`: blank (the same as absent), or `LINE`.
+    pub const OPT_LINE: &str = r"^\s*(?:[^\s\u0000-\u001f\u007f-\u009f](?:[^\u0000-\u001f\u007f-\u009f]*[^\s\u0000-\u001f\u007f-\u009f])?)?\s*$";
+    /// `crm::body_text`: a text that may span lines (tabs, line breaks),
+    /// with something besides whitespace and no other control character.
+    pub const BODY: &str = r"^\s*[^\s\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f](?:[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*[^\s\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f])?\s*$";
+    /// `crm::contact::is_email`, a little narrower (a top-level domain
+    /// that starts with a letter; bounded parts).
+    pub const EMAIL: &str = r"^\s*[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,30}(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,30})?@([A-Za-z0-9]([A-Za-z0-9-]{0,20}[A-Za-z0-9])?\.){1,3}[A-Za-z][A-Za-z0-9-]{0,20}[A-Za-z0-9]\s*$";
+    /// `crm::is_code`: a department code or an integration id.
+    pub const CRM_CODE: &str = r"^[a-z][a-z0-9_-]{0,63}$";
+    /// A required free text that may span lines: something besides
+    /// whitespace.
+    pub const NOTE: &str = r"\S";
+}
+
 impl Check {
     pub fn new() -> Self {
         Self::default()
@@ -207,5 +237,76 @@ mod tests {
         let mut c = Check::new();
         c.text("name", "ääääää", 6);
         assert!(c.is_ok());
+    }
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::{Check, patterns};
+    use proptest::prelude::*;
+
+    /// Whether `pattern` (ECMA-262 as described; these use only what the
+    /// `regex` crate reads the same way) matches `s`.
+    fn matches(pattern: &str, s: &str) -> bool {
+        regex::Regex::new(pattern).expect("pattern").is_match(s)
+    }
+
+    fn passes(check: impl FnOnce(&mut Check)) -> bool {
+        let mut c = Check::new();
+        check(&mut c);
+        c.is_ok()
+    }
+
+    /// Text drawn from what a fuzzer sends: letters, spaces of every kind,
+    /// control characters, the GS1 separator.
+    fn text() -> impl Strategy<Value = String> {
+        proptest::collection::vec(
+            prop_oneof![
+                Just(' '),
+                Just('\t'),
+                Just('\n'),
+                Just('\u{b}'),
+                Just('\u{1d}'),
+                Just('\u{85}'),
+                Just('\u{a0}'),
+                Just('\u{3000}'),
+                Just('a'),
+                Just('Ж'),
+                Just('東'),
+                any::<char>(),
+            ],
+            0..8,
+        )
+        .prop_map(|cs| cs.into_iter().collect())
+    }
+
+    proptest! {
+        // The description says what the checks do, for every text: a
+        // generator that follows it is never refused, and what it calls
+        // invalid is refused.
+        #[test]
+        fn patterns_say_what_the_checks_do(s in text()) {
+            prop_assert_eq!(matches(patterns::LINE, &s), passes(|c| { c.text("f", &s, 100); }), "line {:?}", s);
+            prop_assert_eq!(matches(patterns::SCAN, &s), passes(|c| { c.scan("f", &s, 100); }), "scan {:?}", s);
+            prop_assert_eq!(matches(patterns::CODE, &s), passes(|c| { c.code("f", &s, 100); }), "code {:?}", s);
+            prop_assert_eq!(
+                matches(patterns::PRINTABLE, &s),
+                crate::printing::PrinterFields { name: Some(s.clone()), ..Default::default() }
+                    .apply(None)
+                    .err()
+                    .is_none_or(|e| e.iter().all(|e| e.name != "name")),
+                "printable {:?}", s
+            );
+            prop_assert_eq!(
+                matches(patterns::BODY, &s),
+                passes(|c| { crate::crm::body_text(c, "f", &s, 100); }),
+                "body {:?}", s
+            );
+            prop_assert_eq!(
+                matches(patterns::OPT_LINE, &s),
+                passes(|c| { c.opt_text("f", Some(&s), 100); }),
+                "opt-line {:?}", s
+            );
+        }
     }
 }

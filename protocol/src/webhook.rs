@@ -33,9 +33,11 @@ pub const MAX_ERROR: usize = 500;
 pub struct WebhookInput {
     /// Where deliveries are POSTed: `https://…` (plain `http://` and
     /// private addresses only where the service allows them).
+    #[schema(format = "uri", pattern = "^https?://")]
     pub url: Option<String>,
     /// Event types (`order.status_changed`), families (`order.*`), or `*`
     /// for every type. Key events are never delivered.
+    #[schema(min_items = 1)]
     pub event_types: Option<Vec<String>>,
     /// The signing secret, 24 to 128 printable ASCII characters. Absent on
     /// create: the service makes one. Not accepted on edit (rotate it).

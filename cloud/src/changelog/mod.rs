@@ -48,7 +48,7 @@ struct Inner {
     locales: Vec<String>,
     default_locale: String,
     translations_dir: Option<PathBuf>,
-    openapi: Arc<utoipa::openapi::OpenApi>,
+    openapi: depot_wms::http::contract::Documents,
     /// Translation jobs asked for, per token subject: a job reads every
     /// release's files, and one token once started ten thousand in three
     /// minutes.
@@ -76,10 +76,10 @@ impl Changelog {
             locales,
             default_locale: canonical(&settings.default_locale),
             translations_dir: settings.translations_dir.clone(),
-            openapi: Arc::new(openapi::document(
+            openapi: openapi::document(
                 settings.base_url.trim_end_matches('/'),
                 settings.login_url.trim_end_matches('/'),
-            )),
+            ),
             job_starts: crate::ratelimit::Throttle::new(JOB_STARTS_PER_MINUTE, JOB_STARTS_BURST),
         });
         crate::ratelimit::prune_while_alive(Arc::downgrade(&inner), |i: &Inner| {
@@ -119,14 +119,14 @@ impl Changelog {
 }
 
 /// `GET /api/releases` (JSON or HTML by `Accept`), `/api/releases/rss`,
-/// `/api/releases/atom` and the description `/api/openapi.json`: open to
-/// anyone.
-pub fn public_routes() -> Router<Changelog> {
+/// `/api/releases/atom` and the description `/api/openapi.json` (and in
+/// OpenAPI 3.0.3, `/api/openapi-3.0.json`): open to anyone.
+pub fn public_routes(changelog: &Changelog) -> Router<Changelog> {
     Router::new()
         .route("/api/releases", get(routes::list))
         .route("/api/releases/rss", get(feeds::rss))
         .route("/api/releases/atom", get(feeds::atom))
-        .route("/api/openapi.json", get(openapi::serve))
+        .merge(changelog.inner.openapi.routes("/api"))
 }
 
 /// `POST /api/releases`, `POST /api/sync-translations` and

@@ -2,10 +2,9 @@
 //! its routes, the discovery documents, and how to get a token, with the
 //! addresses this instance was configured with.
 
-use super::{Changelog, feeds, routes, translations};
+use super::{feeds, routes, translations};
 use crate::oauth::{RELEASES_WRITE, metadata};
-use axum::Json;
-use axum::extract::State;
+use depot_wms::http::contract::Documents;
 use utoipa::OpenApi;
 use utoipa::openapi::security::{
     AuthorizationCode, ClientCredentials, Flow, OAuth2, Scopes, SecurityScheme,
@@ -32,8 +31,9 @@ use utoipa::openapi::server::Server;
 )]
 struct ChangelogDoc;
 
-/// The description, with this instance's addresses.
-pub fn document(base_url: &str, login_url: &str) -> utoipa::openapi::OpenApi {
+/// The description, with this instance's addresses, completed as the
+/// other APIs' are (the shared layers' answers, the extractors' rules).
+pub fn document(base_url: &str, login_url: &str) -> Documents {
     let mut doc = ChangelogDoc::openapi();
     doc.servers = Some(vec![Server::new(base_url)]);
     let scopes = || Scopes::one(RELEASES_WRITE, "publish releases and run translation sync");
@@ -51,10 +51,6 @@ pub fn document(base_url: &str, login_url: &str) -> utoipa::openapi::OpenApi {
     doc.components
         .get_or_insert_with(Default::default)
         .add_security_scheme("oauth2", SecurityScheme::OAuth2(OAuth2::new(flows)));
-    depot_wms::http::idempotency::describe(&mut doc);
-    doc
-}
-
-pub async fn serve(State(cl): State<Changelog>) -> Json<utoipa::openapi::OpenApi> {
-    Json(cl.inner.openapi.as_ref().clone())
+    // Writes are limited per client (translation sync, the token route).
+    Documents::new(doc, true)
 }

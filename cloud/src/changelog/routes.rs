@@ -20,18 +20,23 @@ use serde::{Deserialize, Serialize};
 #[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// `wms`, `app` or `signage`.
+    #[param(value_type = Option<depot_protocol::release::Product>)]
     pub product: Option<String>,
     /// The locale to read (`en`, `es`, `pt-BR`); a release without it is
     /// shown in the nearest it has (same language, then its default), with
     /// `fallback: true`. Default: the service's default locale.
+    #[param(pattern = r"^[A-Za-z]{2,3}([-_][A-Za-z]{4})?([-_]([A-Za-z]{2}|[0-9]{3}))?$")]
     pub locale: Option<String>,
     /// `YYYY-MM-DD`: releases of that day or later.
+    #[param(value_type = Option<chrono::NaiveDate>)]
     pub since: Option<String>,
     /// One version only.
     pub version: Option<String>,
     /// Releases to skip (default 0).
+    #[param(minimum = 0)]
     pub start: Option<i64>,
     /// Releases to answer (default 50, at most 1000).
+    #[param(minimum = 1, maximum = 1000)]
     pub length: Option<i64>,
 }
 

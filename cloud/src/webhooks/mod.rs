@@ -199,6 +199,7 @@ const MAX_KEEP_PREVIOUS_HOURS: i64 = 168;
 pub struct RotateQuery {
     /// Hours the replaced secret keeps signing beside the new one, 0 to
     /// 168 (default 24); 0 stops it at once.
+    #[param(value_type = Option<i64>, minimum = 0, maximum = 168)]
     keep_previous_hours: Option<String>,
 }
 
@@ -249,6 +250,7 @@ pub struct DeliveryQuery {
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// `pending`, `delivered` or `failed`.
+    #[param(value_type = Option<DeliveryStatus>)]
     status: Option<String>,
 }
 

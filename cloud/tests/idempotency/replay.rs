@@ -518,3 +518,43 @@ async fn a_second_writer_of_a_key_is_rolled_back() {
     assert_eq!(app.stock(item).await.0, delta, "the other was rolled back");
     assert_eq!(movements(&app, "twice").await, 1);
 }
+
+#[tokio::test]
+async fn a_method_the_path_does_not_take_is_a_405_whatever_the_key() {
+    let app = spawn_app().await;
+    let item = app.item("R-405").await;
+    let body = received(&app, "R-405", 3, "m-1");
+    let first = adjust(&app, Some("k-405"), &body).await;
+    assert_eq!(first.status, 200);
+    // The key of a request already applied, on a method the route does
+    // not take: the router answers, not the key's record.
+    let url = format!("{}{}", app.base, adjust_path(&app));
+    for method in ["PUT", "PATCH", "DELETE"] {
+        let wrong = send(
+            &app.client,
+            method,
+            &url,
+            Some(&app.a.key),
+            Some("k-405"),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(wrong.status, 405, "{method}: {:?}", wrong.json());
+        assert!(wrong.header("allow").is_some_and(|a| a.contains("POST")));
+    }
+    // And a fresh key on a wrong method leaves nothing behind: the same
+    // key then serves the right method.
+    let wrong = send(
+        &app.client,
+        "PATCH",
+        &url,
+        Some(&app.a.key),
+        Some("k-406"),
+        Some(&body),
+    )
+    .await;
+    assert_eq!(wrong.status, 405);
+    let right = adjust(&app, Some("k-406"), &received(&app, "R-405", 1, "m-2")).await;
+    assert_eq!(right.status, 200, "{:?}", right.json());
+    assert_eq!(app.stock(item).await.0, 4);
+}

@@ -61,6 +61,7 @@ pub struct WeightQuery {
     /// Wait for a stable weight newer than the request.
     stable: Option<bool>,
     /// How long to wait for it (1 to 30000 ms, default 5000).
+    #[param(minimum = 1, maximum = 30000)]
     timeout_ms: Option<u64>,
 }
 
@@ -86,11 +87,8 @@ pub async fn weight(
     ApiQuery(q): ApiQuery<WeightQuery>,
 ) -> Result<Json<DataEnvelope<ScaleView>>, Failure> {
     let scale = scale(&devices, &id)?;
-    if !q.stable.unwrap_or(false) {
-        return Ok(Json(DataEnvelope {
-            data: ScaleView::of(&id, &scale.handle.state()),
-        }));
-    }
+    // Checked whether or not it is used: a request is refused for what it
+    // says, not for what this answer happens to need.
     let wait = q.timeout_ms.unwrap_or(DEFAULT_WAIT_MS);
     if !(1..=MAX_WAIT_MS).contains(&wait) {
         return Err(
@@ -100,6 +98,11 @@ pub async fn weight(
                     format!("must be between 1 and {MAX_WAIT_MS}"),
                 )]),
         );
+    }
+    if !q.stable.unwrap_or(false) {
+        return Ok(Json(DataEnvelope {
+            data: ScaleView::of(&id, &scale.handle.state()),
+        }));
     }
     let reading = scale
         .handle
@@ -303,6 +306,7 @@ pub const KEYBOARD: &str = "keyboard";
 #[serde(deny_unknown_fields)]
 pub struct ScanInput {
     /// The code as scanned or typed (at most 8192 bytes, as from a scanner).
+    #[schema(format = "note", max_length = 2048)]
     pub code: String,
 }
 

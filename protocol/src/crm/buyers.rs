@@ -299,7 +299,8 @@ fn searchable(raw: &str) -> Result<String, String> {
 }
 
 /// The path's `key_type`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, utoipa::ToSchema)]
+#[schema(rename_all = "snake_case")]
 pub enum KeyType {
     ByName,
     ById,

@@ -38,7 +38,9 @@ pub struct Department {
 pub struct DepartmentCreate {
     /// Lowercase letters, digits, `_` and `-`, starting with a letter
     /// (`support`, `sales-eu`); unique in the business.
+    #[schema(pattern = "^\\s*[a-z][a-z0-9_-]{0,63}\\s*$")]
     pub code: String,
+    #[schema(format = "line", max_length = 100)]
     pub name: String,
 }
 
@@ -102,8 +104,10 @@ pub struct ContactForm {
 /// Body of `POST /v1/contact/{business_id}/forms`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct FormCreate {
+    #[schema(format = "line", max_length = 100)]
     pub name: String,
     /// The code of an existing department of the business.
+    #[schema(pattern = "^\\s*[a-z][a-z0-9_-]{0,63}\\s*$")]
     pub department: String,
     /// Up to 10 fields of its own.
     pub fields: Option<Vec<FormField>>,
@@ -202,11 +206,15 @@ impl FormCreate {
 /// through the storefront's form.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ContactSubmission {
+    #[schema(format = "line", max_length = 200)]
     pub name: String,
+    #[schema(format = "email")]
     pub email: String,
     pub phone: Option<String>,
+    #[schema(format = "line", max_length = 200)]
     pub subject: String,
     /// Up to 5000 characters; it may span lines.
+    #[schema(format = "body", max_length = 5000)]
     pub message: String,
     /// Values of the form's own fields, by name.
     pub fields: Option<BTreeMap<String, String>>,

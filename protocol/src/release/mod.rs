@@ -161,10 +161,15 @@ impl Release {
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ReleaseCreate {
     /// `wms`, `app` or `signage`.
+    #[schema(value_type = Product)]
     pub product: String,
+    #[schema(
+        pattern = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+    )]
     pub version: String,
     /// `YYYY-MM-DD`; today (UTC) when absent.
     #[serde(default)]
+    #[schema(value_type = Option<NaiveDate>)]
     pub date: Option<String>,
     /// Required when `notes` has more than one locale.
     #[serde(default)]

@@ -12,6 +12,7 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct WarehouseQuery {
+    #[param(minimum = 0, maximum = 1)]
     /// 1: only warehouses where buyers may pick up; 0: only the others.
     is_visible_sales: Option<i32>,
 }

@@ -21,6 +21,7 @@ pub struct FindQuery {
     /// character, everything else literal; it needs at least 3 literal
     /// characters at its start or its end (`ana*`, `*@example.com`), holds
     /// at most 8 wildcards and 100 characters.
+    #[param(required = true, pattern = r"\S")]
     key_id: Option<String>,
     /// The topic to narrow to: `orders` (buyers who ordered), `crm`
     /// (buyers who wrote through a contact form) or `channel:<name>`
@@ -42,7 +43,7 @@ pub struct FindQuery {
 /// each.
 #[utoipa::path(get, path = "/v1/buyers/{business_id}/find/{key_type}", tag = "buyers",
     params(("business_id" = i32, Path, description = "The business"),
-        ("key_type" = String, Path, description = "by_name, by_id or by_wildcard"), FindQuery),
+        ("key_type" = inline(depot_protocol::crm::buyers::KeyType), Path, description = "by_name, by_id or by_wildcard"), FindQuery),
     responses((status = 200, body = BuyerResults), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn find(

@@ -22,6 +22,7 @@ pub struct ConflictQuery {
     kind: Option<String>,
     /// `true`: only events that were not applied; `false`: only merges
     /// (applied, with what won said).
+    #[param(value_type = Option<bool>)]
     rejected: Option<String>,
 }
 

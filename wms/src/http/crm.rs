@@ -21,10 +21,13 @@ use serde::Deserialize;
 #[into_params(parameter_in = Query)]
 pub struct ThreadQuery {
     /// Only threads from this source: `contact_form`, or a sales channel.
+    #[param(format = "crm-code")]
     integration_id: Option<String>,
     /// Only threads of this topic: a department's code.
+    #[param(format = "crm-code")]
     filter_id: Option<String>,
     /// `open` or `closed`.
+    #[param(value_type = Option<ThreadStatus>)]
     status: Option<String>,
     /// Rows to skip (default 0).
     #[param(minimum = 0)]
@@ -77,9 +80,11 @@ pub async fn threads(
 #[into_params(parameter_in = Query)]
 pub struct ScopeQuery {
     /// When given, the thread must come from this source (else 404).
+    #[param(format = "crm-code")]
     integration_id: Option<String>,
     /// When given, the thread must be of this topic, a department's code
     /// (else 404).
+    #[param(format = "crm-code")]
     filter_id: Option<String>,
 }
 

@@ -36,7 +36,7 @@ pub async fn list_categories(_t: Tenant) -> Json<ListEnvelope<Category>> {
 /// Documents attached to an order, shipment or purchase.
 #[utoipa::path(get, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}/list", tag = "documents",
     params(("business_id" = i32, Path, description = "The business"),
-        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
+        ("entity_type" = inline(depot_protocol::document::EntityType), Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
     responses((status = 200, body = ListEnvelope<Document>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
@@ -50,13 +50,26 @@ pub async fn list(
     Ok(Json(ListEnvelope::new(rows, n, n)))
 }
 
+/// The form of an upload.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)] // describes the form `upload` reads part by part
+pub struct DocumentUpload {
+    /// The document; its file name and content type are kept.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// One of the business's document categories (`GET …/categories`).
+    #[schema(format = "code")]
+    category: String,
+    description: Option<String>,
+}
+
 /// Uploads a document (multipart/form-data: `file`, `category`, optional
 /// `description`) and attaches it. PDF, PNG, JPEG or XML, checked by
 /// content, at most 10 MiB; stored with its SHA-256.
 #[utoipa::path(post, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}", tag = "documents",
     params(("business_id" = i32, Path, description = "The business"),
-        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
-    request_body(content_type = "multipart/form-data", description = "file, category, description"),
+        ("entity_type" = inline(depot_protocol::document::EntityType), Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id")),
+    request_body(content = DocumentUpload, content_type = "multipart/form-data"),
     responses((status = 200, body = DataEnvelope<Document>), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
@@ -93,7 +106,13 @@ pub async fn upload(
             }
             "category" => category = Some(field.text().await.map_err(too_large)?),
             "description" => description = Some(field.text().await.map_err(too_large)?),
-            _ => {}
+            // As a JSON body's unknown field: refused, named.
+            other => {
+                return Err(ApiError::invalid(vec![FieldError::new(
+                    other,
+                    "is not a field of this form: send file, category and description",
+                )]));
+            }
         }
     }
     let Some((filename, content_type, bytes)) = file else {
@@ -117,9 +136,10 @@ pub async fn upload(
 /// Downloads a document's bytes (extension).
 #[utoipa::path(get, path = "/v1/documents/{business_id}/{entity_type}/{entity_id}/{document_id}", tag = "documents",
     params(("business_id" = i32, Path, description = "The business"),
-        ("entity_type" = String, Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id"),
+        ("entity_type" = inline(depot_protocol::document::EntityType), Path, description = "order, shipment or purchase"), ("entity_id" = i64, Path, description = "Its id"),
         ("document_id" = i64, Path, description = "The document")),
-    responses((status = 200, description = "The document", body = Vec<u8>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, description = "The document", body = Vec<u8>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn download(
     State(wms): State<Wms>,

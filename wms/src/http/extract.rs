@@ -179,7 +179,46 @@ fn field_path(ignored: &str) -> String {
 
 /// Deserializes a JSON body, classifying failures as the extractor does:
 /// a field the type does not take is refused, named, like a wrong one.
+///
+/// JSON has one kind of number: `3.0` is the whole number 3 (JSON Schema's
+/// `integer` says so too), so a body refused only for a whole number
+/// written with a fraction is read again with those numbers as integers.
+/// The common body is read once.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    match parse_exact(bytes) {
+        Err(first) => {
+            let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(bytes) else {
+                return Err(first);
+            };
+            if !whole_numbers(&mut value) {
+                return Err(first);
+            }
+            let again = serde_json::to_vec(&value).map_err(|_| first)?;
+            parse_exact(&again)
+        }
+        ok => ok,
+    }
+}
+
+/// Writes every whole number `value` holds with a fraction (`3.0`) as an
+/// integer; whether it changed any.
+fn whole_numbers(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+                *n = serde_json::Number::from(f as i64);
+                true
+            }
+            _ => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |c, v| whole_numbers(v) | c),
+        Value::Object(map) => map.values_mut().fold(false, |c, v| whole_numbers(v) | c),
+        _ => false,
+    }
+}
+
+fn parse_exact<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let mut unknown = Vec::new();
     let mut note = |path: serde_ignored::Path<'_>| unknown.push(field_path(&path.to_string()));
@@ -371,5 +410,34 @@ mod tests {
             (422, Some("inner.n".into()))
         );
         assert_eq!(status_and_field(br#""text""#), (422, Some("body".into())));
+    }
+
+    #[test]
+    fn a_whole_number_with_a_fraction_is_a_whole_number() {
+        assert_eq!(status_and_field(br#"{"sku":"a","qty":3.0}"#), (200, None));
+        assert_eq!(
+            status_and_field(br#"{"sku":"a","qty":1e3,"inner":{"n":2.0}}"#),
+            (200, None)
+        );
+        let body: Body = parse_json(br#"{"sku":"a","qty":-4.0}"#).expect("parses");
+        assert_eq!(body.qty, -4);
+        // Not whole, or whole but out of range: refused as before.
+        assert_eq!(
+            status_and_field(br#"{"sku":"a","qty":3.5}"#),
+            (422, Some("qty".into()))
+        );
+        assert_eq!(
+            status_and_field(br#"{"sku":"a","qty":1,"inner":{"n":300.0}}"#),
+            (422, Some("inner.n".into()))
+        );
+        assert_eq!(
+            status_and_field(br#"{"sku":"a","qty":1e300}"#),
+            (422, Some("qty".into()))
+        );
+        // A body refused for another reason is refused for it.
+        assert_eq!(
+            status_and_field(br#"{"sku":1.0,"qty":1}"#),
+            (422, Some("sku".into()))
+        );
     }
 }

@@ -23,6 +23,7 @@ pub struct InboundQuery {
     length: Option<i64>,
     /// open, partially_received, received, or all. Without it, those
     /// awaiting receipt (open and partially_received) are listed.
+    #[param(value_type = Option<InboundStatus>)]
     status: Option<String>,
     warehouse_id: Option<i64>,
     supplier: Option<String>,

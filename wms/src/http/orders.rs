@@ -27,10 +27,13 @@ pub struct OrderQuery {
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// One of pending, confirmed, picking, packed, dispatched, delivered, cancelled.
+    #[param(value_type = Option<OrderStatus>)]
     status: Option<String>,
     /// Created at or after: RFC 3339 timestamp or YYYY-MM-DD.
+    #[param(format = "date-or-time")]
     date_from: Option<String>,
     /// Created before (a timestamp) or on (a YYYY-MM-DD date).
+    #[param(format = "date-or-time")]
     date_to: Option<String>,
     channel: Option<String>,
     /// The buyer's email, or the buyer's name (case-insensitive).

@@ -22,6 +22,7 @@ pub struct RunQuery {
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// open (packed shipments waiting for the carrier) or closed.
+    #[param(value_type = Option<RunStatus>)]
     status: Option<String>,
     carrier: Option<String>,
     warehouse_id: Option<i64>,

@@ -20,6 +20,7 @@ pub struct WaveQuery {
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// open (default) or completed.
+    #[param(value_type = Option<WaveStatus>)]
     status: Option<String>,
     warehouse_id: Option<i64>,
 }

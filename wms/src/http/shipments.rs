@@ -21,9 +21,11 @@ pub struct ShipmentQuery {
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
     /// packed, dispatched or delivered.
+    #[param(value_type = Option<ShipmentStatus>)]
     status: Option<String>,
     carrier: Option<String>,
     /// Dispatched on this day (YYYY-MM-DD, UTC).
+    #[param(value_type = Option<chrono::NaiveDate>)]
     dispatch_date: Option<String>,
 }
 
@@ -92,7 +94,8 @@ pub async fn list(
 #[utoipa::path(post, path = "/v1/shipments/{business_id}/generate-label", tag = "shipments",
     params(("business_id" = i32, Path, description = "The business")),
     request_body = LabelRequest,
-    responses((status = 200, description = "The label", content_type = "application/octet-stream", body = Vec<u8>),
+    responses((status = 200, description = "The label: PDF, or ZPL (UTF-8)", content(
+            (Vec<u8> = "application/pdf"), (Vec<u8> = "application/zpl"))),
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn generate_label(

@@ -41,11 +41,17 @@ pub(super) enum Takes {
 
 impl Takes {
     fn accepts(self, v: &Value) -> bool {
-        let int =
-            |min: i64, max: i64| v.is_i64() && v.as_i64().is_some_and(|n| (min..=max).contains(&n));
+        // JSON has one kind of number: `-0.0` and `3.0` are whole numbers
+        // (the servers read them so, as JSON Schema's `integer` does).
+        let whole = v.as_i64().or_else(|| {
+            v.as_f64()
+                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .map(|f| f as i64)
+        });
+        let int = |min: i64, max: i64| whole.is_some_and(|n| (min..=max).contains(&n));
         match self {
             Takes::Int(min, max) => int(min, max),
-            Takes::IntBut(min, max, not) => int(min, max) && v.as_i64() != Some(not),
+            Takes::IntBut(min, max, not) => int(min, max) && whole != Some(not),
             Takes::Money(min, max) => serde_json::from_value::<Money>(v.clone())
                 .is_ok_and(|m| (min..=max).contains(&m.cents())),
             Takes::Id => int(1, 1_000_000),
