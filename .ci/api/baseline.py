@@ -1,0 +1,82 @@
+"""Writes baseline-<api>.json: the findings Schemathesis may report that are
+not faults, each with why. Run it after editing the lists below; CI reads
+only the JSON.
+
+Every entry is a request valid by its schema that breaks a rule JSON Schema
+cannot state: a record that must exist (a warehouse, a SKU, a department),
+a rule between fields (quantity = accepted + rejected), or the state of a
+record (an order confirmed needs a complete address). Refusing those is
+the server's job, answered 422 naming the field, so the finding is known;
+a 5xx, a broken answer schema or an undocumented status is never here.
+"""
+
+import json
+from pathlib import Path
+
+REFUSED = ("positive_data_acceptance", "RejectedPositiveData", "422")
+
+COMMON = {
+    "POST /v1/inbounds/{business_id}/reception": "quantity must equal accepted + rejected, a reason is needed when units are rejected, and codes must be lines of the inbound order",
+    "POST /v1/inventory/{business_id}/adjust": "item_id or sku names an existing item, and which of quantity, delta and counted is used depends on reason",
+    "POST /v1/packing/{business_id}/pack-order": "a package's length, width and height come together or not at all, and the items must be the order's",
+    "POST /v1/picking/{business_id}/waves/create": "warehouse_id must be a warehouse of the business",
+    "POST /v1/picking/{business_id}/item/scan": "the code must be on the wave's pick list",
+    "POST /v1/printers/jobs/{business_id}/{printer_id}": "the raw body must be a ZPL (^XA…) or PDF (%PDF-…) document, which a binary schema cannot say",
+    "PUT /v1/orders/{business_id}/{order_id}/status": "whether a status can follow depends on the order's state (confirming needs a complete address)",
+    "POST /v1/orders/{business_id}/create": "each line's sku must be an item of the catalogue",
+    "POST /v1/inbounds/{business_id}/orders/create": "warehouse_id and each line's sku must exist",
+    "POST /v1/outbounds/{business_id}/dispatch-runs/{run_id}/load": "the code must be a package of the run's shipments",
+    "POST /v1/shipments/{business_id}/generate-label": "the package number must be one of the shipment's packages",
+}
+
+CLOUD_ONLY = {
+    "GET /v1/buyers/{business_id}/find/{key_type}": "key_id's rule depends on key_type (by_id: a positive integer; by_name: 2 characters or more; by_wildcard: a pattern)",
+    "POST /v1/contact/{business_id}/forms": "department must be a department of the business",
+    "POST /v1/contact/{business_id}/{form_id}": "fields must be the form's own fields",
+    "POST /v1/documents/{business_id}/{entity_type}/{entity_id}": "category must be one of the business's document categories",
+    "POST /v1/items/{business_id}/create": "a GTIN's check digit, and price lists that exist",
+    "PUT /v1/items/{business_id}/{item_id}/edit": "a GTIN's check digit, and price lists that exist",
+    "POST /v1/webhooks/{business_id}/create": "event types must be kinds that can be delivered, and the URL must reach a public https address",
+    "PUT /v1/webhooks/{business_id}/{webhook_id}/edit": "event types must be kinds that can be delivered, and the URL must reach a public https address",
+    "POST /v1/printers/{business_id}/create": "connection must name a reachable device form (host, port, baud) beyond what its pattern says",
+    "PUT /v1/printers/{business_id}/{printer_id}/edit": "connection must name a reachable device form (host, port, baud) beyond what its pattern says",
+}
+
+# The specification answers a pricing request it refuses with 201 and
+# {fieldErrors} (product specification, pricing rules), so a refused
+# request looks accepted.
+PRICING = {
+    "DELETE /v1/automation/{business_id}/items/pricing/rules/{rule_id}/delete",
+    "POST /v1/automation/{business_id}/items/pricing/rules/create",
+    "PUT /v1/automation/{business_id}/items/pricing/rules/{rule_id}/edit",
+    "PUT /v1/automation/{business_id}/items/pricing/rules/position",
+    "POST /v1/automation/{business_id}/items/pricing/rules/jobs/execute",
+}
+PRICING_WHY = "the specification answers a refused pricing request 201 with {fieldErrors}"
+
+EDGE_ONLY = {
+    ("GET /v1/edge/scales/{scale_id}/weight", "not_a_server_error", "ServerError", "504"): "504 is the documented answer when the weight does not settle within the caller's own timeout_ms (the fuzzer asks for 1 ms)",
+}
+
+RELEASES = {
+    "POST /api/releases": "notes must be in locales the service offers, and default_locale is required when notes has more than one",
+}
+
+
+def entry(operation, check, failure, signature, why):
+    return {"operation": operation, "check": check, "failure": failure, "signature": signature, "why": why}
+
+
+def refused(table):
+    return [entry(op, *REFUSED, why) for op, why in table.items()]
+
+
+def write(name, entries):
+    doc = {"format_version": 1, "entries": sorted(entries, key=lambda e: (e["operation"], e["check"]))}
+    Path(__file__).with_name(f"baseline-{name}.json").write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+
+
+pricing = [entry(op, "negative_data_rejection", "AcceptedNegativeData", "201", PRICING_WHY) for op in sorted(PRICING)]
+write("cloud", refused(COMMON) + refused(CLOUD_ONLY) + pricing)
+write("edge", refused(COMMON) + [entry(*k, why) for k, why in EDGE_ONLY.items()])
+write("release-notes", refused(RELEASES))
