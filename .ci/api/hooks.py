@@ -1,29 +1,31 @@
 """Schemathesis hooks for Depot's APIs (loaded through SCHEMATHESIS_HOOKS).
 
 An Idempotency-Key names one request: the servers answer a second,
-different request with the same key with 422 (or 409 while the first is
-under way), as the description says. A generator that draws keys from the
-header's schema sends the same few values for different requests, which is
-a client breaking that rule, not the server rejecting valid data. So every
-request that is meant to be valid gets a fresh key, as a real client's
-would be; requests meant to be invalid keep what was drawn.
+different request with the same key 422 (or 409 while the first is under
+way), as the description says. A generator that draws keys from the
+header's schema sends the same few values ("0", "a") for different
+requests, which is a client breaking that rule, and the key's answer then
+hides what the request was testing (a missing signature, a wrong method).
+So a drawn key that is valid everywhere is replaced by a fresh one, as a
+real client's would be: the request stays exactly as valid or invalid as
+it was drawn. A key that is itself the invalid part is left as drawn.
 """
 
+import re
 import uuid
 
 import schemathesis
-from schemathesis import GenerationMode
 
-HEADER = "Idempotency-Key"
+HEADER = "idempotency-key"
+# Valid on every route: the pricing job routes take the strictest keys
+# (1 to 100 of A-Z a-z 0-9 - _ . : ~), the others any 1 to 255 printable
+# ASCII characters.
+VALID_EVERYWHERE = re.compile(r"[A-Za-z0-9._:~-]{1,100}")
 
 
 @schemathesis.hook
 def before_call(context, case, **kwargs):
     headers = case.headers or {}
-    key = next((k for k in headers if k.lower() == HEADER.lower()), None)
-    if key is None:
-        return
-    meta = case.meta
-    if meta is not None and meta.generation.mode != GenerationMode.POSITIVE:
-        return
-    headers[key] = str(uuid.uuid4())
+    for name, value in list(headers.items()):
+        if name.lower() == HEADER and isinstance(value, str) and VALID_EVERYWHERE.fullmatch(value):
+            headers[name] = str(uuid.uuid4())
