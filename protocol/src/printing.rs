@@ -136,7 +136,7 @@ pub struct PrinterFields {
     // The pattern takes every connection `Connection::parse` takes (a
     // property test holds it); a port out of range it cannot say.
     #[schema(
-        pattern = r"^\s*(tcp://[^/]+|serial:///dev/[^?]*(\?baud=\+?[0-9]+)?|device:///dev/[\s\S]*|edge://[A-Za-z0-9_-]+)\s*$"
+        pattern = r"^\s*(tcp://[^/]+|serial:///dev/[^?]*(\?(baud=\+?[0-9]+)?)?|device:///dev/[\s\S]*|edge://[A-Za-z0-9_-]+)\s*$"
     )]
     pub connection: Option<String>,
     #[schema(format = "line", max_length = 64)]
