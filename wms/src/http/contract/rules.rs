@@ -34,6 +34,26 @@ pub fn apply(doc: &mut Value) {
     binary(doc);
 }
 
+/// `pattern` (one of `patterns`) taking at most `max` characters between
+/// the whitespace around them: its one open repetition bounded.
+fn bounded(pattern: &str, max: u64) -> Option<String> {
+    if max < 2 {
+        return None;
+    }
+    if let Some(i) = pattern.find("]*[^\\s") {
+        let inner = max - 2;
+        return Some(format!(
+            "{}]{{0,{inner}}}{}",
+            &pattern[..i],
+            &pattern[i + 2..]
+        ));
+    }
+    // `CODE`: one word.
+    pattern
+        .strip_suffix("]+\\s*$")
+        .map(|head| format!("{head}]{{1,{max}}}\\s*$"))
+}
+
 /// Every non-JSON content whose schema is a list of bytes, as bytes.
 fn binary(doc: &mut Value) {
     for op in operations(doc) {
@@ -170,8 +190,20 @@ fn formats(v: &mut Value) {
                     }
                     _ => None,
                 });
-            if let Some(Value::Object(with)) = ours {
+            if let Some(Value::Object(mut with)) = ours {
                 o.remove("format");
+                // The checks count characters once trimmed; `maxLength`
+                // would count the whitespace around them too, so the bound
+                // goes into the pattern.
+                if let (Some(max), Some(Value::String(p))) = (
+                    o.get("maxLength").and_then(Value::as_u64),
+                    with.get("pattern").cloned(),
+                ) {
+                    if let Some(bounded) = bounded(&p, max) {
+                        with.insert("pattern".into(), json!(bounded));
+                        o.remove("maxLength");
+                    }
+                }
                 o.extend(with);
             }
             o.values_mut().for_each(formats);
@@ -463,6 +495,14 @@ mod tests {
             s["Fields"]["properties"]["name"]["type"],
             json!(["string", "null"])
         );
+        // A bound counts what the check counts: what is inside the
+        // whitespace.
+        let line = regex::Regex::new(&bounded(patterns::LINE, 5).expect("bounded")).expect("re");
+        assert!(line.is_match("  abcde \t"));
+        assert!(!line.is_match("abcdef"));
+        let code = regex::Regex::new(&bounded(patterns::CODE, 3).expect("bounded")).expect("re");
+        assert!(code.is_match(" abc "));
+        assert!(!code.is_match("abcd"));
         // Our formats are patterns and formats others read.
         assert_eq!(create["properties"]["name"]["pattern"], patterns::LINE);
         assert!(create["properties"]["name"].get("format").is_none());
