@@ -34,7 +34,7 @@ pub struct Price {
     /// 1 or more.
     pub price_list_id: PriceListId,
     /// 0 to 999999999999999.99.
-    #[schema(value_type = String, pattern = r"^[0-9]{1,15}(\.[0-9]{1,2})?$")]
+    #[schema(value_type = String, format = "amount")]
     pub amount: Money,
     #[schema(pattern = "^\\s*[A-Za-z]{3}\\s*$")]
     pub currency: String,
@@ -285,10 +285,10 @@ fn parse_prices(c: &mut Check, raw: Vec<Price>) -> Vec<Price> {
     c.bounded("prices", &raw, MAX_LIST);
     let mut out: Vec<Price> = Vec::new();
     for (i, p) in raw.into_iter().enumerate() {
-        if p.price_list_id.0 <= 0 {
+        if !(1..=crate::MAX_ID).contains(&p.price_list_id.0) {
             c.fail(
                 format!("prices[{i}].price_list_id"),
-                "must be greater than 0",
+                format!("must be from 1 to {}", crate::MAX_ID),
             );
         }
         if p.amount.cents() < 0 {
@@ -355,6 +355,23 @@ mod tests {
             f.map(|f| (f.sku, f.name)),
             Ok(("SKU-1".into(), "Widget".into()))
         );
+    }
+
+    #[test]
+    fn a_price_list_id_is_one_a_json_reader_holds_exactly() {
+        let with = |id: i64| {
+            create(serde_json::json!({"sku": "S", "name": "N",
+                "prices": [{"price_list_id": id, "amount": "1.00", "currency": "EUR"}]}))
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|e| e.name)
+            .collect::<Vec<_>>()
+        };
+        assert!(with(crate::MAX_ID).is_empty());
+        for id in [0, crate::MAX_ID + 1, i64::MAX] {
+            assert_eq!(with(id), ["prices[0].price_list_id"], "{id}");
+        }
     }
 
     #[test]

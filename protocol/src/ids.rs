@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The largest id: ids stay exact in every JSON reader (2^53 - 1).
+pub const MAX_ID: i64 = (1 << 53) - 1;
+
 macro_rules! int_id {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*

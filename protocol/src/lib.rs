@@ -34,7 +34,9 @@ pub mod webhook;
 
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
-pub use ids::{BusinessId, EventId, ItemId, KeyId, MovementId, OrderId, PriceListId, WarehouseId};
+pub use ids::{
+    BusinessId, EventId, ItemId, KeyId, MAX_ID, MovementId, OrderId, PriceListId, WarehouseId,
+};
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};
 

@@ -146,7 +146,7 @@ pub struct Payment {
     #[schema(format = "code", max_length = 64)]
     pub method: String,
     /// 0 to 999999999999999.99.
-    #[schema(value_type = String, pattern = r"^[0-9]{1,15}(\.[0-9]{1,2})?$")]
+    #[schema(value_type = String, format = "amount")]
     pub amount: Money,
     #[schema(format = "opt-line", max_length = 200)]
     pub reference: Option<String>,

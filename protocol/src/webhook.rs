@@ -279,6 +279,27 @@ pub fn parse_event_types(list: &[String]) -> Result<Vec<String>, Vec<FieldError>
     }
 }
 
+/// What `parse_event_types` takes of one entry, as a pattern (ECMA-262;
+/// the `regex` crate reads it the same): `*`, a public event type, or a
+/// family of them (`order.*`), with whitespace around.
+pub fn event_type_pattern() -> String {
+    let mut names: Vec<String> = vec!["*".to_owned()];
+    for t in catalogue::public() {
+        for (i, _) in t.name().match_indices('.') {
+            names.push(format!("{}*", &t.name()[..=i]));
+        }
+        names.push(t.name().to_owned());
+    }
+    names.sort();
+    names.dedup();
+    // Names are lower-case words, dots and a star: only those two escaped.
+    let escaped: Vec<String> = names
+        .iter()
+        .map(|n| n.replace('.', r"\.").replace('*', r"\*"))
+        .collect();
+    format!(r"^\s*(?:{})\s*$", escaped.join("|"))
+}
+
 /// Whether a subscription to `types` takes an event of `kind`.
 pub fn matches(types: &[String], kind: &str) -> bool {
     deliverable(kind)
@@ -365,6 +386,35 @@ mod tests {
         );
         let many: Vec<&str> = ["order.created"; MAX_EVENT_TYPES + 1].to_vec();
         assert_eq!(types(&many), Err(vec!["event_types".into()]));
+    }
+
+    #[test]
+    fn the_described_pattern_takes_what_the_check_takes() {
+        let re = regex::Regex::new(&event_type_pattern()).expect("pattern");
+        let mut drawn: Vec<String> = [
+            "*",
+            " order.* ",
+            "\torder.created",
+            "ord*",
+            "order",
+            "key.created",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        for t in catalogue::CATALOGUE {
+            drawn.push(t.name().to_owned());
+            drawn.push(format!("{}*", t.name()));
+            drawn.push(format!("{}.*", t.name()));
+            if let Some((family, _)) = t.name().split_once('.') {
+                drawn.push(format!("{family}.*"));
+                drawn.push(format!("{family}*"));
+            }
+        }
+        for s in drawn {
+            let checked = parse_event_types(std::slice::from_ref(&s)).is_ok();
+            assert_eq!(re.is_match(&s), checked, "{s:?}");
+        }
     }
 
     #[test]

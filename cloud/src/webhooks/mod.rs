@@ -219,8 +219,9 @@ pub async fn rotate_secret(
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<RotateQuery>,
 ) -> Result<Answer, ApiError> {
+    // Blank is refused, as every whole-number parameter refuses it.
     let hours = match q.keep_previous_hours.as_deref().map(str::trim) {
-        None | Some("") => KEEP_PREVIOUS_HOURS,
+        None => KEEP_PREVIOUS_HOURS,
         Some(h) => h
             .parse::<i64>()
             .ok()

@@ -3,8 +3,7 @@
 //! "number too large to fit in target type", "struct PackRequest"); these
 //! functions say the rule instead.
 
-/// The largest id: ids stay exact in every JSON reader (2^53 - 1).
-pub const MAX_ID: i64 = (1 << 53) - 1;
+pub use depot_protocol::MAX_ID;
 
 /// A Rust type name as the kind of value it takes.
 fn kind(rust: &str) -> Option<&'static str> {

@@ -67,6 +67,12 @@ fn schema(o: &mut Map<String, Value>) {
         }
     }
     // `type: "null"` alone (a branch of oneOf), handled by its parent.
+    // Only null (absent or null, in a rule between fields).
+    if o.get("type") == Some(&json!("null")) {
+        o.remove("type");
+        o.insert("nullable".into(), json!(true));
+        o.insert("enum".into(), json!([null]));
+    }
     for key in ["oneOf", "anyOf"] {
         if let Some(Value::Array(branches)) = o.get(key).cloned() {
             let is_null = |b: &Value| b.get("type") == Some(&json!("null"));
@@ -136,6 +142,7 @@ mod tests {
                 "D": {"type": "array", "items": {"type": "integer", "format": "int32", "minimum": 0}},
                 "E": {"contentMediaType": "application/octet-stream"},
                 "F": {"type": ["integer", "string"]},
+                "H": {"properties": {"n": {"type": "null"}}},
                 "G": {"type": "object", "properties": {
                     "type": {"type": ["string", "null"]}, "const": {"type": "integer"}}}
             }}
@@ -158,6 +165,10 @@ mod tests {
         );
         assert_eq!(s["D"]["items"]["minimum"], 0);
         assert_eq!(s["E"], json!({"type": "string", "format": "binary"}));
+        assert_eq!(
+            s["H"]["properties"]["n"],
+            json!({"nullable": true, "enum": [null]})
+        );
         assert_eq!(
             s["F"],
             json!({"anyOf": [{"type": "integer"}, {"type": "string"}]})
