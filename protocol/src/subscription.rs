@@ -206,7 +206,7 @@ mod tests {
             ["kinds", "kinds", "kinds"],
             "unknown, and internal, types are named"
         );
-        let every: Vec<&str> = crate::catalogue::public().map(|t| t.name).collect();
+        let every: Vec<&str> = crate::catalogue::public().map(|t| t.name()).collect();
         assert!(every.len() <= MAX_KINDS);
         assert!(Subscription::parse(Some(&every.join(",")), None, None).is_ok());
         assert_eq!(

@@ -153,11 +153,12 @@ fn page_for(
     // after the events, it could include a commit the events query missed,
     // and the edge's cursor would step over it for good.
     let head = store::events::head(conn)?;
+    let kinds: Vec<&str> = catalogue::sent_to_edges().collect();
     let events = store::events::for_edge(
         conn,
         business,
         &format!("edge:{edge}"),
-        &replica::REPLICATED,
+        &kinds,
         after,
         head,
         limit,

@@ -27,14 +27,14 @@ pub fn document(version: &str) -> Value {
     let mut messages = Map::new();
     let mut refs = Vec::new();
     for t in super::public() {
-        let id = t.name.replace('.', "_");
+        let id = t.name().replace('.', "_");
         messages.insert(
             id.clone(),
             json!({
-                "name": t.name,
-                "title": t.name,
+                "name": t.name(),
+                "title": t.name(),
                 "summary": t.summary,
-                "payload": envelope(t.name, t.version, payload_schema(t)),
+                "payload": envelope(t.name(), t.version, payload_schema(t)),
                 "x-depot-version": t.version,
                 "x-depot-source": t.source.as_str(),
             }),

@@ -68,9 +68,14 @@ fn table(out: &mut String, fields: &[Field]) {
 }
 
 fn entry(out: &mut String, t: &EventType) {
-    let _ = writeln!(out, "### `{}` (version {})\n", t.name, t.version);
+    let _ = writeln!(out, "### `{}` (version {})\n", t.name(), t.version);
     let _ = writeln!(out, "{}\n", t.summary);
-    let _ = writeln!(out, "Written by: {}.\n", t.source.as_str());
+    let _ = writeln!(
+        out,
+        "Written by: {}. Sync: {}.\n",
+        t.source.as_str(),
+        t.replication.as_str()
+    );
     if !t.refs.is_empty() {
         let refs: Vec<String> = t
             .refs
@@ -117,15 +122,15 @@ pub fn document() -> String {
     out.push_str("\n## Types\n\n");
     let mut families: Vec<&str> = Vec::new();
     for t in super::public() {
-        let family = t.name.split('.').next().unwrap_or(t.name);
+        let family = t.name().split('.').next().unwrap_or(t.name());
         if !families.contains(&family) {
             families.push(family);
         }
     }
     for family in families {
         let names: Vec<String> = super::public()
-            .filter(|t| t.name.split('.').next() == Some(family))
-            .map(|t| format!("`{}`", t.name))
+            .filter(|t| t.name().split('.').next() == Some(family))
+            .map(|t| format!("`{}`", t.name()))
             .collect();
         let _ = writeln!(out, "- **{family}**: {}", names.join(", "));
     }
@@ -142,7 +147,7 @@ pub fn document() -> String {
         .iter()
         .filter(|t| t.audience == Audience::Internal)
     {
-        let _ = writeln!(out, "- `{}`: {}", t.name, t.summary);
+        let _ = writeln!(out, "- `{}`: {}", t.name(), t.summary);
     }
     out
 }
@@ -153,7 +158,7 @@ mod tests {
     fn names_every_public_type_once() {
         let doc = super::document();
         for t in super::super::public() {
-            let heading = format!("### `{}` (version {})", t.name, t.version);
+            let heading = format!("### `{}` (version {})", t.name(), t.version);
             assert_eq!(doc.matches(&heading).count(), 1, "{heading}");
         }
         assert!(!doc.contains("### `key.created`"));

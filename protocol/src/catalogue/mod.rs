@@ -21,6 +21,7 @@ pub mod schema;
 
 pub use entries::CATALOGUE;
 
+use crate::event::EventKind;
 use std::borrow::Cow;
 use utoipa::ToSchema;
 use utoipa::openapi::{RefOr, Schema};
@@ -29,7 +30,9 @@ use utoipa::openapi::{RefOr, Schema};
 #[derive(Debug, Clone, Copy)]
 pub struct EventType {
     /// The log's kind: `family.name`.
-    pub name: &'static str,
+    pub kind: EventKind,
+    /// What sync does with it.
+    pub replication: Replication,
     pub version: u32,
     /// One line: when it happens.
     pub summary: &'static str,
@@ -60,6 +63,41 @@ impl Source {
             Self::Edge => "edge",
             Self::Cloud => "cloud",
             Self::Any => "edge or cloud",
+        }
+    }
+}
+
+/// What sync does with an event of a kind, written on one node, on the
+/// others. An edge sends every event it logs; the cloud refuses what an
+/// edge may not write ([`edges_may_send`]) and handles the rest as this
+/// says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replication {
+    /// Sent to every node of its business (the cloud's and other edges'
+    /// to an edge too) and applied where it arrives.
+    Everywhere,
+    /// Sent by edges to the cloud and applied there; no edge needs it (a
+    /// printer's state sets its record in the cloud).
+    ToCloud,
+    /// Sent by edges to the cloud and logged there for the record, not
+    /// applied: a document's bytes stay where they were uploaded, a
+    /// conflict was another node's to resolve, scans and weights are the
+    /// floor's history, and completed lines and waves came with the
+    /// `pick.scanned` that completed them.
+    Recorded,
+    /// Stays on the node that wrote it (the cloud's CRM, pricing and edge
+    /// presence): refused from another node.
+    Local,
+}
+
+impl Replication {
+    /// What it means, for the generated documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Everywhere => "sent to every node of the business and applied there",
+            Self::ToCloud => "sent by edges to the cloud and applied there",
+            Self::Recorded => "sent by edges to the cloud and kept there as a record",
+            Self::Local => "stays where it is written",
         }
     }
 }
@@ -132,9 +170,33 @@ pub enum Presence {
     Optional,
 }
 
-/// The entry of a kind.
+impl EventKind {
+    /// Its entry.
+    pub fn entry(self) -> &'static EventType {
+        // In range and in order: checked as the crate compiles.
+        &CATALOGUE[self as usize]
+    }
+}
+
+impl EventType {
+    /// The log's kind as stored and sent.
+    pub const fn name(&self) -> &'static str {
+        self.kind.as_str()
+    }
+}
+
+/// The entry of a kind by its name; `None` for a kind this node does not
+/// know.
 pub fn lookup(name: &str) -> Option<&'static EventType> {
-    CATALOGUE.iter().find(|t| t.name == name)
+    EventKind::parse(name).map(EventKind::entry)
+}
+
+/// The kinds the cloud sends to an edge.
+pub fn sent_to_edges() -> impl Iterator<Item = &'static str> {
+    CATALOGUE
+        .iter()
+        .filter(|t| t.replication == Replication::Everywhere)
+        .map(EventType::name)
 }
 
 /// The version of a kind's payload; kinds outside the catalogue (written
@@ -161,45 +223,53 @@ pub fn public() -> impl Iterator<Item = &'static EventType> {
 /// names at least one event a business may receive.
 pub fn pattern_is_known(pattern: &str) -> bool {
     match pattern.strip_suffix('*') {
-        Some(family) => public().any(|t| t.name.starts_with(family)),
-        None => public().any(|t| t.name == pattern),
+        Some(family) => public().any(|t| t.name().starts_with(family)),
+        None => public().any(|t| t.name() == pattern),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::EventKind;
 
     #[test]
-    fn every_logged_kind_has_exactly_one_entry() {
-        for kind in EventKind::ALL {
-            let n = CATALOGUE.iter().filter(|t| t.name == kind.as_str()).count();
-            assert_eq!(n, 1, "{} has {n} catalogue entries", kind.as_str());
+    fn what_an_edge_writes_the_cloud_takes() {
+        for t in CATALOGUE {
+            if t.source != Source::Cloud {
+                assert_ne!(t.replication, Replication::Local, "{}", t.name());
+            }
+            // What an edge needs from elsewhere, the cloud sends.
+            if t.replication == Replication::Everywhere {
+                assert!(sent_to_edges().any(|n| n == t.name()));
+            }
         }
         assert_eq!(
-            CATALOGUE.len(),
-            EventKind::ALL.len(),
-            "an entry names no kind"
+            lookup("pick.scanned").map(|t| t.kind),
+            Some(EventKind::PickScanned)
         );
     }
 
     #[test]
     fn entries_are_documented() {
         for t in CATALOGUE {
-            assert!(t.version >= 1, "{}", t.name);
-            assert!(!t.summary.is_empty(), "{}", t.name);
+            assert!(t.version >= 1, "{}", t.name());
+            assert!(!t.summary.is_empty(), "{}", t.name());
             let fields = match t.payload {
                 Payload::Record { extra, .. } => extra,
                 Payload::Fields(f) => f,
             };
             for f in fields {
-                assert!(!f.doc.is_empty(), "{}.{}", t.name, f.name);
+                assert!(!f.doc.is_empty(), "{}.{}", t.name(), f.name);
             }
             let mut names: Vec<_> = fields.iter().map(|f| f.name).collect();
             names.sort_unstable();
             names.dedup();
-            assert_eq!(names.len(), fields.len(), "{} names a field twice", t.name);
+            assert_eq!(
+                names.len(),
+                fields.len(),
+                "{} names a field twice",
+                t.name()
+            );
         }
     }
 

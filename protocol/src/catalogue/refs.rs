@@ -199,7 +199,7 @@ pub fn unreferenced(t: &super::EventType, payload: &Value) -> Vec<String> {
             return;
         }
         let path: Vec<&str> = at.iter().map(|k| k.unwrap_or("*")).collect();
-        out.push(format!("{}: /{} = {v}", t.name, path.join("/")));
+        out.push(format!("{}: /{} = {v}", t.name(), path.join("/")));
     });
     out
 }
@@ -263,7 +263,7 @@ mod tests {
                 // Ids of records no business owns (a release), and of kinds
                 // that never leave the cloud (documents, CRM records).
                 let exempt = matches!(
-                    (t.name, at.as_slice()),
+                    (t.name(), at.as_slice()),
                     ("release.published", [Some("id")])
                         // A price list is a number within the business, not
                         // a record of its own.
@@ -277,7 +277,7 @@ mod tests {
                     && at != [Some("business_id")]
                     && !t.refs.iter().any(|r| covers(r.path, &at))
                 {
-                    missing.push(format!("{}: {at:?}", t.name));
+                    missing.push(format!("{}: {at:?}", t.name()));
                 }
             });
         }

@@ -118,7 +118,7 @@ fn type_matches(ty: Ty, v: &Value) -> bool {
 /// name, every field it requires, each of its type. Every problem is named.
 pub fn check(t: &EventType, payload: &Value) -> Result<(), Vec<String>> {
     let Some(obj) = payload.as_object() else {
-        return Err(vec![format!("{}: the payload is not an object", t.name)]);
+        return Err(vec![format!("{}: the payload is not an object", t.name())]);
     };
     let (fields, mut names, mut required) = match t.payload {
         Payload::Fields(fields) => (fields, Vec::new(), Vec::new()),
@@ -126,7 +126,7 @@ pub fn check(t: &EventType, payload: &Value) -> Result<(), Vec<String>> {
             let (mut names, mut required) = (Vec::new(), Vec::new());
             match serde_json::to_value(schema()) {
                 Ok(s) => top_level(&s, &mut names, &mut required),
-                Err(e) => return Err(vec![format!("{}: its schema: {e}", t.name)]),
+                Err(e) => return Err(vec![format!("{}: its schema: {e}", t.name())]),
             }
             (extra, names, required)
         }
@@ -140,12 +140,12 @@ pub fn check(t: &EventType, payload: &Value) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     for key in obj.keys() {
         if !names.contains(key) {
-            problems.push(format!("{}: field {key} is not documented", t.name));
+            problems.push(format!("{}: field {key} is not documented", t.name()));
         }
     }
     for name in &required {
         if !obj.contains_key(name) {
-            problems.push(format!("{}: field {name} is missing", t.name));
+            problems.push(format!("{}: field {name} is missing", t.name()));
         }
     }
     for f in fields {
@@ -155,7 +155,9 @@ pub fn check(t: &EventType, payload: &Value) -> Result<(), Vec<String>> {
             Some(v) if type_matches(f.ty, v) => {}
             Some(v) => problems.push(format!(
                 "{}: field {} is {v}, not of type {:?}",
-                t.name, f.name, f.ty
+                t.name(),
+                f.name,
+                f.ty
             )),
         }
     }

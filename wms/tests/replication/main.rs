@@ -15,9 +15,9 @@ mod warehouse;
 
 use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{ItemId, OrderId, WarehouseId};
+use depot_protocol::{ItemId, OrderId, WarehouseId, catalogue};
 use depot_wms::Wms;
-use depot_wms::replica::{self, Outcome};
+use depot_wms::replica::Outcome;
 use serde_json::json;
 
 struct Node {
@@ -37,7 +37,7 @@ async fn exchange(from: &mut Node, to: &Node) -> Vec<Outcome> {
         .into_iter()
         .map(|(_, e)| e)
         // As sync does: the cloud sends an edge only the kinds it applies.
-        .filter(|e| from.wms.origin() != "cloud" || replica::REPLICATED.contains(&e.kind.as_str()))
+        .filter(|e| from.wms.origin() != "cloud" || catalogue::sent_to_edges().any(|k| k == e.kind))
         .collect();
     from.sent = head;
     to.wms.apply_remote(events).await.expect("apply")

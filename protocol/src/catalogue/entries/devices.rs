@@ -3,15 +3,18 @@
 use super::{BUSINESS, f};
 use crate::catalogue::Audience::Business;
 use crate::catalogue::Presence::{Nullable, Optional, Required};
+use crate::catalogue::Replication;
 use crate::catalogue::Source::{Any, Cloud, Edge};
 use crate::catalogue::Ty::{Array, Boolean, Integer, Object, String, Timestamp};
 use crate::catalogue::refs::Entity as E;
 use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
+use crate::event::EventKind;
 use crate::printing::{PrintJob, Printer};
 
 pub const PRINTER_SAVED: EventType = EventType {
-    name: "printer.saved",
+    kind: EventKind::PrinterSaved,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A printer was added or edited.",
     source: Cloud,
@@ -21,7 +24,8 @@ pub const PRINTER_SAVED: EventType = EventType {
 };
 
 pub const PRINT_JOB_CREATED: EventType = EventType {
-    name: "print_job.created",
+    kind: EventKind::PrintJobCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A print job was queued (a label, a document).",
     source: Any,
@@ -39,7 +43,8 @@ pub const PRINT_JOB_CREATED: EventType = EventType {
 };
 
 pub const PRINT_JOB_UPDATED: EventType = EventType {
-    name: "print_job.updated",
+    kind: EventKind::PrintJobUpdated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A printer printed a job (`printed`: the label is out), failed it \
               (`failed`, with the error), or will retry it.",
@@ -67,7 +72,8 @@ pub const PRINT_JOB_UPDATED: EventType = EventType {
 };
 
 pub const STATION_SCANNED: EventType = EventType {
-    name: "station.scanned",
+    kind: EventKind::StationScanned,
+    replication: Replication::Recorded,
     version: 1,
     summary: "A packing or picking station handled an input: a scan accepted \
               (`ok`) or rejected (with the error), a weighing, a task set.",
@@ -130,7 +136,8 @@ pub const STATION_SCANNED: EventType = EventType {
 };
 
 pub const PRINTER_STATE_CHANGED: EventType = EventType {
-    name: "printer.state_changed",
+    kind: EventKind::PrinterStateChanged,
+    replication: Replication::ToCloud,
     version: 1,
     summary: "A printer attached to an edge changed state: ready, faulted (with its \
               problems) or unreachable. Written when the state or its problems change, \
@@ -199,7 +206,8 @@ pub const PRINTER_STATE_CHANGED: EventType = EventType {
 };
 
 pub const PRINTER_SEEN: EventType = EventType {
-    name: "printer.seen",
+    kind: EventKind::PrinterSeen,
+    replication: Replication::ToCloud,
     version: 1,
     summary: "What a printer attached to an edge is, for its record: written when the \
               device is first bound to its record (at start, or when the record reaches \
@@ -253,7 +261,8 @@ pub const PRINTER_SEEN: EventType = EventType {
 };
 
 pub const SCALE_WEIGHED: EventType = EventType {
-    name: "scale.weighed",
+    kind: EventKind::ScaleWeighed,
+    replication: Replication::Recorded,
     version: 1,
     summary: "A scale attached to an edge settled on a new weight: a stable reading \
               away from zero that differs from the last one written by more than two \

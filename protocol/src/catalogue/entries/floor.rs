@@ -4,16 +4,19 @@
 use super::{BUSINESS, WAREHOUSE, f};
 use crate::catalogue::Audience::Business;
 use crate::catalogue::Presence::{Nullable, Required};
+use crate::catalogue::Replication;
 use crate::catalogue::Source::{Any, Cloud};
 use crate::catalogue::Ty::{Array, Date, Integer, Object, String, Timestamp};
 use crate::catalogue::refs::Entity as E;
 use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
+use crate::event::EventKind;
 use crate::picking::Wave;
 use crate::shipping::{DispatchRun, Shipment};
 
 pub const WAVE_CREATED: EventType = EventType {
-    name: "wave.created",
+    kind: EventKind::WaveCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A pick wave was released, with its pick lists in walking order.",
     source: Any,
@@ -30,7 +33,8 @@ pub const WAVE_CREATED: EventType = EventType {
 };
 
 pub const PICK_SCANNED: EventType = EventType {
-    name: "pick.scanned",
+    kind: EventKind::PickScanned,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A pick scan was accepted: what was taken and what is left.",
     source: Any,
@@ -96,7 +100,8 @@ pub const PICK_SCANNED: EventType = EventType {
 };
 
 pub const PICK_LINE_COMPLETED: EventType = EventType {
-    name: "pick.line_completed",
+    kind: EventKind::PickLineCompleted,
+    replication: Replication::Recorded,
     version: 1,
     summary: "A pick line has all its units: written with the scan that completed it.",
     source: Any,
@@ -125,7 +130,8 @@ pub const PICK_LINE_COMPLETED: EventType = EventType {
 };
 
 pub const WAVE_COMPLETED: EventType = EventType {
-    name: "wave.completed",
+    kind: EventKind::WaveCompleted,
+    replication: Replication::Recorded,
     version: 1,
     summary: "A wave's last unit was picked.",
     source: Any,
@@ -148,7 +154,8 @@ pub const WAVE_COMPLETED: EventType = EventType {
 };
 
 pub const SHIPMENT_PACKED: EventType = EventType {
-    name: "shipment.packed",
+    kind: EventKind::ShipmentPacked,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An order was packed: its shipment, packages and tracking number.",
     source: Any,
@@ -163,7 +170,8 @@ pub const SHIPMENT_PACKED: EventType = EventType {
 };
 
 pub const SHIPMENT_MILESTONE: EventType = EventType {
-    name: "shipment.milestone",
+    kind: EventKind::ShipmentMilestone,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A carrier reported a tracking milestone (dispatched, in transit, \
               out for delivery, delivered, exception).",
@@ -190,7 +198,8 @@ pub const SHIPMENT_MILESTONE: EventType = EventType {
 };
 
 pub const SHIPMENT_ESTIMATED_DELIVERY_CHANGED: EventType = EventType {
-    name: "shipment.estimated_delivery_changed",
+    kind: EventKind::ShipmentEstimatedDeliveryChanged,
+    replication: Replication::Local,
     version: 1,
     summary: "A milestone set or moved a shipment's estimated delivery date: \
               what the buyer is told.",
@@ -222,7 +231,8 @@ pub const SHIPMENT_ESTIMATED_DELIVERY_CHANGED: EventType = EventType {
 };
 
 pub const PACKAGE_LOADED: EventType = EventType {
-    name: "package.loaded",
+    kind: EventKind::PackageLoaded,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A package was scanned onto its dispatch run's vehicle (by its SSCC or piece number).",
     source: Any,
@@ -264,7 +274,8 @@ pub const PACKAGE_LOADED: EventType = EventType {
 };
 
 pub const DISPATCH_RUN_CLOSED: EventType = EventType {
-    name: "dispatch_run.closed",
+    kind: EventKind::DispatchRunClosed,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A carrier's dispatch run was closed: the goods left, a manifest was made.",
     source: Any,

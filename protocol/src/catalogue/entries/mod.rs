@@ -1,5 +1,5 @@
 //! The entries: one per kind of the event log, in the order of
-//! [`EventKind`](crate::event::EventKind).
+//! [`EventKind`].
 //!
 //! Each entry is a constant in the file of its family; [`CATALOGUE`] lists
 //! them all, in that order.
@@ -13,6 +13,7 @@ mod sync;
 use super::Presence::Required;
 use super::Ty::Integer;
 use super::{EventType, Field, Presence, Ty};
+use crate::event::EventKind;
 
 const fn f(name: &'static str, ty: Ty, presence: Presence, doc: &'static str) -> Field {
     Field {
@@ -26,7 +27,11 @@ const fn f(name: &'static str, ty: Ty, presence: Presence, doc: &'static str) ->
 const BUSINESS: Field = f("business_id", Integer, Required, "The business.");
 const WAREHOUSE: Field = f("warehouse_id", Integer, Required, "The warehouse.");
 
-pub static CATALOGUE: &[EventType] = &[
+/// Every entry, at its kind's place in [`EventKind::ALL`] (checked as the
+/// crate compiles), so a kind's entry is found by its index.
+pub static CATALOGUE: &[EventType] = &ENTRIES;
+
+const ENTRIES: [EventType; EventKind::ALL.len()] = [
     records::BUSINESS_CREATED,
     records::BUSINESS_UPDATED,
     records::WAREHOUSE_CREATED,
@@ -72,3 +77,15 @@ pub static CATALOGUE: &[EventType] = &[
     sync::EDGE_OFFLINE,
     sync::SYNC_BACKLOG,
 ];
+
+// A kind without its entry, or entries out of order, fails the build.
+const _: () = {
+    let mut i = 0;
+    while i < ENTRIES.len() {
+        assert!(
+            ENTRIES[i].kind as usize == i,
+            "CATALOGUE is not in the order of EventKind"
+        );
+        i += 1;
+    }
+};

@@ -3,15 +3,18 @@
 use super::f;
 use crate::catalogue::Audience::{Business, Internal};
 use crate::catalogue::Presence::{Optional, Required};
+use crate::catalogue::Replication;
 use crate::catalogue::Source::Cloud;
 use crate::catalogue::Ty::{Array, Integer, Object, String, Timestamp};
 use crate::catalogue::{EventType, Payload, record};
 use crate::crm::contact::{ContactForm, Department};
 use crate::document::Document;
+use crate::event::EventKind;
 use crate::release::Release;
 
 pub const DOCUMENT_ATTACHED: EventType = EventType {
-    name: "document.attached",
+    kind: EventKind::DocumentAttached,
+    replication: Replication::Recorded,
     version: 1,
     summary: "A document was attached to an order, shipment, item or inbound.",
     source: Cloud,
@@ -21,7 +24,8 @@ pub const DOCUMENT_ATTACHED: EventType = EventType {
 };
 
 pub const RELEASE_PUBLISHED: EventType = EventType {
-    name: "release.published",
+    kind: EventKind::ReleasePublished,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "Release notes were published (every edge keeps them).",
     source: Cloud,
@@ -31,7 +35,8 @@ pub const RELEASE_PUBLISHED: EventType = EventType {
 };
 
 pub const RELEASE_TRANSLATED: EventType = EventType {
-    name: "release.translated",
+    kind: EventKind::ReleaseTranslated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A locale's notes were added to a published release.",
     source: Cloud,
@@ -48,7 +53,8 @@ pub const RELEASE_TRANSLATED: EventType = EventType {
 };
 
 pub const CRM_DEPARTMENT_SAVED: EventType = EventType {
-    name: "crm.department_saved",
+    kind: EventKind::CrmDepartmentSaved,
+    replication: Replication::Local,
     version: 1,
     summary: "A contact department was created or edited (cloud only).",
     source: Cloud,
@@ -58,7 +64,8 @@ pub const CRM_DEPARTMENT_SAVED: EventType = EventType {
 };
 
 pub const CRM_FORM_SAVED: EventType = EventType {
-    name: "crm.form_saved",
+    kind: EventKind::CrmFormSaved,
+    replication: Replication::Local,
     version: 1,
     summary: "A contact form was created or edited (cloud only).",
     source: Cloud,
@@ -68,7 +75,8 @@ pub const CRM_FORM_SAVED: EventType = EventType {
 };
 
 pub const CRM_THREAD_OPENED: EventType = EventType {
-    name: "crm.thread_opened",
+    kind: EventKind::CrmThreadOpened,
+    replication: Replication::Local,
     version: 1,
     summary: "A contact form opened a customer thread with its first message.",
     source: Cloud,
@@ -81,7 +89,8 @@ pub const CRM_THREAD_OPENED: EventType = EventType {
 };
 
 pub const CRM_MESSAGE_POSTED: EventType = EventType {
-    name: "crm.message_posted",
+    kind: EventKind::CrmMessagePosted,
+    replication: Replication::Local,
     version: 1,
     summary: "A message was added to a customer thread.",
     source: Cloud,
@@ -94,7 +103,8 @@ pub const CRM_MESSAGE_POSTED: EventType = EventType {
 };
 
 pub const PRICING_RULES_CHANGED: EventType = EventType {
-    name: "pricing_rules.changed",
+    kind: EventKind::PricingRulesChanged,
+    replication: Replication::Local,
     version: 1,
     summary: "A pricing rule was created, edited, deleted or moved (cloud only).",
     source: Cloud,
@@ -118,7 +128,8 @@ pub const PRICING_RULES_CHANGED: EventType = EventType {
 };
 
 pub const PRICING_JOB_EXECUTED: EventType = EventType {
-    name: "pricing_job.executed",
+    kind: EventKind::PricingJobExecuted,
+    replication: Replication::Local,
     version: 1,
     summary: "A pricing job ran; the prices it changed are `item.updated` events.",
     source: Cloud,

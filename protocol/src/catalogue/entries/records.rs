@@ -5,18 +5,21 @@ use super::{BUSINESS, f};
 use crate::catalog::Item;
 use crate::catalogue::Audience::{Business, Internal};
 use crate::catalogue::Presence::{Optional, Required};
+use crate::catalogue::Replication;
 use crate::catalogue::Source::{Any, Cloud};
 use crate::catalogue::Ty::{Array, Integer, Object, String};
 use crate::catalogue::refs::Entity as E;
 use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
+use crate::event::EventKind;
 use crate::inbound::InboundOrder;
 use crate::order::Order;
 use crate::stock::Movement;
 use crate::tenant::{ApiKey, Business as BusinessRecord, Warehouse};
 
 pub const BUSINESS_CREATED: EventType = EventType {
-    name: "business.created",
+    kind: EventKind::BusinessCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A business was created (the first event of its log).",
     source: Cloud,
@@ -26,7 +29,8 @@ pub const BUSINESS_CREATED: EventType = EventType {
 };
 
 pub const BUSINESS_UPDATED: EventType = EventType {
-    name: "business.updated",
+    kind: EventKind::BusinessUpdated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A business's settings changed (its GS1 company prefix): the whole record as it now stands.",
     source: Cloud,
@@ -36,7 +40,8 @@ pub const BUSINESS_UPDATED: EventType = EventType {
 };
 
 pub const WAREHOUSE_CREATED: EventType = EventType {
-    name: "warehouse.created",
+    kind: EventKind::WarehouseCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A warehouse was added to a business.",
     source: Cloud,
@@ -46,7 +51,8 @@ pub const WAREHOUSE_CREATED: EventType = EventType {
 };
 
 pub const WAREHOUSE_UPDATED: EventType = EventType {
-    name: "warehouse.updated",
+    kind: EventKind::WarehouseUpdated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A warehouse's name or address changed: the whole record as it now stands.",
     source: Cloud,
@@ -56,7 +62,8 @@ pub const WAREHOUSE_UPDATED: EventType = EventType {
 };
 
 pub const SSCC_BLOCK_GRANTED: EventType = EventType {
-    name: "sscc.block_granted",
+    kind: EventKind::SsccBlockGranted,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A block of SSCC serials of the business's GS1 company prefix was granted to a node \
               (the cloud or an edge), which numbers its parcels from it, offline too.",
@@ -86,7 +93,8 @@ pub const SSCC_BLOCK_GRANTED: EventType = EventType {
 };
 
 pub const KEY_CREATED: EventType = EventType {
-    name: "key.created",
+    kind: EventKind::KeyCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An API key was issued; carries its hash so edges authenticate offline.",
     source: Cloud,
@@ -107,7 +115,8 @@ pub const KEY_CREATED: EventType = EventType {
 };
 
 pub const KEY_REVOKED: EventType = EventType {
-    name: "key.revoked",
+    kind: EventKind::KeyRevoked,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An API key was revoked; edges stop accepting it.",
     source: Cloud,
@@ -117,7 +126,8 @@ pub const KEY_REVOKED: EventType = EventType {
 };
 
 pub const ITEM_CREATED: EventType = EventType {
-    name: "item.created",
+    kind: EventKind::ItemCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An item was added to the catalog.",
     source: Cloud,
@@ -130,7 +140,8 @@ pub const ITEM_CREATED: EventType = EventType {
 };
 
 pub const ITEM_UPDATED: EventType = EventType {
-    name: "item.updated",
+    kind: EventKind::ItemUpdated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An item changed (an edit, or a price a pricing job set).",
     source: Cloud,
@@ -143,7 +154,8 @@ pub const ITEM_UPDATED: EventType = EventType {
 };
 
 pub const STOCK_MOVED: EventType = EventType {
-    name: "stock.moved",
+    kind: EventKind::StockMoved,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "Inventory changed: one movement of the stock ledger (receipt, \
               adjustment, reservation, shipment).",
@@ -157,7 +169,8 @@ pub const STOCK_MOVED: EventType = EventType {
 };
 
 pub const ORDER_CREATED: EventType = EventType {
-    name: "order.created",
+    kind: EventKind::OrderCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An order was created.",
     source: Cloud,
@@ -171,7 +184,8 @@ pub const ORDER_CREATED: EventType = EventType {
 };
 
 pub const ORDER_STATUS_CHANGED: EventType = EventType {
-    name: "order.status_changed",
+    kind: EventKind::OrderStatusChanged,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "An order moved in its state machine (confirmed, picking, packed, \
               dispatched, delivered, cancelled).",
@@ -199,7 +213,8 @@ pub const ORDER_STATUS_CHANGED: EventType = EventType {
 };
 
 pub const ORDER_ADDRESS_CHANGED: EventType = EventType {
-    name: "order.address_changed",
+    kind: EventKind::OrderAddressChanged,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "Someone corrected an order's shipping address (before it was packed).",
     source: Any,
@@ -230,7 +245,8 @@ pub const ORDER_ADDRESS_CHANGED: EventType = EventType {
 };
 
 pub const INBOUND_CREATED: EventType = EventType {
-    name: "inbound.created",
+    kind: EventKind::InboundCreated,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A purchase order (inbound) is expected.",
     source: Cloud,
@@ -244,7 +260,8 @@ pub const INBOUND_CREATED: EventType = EventType {
 };
 
 pub const INBOUND_RECEIVED: EventType = EventType {
-    name: "inbound.received",
+    kind: EventKind::InboundReceived,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "Goods of an inbound were received (accepted or rejected).",
     source: Any,

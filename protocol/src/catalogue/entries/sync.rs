@@ -3,12 +3,15 @@
 use super::{BUSINESS, f};
 use crate::catalogue::Audience::Business;
 use crate::catalogue::Presence::{Nullable, Required};
+use crate::catalogue::Replication;
 use crate::catalogue::Source::{Any, Cloud};
 use crate::catalogue::Ty::{Integer, String};
 use crate::catalogue::{EventType, Payload};
+use crate::event::EventKind;
 
 pub const SYNC_CONFLICT: EventType = EventType {
-    name: "sync.conflict",
+    kind: EventKind::SyncConflict,
+    replication: Replication::Recorded,
     version: 1,
     summary: "Applying another node's event clashed here: what, why, and what stands.",
     source: Any,
@@ -24,7 +27,8 @@ pub const SYNC_CONFLICT: EventType = EventType {
 };
 
 pub const EDGE_ONLINE: EventType = EventType {
-    name: "edge.online",
+    kind: EventKind::EdgeOnline,
+    replication: Replication::Local,
     version: 1,
     summary: "An edge connected to the cloud: a new run of it, or back after being away.",
     source: Cloud,
@@ -50,7 +54,8 @@ pub const EDGE_ONLINE: EventType = EventType {
 };
 
 pub const EDGE_OFFLINE: EventType = EventType {
-    name: "edge.offline",
+    kind: EventKind::EdgeOffline,
+    replication: Replication::Local,
     version: 1,
     summary: "An edge's connection to the cloud ended: its goodbye, or its last will \
               when the connection dropped. The floor keeps working; its events follow \
@@ -66,7 +71,8 @@ pub const EDGE_OFFLINE: EventType = EventType {
 };
 
 pub const SYNC_BACKLOG: EventType = EventType {
-    name: "sync.backlog",
+    kind: EventKind::SyncBacklog,
+    replication: Replication::Local,
     version: 1,
     summary: "An edge came back with events the cloud does not have yet (`backlog` \
               > 0), or has since sent them all (`backlog` 0). Once per backlog, \
