@@ -426,11 +426,30 @@ async fn converged(o: &Older, ids: &[String]) {
     let want: std::collections::HashMap<String, usize> =
         ids.iter().map(|id| (id.clone(), 1)).collect();
     assert_eq!(want.len(), ids.len(), "movement ids repeat");
-    eventually(
-        "every movement once in the cloud and at the edge",
-        || async { movements(&o.rig.cloud).await == want && movements(&edge).await == want },
-    )
-    .await;
+    // A thousand durable writes each way: on a machine busy writing
+    // something else (a build beside the tests) fsyncs take long, so this
+    // waits longer than `eventually` and says what differs if it gives up.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let (cloud, local) = (movements(&o.rig.cloud).await, movements(&edge).await);
+        if cloud == want && local == want {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            let differs = |got: &std::collections::HashMap<String, usize>| {
+                let missing = want.keys().filter(|k| !got.contains_key(*k)).count();
+                let foreign = got.keys().filter(|k| !want.contains_key(*k)).count();
+                let doubled = got.values().filter(|n| **n > 1).count();
+                format!("{missing} missing, {foreign} unknown, {doubled} more than once")
+            };
+            panic!(
+                "movements never converged: cloud {}, edge {}",
+                differs(&cloud),
+                differs(&local)
+            );
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     eventually("the edge's outbox to drain", || async {
         edge.sync_snapshot()
             .await
