@@ -17,8 +17,8 @@ REFUSED = ("positive_data_acceptance", "RejectedPositiveData", "422")
 
 COMMON = {
     "POST /v1/inbounds/{business_id}/reception": "quantity must equal accepted + rejected, a reason is needed when units are rejected, and codes must be lines of the inbound order",
-    "POST /v1/inventory/{business_id}/adjust": "item_id or sku names an existing item, and which of quantity, delta and counted is used depends on reason",
-    "POST /v1/packing/{business_id}/pack-order": "a package's length, width and height come together or not at all, and the items must be the order's",
+    "POST /v1/inventory/{business_id}/adjust": "item_id or sku must name an existing item of the business (which fields each reason takes is described)",
+    "POST /v1/packing/{business_id}/pack-order": "the items must be the order's (that a package's dimensions come together is described)",
     "POST /v1/picking/{business_id}/waves/create": "warehouse_id must be a warehouse of the business",
     "POST /v1/picking/{business_id}/item/scan": "the code must be on the wave's pick list",
     "POST /v1/printers/jobs/{business_id}/{printer_id}": "the raw body must be a ZPL (^XA…) or PDF (%PDF-…) document, which a binary schema cannot say",
@@ -36,8 +36,8 @@ CLOUD_ONLY = {
     "POST /v1/documents/{business_id}/{entity_type}/{entity_id}": "category must be one of the business's document categories",
     "POST /v1/items/{business_id}/create": "a GTIN's check digit, and price lists that exist",
     "PUT /v1/items/{business_id}/{item_id}/edit": "a GTIN's check digit, and price lists that exist",
-    "POST /v1/webhooks/{business_id}/create": "event types must be kinds that can be delivered, and the URL must reach a public https address",
-    "PUT /v1/webhooks/{business_id}/{webhook_id}/edit": "event types must be kinds that can be delivered, and the URL must reach a public https address",
+    "POST /v1/webhooks/{business_id}/create": "the URL must reach a public https address (the event types a subscription may name are described)",
+    "PUT /v1/webhooks/{business_id}/{webhook_id}/edit": "the URL must reach a public https address (the event types a subscription may name are described)",
     "POST /v1/printers/{business_id}/create": "connection must name a reachable device form (host, port, baud) beyond what its pattern says",
     "PUT /v1/printers/{business_id}/{printer_id}/edit": "connection must name a reachable device form (host, port, baud) beyond what its pattern says",
 }
