@@ -7,7 +7,7 @@
 //! Anything else gets an external broker (`mqtt://` or `mqtts://` URL).
 //!
 //! What rumqttd 0.20 gets wrong, and how to live with it (ignored tests in
-//! `cloud/tests/broker.rs` reproduce the first two; run them with
+//! `cloud/tests/it/broker.rs` reproduce the first two; run them with
 //! `--ignored` against a newer rumqttd):
 //! - A shared subscription (`$share/…`) held by a persistent session: when
 //!   the group's last member leaves with a message in flight, the router

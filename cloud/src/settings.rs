@@ -61,7 +61,7 @@ in `/etc/depot/cloud.toml`: the systemd unit runs `depot-cloud --config
 wins over `data_dir` in the file; the admin commands' `--data-dir` wins over
 both. An example: [`examples/cloud.toml`](../examples/cloud.toml).",
     command: "depot-cloud config reference",
-    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-cloud --test configuration_reference`",
+    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-cloud --test it configuration_reference`",
 };
 
 /// The configuration reference, made from these types: every setting with

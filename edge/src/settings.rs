@@ -70,7 +70,7 @@ scale and a printer): [`examples/edge.toml`](../examples/edge.toml).
 `depot-edge doctor` loads the file and checks its devices, the broker, the
 cloud's state on it and the clock.",
     command: "depot-edge config reference",
-    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-edge --test configuration_reference`",
+    regenerate: "`DEPOT_BLESS=1 cargo test -p depot-edge --test it configuration_reference`",
 };
 
 /// The configuration reference, made from these types: every setting with

@@ -1,0 +1,35 @@
+//! The integration tests of `depot-cloud`, linked as one binary (one link
+//! of the tree instead of one per file). Each module is one area; the
+//! helpers every area shares come first.
+
+mod common;
+mod process;
+
+mod auth;
+mod broker;
+mod changelog;
+mod concurrency;
+mod configuration_reference;
+mod crash;
+mod crm;
+mod disk_full;
+mod examples;
+mod flow;
+mod health;
+mod idempotency;
+mod inventory;
+mod live;
+mod metrics;
+mod notify;
+mod oauth;
+mod openapi;
+mod orders;
+mod packing_world;
+mod pricing;
+mod printing_documents;
+mod quiet_log;
+mod ratelimit;
+mod slow_callers;
+mod sync_service;
+mod validation;
+mod webhooks;

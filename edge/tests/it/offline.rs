@@ -1,0 +1,77 @@
+//! With no broker at all, the edge serves the stations from its own
+//! database: the outbox grows, the status route and the CLI say so.
+
+use crate::common;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_floor_keeps_working_without_the_cloud() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (offline, wms) =
+        common::offline::bootstrap(dir.path(), &dir.path().join("edge"), "mad-1").await;
+    let common::offline::Offline {
+        settings,
+        business,
+        warehouse,
+        key,
+    } = offline;
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(depot_edge::serve(
+        listener,
+        wms.clone(),
+        settings.clone(),
+        async {
+            let _ = stopped.await;
+        },
+    ));
+
+    let client = reqwest::Client::new();
+    for q in [3, 4, 5] {
+        let r = client
+            .post(format!("{base}/v1/inventory/{}/adjust", business))
+            .header("X-API-KEY", &key)
+            .json(&json!({"warehouse_id": warehouse, "sku": "A", "reason": "received", "quantity": q}))
+            .send()
+            .await
+            .expect("adjust");
+        assert_eq!(r.status(), 200);
+    }
+    let status: Value = client
+        .get(format!("{base}/v1/edge/status"))
+        .header("X-API-KEY", &key)
+        .send()
+        .await
+        .expect("status")
+        .json()
+        .await
+        .expect("json");
+    let s = &status["data"];
+    assert_eq!(s["edge_id"], "mad-1");
+    assert_eq!(s["connected"], false);
+    assert_eq!(s["depth"], 3, "{status}");
+    assert!(s["oldest_unacked_at"].is_string());
+    let inventory: Value = client
+        .get(format!("{base}/v1/inventory/{}/items/list", business))
+        .header("X-API-KEY", &key)
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(inventory["data"][0]["on_hand"], 12);
+    let unauthorized = client
+        .get(format!("{base}/v1/edge/status"))
+        .send()
+        .await
+        .expect("status");
+    assert_eq!(unauthorized.status(), 401);
+
+    let _ = stop.send(());
+    server.await.expect("join").expect("serve");
+}

@@ -1,0 +1,13 @@
+//! The integration tests of `depot-wms`, linked as one binary (one link
+//! of the tree instead of one per file). Each module is one area; the
+//! helpers every area shares come first.
+
+mod close;
+mod ledger_props;
+mod local_keys;
+mod node_ids;
+mod recovery;
+mod replication;
+mod sync_down;
+mod sync_receive;
+mod sync_reset;
