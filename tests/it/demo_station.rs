@@ -7,8 +7,8 @@
 
 use depot::demo::station::{PRINTER, SCALE, STATION};
 use depot::demo::{self, Announce, Options};
+use depot_testkit::eventually;
 use serde_json::{Value, json};
-use std::future::Future;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -18,22 +18,6 @@ use tokio::sync::{mpsc, oneshot};
 /// An upper bound for anything to happen, the first sync of the seeded
 /// business included; the test never sleeps to wait.
 const LIMIT: Duration = Duration::from_secs(60);
-
-/// Checks `condition` every 50 ms until it holds, for at most [`LIMIT`].
-async fn eventually<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    while !condition().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 struct Edge {
     base: String,

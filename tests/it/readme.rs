@@ -14,6 +14,7 @@
 use depot::demo::banner::{self, shell_word};
 use depot::demo::station::STATION;
 use depot::demo::{self, Announce, Options};
+use depot_testkit::eventually;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -306,22 +307,6 @@ fn curl_home(dir: &Path) -> PathBuf {
     let fail = if with_body { "fail-with-body" } else { "fail" };
     std::fs::write(home.join(".curlrc"), format!("{fail}\nshow-error\n")).expect("curlrc");
     home
-}
-
-/// Checks `condition` every 100 ms until it holds, for at most [`LIMIT`].
-async fn eventually<F, Fut>(what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + LIMIT;
-    while !condition().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 async fn get(client: &reqwest::Client, url: &str, key: &str) -> (u16, Value) {

@@ -7,27 +7,9 @@ use depot_edge::settings::{Broker, Settings as EdgeSettings};
 use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::sync::EdgeId;
 use depot_protocol::tenant::Caller;
+use depot_testkit::eventually;
 use depot_wms::Wms;
 use serde_json::json;
-use std::future::Future;
-use std::time::Duration;
-
-/// Waits for a condition that sync makes true, checking every 20 ms, for
-/// at most 15 s.
-async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cloud_and_edge_converge_over_mqtt() {

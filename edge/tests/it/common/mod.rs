@@ -5,12 +5,12 @@ pub mod devices;
 pub mod offline;
 pub mod process;
 
+pub use depot_testkit::eventually;
 use depot_wms::Wms;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::AbortHandle;
 
@@ -57,21 +57,6 @@ impl Link {
 
     pub fn restore(&self) {
         self.up.store(true, Ordering::SeqCst);
-    }
-}
-
-pub async fn eventually<F, Fut>(what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !check().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
