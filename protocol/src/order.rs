@@ -49,6 +49,24 @@ impl OrderStatus {
     pub fn holds_reservation(self) -> bool {
         matches!(self, Self::Confirmed | Self::Picking | Self::Packed)
     }
+
+    /// Whether an order in this status can be packed: confirmed or being
+    /// picked. Packing in the cloud and at a station both ask here.
+    pub fn is_packable(self) -> bool {
+        matches!(self, Self::Confirmed | Self::Picking)
+    }
+
+    /// [`is_packable`](Self::is_packable), with what to tell the packer
+    /// when it is not.
+    pub fn check_packable(self, order: OrderId) -> Result<(), String> {
+        if self.is_packable() {
+            Ok(())
+        } else {
+            Err(format!(
+                "order {order} is {self}: only confirmed or picking orders can be packed"
+            ))
+        }
+    }
 }
 
 impl fmt::Display for OrderStatus {
@@ -281,6 +299,20 @@ mod tests {
             let ok = transition(from, Cancelled).is_ok();
             assert_eq!(ok, !matches!(from, Dispatched | Delivered), "{from}");
         }
+    }
+
+    #[test]
+    fn only_confirmed_and_picking_orders_are_packed() {
+        let packable: Vec<_> = OrderStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_packable())
+            .collect();
+        assert_eq!(packable, [OrderStatus::Confirmed, OrderStatus::Picking]);
+        assert_eq!(
+            OrderStatus::Packed.check_packable(OrderId(7)),
+            Err("order 7 is packed: only confirmed or picking orders can be packed".into())
+        );
+        assert_eq!(OrderStatus::Picking.check_packable(OrderId(7)), Ok(()));
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub use types::{
 
 use super::failure::Failure;
 use depot_protocol::plural::counted;
-use depot_protocol::{FieldError, ItemId, OrderStatus};
+use depot_protocol::{FieldError, ItemId};
 use serde_json::json;
 use std::collections::BTreeMap;
 
@@ -148,11 +148,8 @@ impl Station {
             Err(f) => return refuse(f),
         };
         let id = plan.order_id;
-        if !matches!(plan.status, OrderStatus::Confirmed | OrderStatus::Picking) {
-            return refuse(Failure::conflict(format!(
-                "order {id} is {}: only confirmed or picking orders can be packed",
-                plan.status
-            )));
+        if let Err(why) = plan.status.check_packable(id) {
+            return refuse(Failure::conflict(why));
         }
         let mut ordered: BTreeMap<ItemId, (String, i64, Option<i64>)> = BTreeMap::new();
         for l in &plan.lines {

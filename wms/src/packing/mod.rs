@@ -90,12 +90,10 @@ fn pack(
     let business = caller.business_id;
     let order = order_sql::order(conn, business, order_id, false)?
         .ok_or_else(|| WmsError::NotFound(format!("order {order_id} does not exist")))?;
-    if !matches!(order.status, OrderStatus::Confirmed | OrderStatus::Picking) {
-        return Err(WmsError::conflict(format!(
-            "order {order_id} is {}: only confirmed or picking orders can be packed",
-            order.status
-        )));
-    }
+    order
+        .status
+        .check_packable(order_id)
+        .map_err(WmsError::conflict)?;
     let unpicked = picking::order_lines(conn, order_id)?
         .iter()
         .fold(0i64, |n, l| n.saturating_add(l.remaining));

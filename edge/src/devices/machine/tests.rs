@@ -1,5 +1,5 @@
 use super::*;
-use depot_protocol::OrderId;
+use depot_protocol::{OrderId, OrderStatus};
 
 fn rules() -> Rules {
     Rules {
