@@ -2,7 +2,7 @@
 //! for. The warehouse routes check the business in their path; the edge's
 //! routes have none, so the key's business is checked against the box's.
 
-use crate::status::Identity;
+use crate::identity::Identity;
 use axum::extract::{FromRef, FromRequestParts};
 use axum::http::request::Parts;
 use depot_protocol::tenant::Caller;

@@ -8,6 +8,7 @@ pub mod caller;
 pub mod devices;
 pub mod doctor;
 pub mod faults;
+pub mod identity;
 pub mod link;
 pub mod metrics;
 pub mod notify;
@@ -43,7 +44,7 @@ pub fn app(wms: Wms, settings: &Settings) -> Router {
 
 /// The HTTP application, serving the state of running devices.
 pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Router {
-    let identity = status::Identity {
+    let identity = identity::Identity {
         business_id: settings.business_id,
         edge_id: settings.edge_id.clone(),
         node: settings.node,

@@ -4,7 +4,7 @@
 //! `wms`, which is what the box runs) is out, for the technician at the box.
 
 use crate::caller::EdgeCaller;
-use crate::status::Identity;
+use crate::identity::Identity;
 use axum::extract::State;
 use axum::{Extension, Json};
 use depot_protocol::release::{self, Product, Release};

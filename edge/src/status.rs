@@ -3,6 +3,7 @@
 
 use crate::caller::EdgeCaller;
 use crate::devices::{Devices, DevicesSummary};
+use crate::identity::Identity;
 use crate::storage::{Probe, Storage};
 use axum::extract::State;
 use axum::{Extension, Json};
@@ -11,15 +12,6 @@ use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
 use depot_wms::sync::SyncSnapshot;
 use serde::Serialize;
-
-/// Who this box is.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct Identity {
-    pub business_id: i64,
-    pub edge_id: String,
-    pub node: u32,
-    pub version: String,
-}
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct EdgeStatus {

@@ -5,7 +5,7 @@
 //! printed it, the format is saved as `NNNN.zpl` and announced with the
 //! tracking number the simulator read on it.
 
-use super::run::Announce;
+use super::Announce;
 use depot_hardware::printer::sim::{FieldKind, Simulator};
 use std::io;
 use std::net::SocketAddr;

@@ -11,7 +11,10 @@ mod run;
 pub mod station;
 mod trigger;
 
-pub use run::{Announce, Options, Running, start};
+pub use run::{Options, Running, start};
+
+/// Where what happens at the station is told: a line at a time.
+pub type Announce = std::sync::Arc<dyn Fn(String) + Send + Sync>;
 
 use anyhow::Context;
 use depot_protocol::barcode::gs1_check_digit;

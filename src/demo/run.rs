@@ -3,18 +3,14 @@
 //! serving until told to stop, and stopping them together.
 
 use super::station::Station;
-use super::{DEMO_EDGE, DEMO_WEBHOOK_SECRET, Demo, edge_node, prepare};
+use super::{Announce, DEMO_EDGE, DEMO_WEBHOOK_SECRET, Demo, edge_node, prepare};
 use anyhow::Context;
 use depot_cloud::settings::{CarrierSettings, Secret, Settings};
 use depot_edge::settings::Settings as EdgeSettings;
 use depot_wms::Wms;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use tokio::net::TcpListener;
-
-/// Where what happens at the station is told: a line at a time.
-pub type Announce = Arc<dyn Fn(String) + Send + Sync>;
 
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -11,7 +11,7 @@
 
 use super::labels::LabelPrinter;
 use super::trigger::Trigger;
-use super::{DEMO_EDGE, run::Announce};
+use super::{Announce, DEMO_EDGE};
 use anyhow::Context;
 use depot_edge::devices::config::{
     PrinterDevice, ScaleDevice, ScaleProtocol, ScannerDevice, StationConfig,

@@ -5,8 +5,8 @@
 //! would let the notes' markup through.
 
 use super::Changelog;
+use super::listing::{ListQuery, ReleaseView};
 use super::render::markdown;
-use super::routes::{ListQuery, ReleaseView};
 use atom_syndication as atom;
 use axum::extract::State;
 use axum::http::{HeaderValue, header};

@@ -5,6 +5,7 @@
 //! which also tells the handlers who is calling ([`Publisher`]).
 
 mod feeds;
+mod listing;
 mod openapi;
 mod render;
 mod routes;

@@ -7,7 +7,7 @@
 //! word (a hash, a URL, a language without spaces) breaks inside its
 //! column instead of running out of it.
 
-use super::routes::{Listing, ReleaseView};
+use super::listing::{Listing, ReleaseView};
 use super::words::{endonym, words};
 use crate::html::escape;
 use depot_protocol::release::Product;

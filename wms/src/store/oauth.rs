@@ -2,8 +2,61 @@
 //! and exchanged assertions.
 
 use crate::error::Result;
-use crate::oauth::{ClientRow, CodeRow, SigningKey, UserRow};
 use rusqlite::{Connection, OptionalExtension, Row, params};
+
+/// An ES256 signing key (PKCS#8 DER) and its life: it signs until
+/// `retire_at` and is published until `expire_at` (Unix seconds).
+#[derive(Clone)]
+pub struct SigningKey {
+    pub kid: String,
+    pub pkcs8: Vec<u8>,
+    pub created_at: i64,
+    pub retire_at: i64,
+    pub expire_at: i64,
+}
+
+// By hand: the private key must never reach a log.
+impl std::fmt::Debug for SigningKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SigningKey")
+            .field("kid", &self.kid)
+            .field("retire_at", &self.retire_at)
+            .field("expire_at", &self.expire_at)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A registered client. `metadata` is its RFC 7591 metadata as JSON;
+/// `allowed_scope` the space-separated scopes it may be granted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRow {
+    pub client_id: String,
+    pub secret_hash: Option<String>,
+    pub metadata: String,
+    pub allowed_scope: String,
+    pub owner: Option<String>,
+    pub claim_hash: Option<String>,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserRow {
+    pub username: String,
+    pub password_hash: String,
+    pub scope: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeRow {
+    pub code_hash: String,
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub code_challenge: String,
+    pub scope: String,
+    pub subject: String,
+    pub expires_at: i64,
+}
 
 /// Keys still published (not expired at `now`), newest first.
 pub fn live_keys(conn: &Connection, now: i64) -> Result<Vec<SigningKey>> {
