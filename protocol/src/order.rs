@@ -69,6 +69,21 @@ impl OrderStatus {
     }
 }
 
+/// Units per item over lines that may name an item more than once (an
+/// order's lines, a pack plan's). Saturating: a sum beyond `i64`, which
+/// only an order from elsewhere could carry, is then refused by the
+/// ledger's limits rather than wrapped.
+pub fn units_per_item(
+    lines: impl IntoIterator<Item = (ItemId, i64)>,
+) -> std::collections::BTreeMap<ItemId, i64> {
+    let mut units = std::collections::BTreeMap::new();
+    for (item, quantity) in lines {
+        let n: &mut i64 = units.entry(item).or_insert(0);
+        *n = n.saturating_add(quantity);
+    }
+    units
+}
+
 impl fmt::Display for OrderStatus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -299,6 +314,21 @@ mod tests {
             let ok = transition(from, Cancelled).is_ok();
             assert_eq!(ok, !matches!(from, Dispatched | Delivered), "{from}");
         }
+    }
+
+    #[test]
+    fn units_are_summed_per_item_and_saturate() {
+        let units = units_per_item([
+            (ItemId(2), 3),
+            (ItemId(1), 1),
+            (ItemId(2), 4),
+            (ItemId(3), i64::MAX),
+            (ItemId(3), 1),
+        ]);
+        assert_eq!(
+            units.into_iter().collect::<Vec<_>>(),
+            [(ItemId(1), 1), (ItemId(2), 7), (ItemId(3), i64::MAX)]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::store::{self, catalog, ledger, orders as sql, tenants};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::EventKind;
 use depot_protocol::order::{
-    self, Address, Order, OrderLine, OrderStatus, StatusChange, StockEffect,
+    self, Address, Order, OrderLine, OrderStatus, StatusChange, StockEffect, units_per_item,
 };
 use depot_protocol::order_request::{AddressChange, NewOrder, OrderCreate};
 use depot_protocol::stock::{Movement, MovementReason};
@@ -148,16 +148,9 @@ fn ingest(
     Ok((order, true))
 }
 
-/// Quantities per item across the order's lines. Saturating: a sum beyond
-/// `i64` (only an order from elsewhere could carry one) is then refused by
-/// the ledger's limits rather than wrapped.
+/// Quantities per item across the order's lines.
 pub(crate) fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
-    let mut m = BTreeMap::new();
-    for l in &order.lines {
-        let q: &mut i64 = m.entry(l.item_id).or_insert(0);
-        *q = q.saturating_add(l.quantity);
-    }
-    m
+    units_per_item(order.lines.iter().map(|l| (l.item_id, l.quantity)))
 }
 
 /// Applies a status change inside the caller's transaction.

@@ -17,6 +17,7 @@ pub use types::{
 };
 
 use super::failure::Failure;
+use depot_protocol::order::units_per_item;
 use depot_protocol::plural::counted;
 use depot_protocol::{FieldError, ItemId};
 use serde_json::json;
@@ -151,13 +152,15 @@ impl Station {
         if let Err(why) = plan.status.check_packable(id) {
             return refuse(Failure::conflict(why));
         }
-        let mut ordered: BTreeMap<ItemId, (String, i64, Option<i64>)> = BTreeMap::new();
-        for l in &plan.lines {
-            let e = ordered
-                .entry(l.item_id)
-                .or_insert_with(|| (l.sku.clone(), 0, l.unit_weight_g));
-            e.1 = e.1.saturating_add(l.quantity);
-        }
+        let ordered: BTreeMap<ItemId, (String, i64, Option<i64>)> =
+            units_per_item(plan.lines.iter().map(|l| (l.item_id, l.quantity)))
+                .into_iter()
+                .filter_map(|(item, units)| {
+                    // The item's first line says its SKU and unit weight.
+                    let first = plan.lines.iter().find(|l| l.item_id == item)?;
+                    Some((item, (first.sku.clone(), units, first.unit_weight_g)))
+                })
+                .collect();
         let packing = Packing {
             plan,
             ordered,

@@ -25,13 +25,16 @@ use std::collections::BTreeMap;
 /// Compares what was packed with what was ordered, per item: every
 /// difference is named.
 fn differences(order: &Order, packed: &BTreeMap<ItemId, (String, i64)>) -> Vec<FieldError> {
-    let mut ordered: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();
-    for l in &order.lines {
-        let e = ordered
-            .entry(l.item_id)
-            .or_insert_with(|| (l.sku.clone(), 0));
-        e.1 = e.1.saturating_add(l.quantity);
-    }
+    let ordered: BTreeMap<ItemId, (String, i64)> = crate::orders::per_item(order)
+        .into_iter()
+        .map(|(item, units)| {
+            let sku = order.lines.iter().find(|l| l.item_id == item);
+            (
+                item,
+                (sku.map(|l| l.sku.clone()).unwrap_or_default(), units),
+            )
+        })
+        .collect();
     let mut errors = Vec::new();
     for (item, (sku, want)) in &ordered {
         let got = packed.get(item).map_or(0, |(_, q)| *q);
