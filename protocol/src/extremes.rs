@@ -190,7 +190,7 @@ fn fields_table() -> Vec<Field> {
             body: || json!({"sku": "A", "name": "N", "prices": [{"price_list_id": 1, "amount": 1, "currency": "EUR"}]}),
             path: "prices[0].price_list_id",
             parse: |v| checked(v, crate::catalog::ItemCreate::parse),
-            accepts: |v| int_in(v, 1, i64::MAX),
+            accepts: |v| int_in(v, 1, crate::MAX_ID),
         },
         Field {
             what: "item edit weight",
