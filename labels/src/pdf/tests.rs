@@ -313,7 +313,7 @@ fn manifest_pdf_paginates_with_totals() -> Result<(), Box<dyn std::error::Error>
 }
 
 /// Writes sample documents for a visual check:
-/// `SAMPLES=1 cargo test -p depot-wms --lib render::pdf::tests::samples`.
+/// `SAMPLES=1 cargo test -p depot-labels --lib pdf::tests::samples`.
 #[test]
 fn samples() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("SAMPLES").is_none() {

@@ -1,5 +1,9 @@
-//! Shipping documents as bytes: 4×6 in shipping labels (ZPL and PDF),
-//! packing slips (4×6 ZPL, A4 PDF) and dispatch manifests (A4 PDF).
+//! `depot-labels`: every document Depot prints, as bytes: 4×6 in shipping
+//! labels (ZPL and PDF), packing slips (4×6 ZPL, A4 PDF) and dispatch
+//! manifests (A4 PDF).
+//!
+//! The warehouse engine (`depot-wms`) renders its shipping documents here;
+//! nothing in this crate knows the database.
 //!
 //! Pure functions of plain input structs: no database, no I/O. Each document
 //! is laid out once into a display list (`layout`), which the ZPL and PDF
@@ -13,7 +17,7 @@
 //!   still not print whole, so packing can refuse it first); other text too
 //!   wide for its box is shrunk (names) or cut with "...".
 //! - Every script prints, on PDF and on a stock Zebra, with the Noto fonts
-//!   vendored in `wms/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
+//!   vendored in `labels/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
 //!   CJK cut to GB 2312, JIS X 0208 and KS X 1001; its README says what is
 //!   in them). Text is measured with the font that draws it (`metrics`),
 //!   so fitting holds in every script. Arabic and Hebrew are shaped
