@@ -1,6 +1,6 @@
 //! `depot-labels`: every document Depot prints, as bytes: 4×6 in shipping
-//! labels (ZPL and PDF), packing slips (4×6 ZPL, A4 PDF) and dispatch
-//! manifests (A4 PDF).
+//! labels (ZPL and PDF), packing slips (4×6 ZPL, A4 PDF), dispatch
+//! manifests (A4 PDF) and 50×25 mm item labels (ZPL and PDF).
 //!
 //! The warehouse engine (`depot-wms`) renders its shipping documents here;
 //! nothing in this crate knows the database.
@@ -53,6 +53,7 @@
 
 mod code128;
 mod fonts;
+mod item;
 mod label;
 mod layout;
 mod manifest;
@@ -147,6 +148,17 @@ pub struct PackingSlip {
     pub warehouse: String,
 }
 
+/// A 50×25 mm label for a shelf, a bin or an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemLabel {
+    /// What the barcode carries, printed in clear under it too.
+    pub sku: String,
+    /// The line a picker reads: the item's or the bin's name.
+    pub name: String,
+    /// A smaller line under the name, if any: a GTIN, a zone.
+    pub detail: Option<String>,
+}
+
 /// One package handed over: everything the driver checks it by.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestRow {
@@ -208,6 +220,16 @@ pub fn packing_slip_pdf(slip: &PackingSlip) -> Result<Vec<u8>, RenderError> {
 pub fn manifest_pdf(manifest: &Manifest) -> Result<Vec<u8>, RenderError> {
     let pages = manifest::pages(manifest);
     pdf::render(&format!("Manifest {}", manifest.run_id), &pages)
+}
+
+/// The item label as one ZPL label (203 dpi, 400×200 dots).
+pub fn item_label_zpl(label: &ItemLabel) -> String {
+    zpl::render(&[item::layout(label)])
+}
+
+/// The item label as a one-page 50×25 mm PDF.
+pub fn item_label_pdf(label: &ItemLabel) -> Result<Vec<u8>, RenderError> {
+    pdf::render(&format!("Item {}", label.sku), &[item::layout(label)])
 }
 
 /// "850 g" below a kilogram, "2.35 kg" above: every gram the scale gave
@@ -277,6 +299,8 @@ mod tests {
         assert_eq!(format_weight(120), "120 g");
         assert_eq!(format_weight(0), "0 g");
         assert_eq!(format_weight(1000), "1 kg");
+        assert_eq!(format_weight(1250), "1.25 kg");
+        assert_eq!(format_weight(30_005), "30.005 kg");
         assert_eq!(format_weight(999_999), "999.999 kg");
         assert_eq!(format_weight(1_000_000), "1000 kg");
         assert_eq!(format_weight(-1500), "-1.5 kg");
