@@ -2,8 +2,12 @@
 //! labels (ZPL and PDF), packing slips (4×6 ZPL, A4 PDF), dispatch
 //! manifests (A4 PDF) and 50×25 mm item labels (ZPL and PDF).
 //!
-//! The warehouse engine (`depot-wms`) renders its shipping documents here;
-//! nothing in this crate knows the database.
+//! This is the workspace's one ZPL and PDF writer. The warehouse engine
+//! (`depot-wms`) renders its shipping documents here; the edge's self-test
+//! renders through it on the box's own CPU, so the aarch64 check in CI
+//! covers the path labels ship by; the printer simulator's tests print
+//! what it makes. The printer drivers (`depot-hardware`) only carry its
+//! bytes: no layout lives there.
 //!
 //! Pure functions of plain input structs: no database, no I/O. Each document
 //! is laid out once into a display list (`layout`), which the ZPL and PDF
@@ -369,6 +373,22 @@ mod tests {
             let found = readback::decode(&label::layout(&piece));
             assert_eq!(found.len(), 1, "{found:?}");
             assert_eq!(found[0].1, reference);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any printable text (any script, any length a 4×6 label's QR
+        /// code holds), as a piece's number, is one symbol that reads back
+        /// as exactly that text: Code 128 or a QR code of its UTF-8.
+        #[test]
+        fn any_data_reads_back_from_its_symbol(data in "\\PC{1,60}") {
+            let mut piece = fixtures::label();
+            piece.piece_number = data.clone();
+            piece.sscc = None;
+            let found = readback::decode(&label::layout(&piece));
+            let texts: Vec<&str> = found.iter().map(|(_, t)| t.as_str()).collect();
+            proptest::prop_assert_eq!(texts, [data.as_str()]);
         }
     }
 
