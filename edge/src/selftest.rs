@@ -2,12 +2,18 @@
 //! run on its own CPU without settings or a network, one line per check:
 //! the bundled SQLite with WAL and fsync (migrations, the writer, a stock
 //! movement and the ledger check), key hashing (SHA-256 against a known
-//! answer, a key found by its hash), GS1 parsing and a ZPL label. CI runs
-//! it on the aarch64 build under qemu, so the binary a technician flashes
-//! is one that was tested.
+//! answer, a key found by its hash), GS1 parsing and labels. CI runs it on
+//! the aarch64 build under qemu, so the binary a technician flashes is one
+//! that was tested.
+//!
+//! The labels come from `depot-labels`, the stack the engine prints every
+//! document with: the item's label, and a shipping label to an address in
+//! Arabic as ZPL and PDF, so this CPU shapes text, rasterises it into the
+//! printer's graphic fields and cuts a font subset for the PDF, as a label
+//! in any script other than Latin needs.
 
 use anyhow::{Context, bail, ensure};
-use depot_hardware::printer::zpl::{Dpi, ItemLabel, LabelSize};
+use depot_labels::{ItemLabel, PackageInfo, Party, ShippingLabel};
 use depot_protocol::gs1;
 use depot_protocol::order::Address;
 use depot_protocol::tenant::Caller;
@@ -22,7 +28,7 @@ const SHA256_ABC: &str = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff
 
 /// What each line of a passing run starts with, in order (the first says
 /// which build ran, the last how long it took).
-pub const CHECKS: [&str; 4] = ["database:", "keys:", "gs1:", "zpl:"];
+pub const CHECKS: [&str; 4] = ["database:", "keys:", "gs1:", "labels:"];
 
 /// A scratch directory removed when dropped.
 struct Scratch(PathBuf);
@@ -131,27 +137,94 @@ pub async fn run() -> anyhow::Result<Vec<String>> {
     }
     lines.push("gs1: parsed a GTIN, a lot and an expiry date from an element string".into());
 
-    let label = ItemLabel {
-        code: item.sku.clone(),
-        title: item.name.clone(),
+    let item_zpl = depot_labels::item_label_zpl(&ItemLabel {
+        sku: item.sku.clone(),
+        name: item.name.clone(),
         detail: item.gtin.clone(),
-    }
-    .to_zpl(LabelSize::from_mm(50, 25, Dpi::D203))
-    .map_err(|e| anyhow::anyhow!("ZPL: {e}"))?;
-    let text = String::from_utf8_lossy(&label);
+    });
     ensure!(
-        text.contains("^XA") && text.trim_end().ends_with("^XZ") && text.contains("ST-1"),
-        "the ZPL label is not one whole format naming the item"
+        one_format(&item_zpl) && item_zpl.contains("^FH_^FD>:ST-1^FS"),
+        "the item label is not one whole format with the SKU as its barcode"
+    );
+    let shipping = arabic_label()?;
+    ensure!(
+        depot_labels::label_problems(&shipping).is_empty(),
+        "the shipping label cannot print its address whole"
+    );
+    let zpl = depot_labels::shipping_label_zpl(&shipping);
+    ensure!(
+        one_format(&zpl) && zpl.contains("^BCN,") && zpl.contains("^GFA,") && zpl.is_ascii(),
+        "the shipping label's ZPL is not one whole format with its barcode and the Arabic lines as graphic fields"
+    );
+    let pdf = depot_labels::shipping_label_pdf(&shipping)
+        .map_err(|e| anyhow::anyhow!("the shipping label's PDF: {e}"))?;
+    let tail = String::from_utf8_lossy(&pdf[pdf.len().saturating_sub(32)..]).into_owned();
+    ensure!(
+        pdf.starts_with(b"%PDF-")
+            && tail.trim_end().ends_with("%%EOF")
+            && contains(&pdf, b"/FontFile"),
+        "the shipping label's PDF is not a whole PDF with the Arabic font embedded"
     );
     lines.push(format!(
-        "zpl: rendered an item label, one whole format ({} bytes)",
-        label.len()
+        "labels: rendered the item's label ({} bytes of ZPL) and a shipping label to an Arabic address ({} bytes of ZPL with the text as images, {} bytes of PDF with a font subset)",
+        item_zpl.len(),
+        zpl.len(),
+        pdf.len()
     ));
     lines.push(format!(
         "self-test ok in {} ms",
         started.elapsed().as_millis()
     ));
     Ok(lines)
+}
+
+/// Whether `zpl` is exactly one `^XA`…`^XZ` format.
+fn one_format(zpl: &str) -> bool {
+    zpl.starts_with("^XA") && zpl.trim_end().ends_with("^XZ") && zpl.matches("^XA").count() == 1
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A shipping label to Riyadh, every line of the address in Arabic: text
+/// the printer's resident font cannot draw and the PDF's built-in one
+/// cannot either.
+fn arabic_label() -> anyhow::Result<ShippingLabel> {
+    let shipped_on = chrono::NaiveDate::from_ymd_opt(2025, 3, 14).context("a date")?;
+    Ok(ShippingLabel {
+        carrier: "Self test".into(),
+        service: "Standard".into(),
+        tracking_number: "ST0000000001".into(),
+        piece_number: "ST0000000001-01".into(),
+        sscc: Some("340123450000000017".into()),
+        ship_from: Party {
+            name: "Depot self test".into(),
+            line1: "1 Dock Road".into(),
+            line2: None,
+            city: "Lyon".into(),
+            postal_code: "69001".into(),
+            region: None,
+            country: "FR".into(),
+        },
+        ship_to: Party {
+            name: "محمد عبد الله".into(),
+            line1: "شارع الملك فهد 12، حي العليا".into(),
+            line2: None,
+            city: "الرياض".into(),
+            postal_code: "12271".into(),
+            region: None,
+            country: "السعودية".into(),
+        },
+        order_ref: "SO-ST-1".into(),
+        package: PackageInfo {
+            index: 1,
+            count: 1,
+            weight_g: 1250,
+            dimensions_mm: Some((300, 200, 100)),
+        },
+        shipped_on,
+    })
 }
 
 #[cfg(test)]

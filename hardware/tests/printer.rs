@@ -1,15 +1,16 @@
 //! The printer task against the simulated Zebra over TCP: running out of
 //! paper mid-queue, a stalled or silent printer, a connection cut mid-job,
-//! and label content end to end.
+//! and label content end to end. The labels are made by depot-labels, the
+//! stack production prints with.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
 use depot_hardware::printer::sim::{FieldKind, PrintedLabel, Simulator};
-use depot_hardware::printer::zpl::{Address, Dpi, ItemLabel, LabelSize, ShippingLabel};
 use depot_hardware::printer::{
     DriverConfig, Endpoint, Job, JobId, JobOutcome, Printer, PrinterState, Problem,
 };
+use depot_labels::{ItemLabel, PackageInfo, Party, ShippingLabel};
 
 /// An upper bound for anything to happen; tests never sleep.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -36,15 +37,13 @@ fn endpoint(sim: &Simulator) -> Endpoint {
 
 fn item_job(id: u64) -> Job {
     let label = ItemLabel {
-        code: format!("SKU-{id}"),
-        title: format!("Item {id}"),
+        sku: format!("SKU-{id}"),
+        name: format!("Item {id}"),
         detail: None,
     };
     Job {
         id: JobId(id),
-        data: label
-            .to_zpl(LabelSize::from_mm(50, 25, Dpi::D203))
-            .expect("valid item label"),
+        data: depot_labels::item_label_zpl(&label).into_bytes(),
     }
 }
 
@@ -223,32 +222,52 @@ async fn a_closed_port_is_unreachable() {
 async fn a_shipping_label_arrives_intact() {
     let sim = Simulator::start().await.expect("simulator starts");
     let mut printer = Printer::spawn(&endpoint(&sim), fast());
+    let party = |name: &str, line1: &str, postal_code: &str, city: &str, country: &str| Party {
+        name: name.into(),
+        line1: line1.into(),
+        line2: None,
+        city: city.into(),
+        postal_code: postal_code.into(),
+        region: None,
+        country: country.into(),
+    };
     let label = ShippingLabel {
-        ship_from: Address {
-            name: "Depot".into(),
-            lines: vec!["1 Dock Road".into()],
-        },
-        ship_to: Address {
-            name: "Zoë ^XZ~JA".into(),
-            lines: vec!["2 Rue_Haute \\ Bâtiment B".into(), "1000 Bruxelles".into()],
-        },
         carrier: "UPS".into(),
         service: "Express Saver".into(),
         tracking_number: "1Z999AA10123456784".into(),
-        order_number: "SO-1042".into(),
-        weight_grams: 1250,
+        piece_number: "1Z999AA10123456784".into(),
+        sscc: None,
+        ship_from: party("Depot", "1 Dock Road", "75001", "Paris", "FR"),
+        ship_to: party(
+            "Zoë ^XZ~JA",
+            "2 Rue_Haute \\ Bâtiment B",
+            "1000",
+            "Bruxelles",
+            "BE",
+        ),
+        order_ref: "SO-1042".into(),
+        package: PackageInfo {
+            index: 1,
+            count: 1,
+            weight_g: 1250,
+            dimensions_mm: None,
+        },
+        shipped_on: chrono::NaiveDate::from_ymd_opt(2025, 3, 14).expect("a date"),
     };
-    let data = label.to_zpl(Dpi::D203).expect("valid label");
+    let data = depot_labels::shipping_label_zpl(&label).into_bytes();
     printer
         .submit(Job { id: JobId(9), data })
         .expect("task running");
     outcomes_until_printed(&mut printer, &[9]).await;
     let labels = sim.wait_for_labels(1, LIMIT).await.expect("label prints");
     let printed = &labels[0];
-    assert!(printed.has_text("Zoë ^XZ~JA\n2 Rue_Haute \\ Bâtiment B\n1000 Bruxelles"));
+    // The address one line to a field, each as written.
+    assert!(printed.has_text("Zoë ^XZ~JA"), "{:?}", printed.texts());
+    assert!(printed.has_text("2 Rue_Haute \\ Bâtiment B"));
+    assert!(printed.has_text("1000 Bruxelles"));
     assert!(printed.has_text("UPS"));
-    assert!(printed.has_text("Order SO-1042"));
-    assert!(printed.has_text("Weight 1.250 kg"));
+    assert!(printed.has_text("SO-1042"));
+    assert!(printed.has_text("1.25 kg"));
     assert_eq!(
         printed.fields_of(&FieldKind::Code128),
         ["1Z999AA10123456784"]

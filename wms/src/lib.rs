@@ -25,7 +25,6 @@ pub mod printing;
 pub mod reader;
 pub mod recovery;
 pub mod releases;
-pub mod render;
 pub mod replica;
 pub mod scan;
 pub mod shipping;

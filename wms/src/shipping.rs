@@ -4,9 +4,9 @@
 use crate::carriers;
 use crate::orders;
 use crate::packing::{package_info, party};
-use crate::render::{self, Manifest, ManifestRow, ShippingLabel};
 use crate::store::{self, orders as order_sql, shipping as sql, tenants};
 use crate::{Result, Wms, WmsError};
+use depot_labels::{Manifest, ManifestRow, ShippingLabel};
 use depot_protocol::event::EventKind;
 use depot_protocol::shipping::{
     CarrierEvent, DispatchRun, LabelFormat, Milestone, RunStatus, Shipment, ShipmentStatus,
@@ -66,7 +66,7 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
 pub(crate) fn zpl_labels(conn: &Connection, business: BusinessId, id: i64) -> Result<String> {
     Ok(labels(conn, business, id)?
         .iter()
-        .map(render::shipping_label_zpl)
+        .map(depot_labels::shipping_label_zpl)
         .collect())
 }
 
@@ -260,7 +260,7 @@ pub(crate) fn manifest(
         warehouse: format!("{} {}", w.code, w.name),
         packages: rows,
     };
-    render::manifest_pdf(&manifest).map_err(|e| WmsError::Internal(format!("manifest: {e}")))
+    depot_labels::manifest_pdf(&manifest).map_err(|e| WmsError::Internal(format!("manifest: {e}")))
 }
 
 /// Closes a run: its orders are dispatched (booking the goods out), its
@@ -368,7 +368,7 @@ impl Wms {
                 content_type: "application/zpl; charset=utf-8",
                 bytes: chosen
                     .iter()
-                    .map(|l| render::shipping_label_zpl(l))
+                    .map(|l| depot_labels::shipping_label_zpl(l))
                     .collect::<String>()
                     .into_bytes(),
             }),
@@ -382,7 +382,7 @@ impl Wms {
                         ),
                     )]));
                 };
-                let bytes = render::shipping_label_pdf(one)
+                let bytes = depot_labels::shipping_label_pdf(one)
                     .map_err(|e| WmsError::Internal(format!("label: {e}")))?;
                 Ok(Label {
                     content_type: "application/pdf",

@@ -3,7 +3,7 @@
 
 use super::{package_info, party};
 use crate::carriers::{Carrier, PieceLimits};
-use crate::render::{self, Party, ShippingLabel};
+use depot_labels::{Party, ShippingLabel};
 use depot_protocol::order::Order;
 use depot_protocol::shipping::Package;
 use depot_protocol::{FieldError, now};
@@ -54,7 +54,7 @@ pub(super) fn shipping_problems(
             package: package_info(first, packages.len() as u32),
             shipped_on: now().date_naive(),
         };
-        let cut = render::label_problems(&label);
+        let cut = depot_labels::label_problems(&label);
         if !cut.is_empty() {
             errors.push(FieldError::new(
                 "shipping_address",

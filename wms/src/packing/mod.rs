@@ -8,10 +8,10 @@ mod tests;
 
 use crate::carriers;
 use crate::orders;
-use crate::render::{self, PackageInfo, PackingSlip, Party, SlipLine};
 use crate::store::{self, orders as order_sql, picking, shipping as sql, tenants};
 use crate::{Result, Wms, WmsError, scan};
 use base64::Engine;
+use depot_labels::{PackageInfo, PackingSlip, Party, SlipLine};
 use depot_protocol::event::EventKind;
 use depot_protocol::order::{Address, Order};
 use depot_protocol::plural::counted;
@@ -251,9 +251,9 @@ fn pack_and_render(
     step: &mut dyn FnMut(&'static str) -> Result<()>,
 ) -> Result<PackResult> {
     let packed = pack(conn, origin, caller, req, fleet, step)?;
-    let zpl = render::packing_slip_zpl(&packed.slip);
+    let zpl = depot_labels::packing_slip_zpl(&packed.slip);
     step("slip_zpl")?;
-    let pdf = render::packing_slip_pdf(&packed.slip)
+    let pdf = depot_labels::packing_slip_pdf(&packed.slip)
         .map_err(|e| WmsError::Internal(format!("packing slip: {e}")))?;
     step("slip_pdf")?;
     Ok(PackResult {

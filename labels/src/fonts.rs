@@ -1,4 +1,4 @@
-//! The vendored Noto fonts (wms/fonts/, see its README): which font draws
+//! The vendored Noto fonts (labels/fonts/, see its README): which font draws
 //! which character, parsed once for the life of the process.
 //!
 //! Text the PDF built-in Helvetica or the Zebra's resident font can draw
@@ -57,14 +57,14 @@ impl FontKey {
 
 /// The font files, in `FontKey::index` order.
 static DATA: [&[u8]; 8] = [
-    include_bytes!("../../fonts/NotoSans-Regular.ttf"),
-    include_bytes!("../../fonts/NotoSans-Bold.ttf"),
-    include_bytes!("../../fonts/NotoSansHebrew-Regular.ttf"),
-    include_bytes!("../../fonts/NotoSansHebrew-Bold.ttf"),
-    include_bytes!("../../fonts/NotoSansArabic-Regular.ttf"),
-    include_bytes!("../../fonts/NotoSansArabic-Bold.ttf"),
-    include_bytes!("../../fonts/NotoSansCJKsc-Regular.otf"),
-    include_bytes!("../../fonts/NotoSansCJKsc-Bold.otf"),
+    include_bytes!("../fonts/NotoSans-Regular.ttf"),
+    include_bytes!("../fonts/NotoSans-Bold.ttf"),
+    include_bytes!("../fonts/NotoSansHebrew-Regular.ttf"),
+    include_bytes!("../fonts/NotoSansHebrew-Bold.ttf"),
+    include_bytes!("../fonts/NotoSansArabic-Regular.ttf"),
+    include_bytes!("../fonts/NotoSansArabic-Bold.ttf"),
+    include_bytes!("../fonts/NotoSansCJKsc-Regular.otf"),
+    include_bytes!("../fonts/NotoSansCJKsc-Bold.otf"),
 ];
 
 /// A parsed font and what the backends need to know about it.

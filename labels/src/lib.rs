@@ -1,5 +1,13 @@
-//! Shipping documents as bytes: 4×6 in shipping labels (ZPL and PDF),
-//! packing slips (4×6 ZPL, A4 PDF) and dispatch manifests (A4 PDF).
+//! `depot-labels`: every document Depot prints, as bytes: 4×6 in shipping
+//! labels (ZPL and PDF), packing slips (4×6 ZPL, A4 PDF), dispatch
+//! manifests (A4 PDF) and 50×25 mm item labels (ZPL and PDF).
+//!
+//! This is the workspace's one ZPL and PDF writer. The warehouse engine
+//! (`depot-wms`) renders its shipping documents here; the edge's self-test
+//! renders through it on the box's own CPU, so the aarch64 check in CI
+//! covers the path labels ship by; the printer simulator's tests print
+//! what it makes. The printer drivers (`depot-hardware`) only carry its
+//! bytes: no layout lives there.
 //!
 //! Pure functions of plain input structs: no database, no I/O. Each document
 //! is laid out once into a display list (`layout`), which the ZPL and PDF
@@ -13,7 +21,7 @@
 //!   still not print whole, so packing can refuse it first); other text too
 //!   wide for its box is shrunk (names) or cut with "...".
 //! - Every script prints, on PDF and on a stock Zebra, with the Noto fonts
-//!   vendored in `wms/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
+//!   vendored in `labels/fonts/` (Latin, Greek, Cyrillic, Hebrew, Arabic, and
 //!   CJK cut to GB 2312, JIS X 0208 and KS X 1001; its README says what is
 //!   in them). Text is measured with the font that draws it (`metrics`),
 //!   so fitting holds in every script. Arabic and Hebrew are shaped
@@ -49,6 +57,7 @@
 
 mod code128;
 mod fonts;
+mod item;
 mod label;
 mod layout;
 mod manifest;
@@ -143,6 +152,17 @@ pub struct PackingSlip {
     pub warehouse: String,
 }
 
+/// A 50×25 mm label for a shelf, a bin or an item.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ItemLabel {
+    /// What the barcode carries, printed in clear under it too.
+    pub sku: String,
+    /// The line a picker reads: the item's or the bin's name.
+    pub name: String,
+    /// A smaller line under the name, if any: a GTIN, a zone.
+    pub detail: Option<String>,
+}
+
 /// One package handed over: everything the driver checks it by.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ManifestRow {
@@ -204,6 +224,16 @@ pub fn packing_slip_pdf(slip: &PackingSlip) -> Result<Vec<u8>, RenderError> {
 pub fn manifest_pdf(manifest: &Manifest) -> Result<Vec<u8>, RenderError> {
     let pages = manifest::pages(manifest);
     pdf::render(&format!("Manifest {}", manifest.run_id), &pages)
+}
+
+/// The item label as one ZPL label (203 dpi, 400×200 dots).
+pub fn item_label_zpl(label: &ItemLabel) -> String {
+    zpl::render(&[item::layout(label)])
+}
+
+/// The item label as a one-page 50×25 mm PDF.
+pub fn item_label_pdf(label: &ItemLabel) -> Result<Vec<u8>, RenderError> {
+    pdf::render(&format!("Item {}", label.sku), &[item::layout(label)])
 }
 
 /// "850 g" below a kilogram, "2.35 kg" above: every gram the scale gave
@@ -273,6 +303,8 @@ mod tests {
         assert_eq!(format_weight(120), "120 g");
         assert_eq!(format_weight(0), "0 g");
         assert_eq!(format_weight(1000), "1 kg");
+        assert_eq!(format_weight(1250), "1.25 kg");
+        assert_eq!(format_weight(30_005), "30.005 kg");
         assert_eq!(format_weight(999_999), "999.999 kg");
         assert_eq!(format_weight(1_000_000), "1000 kg");
         assert_eq!(format_weight(-1500), "-1.5 kg");
@@ -341,6 +373,22 @@ mod tests {
             let found = readback::decode(&label::layout(&piece));
             assert_eq!(found.len(), 1, "{found:?}");
             assert_eq!(found[0].1, reference);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Any printable text (any script, any length a 4×6 label's QR
+        /// code holds), as a piece's number, is one symbol that reads back
+        /// as exactly that text: Code 128 or a QR code of its UTF-8.
+        #[test]
+        fn any_data_reads_back_from_its_symbol(data in "\\PC{1,60}") {
+            let mut piece = fixtures::label();
+            piece.piece_number = data.clone();
+            piece.sscc = None;
+            let found = readback::decode(&label::layout(&piece));
+            let texts: Vec<&str> = found.iter().map(|(_, t)| t.as_str()).collect();
+            proptest::prop_assert_eq!(texts, [data.as_str()]);
         }
     }
 

@@ -149,7 +149,7 @@ pub(crate) fn label_to(to: &Party) -> ShippingLabel {
 
 /// What a label in another script costs, beside a Latin one (printed, not
 /// asserted: timing depends on the machine). Run in release:
-/// `cargo test --release -p depot-wms --lib render::corpus -- --ignored --nocapture`.
+/// `cargo test --release -p depot-labels --lib corpus -- --ignored --nocapture`.
 #[test]
 #[ignore = "a measurement: run in release with --ignored --nocapture"]
 fn label_cost() -> Result<(), super::RenderError> {

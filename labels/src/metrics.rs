@@ -238,6 +238,8 @@ mod tests {
     #[test]
     fn one_line_removes_controls() {
         assert_eq!(one_line(" a\nb\t\tc\u{0}d  "), "a b c d");
+        // A CRLF is one break; a backslash is only a backslash.
+        assert_eq!(one_line("a\\b\r\nc"), "a\\b c");
     }
 
     #[test]

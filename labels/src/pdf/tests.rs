@@ -313,7 +313,7 @@ fn manifest_pdf_paginates_with_totals() -> Result<(), Box<dyn std::error::Error>
 }
 
 /// Writes sample documents for a visual check:
-/// `SAMPLES=1 cargo test -p depot-wms --lib render::pdf::tests::samples`.
+/// `SAMPLES=1 cargo test -p depot-labels --lib pdf::tests::samples`.
 #[test]
 fn samples() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::var_os("SAMPLES").is_none() {
@@ -341,6 +341,13 @@ fn samples() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(dir.join("label-odd.pdf"), shipping_label_pdf(&odd)?)?;
     let zpl = super::super::shipping_label_zpl(&fixtures::label());
     std::fs::write(dir.join("label.zpl"), zpl)?;
+    let item = super::super::ItemLabel {
+        sku: "SKU-00042".into(),
+        name: "Stainless steel shelf bracket, left hand".into(),
+        detail: Some("4006381333931".into()),
+    };
+    std::fs::write(dir.join("item.pdf"), super::super::item_label_pdf(&item)?)?;
+    std::fs::write(dir.join("item.zpl"), super::super::item_label_zpl(&item))?;
     let slip = super::super::packing_slip_zpl(&fixtures::slip(20));
     std::fs::write(dir.join("slip.zpl"), slip)?;
     for (script, to) in super::super::corpus::parties() {

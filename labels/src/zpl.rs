@@ -270,6 +270,12 @@ mod tests {
         assert_eq!(escape_field("a\nb"), "a_0Ab");
         // An already escaped-looking input is escaped again, not decoded.
         assert_eq!(escape_field("_5E"), "_5F5E");
+        assert_eq!(escape_field("Order 1042, box 3/4"), "Order 1042, box 3/4");
+        assert_eq!(escape_field("^XZ~JA_"), "_5EXZ_7EJA_5F");
+        assert_eq!(escape_field("Zoë"), "Zo_C3_AB");
+        assert_eq!(escape_field("€"), "_E2_82_AC");
+        assert_eq!(escape_field("a\nb\x02\x7f"), "a_0Ab_02_7F");
+        assert_eq!(escape_field(""), "");
     }
 
     #[test]
@@ -325,6 +331,14 @@ mod tests {
         assert_only_our_commands(&zpl);
         // The barcode carries '^' and '~' as Code 128 invocation codes.
         assert!(zpl.contains("^FD>:TR><XZ>=JA_5F1^FS"), "{zpl}");
+
+        let mut label = fixtures::label();
+        label.ship_to.name = "Zoë ^Customer~".into();
+        label.ship_to.line1 = "2 Rue_Haute".into();
+        let zpl = shipping_label_zpl(&label);
+        assert!(zpl.contains("^FDZo_C3_AB _5ECustomer_7E^FS"), "{zpl}");
+        assert!(zpl.contains("^FD2 Rue_5FHaute^FS"), "{zpl}");
+        assert!(!zpl.contains('~'));
     }
 
     #[test]
@@ -572,5 +586,11 @@ mod tests {
         let short = packing_slip_zpl(&fixtures::slip(2));
         assert_eq!(short.matches("^XA").count(), 1);
         assert!(short.contains("^FDpage 1/1^FS"));
+        // A full label's worth of lines is still one label; none is one too.
+        let full = packing_slip_zpl(&fixtures::slip(ROWS_PER_LABEL));
+        assert_eq!(full.matches("^XA").count(), 1);
+        let empty = packing_slip_zpl(&fixtures::slip(0));
+        assert_eq!(empty.matches("^XA").count(), 1);
+        assert!(empty.contains("^FDpage 1/1^FS"));
     }
 }

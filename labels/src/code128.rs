@@ -210,6 +210,18 @@ mod tests {
     fn zpl_special_characters_use_invocation_codes() -> Result<(), String> {
         let s = Symbol::new("A^B>C~D_E")?;
         assert_eq!(s.zpl, ">:A><B>0C>=D_E");
+        assert_eq!(Symbol::new("a>b^c~d")?.zpl, ">:a>0b><c>=d");
+        Ok(())
+    }
+
+    #[test]
+    fn zpl_data_names_its_subsets() -> Result<(), String> {
+        assert_eq!(Symbol::new("SKU-42A")?.zpl, ">:SKU-42A");
+        assert_eq!(Symbol::new("123456")?.zpl, ">;123456");
+        // An odd whole run: pairs first, the last digit in B.
+        assert_eq!(Symbol::new("12345")?.zpl, ">;1234>65");
+        assert_eq!(Symbol::new("A12B")?.zpl, ">:A12B");
+        assert_eq!(Symbol::new("1234AB")?.zpl, ">;1234>6AB");
         Ok(())
     }
 
@@ -218,5 +230,6 @@ mod tests {
         assert!(Symbol::new("").is_err());
         assert!(Symbol::new("ABC\u{e9}").is_err());
         assert!(Symbol::new("A\nB").is_err());
+        assert!(Symbol::new("a\tb").is_err());
     }
 }
