@@ -3,7 +3,7 @@
 //!
 //! Runs only when `DEPOT_TEST_PYMODBUS` names a Python interpreter with
 //! pymodbus installed (`python3 -m pip install 'pymodbus==3.16.1'`), e.g.
-//! `DEPOT_TEST_PYMODBUS=python3 cargo test -p depot-hardware --test scale_pymodbus`.
+//! `DEPOT_TEST_PYMODBUS=python3 cargo test -p depot-hardware --test it scale_pymodbus`.
 
 use std::{
     ffi::OsString,

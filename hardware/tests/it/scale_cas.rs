@@ -1,8 +1,7 @@
 //! The CAS continuous-output driver against the simulated scale, over a
 //! pseudo-terminal.
 
-mod common;
-
+use crate::common;
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
     use super::common::*;

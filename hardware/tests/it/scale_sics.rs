@@ -1,7 +1,6 @@
 //! The MT-SICS driver against the simulated balance, over a pseudo-terminal.
 
-mod common;
-
+use crate::common;
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
     use super::common::*;

@@ -1,7 +1,6 @@
 //! The Modbus driver against the simulated Modbus TCP scale.
 
-mod common;
-
+use crate::common;
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
     use super::common::*;

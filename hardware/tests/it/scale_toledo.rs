@@ -1,8 +1,7 @@
 //! The Toledo 8217 driver against the simulated scale, over a
 //! pseudo-terminal at 9600 7E1.
 
-mod common;
-
+use crate::common;
 // Inside `mod scale` so that `cargo test -p depot-hardware scale` selects them.
 mod scale {
     use super::common::*;
