@@ -184,6 +184,11 @@ fn check_deb(deb: &Path, pkg: &Pkg, arch: &str, machine: u16) -> tempfile::TempD
         read(&sysusers),
         read(&repo().join("systemd/depot.sysusers.conf"))
     );
+    // The embedded fonts' licence travels with them.
+    assert_eq!(
+        read(&r.join("usr/share/doc").join(pkg.name).join("fonts-OFL.txt")),
+        read(&repo().join("labels/fonts/OFL.txt"))
+    );
     let rules = r.join("lib/udev/rules.d/60-depot.rules");
     if pkg.udev {
         assert_eq!(read(&rules), read(&repo().join("systemd/60-depot.rules")));
