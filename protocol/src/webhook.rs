@@ -33,7 +33,8 @@ pub const MAX_ERROR: usize = 500;
 pub struct WebhookInput {
     /// Where deliveries are POSTed: `https://…` (plain `http://` and
     /// private addresses only where the service allows them).
-    #[schema(format = "uri", pattern = "^https?://")]
+    /// An internationalised host is taken, as its punycode form (an IRI).
+    #[schema(format = "iri", pattern = "^https?://")]
     pub url: Option<String>,
     /// Event types (`order.status_changed`), families (`order.*`), or `*`
     /// for every type. Key events are never delivered.

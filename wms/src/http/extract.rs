@@ -294,8 +294,23 @@ where
     }
 }
 
-/// Reads a query string into `T`, saying what is wrong in words.
+/// Reads a query string into `T`, saying what is wrong in words. A value
+/// of nothing but whitespace is read as empty: a text parameter takes it
+/// as absent, a number refuses it, whatever the whitespace is.
 pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let blank = |v: &str| !v.is_empty() && v.trim().is_empty();
+    let normal;
+    let query = if form_urlencoded::parse(query.as_bytes()).any(|(_, v)| blank(&v)) {
+        normal = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(
+                form_urlencoded::parse(query.as_bytes())
+                    .map(|(k, v)| (k, if blank(&v) { "".into() } else { v })),
+            )
+            .finish();
+        normal.as_str()
+    } else {
+        query
+    };
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(query.as_bytes()));
     serde_path_to_error::deserialize(de).map_err(|e| {
         let field = e.path().to_string();
@@ -373,6 +388,23 @@ mod tests {
     #[allow(dead_code)]
     struct Inner {
         n: u8,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    struct Listing {
+        status: Option<String>,
+        start: Option<i64>,
+    }
+
+    #[test]
+    fn a_blank_query_value_is_read_as_empty_whatever_its_whitespace() {
+        let q = parse_query::<Listing>("status=%0B%20&start=3").expect("query");
+        assert_eq!((q.status.as_deref(), q.start), (Some(""), Some(3)));
+        let q = parse_query::<Listing>("status=%20open%20").expect("query");
+        assert_eq!(q.status.as_deref(), Some(" open "));
+        // A number refuses it, as it refuses an empty one.
+        assert!(parse_query::<Listing>("start=%09").is_err());
+        assert!(parse_query::<Listing>("start=").is_err());
     }
 
     fn status_and_field(bytes: &[u8]) -> (u16, Option<String>) {

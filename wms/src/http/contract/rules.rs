@@ -7,9 +7,9 @@
 //! - a JSON body (`ApiJson`) and a form (document uploads) refuse every
 //!   field they do not name, so each object schema a body reaches is
 //!   closed (`additionalProperties: false`) unless it is a map of its own;
-//! - an empty query parameter is read as an absent one, so where a
-//!   parameter has a form (an enum, a format, a pattern), `""` is
-//!   documented beside it;
+//! - an empty (or all whitespace) query parameter is read as an absent
+//!   one, so where a parameter has a form (an enum, a format, a pattern),
+//!   a blank value is documented beside it;
 //! - the text rules of `depot_protocol::validate`, which fields name as a
 //!   format of ours (`#[schema(format = "line")]`), written as the pattern
 //!   that checks them;
@@ -407,7 +407,7 @@ fn blank_queries(doc: &mut Value) {
                     _ => schema.get("format").is_some(),
                 };
             if formed && string {
-                *schema = json!({"anyOf": [schema.take(), {"const": ""}]});
+                *schema = json!({"anyOf": [schema.take(), {"pattern": r"^\s*$"}]});
             }
         }
     }
@@ -601,9 +601,9 @@ mod tests {
         // A formed string may be blank; a free one or a number stays.
         assert_eq!(
             p[0]["schema"],
-            json!({"anyOf": [{"$ref": "#/components/schemas/S"}, {"const": ""}]})
+            json!({"anyOf": [{"$ref": "#/components/schemas/S"}, {"pattern": r"^\s*$"}]})
         );
-        assert_eq!(p[1]["schema"]["anyOf"][1], json!({"const": ""}));
+        assert_eq!(p[1]["schema"]["anyOf"][1], json!({"pattern": r"^\s*$"}));
         assert_eq!(p[2]["schema"], json!({"type": "string"}));
         assert_eq!(p[3]["schema"], json!({"type": "integer", "minimum": 0}));
         // The create has its own body, with what it requires required.
