@@ -384,6 +384,12 @@ fn path_ids(doc: &mut Value) {
     }
 }
 
+/// A value of nothing but whitespace, as `str::trim` reads whitespace
+/// (Unicode White_Space; `\s` differs between regex dialects: Python's
+/// takes the ASCII separators 0x1C to 0x1F too).
+const BLANK: &str =
+    r"^[\t\n\u000b\f\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$";
+
 fn blank_queries(doc: &mut Value) {
     for op in operations(doc) {
         let Some(params) = op.get_mut("parameters").and_then(Value::as_array_mut) else {
@@ -407,7 +413,7 @@ fn blank_queries(doc: &mut Value) {
                     _ => schema.get("format").is_some(),
                 };
             if formed && string {
-                *schema = json!({"anyOf": [schema.take(), {"pattern": r"^\s*$"}]});
+                *schema = json!({"anyOf": [schema.take(), {"type": "string", "pattern": BLANK}]});
             }
         }
     }
@@ -601,9 +607,24 @@ mod tests {
         // A formed string may be blank; a free one or a number stays.
         assert_eq!(
             p[0]["schema"],
-            json!({"anyOf": [{"$ref": "#/components/schemas/S"}, {"pattern": r"^\s*$"}]})
+            json!({"anyOf": [{"$ref": "#/components/schemas/S"}, {"type": "string", "pattern": BLANK}]})
         );
-        assert_eq!(p[1]["schema"]["anyOf"][1], json!({"pattern": r"^\s*$"}));
+        assert_eq!(
+            p[1]["schema"]["anyOf"][1],
+            json!({"type": "string", "pattern": BLANK})
+        );
+        // What the pattern calls blank is what `trim` takes away.
+        let blank = regex::Regex::new(BLANK).expect("blank");
+        for c in [
+            '\t', '\u{b}', ' ', '\u{85}', '\u{a0}', '\u{2009}', '\u{3000}', '\u{1c}', '\u{feff}',
+            'a',
+        ] {
+            assert_eq!(
+                blank.is_match(&c.to_string()),
+                c.to_string().trim().is_empty(),
+                "{c:?}"
+            );
+        }
         assert_eq!(p[2]["schema"], json!({"type": "string"}));
         assert_eq!(p[3]["schema"], json!({"type": "integer", "minimum": 0}));
         // The create has its own body, with what it requires required.
