@@ -14,6 +14,7 @@
 //!   into the schemas (path ids' ranges, bodies closed to unknown fields);
 //! - `three_oh.rs`: the 3.0.3 rewrite.
 
+mod fields;
 mod rules;
 mod three_oh;
 
