@@ -311,7 +311,7 @@ pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
 }
 
 /// Opens the database to serve from, keeping room in reserve on its disk
-/// for a start on a full disk (see `depot_wms::storage`), and says so when
+/// for a start on a full disk (see `depot_wms::disk`), and says so when
 /// the disk is low.
 pub fn open_to_serve(settings: &Settings) -> anyhow::Result<Wms> {
     let path = settings.database();
@@ -320,7 +320,7 @@ pub fn open_to_serve(settings: &Settings) -> anyhow::Result<Wms> {
         .open_to_serve(|| Wms::open(&path, "cloud"))
         .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
     match probe.read(None) {
-        Ok(s) if s.state != depot_wms::storage::StorageState::Ok => {
+        Ok(s) if s.state != depot_wms::disk::StorageState::Ok => {
             tracing::warn!("disk: {}", s.summary());
         }
         Ok(_) => {}
@@ -335,7 +335,9 @@ pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
         Command::Serve { .. } | Command::Config(_) => {
             anyhow::bail!("not an admin command")
         }
-        Command::Oauth(cmd) => crate::oauth::admin::run(wms, cmd).await?,
+        Command::Oauth(cmd) => {
+            crate::oauth::admin::run(&depot_office::Office::new(wms.clone()), cmd).await?
+        }
         Command::Business(BusinessCmd::Create {
             name,
             currency,

@@ -6,20 +6,20 @@ pub mod admin;
 pub mod broker;
 pub mod changelog;
 pub mod html;
-pub mod informer;
 pub mod logging;
 pub mod metrics;
 pub mod oauth;
 pub mod ratelimit;
 pub mod settings;
 pub mod sync;
+pub mod systemd;
 pub mod webhooks;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use depot_wms::Wms;
 use depot_wms::http::{self, BODY_LIMIT};
-use depot_wms::notify::{self, Notifier};
+use depot_wms::sd_notify::{self, Notifier};
 use settings::Settings;
 use std::future::Future;
 use std::sync::Arc;
@@ -48,7 +48,10 @@ async fn app_waking(
     link: Option<sync::BrokerLink>,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
-    let (api, openapi) = http::routes().merge(webhooks::routes()).split_for_parts();
+    let (api, openapi) = http::routes()
+        .merge(depot_office::http::routes())
+        .merge(webhooks::routes())
+        .split_for_parts();
     let documents = http::contract::Documents::new(openapi, true);
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
@@ -146,14 +149,20 @@ async fn run_linked(
         KEYS_PRUNED_FIRST,
         KEYS_PRUNED_EVERY,
     ));
-    let watchdog = notify::watchdog_from_env()
+    let watchdog = sd_notify::watchdog_from_env()
         .filter(|_| notifier.is_enabled())
-        .map(|period| tokio::spawn(notify::feed_watchdog(notifier.clone(), wms.clone(), period)));
+        .map(|period| {
+            tokio::spawn(sd_notify::feed_watchdog(
+                notifier.clone(),
+                wms.clone(),
+                period,
+            ))
+        });
     let listen = listener.local_addr().ok();
-    let status = informer::status_line(listen, link.as_ref(), None, None);
+    let status = systemd::status_line(listen, link.as_ref(), None, None);
     notifier.ready(status.clone());
     let informer = notifier.is_enabled().then(|| {
-        tokio::spawn(informer::keep_informed(
+        tokio::spawn(systemd::keep_informed(
             notifier.clone(),
             wms,
             link,

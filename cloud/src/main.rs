@@ -41,7 +41,7 @@ async fn main() -> anyhow::Result<()> {
             let broker = depot_cloud::Broker::start(&settings).await?;
             let _reserve = settings
                 .storage()
-                .tend_reserve(depot_wms::storage::TEND_RESERVE_EVERY);
+                .tend_reserve(depot_wms::disk::TEND_RESERVE_EVERY);
             // A daemon must not die because nobody reads its stdout.
             let mut out = std::io::stdout();
             let _ = writeln!(
@@ -50,13 +50,13 @@ async fn main() -> anyhow::Result<()> {
                 listener.local_addr()?
             );
             let _ = writeln!(out, "depot-cloud syncing through {}", broker.url);
-            depot_wms::notify::arm_test_hang(&wms);
+            depot_wms::sd_notify::arm_test_hang(&wms);
             let served = depot_cloud::serve_notifying(
                 listener,
                 wms.clone(),
                 &settings,
                 &broker,
-                &depot_wms::notify::Notifier::from_env(),
+                &depot_wms::sd_notify::Notifier::from_env(),
                 depot_cloud::shutdown_signal(),
             )
             .await;

@@ -6,8 +6,8 @@
 use crate::sync::BrokerLink;
 use axum::Router;
 use depot_wms::Wms;
+use depot_wms::disk::Probe;
 use depot_wms::metrics::{Metrics, Scrape, sync};
-use depot_wms::storage::Probe;
 
 /// Serves the metrics on `router` and counts the requests it answers;
 /// `link` is the sync service's connection, where this process runs one.
@@ -21,7 +21,7 @@ pub fn mount(router: Router, wms: &Wms, link: Option<BrokerLink>, probe: Probe) 
         async move {
             let mut scrape = Scrape::default();
             if let Some(storage) = probe.read_serving(&wms).await {
-                depot_wms::storage::gauges(&mut scrape, &storage);
+                depot_wms::disk::gauges(&mut scrape, &storage);
             }
             if let Some(link) = &link {
                 scrape.gauge(

@@ -391,8 +391,8 @@ impl Settings {
     }
 
     /// The data directory's disk, with the warning threshold.
-    pub fn storage(&self) -> depot_wms::storage::Probe {
-        depot_wms::storage::Probe::new(&self.data_dir, &self.database(), self.low_disk_mib)
+    pub fn storage(&self) -> depot_wms::disk::Probe {
+        depot_wms::disk::Probe::new(&self.data_dir, &self.database(), self.low_disk_mib)
     }
 }
 

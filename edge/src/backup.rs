@@ -5,10 +5,10 @@
 //! Neither ever leaves a half-written file under the name it was asked
 //! for: both write next to the target, check what they wrote, and rename.
 
+use crate::disk;
 use crate::settings::Settings;
-use crate::storage;
 use anyhow::{Context, bail};
-use depot_wms::store::backup::{self as store, Inspection};
+use depot_wms::database::{self as store, Inspection};
 use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Read, Write};
@@ -451,28 +451,28 @@ fn sibling(path: &Path, suffix: &str) -> PathBuf {
 /// failed: it starts only when the copy fits, and, on the data directory's
 /// own disk, leaves the floor `low_disk_mib` besides.
 fn room_for_copy(settings: &Settings, target: &Path, dir: &Path, db: &Path) -> anyhow::Result<()> {
-    let need = storage::database_bytes(db);
-    let (free, _) = storage::free_and_size(dir)
+    let need = disk::database_bytes(db);
+    let (free, _) = disk::free_and_size(dir)
         .with_context(|| format!("reading the room left in {}", dir.display()))?;
     let device = |p: &Path| std::fs::metadata(p).map(|m| m.dev()).ok();
     let shared = device(dir).is_some() && device(dir) == device(&settings.data_dir);
     if shared {
-        let keep = settings.low_disk_mib.saturating_mul(storage::MIB);
+        let keep = settings.low_disk_mib.saturating_mul(disk::MIB);
         if free < need.saturating_add(keep) {
             bail!(
                 "{} is on the data directory's own disk, which has {} free: the copy needs about {} and the floor keeps {} (low_disk_mib) for its own writes. Write the backup to another disk (a USB stick, a network share), or free space",
                 target.display(),
-                storage::human(free),
-                storage::human(need),
-                storage::human(keep)
+                disk::human(free),
+                disk::human(need),
+                disk::human(keep)
             );
         }
     } else if free < need {
         bail!(
             "{} has {} free and the copy needs about {}: write the backup to a disk with room, or free space",
             dir.display(),
-            storage::human(free),
-            storage::human(need)
+            disk::human(free),
+            disk::human(need)
         );
     }
     Ok(())

@@ -4,15 +4,15 @@
 //! `serve` would) but nothing in it is changed.
 
 use crate::devices::config::{ScaleProtocol, ScannerDevice};
+use crate::disk::StorageState;
 use crate::settings::Settings;
-use crate::storage::StorageState;
 use depot_hardware::printer::Endpoint;
 use depot_hardware::scanner::registry::{DeviceBus, HidapiBus};
 use depot_protocol::BusinessId;
 use depot_protocol::sync::message::StateMessage;
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
-use depot_wms::store::sync::Recovery;
+use depot_wms::database::Recovery;
 use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -170,7 +170,7 @@ fn data_dir(dir: &Path) -> Check {
 
 /// Room on the data directory's disk: a full one refuses every write.
 fn disk(settings: &Settings) -> Check {
-    match crate::storage::probe(settings).read(None) {
+    match crate::disk::probe(settings).read(None) {
         Ok(storage) => Check::new(
             "disk",
             if storage.state == StorageState::Ok {
@@ -194,10 +194,7 @@ fn disk(settings: &Settings) -> Check {
 fn database(settings: &Settings) -> Check {
     let path = settings.database();
     let existed = path.exists();
-    let opened = depot_wms::store::open_writer(&path).and_then(|conn| {
-        depot_wms::store::ids::claim(&conn, settings.node, &settings.origin())?;
-        Ok(())
-    });
+    let opened = depot_wms::database::check_opens(&path, settings.node, &settings.origin());
     if let Err(e) = opened {
         return Check::new(
             "database",
@@ -208,12 +205,7 @@ fn database(settings: &Settings) -> Check {
             ),
         );
     }
-    let read = depot_wms::store::open_reader(&path).and_then(|conn| {
-        Ok((
-            depot_wms::store::backup::log_position_in(&conn)?,
-            depot_wms::store::sync::recovery(&conn)?,
-        ))
-    });
+    let read = depot_wms::database::log_state(&path);
     match read {
         Ok((
             _,

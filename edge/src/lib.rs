@@ -6,18 +6,18 @@
 pub mod backup;
 pub mod caller;
 pub mod devices;
+pub mod disk;
 pub mod doctor;
 pub mod faults;
 pub mod identity;
 pub mod link;
 pub mod metrics;
-pub mod notify;
 pub mod releases;
 pub mod selftest;
 pub mod settings;
 pub mod station_page;
 pub mod status;
-pub mod storage;
+pub mod systemd;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -70,7 +70,7 @@ pub fn app_with_devices(wms: Wms, settings: &Settings, devices: Devices) -> Rout
     let idempotency =
         http::idempotency::Idempotency::new(wms.clone(), settings.idempotency.retention_hours);
     wms.set_own_fleet(settings.own_fleet);
-    let probe = storage::probe(settings);
+    let probe = disk::probe(settings);
     // A route layer, so that a method the path does not take is answered
     // 405 before any key is looked at or claimed.
     let router = api
@@ -123,7 +123,7 @@ pub async fn serve_notifying(
     listener: TcpListener,
     wms: Wms,
     settings: Settings,
-    notifier: depot_wms::notify::Notifier,
+    notifier: depot_wms::sd_notify::Notifier,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     run(
@@ -148,7 +148,7 @@ pub async fn serve_with<B: DeviceBus>(
     bus: B,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
-    let notifier = depot_wms::notify::Notifier::disabled();
+    let notifier = depot_wms::sd_notify::Notifier::disabled();
     run(listener, wms, settings, faults, bus, notifier, shutdown).await
 }
 
@@ -158,7 +158,7 @@ async fn run<B: DeviceBus>(
     settings: Settings,
     faults: faults::Faults,
     bus: B,
-    notifier: depot_wms::notify::Notifier,
+    notifier: depot_wms::sd_notify::Notifier,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
     // Before the API serves: a box that has never been online has no
@@ -189,11 +189,11 @@ async fn run<B: DeviceBus>(
         };
         link::run_with_faults(link_wms, link_settings, faults, until).await
     });
-    let informer = notify::Informer::start(
+    let informer = systemd::Informer::start(
         notifier.clone(),
         wms.clone(),
         devices.clone(),
-        storage::probe(&settings),
+        disk::probe(&settings),
         listener.local_addr().ok(),
     );
     let keys = tokio::spawn(depot_wms::idempotency::prune_every(

@@ -1,9 +1,9 @@
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use depot_edge::notify::headline;
 use depot_edge::settings::Settings;
+use depot_edge::systemd::headline;
 use depot_protocol::plural::counted;
-use depot_wms::store::sync::Recovery;
+use depot_wms::database::Recovery;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -103,10 +103,10 @@ async fn main() -> anyhow::Result<()> {
             let _lock = depot_edge::backup::DataDirLock::acquire(&settings.data_dir).context(
                 "is another depot-edge serving from this data directory, or restoring into it?",
             )?;
-            let wms = depot_edge::storage::open_to_serve(&settings)
+            let wms = depot_edge::disk::open_to_serve(&settings)
                 .with_context(|| format!("opening {}", settings.database().display()))?;
-            let _reserve = depot_edge::storage::probe(&settings)
-                .tend_reserve(depot_edge::storage::TEND_RESERVE_EVERY);
+            let _reserve = depot_edge::disk::probe(&settings)
+                .tend_reserve(depot_edge::disk::TEND_RESERVE_EVERY);
             let listener = TcpListener::bind(settings.listen)
                 .await
                 .with_context(|| format!("cannot listen on {}", settings.listen))?;
@@ -117,8 +117,8 @@ async fn main() -> anyhow::Result<()> {
                 settings.edge_id,
                 listener.local_addr()?
             );
-            depot_wms::notify::arm_test_hang(&wms);
-            let notifier = depot_wms::notify::Notifier::from_env();
+            depot_wms::sd_notify::arm_test_hang(&wms);
+            let notifier = depot_wms::sd_notify::Notifier::from_env();
             let served = depot_edge::serve_notifying(
                 listener,
                 wms.clone(),
@@ -189,7 +189,7 @@ async fn main() -> anyhow::Result<()> {
             if let Some(line) = refused_line(&s.refused) {
                 println!("refused       {line}");
             }
-            match depot_edge::storage::probe(&settings).read(None) {
+            match depot_edge::disk::probe(&settings).read(None) {
                 Ok(storage) => println!("disk          {}", storage.summary()),
                 Err(e) => println!(
                     "disk          cannot read {}: {e}",
@@ -223,9 +223,7 @@ async fn main() -> anyhow::Result<()> {
 
 fn snapshot(settings: &Settings) -> anyhow::Result<depot_wms::sync::SyncSnapshot> {
     let path = settings.database();
-    let conn = depot_wms::store::open_reader(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    Ok(depot_wms::store::sync::snapshot(&conn)?)
+    depot_wms::database::sync_snapshot(&path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// Shows the backlog draining until the cloud has acknowledged everything.

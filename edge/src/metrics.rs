@@ -7,7 +7,7 @@ use crate::devices::Devices;
 use crate::devices::printers::PrinterStatus;
 use crate::devices::scales::ScaleView;
 use crate::devices::scanners::ScannerView;
-use crate::storage::Probe;
+use crate::disk::Probe;
 use axum::Router;
 use depot_hardware::printer::PrinterState;
 use depot_protocol::Timestamp;
@@ -29,7 +29,7 @@ pub fn mount(router: Router, wms: &Wms, devices: Devices, probe: Probe) -> Route
                 Err(error) => tracing::warn!(%error, "metrics: cannot read the sync state"),
             }
             if let Some(storage) = probe.read_serving(&wms).await {
-                depot_wms::storage::gauges(&mut scrape, &storage);
+                depot_wms::disk::gauges(&mut scrape, &storage);
             }
             let scales = devices.scale_views();
             let scanners = devices.scanners().all();

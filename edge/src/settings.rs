@@ -254,7 +254,7 @@ impl Settings {
                 "edge_id must be the edge's registered id: letters, digits, '-' or '_' (DEPOT_EDGE_ID)",
             );
         }
-        if self.node == 0 || self.node > depot_wms::store::ids::MAX_NODE {
+        if self.node == 0 || self.node > depot_wms::database::MAX_NODE {
             return bad("node must be the number `depot-cloud edge register` printed (DEPOT_NODE)");
         }
         if MqttUrl::parse(&self.broker.url).is_err() {

@@ -3,8 +3,8 @@
 
 use crate::caller::EdgeCaller;
 use crate::devices::{Devices, DevicesSummary};
+use crate::disk::{Probe, Storage};
 use crate::identity::Identity;
-use crate::storage::{Probe, Storage};
 use axum::extract::State;
 use axum::{Extension, Json};
 use depot_protocol::{DataEnvelope, ErrorBody};

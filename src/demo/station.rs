@@ -201,7 +201,7 @@ impl Drop for Station {
 /// events.
 async fn operator(edge: Wms, scale: Arc<SerialScaleSim>, announce: Announce) {
     let mut changed = edge.events_changed();
-    let mut after = match edge.read(depot_wms::store::events::head).await {
+    let mut after = match edge.events_head().await {
         Ok(head) => head,
         Err(error) => {
             tracing::warn!(%error, "the demo's operator cannot read the edge's log");

@@ -161,6 +161,12 @@ fn receive(
 }
 
 impl Wms {
+    /// Whether this node has inbound order `id` of `business`.
+    pub async fn has_inbound(&self, business: BusinessId, id: i64) -> Result<bool> {
+        self.read(move |c| Ok(sql::inbound(c, business, id)?.is_some()))
+            .await
+    }
+
     pub async fn create_inbound(
         &self,
         business: BusinessId,

@@ -11,7 +11,7 @@ use depot_protocol::{BusinessId, ItemId, MovementId, Page, WarehouseId, now};
 use rusqlite::Connection;
 use serde::Serialize;
 
-pub use sql::StockFilter;
+pub use sql::{Inconsistency, StockFilter};
 
 /// What an adjustment did.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

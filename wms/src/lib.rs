@@ -1,40 +1,51 @@
 //! The warehouse engine both sides run: catalog, stock ledger, orders and
 //! tenants on SQLite, every write through one group-committing writer and
 //! logged as an event in the same transaction. `http` serves it under `/v1`.
+//! What only the cloud's office needs (CRM, pricing, OAuth, webhooks) is
+//! built on it in `depot-office`, through [`Wms::read`], [`Wms::write`] and
+//! [`sql`].
 
+// The warehouse: what the floor and the API do, one module per part.
+pub mod buyers;
 pub mod carriers;
 pub mod catalog;
-pub mod crm;
 pub mod dispatch;
 pub mod documents;
-pub mod error;
-pub mod http;
-pub mod idempotency;
 pub mod inbound;
-pub mod keycache;
 pub mod ledger;
-pub mod metrics;
-pub mod notify;
-pub mod oauth;
 pub mod orders;
 pub mod packing;
 pub mod picking;
-pub mod presence;
-pub mod pricing;
 pub mod printing;
-pub mod reader;
-pub mod recovery;
 pub mod releases;
-pub mod replica;
 pub mod scan;
 pub mod shipping;
 pub mod sscc;
-pub mod storage;
-pub mod store;
-pub mod sync;
 pub mod tenants;
-pub mod webhooks;
+
+// Sync: what another node did applied here, and what this node knows of
+// the others.
+pub mod presence;
+pub mod recovery;
+pub mod replica;
+pub mod sync;
+
+// Storage: the SQL (private), the one writer and the readers, the file.
+pub mod database;
+pub mod reader;
+pub mod sql;
+mod store;
 pub mod writer;
+
+// Serving and running: HTTP, idempotency, API keys, errors, metrics, the
+// disk probe and systemd's notification protocol.
+pub mod disk;
+pub mod error;
+pub mod http;
+pub mod idempotency;
+pub mod keycache;
+pub mod metrics;
+pub mod sd_notify;
 
 pub use error::{Result, WmsError};
 
@@ -295,7 +306,7 @@ impl Wms {
     }
 
     /// `write`, never recording a key: the idempotency keys' own writes.
-    pub(crate) async fn write_unkeyed<T, F>(&self, f: F) -> Result<T>
+    pub async fn write_unkeyed<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> Result<T> + Send + 'static,
@@ -312,6 +323,11 @@ impl Wms {
         self.inner.reader.read(f).await
     }
 
+    /// The last sequence number of the local log (0 when it is empty).
+    pub async fn events_head(&self) -> Result<i64> {
+        self.read(store::events::head).await
+    }
+
     /// Events of the local log after `after_seq`.
     pub async fn events_since(
         &self,
@@ -324,7 +340,7 @@ impl Wms {
 
     /// Stock levels that disagree with their ledger or with open orders'
     /// reservations. Empty when the books are right.
-    pub async fn check_ledger(&self) -> Result<Vec<store::ledger::Inconsistency>> {
+    pub async fn check_ledger(&self) -> Result<Vec<ledger::Inconsistency>> {
         self.read(store::ledger::inconsistencies).await
     }
 }

@@ -128,7 +128,7 @@ fn ingest(
     }
     .with_address_issues();
     order.id = sql::insert(conn, &order)?;
-    crate::crm::note_order_buyer(conn, &order)?;
+    crate::buyers::note_order(conn, &order)?;
     let change = StatusChange {
         from: None,
         to: OrderStatus::Pending,

@@ -362,6 +362,27 @@ fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> R
 }
 
 impl Wms {
+    /// Whether this node has wave `wave` of `business` (`None` when it
+    /// does not) and, when `order` is named, whether that order is in it:
+    /// what a station checks before it takes a picking task.
+    pub async fn wave_holds(
+        &self,
+        business: BusinessId,
+        wave: i64,
+        order: Option<OrderId>,
+    ) -> Result<Option<bool>> {
+        self.read(move |c| {
+            if sql::wave_warehouse(c, business, wave)?.is_none() {
+                return Ok(None);
+            }
+            Ok(Some(match order {
+                Some(o) => sql::order_in_wave(c, wave, o)?,
+                None => true,
+            }))
+        })
+        .await
+    }
+
     pub async fn create_wave(&self, business: BusinessId, req: WaveCreate) -> Result<Wave> {
         let origin = self.origin().to_owned();
         self.write(move |conn| create_wave(conn, &origin, business, req))

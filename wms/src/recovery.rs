@@ -153,11 +153,7 @@ impl Wms {
                 });
             }
             let through = page.through.max(r.from);
-            let held: i64 = conn.query_row(
-                "SELECT COUNT(*) FROM events WHERE out_seq > ?1 AND out_seq <= ?2",
-                [r.from, through],
-                |row| row.get(0),
-            )?;
+            let held = events::own_between(conn, r.from, through)?;
             sql::end_recovery(conn)?;
             sql::set_acked(conn, through, &now())?;
             Ok(Recovered::Applied {

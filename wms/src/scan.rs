@@ -3,7 +3,7 @@
 //! and packing all resolve scans here, so a code means the same everywhere.
 
 use crate::store::catalog;
-use crate::{Result, WmsError};
+use crate::{Result, Wms, WmsError};
 use chrono::NaiveDate;
 use depot_protocol::gs1::{self, Scan};
 use depot_protocol::{BusinessId, ItemId};
@@ -85,6 +85,13 @@ pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Res
         count,
         net_weight_g,
     })
+}
+
+impl Wms {
+    /// [`resolve`] on a read connection: what a station's scan names.
+    pub async fn resolve_scan(&self, business: BusinessId, raw: String) -> Result<Resolved> {
+        self.read(move |conn| resolve(conn, business, &raw)).await
+    }
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@ use super::secrets::{hash_password, random_token, sha256_hex};
 use super::{GRANT_CLIENT_CREDENTIALS, GRANT_JWT_BEARER, now, parse_scope};
 use anyhow::Context;
 use clap::Subcommand;
+use depot_office::Office;
+use depot_office::oauth::{ClientRow, UserRow};
 use depot_wms::Wms;
-use depot_wms::oauth::{ClientRow, UserRow};
 
 #[derive(Debug, Subcommand)]
 pub enum OAuthCmd {
@@ -52,20 +53,21 @@ pub async fn create_client(wms: &Wms, name: &str, scope: &str) -> anyhow::Result
     .map_err(|e| anyhow::anyhow!("{}", e.description))?;
     let client_id = random_token().map_err(anyhow::Error::msg)?;
     let secret = random_token().map_err(anyhow::Error::msg)?;
-    wms.register_client(ClientRow {
-        client_id: client_id.clone(),
-        secret_hash: Some(sha256_hex(&secret)),
-        allowed_scope: metadata.scope.clone(),
-        metadata: serde_json::to_string(&metadata)?,
-        owner: Some("operator".into()),
-        claim_hash: None,
-        created_at: now(),
-    })
-    .await?;
+    Office::new(wms.clone())
+        .register_client(ClientRow {
+            client_id: client_id.clone(),
+            secret_hash: Some(sha256_hex(&secret)),
+            allowed_scope: metadata.scope.clone(),
+            metadata: serde_json::to_string(&metadata)?,
+            owner: Some("operator".into()),
+            claim_hash: None,
+            created_at: now(),
+        })
+        .await?;
     Ok((client_id, secret))
 }
 
-pub async fn run(wms: &Wms, cmd: OAuthCmd) -> anyhow::Result<()> {
+pub async fn run(wms: &Office, cmd: OAuthCmd) -> anyhow::Result<()> {
     match cmd {
         OAuthCmd::User { username, scope } => {
             let username = username.trim().to_owned();

@@ -12,7 +12,7 @@ use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
-use depot_wms::oauth::{ClientRow, CodeRow};
+use depot_office::oauth::{ClientRow, CodeRow};
 use std::collections::HashMap;
 use std::net::SocketAddr;
 

@@ -16,7 +16,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use base64::Engine;
-use depot_wms::oauth::ClientRow;
+use depot_office::oauth::ClientRow;
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 

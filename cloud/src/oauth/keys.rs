@@ -5,8 +5,9 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use depot_wms::oauth::SigningKey;
-use depot_wms::{Wms, WmsError};
+use depot_office::Office;
+use depot_office::oauth::SigningKey;
+use depot_wms::WmsError;
 use jsonwebtoken::{DecodingKey, EncodingKey};
 use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
@@ -114,7 +115,7 @@ pub struct KeyRing {
 impl KeyRing {
     /// Loads the stored keys, creating a signing key when none may sign.
     pub async fn load(
-        wms: &Wms,
+        wms: &Office,
         now: i64,
         rotate_every: Duration,
         token_ttl: Duration,

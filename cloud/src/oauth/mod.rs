@@ -28,6 +28,7 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use depot_office::Office;
 use depot_wms::Wms;
 use keys::KeyRing;
 use std::sync::Arc;
@@ -67,7 +68,7 @@ impl OAuthConfig {
 }
 
 struct Inner {
-    wms: Wms,
+    wms: Office,
     config: OAuthConfig,
     ring: RwLock<KeyRing>,
     /// When the ring was last reloaded for a key id it did not know.
@@ -92,6 +93,7 @@ pub struct OAuth(Arc<Inner>);
 impl OAuth {
     /// Loads the signing keys, generating the first one on a new database.
     pub async fn start(wms: Wms, config: OAuthConfig) -> anyhow::Result<Self> {
+        let wms = Office::new(wms);
         let ring = KeyRing::load(&wms, now(), config.rotate_every, config.token_ttl).await?;
         let trust = trust::Trust::new(config.trusted_issuers.clone())?;
         let inner = Arc::new(Inner {
@@ -114,7 +116,7 @@ impl OAuth {
         &self.0.config
     }
 
-    pub fn wms(&self) -> &Wms {
+    pub fn wms(&self) -> &Office {
         &self.0.wms
     }
 

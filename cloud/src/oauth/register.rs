@@ -13,7 +13,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use depot_wms::oauth::ClientRow;
+use depot_office::oauth::ClientRow;
 use serde::{Deserialize, Serialize};
 
 /// The metadata a client registers with (the fields this server uses).

@@ -11,10 +11,11 @@
 
 use super::settings::WebhookSettings;
 use super::{Wake, target};
+use depot_office::Office;
+use depot_office::webhooks::{After, Outgoing};
 use depot_protocol::webhook::{Attempt, MAX_ERROR, MAX_RESPONSE_SNIPPET, Payload, RetryPolicy};
 use depot_protocol::{BusinessId, now};
 use depot_wms::Wms;
-use depot_wms::store::webhooks::{After, Outgoing};
 use ring::rand::SecureRandom;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -92,7 +93,7 @@ pub fn body(out: &Outgoing) -> serde_json::Result<Vec<u8>> {
 }
 
 pub struct Dispatcher {
-    wms: Wms,
+    wms: Office,
     client: reqwest::Client,
     timeout: Duration,
     policy: RetryPolicy,
@@ -112,7 +113,7 @@ impl Dispatcher {
             client = client.dns_resolver(Arc::new(target::PublicOnly));
         }
         Ok(Self {
-            wms,
+            wms: Office::new(wms),
             client: client.build()?,
             timeout,
             policy,

@@ -14,6 +14,7 @@ pub mod target;
 
 use axum::extract::State;
 use axum::{Extension, Json};
+use depot_office::Office;
 use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook, WebhookInput};
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page};
 use depot_wms::http::error::ApiError;
@@ -97,7 +98,7 @@ pub struct PageQuery {
     responses((status = 200, body = ListEnvelope<Webhook>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn list(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<ListEnvelope<Webhook>>, ApiError> {
@@ -117,7 +118,7 @@ pub async fn list(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn create(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     Extension(ctx): Extension<Context>,
     t: Tenant,
     ApiJson(input): ApiJson<WebhookInput>,
@@ -142,7 +143,7 @@ pub async fn create(
     responses((status = 200, body = DataEnvelope<Webhook>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn get(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
 ) -> Result<Json<DataEnvelope<Webhook>>, ApiError> {
@@ -161,7 +162,7 @@ pub async fn get(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn edit(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     Extension(ctx): Extension<Context>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
@@ -180,7 +181,7 @@ pub async fn edit(
     responses((status = 200, body = DataEnvelope<Webhook>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn delete(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
 ) -> Result<Answer, ApiError> {
@@ -214,7 +215,7 @@ pub struct RotateQuery {
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn rotate_secret(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<RotateQuery>,
@@ -264,7 +265,7 @@ pub struct DeliveryQuery {
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn deliveries(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<DeliveryQuery>,
@@ -307,7 +308,7 @@ pub async fn deliveries(
     responses((status = 200, body = DataEnvelope<Vec<Attempt>>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn attempts(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     t: Tenant,
     ApiPath((_, id, delivery)): ApiPath<(i64, i64, String)>,
 ) -> Result<Json<DataEnvelope<Vec<Attempt>>>, ApiError> {
@@ -326,7 +327,7 @@ pub async fn attempts(
         (status = 409, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn retry(
-    State(wms): State<Wms>,
+    State(wms): State<Office>,
     Extension(ctx): Extension<Context>,
     t: Tenant,
     ApiPath((_, id, delivery)): ApiPath<(i64, i64, String)>,

@@ -3,6 +3,7 @@
 //! a batch per write so that the writer is never held for long, once soon
 //! after start and then every hour.
 
+use depot_office::Office;
 use depot_wms::Wms;
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ const FIRST: Duration = Duration::from_secs(60);
 /// Deletes the deliveries finished before `before`, `batch` per write;
 /// answers how many went.
 pub async fn prune_before(
-    wms: &Wms,
+    wms: &Office,
     before: depot_protocol::Timestamp,
     batch: u32,
 ) -> depot_wms::Result<usize> {
@@ -35,9 +36,10 @@ pub async fn prune_before(
 /// Prunes every [`EVERY`] until the task is dropped.
 pub async fn run(wms: Wms, keep_days: u32) {
     let keep = chrono::Duration::days(i64::from(keep_days));
+    let office = Office::new(wms);
     tokio::time::sleep(FIRST).await;
     loop {
-        match prune_before(&wms, depot_protocol::now() - keep, BATCH).await {
+        match prune_before(&office, depot_protocol::now() - keep, BATCH).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(deleted = n, keep_days, "old webhook deliveries deleted"),
             Err(e) => tracing::error!(error = %e, "deleting old webhook deliveries"),

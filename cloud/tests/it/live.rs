@@ -317,7 +317,7 @@ async fn two_hundred_screens_get_a_burst_in_order_while_one_stalls() {
         app.wms
             .write(move |c| {
                 for i in 0..100 {
-                    depot_wms::store::events::append(
+                    depot_wms::sql::append_event(
                         c,
                         "cloud",
                         Some(business),

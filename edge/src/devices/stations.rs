@@ -20,10 +20,10 @@ use depot_protocol::picking::ScanRequest;
 use depot_protocol::shipping::{PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, OrderId};
+use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
 use depot_wms::http::idempotency::sha256_hex;
 use depot_wms::idempotency::Context as Keyed;
-use depot_wms::{Wms, scan, store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
@@ -285,34 +285,19 @@ impl Glue {
         let b = self.context.business;
         match *task {
             Task::Picking { wave_id, order_id } => {
-                let found = self
-                    .context
-                    .wms
-                    .read(move |c| {
-                        let wave = store::picking::wave_warehouse(c, b, wave_id)?.is_some();
-                        let order = match order_id {
-                            Some(o) if wave => store::picking::order_in_wave(c, wave_id, o)?,
-                            _ => true,
-                        };
-                        Ok((wave, order))
-                    })
-                    .await?;
+                let found = self.context.wms.wave_holds(b, wave_id, order_id).await?;
                 match (found, order_id) {
-                    ((false, _), _) => Err(Failure::not_found(format!(
+                    (None, _) => Err(Failure::not_found(format!(
                         "wave {wave_id} does not exist at this edge"
                     ))),
-                    ((true, false), Some(o)) => Err(Failure::not_found(format!(
+                    (Some(false), Some(o)) => Err(Failure::not_found(format!(
                         "order {o} is not in wave {wave_id}"
                     ))),
                     _ => Ok(()),
                 }
             }
             Task::Receiving { inbound_id, .. } => {
-                let found = self
-                    .context
-                    .wms
-                    .read(move |c| Ok(store::inbound::inbound(c, b, inbound_id)?.is_some()))
-                    .await?;
+                let found = self.context.wms.has_inbound(b, inbound_id).await?;
                 if found {
                     Ok(())
                 } else {
@@ -436,7 +421,7 @@ impl Glue {
                 )
             }
             Effect::Resolve(code) => Input::Resolved(
-                wms.read(move |conn| scan::resolve(conn, b, &code))
+                wms.resolve_scan(b, code)
                     .await
                     .map(|s| Scanned {
                         item_id: s.item_id,

@@ -219,7 +219,7 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
         assert!(!data.join(side).exists(), "{side} left behind");
     }
 
-    let seen = depot_wms::store::backup::inspect(&db).expect("inspect");
+    let seen = depot_wms::database::inspect(&db).expect("inspect");
     assert!(seen.is_ok(), "integrity_check: {:?}", seen.problems);
     let wms = Wms::open_node(&db, &format!("edge:{edge_id}"), rig.node).expect("edge db");
     let held = movements(&wms).await;

@@ -41,7 +41,7 @@ async fn says_not_syncing(env: &[(&str, String)], why: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_silent_cloud_is_named_on_the_status_until_it_answers() {
-    let mut rig = Rig::start(&format!("sil{}", std::process::id()), false).await;
+    let mut rig = Rig::start_with(&format!("sil{}", std::process::id()), false, own_broker).await;
     let mut settings = rig.edge_settings();
     // The cloud may be silent for two resend periods: 2 s here.
     settings.broker.resend_after_secs = 1;

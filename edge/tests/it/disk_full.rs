@@ -351,7 +351,7 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     assert_eq!(receive(edge.base.clone()).await, 200);
     assert_eq!(
         std::fs::metadata(&reserve).map(|m| m.len()).ok(),
-        Some(depot_edge::storage::RESERVE_BYTES),
+        Some(depot_edge::disk::RESERVE_BYTES),
         "the daemon keeps room in reserve"
     );
     let ballast = fill(data.path());
@@ -399,8 +399,7 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");
     let mut again = false;
     for _ in 0..150 {
-        if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == depot_edge::storage::RESERVE_BYTES)
-        {
+        if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == depot_edge::disk::RESERVE_BYTES) {
             again = true;
             break;
         }

@@ -90,9 +90,7 @@ async fn backup(wms: &Wms, to: &Path) {
 }
 
 async fn head(wms: &Wms) -> i64 {
-    wms.read(depot_wms::store::events::head)
-        .await
-        .expect("head")
+    wms.events_head().await.expect("head")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

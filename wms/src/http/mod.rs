@@ -1,13 +1,11 @@
 //! The warehouse part of `/v1`: one implementation, mounted by the cloud
-//! (and by the edge), described as OpenAPI from the same code.
+//! (and by the edge), described as OpenAPI from the same code. The tags of
+//! the office's routes (`depot-office`) are declared here too, so that one
+//! description lists every tag in one order.
 
-pub mod automation;
 pub mod business;
-pub mod buyers;
 pub mod conflicts;
-pub mod contact;
 pub mod contract;
-pub mod crm;
 pub mod documents;
 pub mod edges;
 pub mod error;
@@ -86,7 +84,8 @@ pub async fn wrong_method(method: axum::http::Method, uri: axum::http::Uri) -> e
     error::ApiError::MethodNotAllowed(format!("{method} is not allowed on {}", uri.path()))
 }
 
-/// The routes with their OpenAPI description.
+/// The cloud's warehouse routes with their OpenAPI description (the
+/// office's, `depot_office::http::routes`, are mounted beside them).
 pub fn routes() -> OpenApiRouter<Wms> {
     edge_routes()
         .routes(routes!(items::create))
@@ -97,20 +96,6 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(printers::create))
         .routes(routes!(printers::edit))
         .routes(routes!(edges::list))
-        .routes(routes!(buyers::find))
-        .routes(routes!(contact::create_department, contact::departments))
-        .routes(routes!(contact::create_form, contact::forms))
-        .merge(contact::submissions())
-        .routes(routes!(crm::threads))
-        .routes(routes!(crm::post_message))
-        .routes(routes!(crm::messages))
-        .routes(routes!(automation::list))
-        .routes(routes!(automation::create))
-        .routes(routes!(automation::edit))
-        .routes(routes!(automation::delete))
-        .routes(routes!(automation::position))
-        .routes(routes!(automation::execute))
-        .routes(routes!(automation::changes))
         .merge(uploads())
 }
 

@@ -146,27 +146,17 @@ impl Wms {
     /// the edges table, which has a row per edge.
     pub async fn fleet(&self) -> Result<Fleet> {
         self.read(|conn| {
-            let mut stmt = conn.prepare_cached(
-                "SELECT online, COUNT(*),
-                        COALESCE(SUM(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                        COALESCE(MAX(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                        MIN(last_seen), SUM(taking_back_after IS NOT NULL), SUM(refused)
-                 FROM edges GROUP BY online",
-            )?;
             let mut fleet = Fleet::default();
-            let rows = stmt.query_map([], |r| {
-                Ok((
-                    r.get::<_, bool>(0)?,
-                    r.get::<_, i64>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, i64>(3)?,
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, i64>(5)?,
-                    r.get::<_, i64>(6)?,
-                ))
-            })?;
-            for row in rows {
-                let (online, count, backlog, max, seen, taking_back, refused) = row?;
+            for row in crate::store::sync::fleet(conn)? {
+                let crate::store::sync::FleetGroup {
+                    online,
+                    count,
+                    backlog,
+                    max,
+                    seen,
+                    taking_back,
+                    refused,
+                } = row;
                 fleet.taking_back += taking_back;
                 fleet.refused += refused;
                 fleet.backlog += backlog;

@@ -10,7 +10,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use depot_protocol::event::RemoteEvent;
 use depot_protocol::printing::{PrintJob, PrintJobCreated, PrintJobUpdated};
 use depot_protocol::{BusinessId, Timestamp};
-use rusqlite::{Connection, params};
+use rusqlite::Connection;
 use serde::Deserialize;
 
 fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Result<(), ApplyError> {
@@ -90,15 +90,7 @@ pub(crate) fn record_state(conn: &Connection, s: &StateChanged) -> crate::Result
         "unreachable" => ("offline", None),
         _ => ("unknown", None),
     };
-    let changed = conn
-        .prepare_cached(
-            "UPDATE printers SET status = ?3,
-                 last_seen = CASE WHEN last_seen IS NULL OR last_seen < ?4 THEN COALESCE(?4, last_seen)
-                                  ELSE last_seen END
-             WHERE id = ?1 AND business_id = ?2",
-        )?
-        .execute(params![id, s.business_id.0, status, seen])?;
-    Ok(changed > 0)
+    sql::set_printer_status(conn, id, s.business_id, status, seen.as_deref())
 }
 
 pub(super) fn state_changed(conn: &Connection, s: &StateChanged) -> Applied {

@@ -262,3 +262,11 @@ fn event_id(r: &rusqlite::Row, i: usize) -> rusqlite::Result<EventId> {
         rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
     })
 }
+
+/// How many of this node's own events the log holds with an outgoing
+/// sequence number in `after..=through`.
+pub fn own_between(conn: &Connection, after: i64, through: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT COUNT(*) FROM events WHERE out_seq > ?1 AND out_seq <= ?2")?
+        .query_row([after, through], |row| row.get(0))?)
+}

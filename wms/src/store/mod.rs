@@ -2,19 +2,17 @@
 //! setup, and one module of queries per part of the engine.
 
 pub mod backup;
+pub mod buyers;
 pub mod catalog;
-pub mod crm;
 pub mod documents;
 pub mod events;
 pub mod idempotency;
 pub mod ids;
 pub mod inbound;
 pub mod ledger;
-pub mod oauth;
 pub mod orders;
 pub mod owners;
 pub mod picking;
-pub mod pricing;
 pub mod printing;
 pub mod releases;
 pub mod replica;
@@ -23,7 +21,6 @@ pub mod sscc;
 pub mod sync;
 pub mod tenants;
 pub mod translation_jobs;
-pub mod webhooks;
 
 use crate::error::{Result, WmsError};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
@@ -50,8 +47,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up_with_hook(
             include_str!("schema/014_crm.sql"),
             |tx: &rusqlite::Transaction| {
-                crm::buyers::backfill(tx)
-                    .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
+                buyers::backfill(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
             },
         ),
         M::up(include_str!("schema/015_release_notes.sql")),
@@ -69,8 +65,7 @@ pub fn migrations() -> Migrations<'static> {
         M::up_with_hook(
             include_str!("schema/027_buyer_terms_folded.sql"),
             |tx: &rusqlite::Transaction| {
-                crm::buyers::reindex(tx)
-                    .map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
+                buyers::reindex(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
             },
         ),
         M::up(include_str!("schema/028_idempotency_keys.sql")),
@@ -133,7 +128,7 @@ pub fn open_reader(path: &Path) -> Result<Connection> {
 
 /// A filtered, paged list: `FROM … WHERE business_id = ?` grown one filter
 /// at a time, answered with the page and the DataTables counts.
-pub(crate) struct ListQuery {
+pub struct ListQuery {
     from: String,
     args: Vec<rusqlite::types::Value>,
     business: depot_protocol::BusinessId,
@@ -214,16 +209,16 @@ pub(crate) fn count_within(field: &str, value: i64) -> Result<()> {
 }
 
 /// `query_row` that turns "no row" into `None`.
-pub(crate) fn maybe<T>(r: rusqlite::Result<T>) -> Result<Option<T>> {
+pub fn maybe<T>(r: rusqlite::Result<T>) -> Result<Option<T>> {
     Ok(r.optional()?)
 }
 
 /// Timestamps are stored as the spec writes them, so text order is time order.
-pub(crate) fn ts(t: &depot_protocol::Timestamp) -> String {
+pub fn ts(t: &depot_protocol::Timestamp) -> String {
     depot_protocol::format_ts(t)
 }
 
-pub(crate) fn parse_ts(s: &str) -> rusqlite::Result<depot_protocol::Timestamp> {
+pub fn parse_ts(s: &str) -> rusqlite::Result<depot_protocol::Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|d| d.with_timezone(&chrono::Utc))
         .map_err(|e| {
@@ -241,7 +236,7 @@ pub(crate) fn parse_date(s: Option<String>) -> rusqlite::Result<Option<chrono::N
     .transpose()
 }
 
-pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(s: &str) -> rusqlite::Result<T> {
+pub fn parse_json<T: serde::de::DeserializeOwned>(s: &str) -> rusqlite::Result<T> {
     serde_json::from_str(s).map_err(|e| {
         rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
     })

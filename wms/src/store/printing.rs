@@ -256,3 +256,24 @@ pub fn upsert_replica(conn: &Connection, p: &Printer) -> Result<()> {
     ])?;
     Ok(())
 }
+
+/// Sets a printer record's status as its device reports it, and moves
+/// `last_seen` forward to `seen` (never back). Answers whether the record
+/// was there.
+pub fn set_printer_status(
+    conn: &Connection,
+    id: i64,
+    business: BusinessId,
+    status: &str,
+    seen: Option<&str>,
+) -> Result<bool> {
+    let changed = conn
+        .prepare_cached(
+            "UPDATE printers SET status = ?3,
+                 last_seen = CASE WHEN last_seen IS NULL OR last_seen < ?4 THEN COALESCE(?4, last_seen)
+                                  ELSE last_seen END
+             WHERE id = ?1 AND business_id = ?2",
+        )?
+        .execute(params![id, business.0, status, seen])?;
+    Ok(changed > 0)
+}

@@ -104,7 +104,7 @@ async fn provisioned_keys_work_before_the_first_sync_and_after_it() {
     assert!(
         before
             .iter()
-            .all(|k| depot_wms::store::ids::node_of(k.id.0) >= 1),
+            .all(|k| depot_wms::database::node_of(k.id.0) >= 1),
         "{before:?}"
     );
 

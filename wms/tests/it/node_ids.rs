@@ -4,7 +4,7 @@
 use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::tenant::Caller;
 use depot_wms::Wms;
-use depot_wms::store::ids::{NODE_SHIFT, node_of};
+use depot_wms::database::{NODE_SHIFT, node_of};
 
 #[tokio::test]
 async fn an_edge_numbers_its_waves_and_shipments_in_its_range() {

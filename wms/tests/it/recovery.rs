@@ -10,8 +10,8 @@ use depot_protocol::sync::{EdgeId, SyncEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, WarehouseId};
 use depot_wms::Wms;
+use depot_wms::database::{NODE_SHIFT, RECOVERY_GAP};
 use depot_wms::recovery::{Recovered, RecoveredPage};
-use depot_wms::store::ids::{NODE_SHIFT, RECOVERY_GAP};
 use depot_wms::sync::PageOutcome;
 use serde_json::json;
 

@@ -133,10 +133,7 @@ async fn a_cloud_restored_from_a_backup_is_reloaded_and_sent_everything_again() 
     // one the edge's cursor has already passed.
     let cloud_b = Wms::open(&dir.path().join("b.db"), "cloud").expect("cloud b");
     adjust(&cloud_b, caller, w, 100).await;
-    let head_b = cloud_b
-        .read(depot_wms::store::events::head)
-        .await
-        .expect("head");
+    let head_b = cloud_b.events_head().await.expect("head");
     assert!(
         cursor > head_b,
         "the edge's cursor {cursor} is past B's log ({head_b})"

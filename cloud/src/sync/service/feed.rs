@@ -31,7 +31,7 @@ enum Progress {
 impl Service {
     /// The log's newest rev, or `None` (logged) when it cannot be read.
     pub(super) async fn head(&self) -> Option<i64> {
-        match self.wms.read(depot_wms::store::events::head).await {
+        match self.wms.events_head().await {
             Ok(head) => Some(head),
             Err(e) => {
                 tracing::warn!(reason = %e, "cannot read the head of the log");

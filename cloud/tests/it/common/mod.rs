@@ -123,6 +123,11 @@ pub struct Res {
 }
 
 impl TestApp {
+    /// The engine, for the office's operations (CRM, pricing, OAuth).
+    pub fn office(&self) -> depot_office::Office {
+        depot_office::Office::new(self.wms.clone())
+    }
+
     pub async fn call(
         &self,
         method: &str,

@@ -17,7 +17,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use common::{TestApp, spawn_app_configured};
 use depot_cloud::oauth::token::AccessClaims;
 use depot_cloud::oauth::trust::TrustedIssuer;
-use depot_wms::oauth::UserRow;
+use depot_office::oauth::UserRow;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
@@ -51,7 +51,7 @@ async fn json_of(r: reqwest::Response) -> (u16, Value, reqwest::header::HeaderMa
 }
 
 async fn add_user(app: &TestApp, name: &str, scope: &str) {
-    app.wms
+    app.office()
         .save_user(UserRow {
             username: name.into(),
             password_hash: depot_cloud::oauth::secrets::hash_password(PASSWORD).expect("hash"),
@@ -148,7 +148,7 @@ async fn claimed_client(app: &TestApp, person: &str, scope: &str) -> (String, St
 /// its claims make wrong.
 async fn forge_with_server_key(app: &TestApp, claims: &Value) -> String {
     let keys = app
-        .wms
+        .office()
         .signing_keys(now(), || {
             Err(depot_wms::WmsError::Internal("no key".into()))
         })

@@ -217,7 +217,7 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
     // The server's own token under another type, and with its signature's
     // other half (s' = n - s, which verifies just as well).
     let keys = app
-        .wms
+        .office()
         .signing_keys(now(), || {
             Err(depot_wms::WmsError::Internal("no key".into()))
         })
@@ -383,7 +383,7 @@ async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
     .await;
     let old = b["access_token"].as_str().expect("token").to_owned();
     let first = app
-        .wms
+        .office()
         .signing_keys(now(), || {
             Err(depot_wms::WmsError::Internal("no key".into()))
         })
@@ -394,7 +394,7 @@ async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
     // retirement, mints the next key.
     let later = first.retire_at + 1;
     let keys = app
-        .wms
+        .office()
         .signing_keys(later, move || {
             depot_cloud::oauth::keys::generate(
                 later,

@@ -122,7 +122,7 @@ async fn a_job_applies_the_active_rules_in_order() {
 
     // The audit: every change, with what it was.
     let audit: Vec<(i64, i64, i64, Option<Money>, Money)> = app
-        .wms
+        .office()
         .pricing_changes(app.a.business, "reprice-1".into())
         .await
         .expect("audit")
@@ -273,7 +273,7 @@ async fn a_job_key_runs_its_job_once() {
     assert_eq!(app.event_count().await, events);
     assert_eq!(price(&app, it, 2).await.as_deref(), Some("11.00"));
     let audit = app
-        .wms
+        .office()
         .pricing_changes(app.a.business, "nightly-1".into())
         .await
         .expect("audit");

@@ -481,7 +481,7 @@ async fn concurrent_moves_keep_positions_a_permutation() {
 async fn another_tenants_rules_are_not_found() {
     let app = spawn_app().await;
     let theirs = app
-        .wms
+        .office()
         .create_pricing_rule(
             app.b.business,
             depot_protocol::pricing::RuleRequest::from_json(&rule_body(json!({"name": "B's"})))
@@ -521,7 +521,10 @@ async fn another_tenants_rules_are_not_found() {
         "{listed:?}"
     );
     assert_eq!(
-        app.wms.pricing_rules(app.b.business).await.expect("rules"),
+        app.office()
+            .pricing_rules(app.b.business)
+            .await
+            .expect("rules"),
         [theirs]
     );
 }
@@ -560,7 +563,7 @@ async fn automation_routes_are_rate_limited_with_the_spec_body() {
         "{message}"
     );
     assert_eq!(
-        app.wms
+        app.office()
             .pricing_rules(app.a.business)
             .await
             .expect("rules")

@@ -614,13 +614,21 @@ async fn finished_deliveries_are_deleted_after_retention_and_pending_ones_kept()
 
     // Nothing finished before an hour ago: nothing goes.
     let hour_ago = depot_protocol::now() - chrono::Duration::hours(1);
-    assert_eq!(prune_before(&app.wms, hour_ago, 2).await.expect("prune"), 0);
+    assert_eq!(
+        prune_before(&app.office(), hour_ago, 2)
+            .await
+            .expect("prune"),
+        0
+    );
     assert_eq!(deliveries(&app, done).await.len(), 3);
 
     // Everything finished before a minute from now goes, two per write,
     // attempts and all; the pending ones stay however old.
     let soon = depot_protocol::now() + chrono::Duration::minutes(1);
-    assert_eq!(prune_before(&app.wms, soon, 2).await.expect("prune"), 3);
+    assert_eq!(
+        prune_before(&app.office(), soon, 2).await.expect("prune"),
+        3
+    );
     assert!(deliveries(&app, done).await.is_empty());
     let r = app
         .get(&format!(

@@ -59,11 +59,7 @@ fn count(dir: &Path) -> anyhow::Result<(i64, i64)> {
     if !path.exists() {
         return Ok((0, 0));
     }
-    let conn = depot_wms::store::open_reader(&path)?;
-    Ok((
-        depot_wms::store::events::head(&conn)?,
-        depot_wms::store::events::outgoing_head(&conn)?,
-    ))
+    Ok(depot_wms::database::log_heads(&path)?)
 }
 
 /// The database in `dir` if it has at least `events` events and the bench's

@@ -308,3 +308,42 @@ pub fn holds(conn: &Connection, last: Landmark) -> Result<bool> {
     )?;
     Ok(id.is_some_and(|id| id == last.id.0.to_string()))
 }
+
+/// The edges that answer (or not), taken together: one pass over the
+/// edges table, which has a row per edge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FleetGroup {
+    pub online: bool,
+    pub count: i64,
+    /// Events the group's edges hold that the cloud has not taken yet.
+    pub backlog: i64,
+    /// The largest of one edge's.
+    pub max: i64,
+    /// The oldest `last_seen` of the group.
+    pub seen: Option<String>,
+    pub taking_back: i64,
+    pub refused: i64,
+}
+
+/// The fleet by `online`: at most two groups.
+pub fn fleet(conn: &Connection) -> Result<Vec<FleetGroup>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT online, COUNT(*),
+                COALESCE(SUM(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
+                COALESCE(MAX(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
+                MIN(last_seen), SUM(taking_back_after IS NOT NULL), SUM(refused)
+         FROM edges GROUP BY online",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(FleetGroup {
+            online: r.get(0)?,
+            count: r.get(1)?,
+            backlog: r.get(2)?,
+            max: r.get(3)?,
+            seen: r.get(4)?,
+            taking_back: r.get(5)?,
+            refused: r.get(6)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}

@@ -2,11 +2,12 @@
 //! their cryptography live in the cloud (`depot_cloud::oauth`); the engine
 //! keeps the rows, in its one database and behind its one writer.
 
+use crate::Office;
 use crate::store::oauth as sql;
 pub use crate::store::oauth::{ClientRow, CodeRow, SigningKey, UserRow};
-use crate::{Result, Wms};
+use depot_wms::Result;
 
-impl Wms {
+impl Office {
     /// The published keys, newest first. When none may sign at `now`,
     /// `make` creates one first, in the same transaction, so two starting
     /// instances do not both add a key. Housekeeping, even when a request

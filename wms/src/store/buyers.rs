@@ -1,6 +1,9 @@
 //! Buyers: kept as orders and contact forms name them, and searched by
 //! ranges of `buyer_terms`.
 
+#[cfg(test)]
+mod tests;
+
 use crate::error::Result;
 use crate::store::{ListQuery, parse_ts, ts};
 use depot_protocol::crm::buyers::{

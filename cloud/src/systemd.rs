@@ -2,14 +2,14 @@
 //! the watchdog: the unit's status line, so `systemctl status depot-cloud`
 //! says at a glance whether the service syncs, how many edges are online,
 //! and whether its disk is running out. The protocol itself is
-//! `depot_wms::notify`.
+//! `depot_wms::sd_notify`.
 
 use crate::sync::BrokerLink;
 use depot_protocol::plural::counted;
 use depot_wms::Wms;
+use depot_wms::disk::{Probe, Storage, StorageState, human};
 use depot_wms::metrics::sync::Fleet;
-use depot_wms::notify::Notifier;
-use depot_wms::storage::{Probe, Storage, StorageState, human};
+use depot_wms::sd_notify::Notifier;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -99,10 +99,10 @@ mod tests {
     fn storage(state: StorageState) -> Storage {
         Storage {
             path: "/var/lib/depot".into(),
-            free_bytes: 300 * depot_wms::storage::MIB,
-            total_bytes: 10_000 * depot_wms::storage::MIB,
+            free_bytes: 300 * depot_wms::disk::MIB,
+            total_bytes: 10_000 * depot_wms::disk::MIB,
             database_bytes: 0,
-            low_below_bytes: 1024 * depot_wms::storage::MIB,
+            low_below_bytes: 1024 * depot_wms::disk::MIB,
             state,
             full_since: None,
         }

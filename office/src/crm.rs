@@ -2,11 +2,9 @@
 //! contact forms; threads that forms open and agents answer. Each write,
 //! with its event, is one transaction.
 
-use crate::store::crm::buyers::{self as buyer_sql, Sighting};
+use crate::Office;
 use crate::store::crm::{self as sql, NewMessage as MessageRow, NewThread};
-use crate::store::events;
-use crate::{Result, Wms, WmsError};
-use depot_protocol::crm::buyers::{BuyerResults, BuyerSearch, CONTACT_CHANNEL};
+use depot_protocol::crm::buyers::CONTACT_CHANNEL;
 use depot_protocol::crm::contact::{
     Checked, ContactForm, ContactSubmission, Department, DepartmentCreate, FormCreate, Receipt,
 };
@@ -15,9 +13,11 @@ use depot_protocol::crm::{
     ThreadScope,
 };
 use depot_protocol::event::EventKind;
-use depot_protocol::order::Order;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, ListEnvelope, Page, now};
+use depot_wms::buyers::{self as buyer_sql, Sighting};
+use depot_wms::sql::append_event;
+use depot_wms::{Result, WmsError};
 use rusqlite::Connection;
 
 /// The window of the contact forms' submission limits.
@@ -31,23 +31,6 @@ pub enum Submitted {
     Limited {
         wait_secs: u64,
     },
-}
-
-/// Keeps the buyer of an order just ingested, in its transaction.
-pub(crate) fn note_order_buyer(conn: &Connection, order: &Order) -> Result<()> {
-    buyer_sql::note(
-        conn,
-        order.business_id,
-        Sighting {
-            name: order.buyer.name.as_deref(),
-            email: order.buyer.email.as_deref(),
-            phone: order.buyer.phone.as_deref(),
-            channel: &order.channel,
-            at: &order.created_at,
-            order: true,
-        },
-    )?;
-    Ok(())
 }
 
 fn load_thread(conn: &Connection, business: BusinessId, id: i64) -> Result<Thread> {
@@ -72,21 +55,7 @@ fn over_limit(
     }))
 }
 
-impl Wms {
-    /// Buyers a checked search finds, a page of them.
-    pub async fn find_buyers(
-        &self,
-        business: BusinessId,
-        search: BuyerSearch,
-        page: Page,
-    ) -> Result<BuyerResults> {
-        self.read(move |conn| {
-            let (found, total, filtered) = buyer_sql::search(conn, business, &search, page)?;
-            Ok(BuyerResults::new(found, total, filtered))
-        })
-        .await
-    }
-
+impl Office {
     /// Creates a department; its code is unique in the business.
     pub async fn create_department(
         &self,
@@ -106,7 +75,7 @@ impl Wms {
             sql::insert_department(conn, business, &new, &now())?;
             let d = sql::department_by_code(conn, business, &new.code)?
                 .ok_or_else(|| WmsError::Internal("department vanished".into()))?;
-            events::append(
+            append_event(
                 conn,
                 &origin,
                 Some(business),
@@ -146,7 +115,7 @@ impl Wms {
             let id = sql::insert_form(conn, business, department.id, &new, &now())?;
             let (form, _) = sql::form(conn, business, id)?
                 .ok_or_else(|| WmsError::Internal("form vanished".into()))?;
-            events::append(
+            append_event(
                 conn,
                 &origin,
                 Some(business),
@@ -238,7 +207,7 @@ impl Wms {
                 "thread": load_thread(conn, business, thread)?,
                 "message": sql::message(conn, message)?,
             });
-            events::append(
+            append_event(
                 conn,
                 &origin,
                 Some(business),
@@ -319,7 +288,7 @@ impl Wms {
             let message = sql::message(conn, message)?
                 .ok_or_else(|| WmsError::Internal("message vanished".into()))?;
             let payload = serde_json::json!({"thread_id": id, "message": message});
-            events::append(
+            append_event(
                 conn,
                 &origin,
                 Some(business),

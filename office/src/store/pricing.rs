@@ -1,9 +1,9 @@
 //! Pricing rules, the jobs run and the prices they changed.
 
-use super::{maybe, parse_json, parse_ts, ts};
-use crate::error::{Result, WmsError};
 use depot_protocol::pricing::{PriceChange, PricingRule, RuleFields, RuleInput, RuleRequest};
 use depot_protocol::{BusinessId, ItemId, Money, PriceListId, Timestamp};
+use depot_wms::sql::{maybe, parse_json, parse_ts, ts};
+use depot_wms::{Result, WmsError};
 use rusqlite::{Connection, Row, params};
 use std::collections::BTreeMap;
 

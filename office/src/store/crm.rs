@@ -1,15 +1,11 @@
 //! CRM, cloud only: departments, contact forms and their submissions,
-//! threads and messages; buyers in `buyers`.
+//! threads and messages. Buyers are the engine's (`depot_wms::buyers`).
 
-pub mod buyers;
-#[cfg(test)]
-mod tests;
-
-use super::{ListQuery, maybe, parse_json, parse_ts, ts};
-use crate::error::Result;
 use depot_protocol::crm::contact::{ContactForm, Department, NewDepartment, NewForm};
 use depot_protocol::crm::{Direction, Message, Thread, ThreadFilter, ThreadStatus};
 use depot_protocol::{BusinessId, Page, Timestamp};
+use depot_wms::Result;
+use depot_wms::sql::{ListQuery, maybe, parse_json, parse_ts, ts};
 use rusqlite::{Connection, Row, params};
 use std::collections::BTreeMap;
 

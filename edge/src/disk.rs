@@ -1,9 +1,9 @@
-//! Room left on the box's disk (`depot_wms::storage`), read where the
+//! Room left on the box's disk (`depot_wms::disk`), read where the
 //! settings put the data directory. A full disk stops the floor's writes,
 //! so the box says how much is left everywhere it reports.
 
 use crate::settings::Settings;
-pub use depot_wms::storage::{
+pub use depot_wms::disk::{
     MIB, Probe, RESERVE_BYTES, Storage, StorageState, TEND_RESERVE_EVERY, database_bytes,
     free_and_size, human,
 };

@@ -1,7 +1,7 @@
 //! The buyer store against real SQLite: identity, backfill, the plans the
 //! searches run with, and patterns that must stay literal.
 
-use super::buyers::{SCAN, Sighting, backfill, note, scan_args, search};
+use super::{SCAN, Sighting, backfill, note, scan_args, search};
 use crate::error::Result;
 use crate::store::migrations;
 use depot_protocol::crm::buyers::{BuyerFilter, BuyerItem, BuyerMatch, parse_search};

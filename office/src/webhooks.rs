@@ -2,12 +2,14 @@
 //! cloud's dispatcher needs from the log: deliveries made from events,
 //! claimed one attempt at a time, and the attempts recorded.
 
-use crate::store::webhooks::{self as sql, After, Fields, Head, Outgoing};
-use crate::{Result, Wms, WmsError};
+use crate::Office;
+use crate::store::webhooks::{self as sql, Fields};
+pub use crate::store::webhooks::{After, Head, Outgoing};
 use depot_protocol::webhook::{
     Attempt, Changes, Delivery, DeliveryStatus, MAX_WEBHOOKS, Webhook, matches,
 };
 use depot_protocol::{BusinessId, Page, Timestamp, now};
+use depot_wms::{Result, WmsError};
 use rusqlite::Connection;
 
 fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Webhook> {
@@ -26,7 +28,7 @@ fn load_delivery(
         .ok_or_else(|| WmsError::NotFound(format!("webhook {webhook} has no delivery {id}")))
 }
 
-impl Wms {
+impl Office {
     /// Stores a subscription (checked by the caller) with its secret; a
     /// business has at most [`MAX_WEBHOOKS`] (409 beyond). Answers it with
     /// the secret, which is never shown again.

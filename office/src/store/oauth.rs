@@ -1,7 +1,7 @@
 //! The authorization server's rows: signing keys, clients, people, codes
 //! and exchanged assertions.
 
-use crate::error::Result;
+use depot_wms::Result;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 /// An ES256 signing key (PKCS#8 DER) and its life: it signs until

@@ -8,11 +8,13 @@
 //! item is logged once as `item.updated`, as an edit would be, so that the
 //! edges receive the new prices.
 
-use crate::store::{self, catalog, pricing as sql};
-use crate::{Result, Wms, WmsError};
+use crate::Office;
+use crate::store::pricing as sql;
 use depot_protocol::event::EventKind;
 use depot_protocol::pricing::{ItemFacts, JobSpec, PriceChange, PricingRule, RuleRun, RuleStatus};
 use depot_protocol::{BusinessId, ItemId, Timestamp, now};
+use depot_wms::sql::{append_event, item as catalog_item};
+use depot_wms::{Result, WmsError};
 use rusqlite::Connection;
 use std::collections::BTreeSet;
 
@@ -147,9 +149,9 @@ fn execute(
         .map(|rule| job.apply(rule))
         .collect::<Result<Vec<_>>>()?;
     for id in &job.touched {
-        let item = catalog::item(conn, business, *id)?
+        let item = catalog_item(conn, business, *id)?
             .ok_or_else(|| WmsError::Internal(format!("item {id} vanished")))?;
-        store::events::append(conn, origin, Some(business), EventKind::ItemUpdated, &item)?;
+        append_event(conn, origin, Some(business), EventKind::ItemUpdated, &item)?;
     }
     let summary: Vec<_> = runs
         .iter()
@@ -158,7 +160,7 @@ fn execute(
                 "items_changed": r.items_changed, "items_skipped": r.items_skipped})
         })
         .collect();
-    store::events::append(
+    append_event(
         conn,
         origin,
         Some(business),
@@ -180,7 +182,7 @@ fn execute(
     })
 }
 
-impl Wms {
+impl Office {
     /// Runs a pricing job, all of it or nothing; a key already used answers
     /// what its job answered (409 if the body differs).
     pub async fn execute_pricing_job(

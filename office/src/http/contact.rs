@@ -1,12 +1,8 @@
 //! `/v1/contact/...`: contact form submissions, and the departments and
 //! forms a business configures for them (cloud only).
 
-use super::error::ApiError;
-use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
-use super::idempotency::{ok, plain, respond};
-use crate::Wms;
+use crate::Office;
 use crate::crm::Submitted;
-use crate::idempotency::{self, Answer};
 use axum::Json;
 use axum::extract::{DefaultBodyLimit, State};
 use depot_protocol::crm::contact::{
@@ -14,6 +10,11 @@ use depot_protocol::crm::contact::{
     Receipt,
 };
 use depot_protocol::{DataEnvelope, ErrorBody, ListEnvelope, Page};
+use depot_wms::Wms;
+use depot_wms::http::error::ApiError;
+use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use depot_wms::http::idempotency::{ok, plain, respond};
+use depot_wms::idempotency::{self, Answer};
 use serde::Deserialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -54,7 +55,7 @@ pub(super) fn page(q: &PageQuery) -> Result<Page, ApiError> {
         (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn submit(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, form_id)): ApiPath<(i64, i64)>,
     body: Result<ApiJson<ContactSubmission>, ApiError>,
@@ -72,7 +73,7 @@ pub async fn submit(
         Submitted::Received(receipt) => Some(plain(receipt)),
         Submitted::Limited { .. } => None,
     });
-    match wms
+    match office
         .submit_contact(t.business_id(), form_id, submission)
         .await?
     {
@@ -97,11 +98,11 @@ pub fn submissions() -> OpenApiRouter<Wms> {
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn create_department(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiJson(req): ApiJson<DepartmentCreate>,
 ) -> Result<Answer, ApiError> {
-    respond(ok::<Department>, wms.create_department(t.0, req)).await
+    respond(ok::<Department>, office.create_department(t.0, req)).await
 }
 
 /// The business's departments, by code.
@@ -111,11 +112,11 @@ pub async fn create_department(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn departments(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<ListEnvelope<Department>>, ApiError> {
-    Ok(Json(wms.departments(t.business_id(), page(&q)?).await?))
+    Ok(Json(office.departments(t.business_id(), page(&q)?).await?))
 }
 
 /// Creates a contact form for one of the business's departments (422 if
@@ -129,11 +130,11 @@ pub async fn departments(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn create_form(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiJson(req): ApiJson<FormCreate>,
 ) -> Result<Answer, ApiError> {
-    respond(ok::<ContactForm>, wms.create_form(t.0, req)).await
+    respond(ok::<ContactForm>, office.create_form(t.0, req)).await
 }
 
 /// The business's contact forms, oldest first.
@@ -143,9 +144,9 @@ pub async fn create_form(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn forms(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<ListEnvelope<ContactForm>>, ApiError> {
-    Ok(Json(wms.forms(t.business_id(), page(&q)?).await?))
+    Ok(Json(office.forms(t.business_id(), page(&q)?).await?))
 }

@@ -2,11 +2,7 @@
 //! replies and notes agents post (cloud only).
 
 use super::contact::{PageQuery, page};
-use super::error::ApiError;
-use super::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
-use super::idempotency::{plain, respond};
-use crate::Wms;
-use crate::idempotency::Answer;
+use crate::Office;
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::crm::{
@@ -15,6 +11,10 @@ use depot_protocol::crm::{
 };
 use depot_protocol::validate::Check;
 use depot_protocol::{ErrorBody, ListEnvelope, Page};
+use depot_wms::http::error::ApiError;
+use depot_wms::http::extract::{ApiJson, ApiPath, ApiQuery, Tenant};
+use depot_wms::http::idempotency::{plain, respond};
+use depot_wms::idempotency::Answer;
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -43,7 +43,7 @@ pub struct ThreadQuery {
     responses((status = 200, body = ListEnvelope<Thread>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn threads(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiQuery(q): ApiQuery<ThreadQuery>,
 ) -> Result<Json<ListEnvelope<Thread>>, ApiError> {
@@ -73,7 +73,7 @@ pub async fn threads(
             status,
         })
         .map_err(ApiError::invalid)?;
-    Ok(Json(wms.threads(t.business_id(), filter, page).await?))
+    Ok(Json(office.threads(t.business_id(), filter, page).await?))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -99,7 +99,7 @@ pub struct ScopeQuery {
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn post_message(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<ScopeQuery>,
@@ -114,7 +114,11 @@ pub async fn post_message(
                 integration_id,
                 department,
             };
-            respond(plain::<ThreadMessages>, wms.post_message(t.0, id, scope, m)).await
+            respond(
+                plain::<ThreadMessages>,
+                office.post_message(t.0, id, scope, m),
+            )
+            .await
         }
         (q, m) => Err(ApiError::invalid(
             q.err().into_iter().chain(m.err()).flatten().collect(),
@@ -131,12 +135,14 @@ pub async fn post_message(
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn messages(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<MessagesPage>, ApiError> {
     Ok(Json(
-        wms.thread_messages(t.business_id(), id, page(&q)?).await?,
+        office
+            .thread_messages(t.business_id(), id, page(&q)?)
+            .await?,
     ))
 }

@@ -1,12 +1,12 @@
 //! `/v1/buyers/...`: finding the business's buyers (cloud only).
 
-use super::error::ApiError;
-use super::extract::{ApiPath, ApiQuery, Tenant};
-use crate::Wms;
+use crate::Office;
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::crm::buyers::{BuyerResults, parse_search};
 use depot_protocol::{ErrorBody, Page};
+use depot_wms::http::error::ApiError;
+use depot_wms::http::extract::{ApiPath, ApiQuery, Tenant};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -47,7 +47,7 @@ pub struct FindQuery {
     responses((status = 200, body = BuyerResults), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn find(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, key_type)): ApiPath<(i64, String)>,
     ApiQuery(q): ApiQuery<FindQuery>,
@@ -60,5 +60,7 @@ pub async fn find(
             return Err(ApiError::invalid(errors));
         }
     };
-    Ok(Json(wms.find_buyers(t.business_id(), search, page).await?))
+    Ok(Json(
+        office.find_buyers(t.business_id(), search, page).await?,
+    ))
 }

@@ -9,13 +9,15 @@ mod job;
 
 pub use job::JobOutcome;
 
-use crate::store::{self, pricing as sql};
-use crate::{Result, Wms, WmsError};
+use crate::Office;
+use crate::store::pricing as sql;
 use depot_protocol::event::EventKind;
 use depot_protocol::pricing::{
     MAX_RULES, PricingRule, RuleMove, RulePosition, RuleRequest, moved, place,
 };
 use depot_protocol::{BusinessId, FieldError, now};
+use depot_wms::sql::append_event;
+use depot_wms::{Result, WmsError};
 use rusqlite::Connection;
 use serde_json::json;
 
@@ -59,7 +61,7 @@ fn changed_event(
     business: BusinessId,
     payload: serde_json::Value,
 ) -> Result<()> {
-    store::events::append(
+    append_event(
         conn,
         origin,
         Some(business),
@@ -69,7 +71,7 @@ fn changed_event(
     Ok(())
 }
 
-impl Wms {
+impl Office {
     /// The business's rules, in the order a job applies them.
     pub async fn pricing_rules(&self, business: BusinessId) -> Result<Vec<PricingRule>> {
         self.read(move |conn| sql::rules(conn, business)).await

@@ -1,13 +1,13 @@
 //! What the edge tells systemd (`Type=notify`): ready once it can serve the
 //! floor, its sync state as the unit's status line, and the watchdog fed
 //! while the writer and the runtime answer. The protocol itself is
-//! `depot_wms::notify`.
+//! `depot_wms::sd_notify`.
 
 use crate::devices::Devices;
-use crate::storage::{Probe, Storage, StorageState, human};
+use crate::disk::{Probe, Storage, StorageState, human};
 use depot_protocol::plural::counted;
 use depot_wms::Wms;
-use depot_wms::notify::{self, Notifier};
+use depot_wms::sd_notify::{self, Notifier};
 use depot_wms::sync::SyncSnapshot;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -118,8 +118,12 @@ impl Informer {
         if !notifier.is_enabled() {
             return Self { tasks };
         }
-        if let Some(period) = notify::watchdog_from_env() {
-            tasks.spawn(notify::feed_watchdog(notifier.clone(), wms.clone(), period));
+        if let Some(period) = sd_notify::watchdog_from_env() {
+            tasks.spawn(sd_notify::feed_watchdog(
+                notifier.clone(),
+                wms.clone(),
+                period,
+            ));
         }
         tasks.spawn(async move {
             if tokio::time::timeout(FIRST_SCAN_WITHIN, devices.first_scan())
@@ -277,7 +281,7 @@ mod tests {
             "cloud not connected since 2026-11-24T02:00:00Z; outbox 12 events (oldest 2026-11-24T01:00:00Z); 2 conflicts; 1 device needs attention"
         );
         s.conflicts = 0;
-        s.recovery = Some(depot_wms::store::sync::Recovery {
+        s.recovery = Some(depot_wms::database::Recovery {
             from: 7,
             recovered: 1000,
             shifted: true,

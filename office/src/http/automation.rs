@@ -13,12 +13,8 @@
 //! error body (another business's rule is not found either); 401 and 429 as
 //! on every route.
 
-use super::error::ApiError;
-use super::extract::{ApiJson, ApiPath, Tenant};
-use super::idempotency::{ok, respond};
-use crate::idempotency::{self, Answer};
+use crate::Office;
 use crate::pricing::JobOutcome;
-use crate::{Wms, WmsError};
 use axum::Json;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
@@ -28,6 +24,11 @@ use depot_protocol::pricing::{
     RuleRecord, RuleRequest, RuleRun,
 };
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError, FieldErrors};
+use depot_wms::WmsError;
+use depot_wms::http::error::ApiError;
+use depot_wms::http::extract::{ApiJson, ApiPath, Tenant};
+use depot_wms::http::idempotency::{ok, respond};
+use depot_wms::idempotency::{self, Answer};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -95,8 +96,8 @@ fn rule_id(raw: &str) -> Result<i64, Vec<FieldError>> {
     responses((status = 200, body = DataEnvelope<Vec<RuleRecord>>), (status = 401, body = ErrorBody),
         (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
-pub async fn list(State(wms): State<Wms>, t: Tenant) -> Result<Response, ApiError> {
-    let rules = wms.pricing_rules(t.business_id()).await;
+pub async fn list(State(office): State<Office>, t: Tenant) -> Result<Response, ApiError> {
+    let rules = office.pricing_rules(t.business_id()).await;
     answer(rules.map(|r| r.iter().map(|r| r.record()).collect::<Vec<_>>()))
 }
 
@@ -116,7 +117,7 @@ pub async fn list(State(wms): State<Wms>, t: Tenant) -> Result<Response, ApiErro
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn create(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
@@ -124,7 +125,7 @@ pub async fn create(
         Ok(r) => r,
         Err(errors) => return Ok(field_errors(errors)),
     };
-    written(one_rule, wms.create_pricing_rule(t.business_id(), req)).await
+    written(one_rule, office.create_pricing_rule(t.business_id(), req)).await
 }
 
 /// Changes the fields given (absent or null ones are kept; the rule is
@@ -139,7 +140,7 @@ pub async fn create(
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn edit(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, raw_id)): ApiPath<(String, String)>,
     ApiJson(body): ApiJson<Value>,
@@ -154,7 +155,7 @@ pub async fn edit(
             return Ok(field_errors(errors));
         }
     };
-    written(one_rule, wms.edit_pricing_rule(t.business_id(), id, req)).await
+    written(one_rule, office.edit_pricing_rule(t.business_id(), id, req)).await
 }
 
 /// Deletes a rule; the rules after it move up one position. Answers the
@@ -166,7 +167,7 @@ pub async fn edit(
         (status = 401, body = ErrorBody), (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn delete(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, raw_id)): ApiPath<(String, String)>,
 ) -> Result<Response, ApiError> {
@@ -174,7 +175,7 @@ pub async fn delete(
         Ok(id) => id,
         Err(errors) => return Ok(field_errors(errors)),
     };
-    written(one_rule, wms.delete_pricing_rule(t.business_id(), id)).await
+    written(one_rule, office.delete_pricing_rule(t.business_id(), id)).await
 }
 
 /// Moves rules: `{"id": 12, "position_id": 3}`, or several moves applied
@@ -192,7 +193,7 @@ pub async fn delete(
         (status = 413, body = ErrorBody), (status = 415, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn position(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response, ApiError> {
@@ -202,7 +203,7 @@ pub async fn position(
     };
     written(
         ok::<Vec<RulePosition>>,
-        wms.move_pricing_rules(t.business_id(), moves),
+        office.move_pricing_rules(t.business_id(), moves),
     )
     .await
 }
@@ -234,7 +235,7 @@ pub async fn position(
         (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn execute(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     headers: HeaderMap,
     ApiJson(body): ApiJson<Value>,
@@ -247,7 +248,7 @@ pub async fn execute(
         Err(errors) => return Ok(field_errors(errors)),
     };
     idempotency::expect(|o: &JobOutcome| Some(job_runs(o)));
-    let outcome = match wms.execute_pricing_job(t.business_id(), spec).await {
+    let outcome = match office.execute_pricing_job(t.business_id(), spec).await {
         Ok(o) => o,
         Err(e) => return answer::<()>(Err(e)),
     };
@@ -273,10 +274,10 @@ pub async fn execute(
         (status = 404, body = ErrorBody), (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn changes(
-    State(wms): State<Wms>,
+    State(office): State<Office>,
     t: Tenant,
     ApiPath((_, job_id)): ApiPath<(String, String)>,
 ) -> Result<Json<DataEnvelope<Vec<PriceChange>>>, ApiError> {
-    let data = wms.pricing_changes(t.business_id(), job_id).await?;
+    let data = office.pricing_changes(t.business_id(), job_id).await?;
     Ok(Json(DataEnvelope { data }))
 }

@@ -1,11 +1,11 @@
 //! Outbound webhooks: subscriptions, the cursor that turns the event log
 //! into deliveries, deliveries and their attempts.
 
-use super::{maybe, parse_json, parse_ts, ts};
-use crate::error::Result;
 use depot_protocol::event::Event;
 use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook};
 use depot_protocol::{BusinessId, EventId, Page, Timestamp};
+use depot_wms::Result;
+use depot_wms::sql::{events_head, events_since, maybe, parse_json, parse_ts, ts};
 use rusqlite::{Connection, Row, params};
 
 const COLS: &str = "id, business_id, url, event_types, description, active, created_at, updated_at,
@@ -162,7 +162,7 @@ pub fn fan_out(
     let cursor: i64 = conn
         .prepare_cached("SELECT seq FROM webhook_cursor WHERE id = 1")?
         .query_row([], |r| r.get(0))?;
-    let head = super::events::head(conn)?;
+    let head = events_head(conn)?;
     // Only events of businesses with an active subscription are read: the
     // cloud's log is every business's.
     let mut stmt = conn.prepare_cached(
@@ -293,7 +293,7 @@ pub fn claim(conn: &Connection, id: &str, now_ms: i64, until_ms: i64) -> Result<
     else {
         return Ok(None);
     };
-    let Some(event) = super::events::since(conn, seq - 1, 1)?
+    let Some(event) = events_since(conn, seq - 1, 1)?
         .into_iter()
         .find(|e| e.seq == seq)
     else {

@@ -1,0 +1,51 @@
+//! Buyers: who bought, kept with each order as it is ingested (in its
+//! transaction) and with each contact form a buyer writes through
+//! (the office side calls [`note`]); found by name, id or wildcard.
+
+use crate::store::buyers as sql;
+use crate::{Result, Wms};
+use depot_protocol::crm::buyers::{BuyerResults, BuyerSearch};
+use depot_protocol::order::Order;
+use depot_protocol::{BusinessId, Page};
+use rusqlite::Connection;
+
+pub use sql::Sighting;
+
+/// Keeps a buyer seen on an order or through a form, inside the caller's
+/// write; answers the buyer's id, or `None` when the sighting names no one.
+pub fn note(conn: &Connection, business: BusinessId, sighting: Sighting) -> Result<Option<i64>> {
+    sql::note(conn, business, sighting)
+}
+
+/// Keeps the buyer of an order just ingested, in its transaction.
+pub(crate) fn note_order(conn: &Connection, order: &Order) -> Result<()> {
+    sql::note(
+        conn,
+        order.business_id,
+        Sighting {
+            name: order.buyer.name.as_deref(),
+            email: order.buyer.email.as_deref(),
+            phone: order.buyer.phone.as_deref(),
+            channel: &order.channel,
+            at: &order.created_at,
+            order: true,
+        },
+    )?;
+    Ok(())
+}
+
+impl Wms {
+    /// Buyers a checked search finds, a page of them.
+    pub async fn find_buyers(
+        &self,
+        business: BusinessId,
+        search: BuyerSearch,
+        page: Page,
+    ) -> Result<BuyerResults> {
+        self.read(move |conn| {
+            let (found, total, filtered) = sql::search(conn, business, &search, page)?;
+            Ok(BuyerResults::new(found, total, filtered))
+        })
+        .await
+    }
+}
