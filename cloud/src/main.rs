@@ -51,15 +51,11 @@ async fn main() -> anyhow::Result<()> {
             );
             let _ = writeln!(out, "depot-cloud syncing through {}", broker.url);
             depot_wms::sd_notify::arm_test_hang(&wms);
-            let served = depot_cloud::serve_notifying(
-                listener,
-                wms.clone(),
-                &settings,
-                &broker,
-                &depot_wms::sd_notify::Notifier::from_env(),
-                depot_cloud::shutdown_signal(),
-            )
-            .await;
+            let served = depot_cloud::Daemon::new(wms.clone(), settings)
+                .sync_through(&broker)
+                .notifier(depot_wms::sd_notify::Notifier::from_env())
+                .serve(listener, depot_cloud::shutdown_signal())
+                .await;
             wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
             served?;
         }

@@ -119,14 +119,10 @@ async fn main() -> anyhow::Result<()> {
             );
             depot_wms::sd_notify::arm_test_hang(&wms);
             let notifier = depot_wms::sd_notify::Notifier::from_env();
-            let served = depot_edge::serve_notifying(
-                listener,
-                wms.clone(),
-                settings,
-                notifier,
-                shutdown_signal(),
-            )
-            .await;
+            let served = depot_edge::Daemon::new(wms.clone(), settings)
+                .notifier(notifier)
+                .serve(listener, shutdown_signal())
+                .await;
             wms.close_at_exit(depot_wms::CLOSE_AT_EXIT_WITHIN).await;
             served
         }

@@ -1,6 +1,6 @@
 //! `depot-bench-sync`: how fast an edge's backlog drains into the cloud.
 //!
-//! A cloud (`depot_cloud::serve`) and an edge (`depot_edge::serve`) in this
+//! A cloud (`depot_cloud::Daemon`) and an edge (`depot_edge::Daemon`) in this
 //! process sync through Mosquitto. The edge makes its backlog while its link
 //! is down (engine calls, as stations would through its API); then the link
 //! starts and the bench times until the cloud's cursor for the edge reaches
@@ -163,10 +163,11 @@ impl Running {
 fn start_edge(edge: &Wms, settings: &EdgeSettings, listener: TcpListener) -> Running {
     let (edge, settings) = (edge.clone(), settings.clone());
     Running::spawn(move |stopped| async move {
-        depot_edge::serve(listener, edge, settings, async {
-            let _ = stopped.await;
-        })
-        .await
+        depot_edge::Daemon::new(edge, settings)
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await
     })
 }
 
@@ -520,10 +521,12 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     let cloud_server = {
         let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
         Running::spawn(move |stopped| async move {
-            depot_cloud::serve(cloud_listener, cloud, &settings, &broker, async {
-                let _ = stopped.await;
-            })
-            .await
+            depot_cloud::Daemon::new(cloud, settings.clone())
+                .sync_through(&broker)
+                .serve(cloud_listener, async {
+                    let _ = stopped.await;
+                })
+                .await
         })
     };
     let unchecked_before = tenant(args, dir, url, &cloud, 1, "checks off (before)").await?;

@@ -176,13 +176,13 @@ impl Running {
         let until = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|s| *s).await;
         };
-        let edge_task = tokio::spawn(depot_edge::serve(
-            edge_listener,
-            edge.clone(),
-            edge_settings,
-            until(stopped.clone()),
-        ));
-        let cloud = depot_cloud::serve(listener, wms.clone(), &settings, &broker, until(stopped));
+        let edge_task = tokio::spawn(
+            depot_edge::Daemon::new(edge.clone(), edge_settings)
+                .serve(edge_listener, until(stopped.clone())),
+        );
+        let cloud = depot_cloud::Daemon::new(wms.clone(), settings.clone())
+            .sync_through(&broker)
+            .serve(listener, until(stopped));
         let signal = async move {
             shutdown.await;
             let _ = stop.send(true);

@@ -51,7 +51,9 @@ async fn the_printed_examples_work() {
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let server_wms = wms.clone();
     tokio::spawn(async move {
-        depot_cloud::run(listener, server_wms, &settings, std::future::pending()).await
+        depot_cloud::Daemon::new(server_wms, settings.clone())
+            .serve(listener, std::future::pending())
+            .await
     });
 
     let client = reqwest::Client::new();

@@ -60,10 +60,12 @@ async fn cloud_and_edge_converge_over_mqtt() {
     let cloud_task = {
         let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
         tokio::spawn(async move {
-            depot_cloud::serve(listener, cloud, &settings, &broker, async {
-                let _ = cloud_stopped.await;
-            })
-            .await
+            depot_cloud::Daemon::new(cloud, settings.clone())
+                .sync_through(&broker)
+                .serve(listener, async {
+                    let _ = cloud_stopped.await;
+                })
+                .await
         })
     };
 
@@ -84,10 +86,8 @@ async fn cloud_and_edge_converge_over_mqtt() {
         .expect("bind");
     let edge_base = format!("http://{}", edge_listener.local_addr().expect("addr"));
     let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
-    let edge_task = tokio::spawn(depot_edge::serve(
+    let edge_task = tokio::spawn(depot_edge::Daemon::new(edge.clone(), edge_settings).serve(
         edge_listener,
-        edge.clone(),
-        edge_settings,
         async {
             let _ = edge_stopped.await;
         },

@@ -327,7 +327,9 @@ async fn main() -> anyhow::Result<()> {
         },
         ..Settings::default()
     };
-    let (router, _) = depot_cloud::app(wms.clone(), &settings).await?;
+    let (router, _) = depot_cloud::Daemon::new(wms.clone(), settings.clone())
+        .router()
+        .await?;
     let router = router.route("/hello", axum::routing::get(|| async { "hello" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);

@@ -235,10 +235,12 @@ async fn syncing_cloud(broker_url: String) -> SyncingCloud {
     let url = format!("http://{}/metrics", listener.local_addr().expect("addr"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
-        depot_cloud::serve(listener, wms, &settings, &broker, async {
-            let _ = stopped.await;
-        })
-        .await
+        depot_cloud::Daemon::new(wms, settings.clone())
+            .sync_through(&broker)
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await
     });
     SyncingCloud {
         url,

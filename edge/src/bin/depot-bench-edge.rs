@@ -139,7 +139,8 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
 
     // The edge's router exactly as `depot-edge serve` builds it, plus a
     // hello-world route (outside its layers) as the baseline.
-    let router = depot_edge::app(edge.clone(), &settings)
+    let router = depot_edge::Daemon::new(edge.clone(), settings.clone())
+        .router()
         .route("/hello", axum::routing::get(|| async { "hello" }));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);

@@ -3,7 +3,7 @@
 //!
 //! 1. Pack to label: confirmed orders packed one at a time over HTTP, as a
 //!    packing station does (pack-order, generate-label, print job), against
-//!    an edge served by `depot_edge::serve` whose printer is the simulated
+//!    an edge served by `depot_edge::Daemon` whose printer is the simulated
 //!    Zebra of depot-hardware; the clock runs from the pack-order answer to
 //!    the simulator receiving the label's last byte.
 //! 2. Labels at once: the same labels submitted together as print jobs;
@@ -542,7 +542,7 @@ async fn main() -> anyhow::Result<()> {
         packed.run.bytes as f64 / n as f64
     );
     println!(
-        "the edge: depot_edge::serve with this printer configured (driver defaults), its spooler and driver in this process with the client and the printer; the link to the broker is not running"
+        "the edge: depot_edge::Daemon with this printer configured (driver defaults), its spooler and driver in this process with the client and the printer; the link to the broker is not running"
     );
 
     let b_p50 = median(base.per_label.iter().map(|r| r.pct(50)).collect());

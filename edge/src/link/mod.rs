@@ -7,6 +7,7 @@
 
 mod trouble;
 
+#[cfg(feature = "faults")]
 use crate::faults::{Faults, Injector};
 use crate::settings::Settings;
 use depot_mqtt::{client_options, explain};
@@ -77,6 +78,7 @@ struct Link {
     /// restarted cloud that has forgotten this edge's feed.
     cloud_session: Option<String>,
     /// Faults injected on the sync topics (tests only).
+    #[cfg(feature = "faults")]
     faults: Option<Injector>,
     /// When the last hello went out, until the cloud answers anything: a
     /// hello can be lost (the cloud not yet subscribed, a dropped link).
@@ -115,11 +117,7 @@ impl Link {
     /// Publishes on the up topic, through the fault injector if there is one.
     async fn publish_up(&mut self, payload: Vec<u8>) {
         let topic = self.topics.up.clone();
-        let messages = match self.faults.as_mut() {
-            Some(f) => f.pass(topic, payload),
-            None => vec![(topic, payload)],
-        };
-        for (topic, payload) in messages {
+        for (topic, payload) in self.through_faults(topic, payload) {
             self.publish(&topic, false, payload).await;
         }
     }
@@ -463,7 +461,19 @@ impl Link {
         }
     }
 
+    /// What goes on for one message: with the `faults` feature, what the
+    /// injector lets through (nothing, it, or it twice); otherwise the
+    /// message itself.
+    fn through_faults(&mut self, topic: String, payload: Vec<u8>) -> Vec<(String, Vec<u8>)> {
+        #[cfg(feature = "faults")]
+        if let Some(f) = self.faults.as_mut() {
+            return f.pass(topic, payload);
+        }
+        vec![(topic, payload)]
+    }
+
     /// Delivers what the fault injector held back, both ways.
+    #[cfg(feature = "faults")]
     async fn release_held(&mut self) {
         let Some(held) = self.faults.as_mut().map(Injector::release) else {
             return;
@@ -530,14 +540,28 @@ pub async fn run(
     settings: Settings,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LinkError> {
-    run_with_faults(wms, settings, Faults::default(), shutdown).await
+    #[cfg(feature = "faults")]
+    return run_with_faults(wms, settings, Faults::default(), shutdown).await;
+    #[cfg(not(feature = "faults"))]
+    run_link(wms, settings, shutdown).await
 }
 
-/// `run`, with faults injected on the sync topics (for tests).
+/// `run`, with faults injected on the sync topics (for tests only, and
+/// only in a build with the `faults` feature).
+#[cfg(feature = "faults")]
 pub async fn run_with_faults(
     wms: Wms,
     settings: Settings,
     faults: Faults,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LinkError> {
+    run_link(wms, settings, Some(faults), shutdown).await
+}
+
+async fn run_link(
+    wms: Wms,
+    settings: Settings,
+    #[cfg(feature = "faults")] faults: Option<Faults>,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LinkError> {
     let (url, tls) = settings
@@ -621,7 +645,8 @@ pub async fn run_with_faults(
         outbox,
         session: boot,
         cloud_session: None,
-        faults: (!faults.is_off()).then(|| Injector::new(faults)),
+        #[cfg(feature = "faults")]
+        faults: faults.filter(|f| !f.is_off()).map(Injector::new),
         awaiting_answer: None,
         last_hello: Instant::now(),
         window_opened: false,
@@ -644,9 +669,10 @@ pub async fn run_with_faults(
             incoming = rx.recv() => match incoming {
                 Some(Incoming::Connected) => link.connected().await,
                 Some(Incoming::Message { topic, payload }) => {
-                    let messages = match link.faults.as_mut() {
-                        Some(f) if topic == link.topics.down => f.pass(topic, payload),
-                        _ => vec![(topic, payload)],
+                    let messages = if topic == link.topics.down {
+                        link.through_faults(topic, payload)
+                    } else {
+                        vec![(topic, payload)]
                     };
                     for (topic, payload) in messages {
                         link.message(&topic, &payload).await;
@@ -660,6 +686,7 @@ pub async fn run_with_faults(
                 None => break,
             },
             _ = tick.tick() => {
+                #[cfg(feature = "faults")]
                 link.release_held().await;
                 link.pump().await;
             }

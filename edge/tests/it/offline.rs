@@ -21,14 +21,11 @@ async fn the_floor_keeps_working_without_the_cloud() {
         .expect("bind");
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(depot_edge::serve(
-        listener,
-        wms.clone(),
-        settings.clone(),
-        async {
+    let server = tokio::spawn(
+        depot_edge::Daemon::new(wms.clone(), settings.clone()).serve(listener, async {
             let _ = stopped.await;
-        },
-    ));
+        }),
+    );
 
     let client = reqwest::Client::new();
     for q in [3, 4, 5] {

@@ -36,10 +36,12 @@ impl Cloud {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
-            depot_cloud::serve(listener, wms, &settings, &broker, async {
-                let _ = stopped.await;
-            })
-            .await
+            depot_cloud::Daemon::new(wms, settings.clone())
+                .sync_through(&broker)
+                .serve(listener, async {
+                    let _ = stopped.await;
+                })
+                .await
         });
         Self { stop, task }
     }

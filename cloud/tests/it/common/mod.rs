@@ -98,10 +98,11 @@ pub async fn spawn_app_configured(configure: impl FnOnce(&mut Settings)) -> Test
     let (stop, stopped) = oneshot::channel::<()>();
     let server_wms = wms.clone();
     tokio::spawn(async move {
-        let _ = depot_cloud::run(listener, server_wms, &settings, async {
-            let _ = stopped.await;
-        })
-        .await;
+        let _ = depot_cloud::Daemon::new(server_wms, settings.clone())
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await;
     });
     TestApp {
         base,

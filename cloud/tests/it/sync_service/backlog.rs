@@ -16,10 +16,11 @@ async fn serve_api(w: &World) -> (String, oneshot::Sender<()>) {
     let wms = w.cloud.clone();
     tokio::spawn(async move {
         let settings = depot_cloud::settings::Settings::default();
-        let _ = depot_cloud::run(listener, wms, &settings, async {
-            let _ = stopped.await;
-        })
-        .await;
+        let _ = depot_cloud::Daemon::new(wms, settings.clone())
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await;
     });
     (base, stop)
 }

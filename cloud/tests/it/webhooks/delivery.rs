@@ -376,10 +376,11 @@ async fn serve(wms: &Wms, dir: &std::path::Path) -> Cloud {
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let wms = wms.clone();
     let served = tokio::spawn(async move {
-        let _ = depot_cloud::run(listener, wms, &settings, async {
-            let _ = stopped.await;
-        })
-        .await;
+        let _ = depot_cloud::Daemon::new(wms, settings.clone())
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await;
     });
     Cloud { base, stop, served }
 }

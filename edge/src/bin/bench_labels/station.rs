@@ -1,7 +1,7 @@
 //! The edge as a packing station meets it: a cloud database with the
 //! catalog, stock, confirmed orders and a label printer attached to the
 //! edge, applied to the edge's database as the link applies it; the edge
-//! served by `depot_edge::serve` (spooler and driver included) with its
+//! served by `depot_edge::Daemon` (spooler and driver included) with its
 //! printer on the simulator; and the three HTTP calls a station makes per
 //! order: pack-order, generate-label, print job.
 
@@ -279,9 +279,11 @@ impl Station {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let base = format!("http://{}", listener.local_addr()?);
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(depot_edge::serve(listener, edge, settings, async {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(
+            depot_edge::Daemon::new(edge, settings).serve(listener, async {
+                let _ = stopped.await;
+            }),
+        );
         let api = Api {
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(30))

@@ -3,7 +3,6 @@
 
 use super::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::PrinterDevice;
-use depot_edge::faults::Faults;
 use depot_edge::settings::{LocalKey, Settings as EdgeSettings};
 use depot_hardware::printer::Endpoint;
 use depot_hardware::printer::sim::Simulator;
@@ -45,16 +44,13 @@ impl RunningEdge {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(depot_edge::serve_with(
-            listener,
-            wms.clone(),
-            settings,
-            Faults::default(),
-            bus,
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let task = tokio::spawn(
+            depot_edge::Daemon::new(wms.clone(), settings)
+                .devices(bus)
+                .serve(listener, async {
+                    let _ = stopped.await;
+                }),
+        );
         Self {
             wms,
             base,

@@ -247,10 +247,12 @@ async fn serve(
     let base = format!("http://{}", listener.local_addr().expect("addr"));
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        depot_cloud::serve(listener, cloud, &settings, &broker, async {
-            let _ = stopped.await;
-        })
-        .await
+        depot_cloud::Daemon::new(cloud, settings.clone())
+            .sync_through(&broker)
+            .serve(listener, async {
+                let _ = stopped.await;
+            })
+            .await
     });
     (base, stop, task)
 }
@@ -269,15 +271,13 @@ impl RunningEdge {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let base = format!("http://{}", listener.local_addr().expect("addr"));
         let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(depot_edge::serve_with_faults(
-            listener,
-            wms.clone(),
-            settings,
-            faults,
-            async {
-                let _ = stopped.await;
-            },
-        ));
+        let task = tokio::spawn(
+            depot_edge::Daemon::new(wms.clone(), settings)
+                .faults(faults)
+                .serve(listener, async {
+                    let _ = stopped.await;
+                }),
+        );
         Self {
             wms,
             base,
