@@ -41,6 +41,26 @@ where
     }
 }
 
+/// Checks `found` until it finds something, and answers it; fails the
+/// test, naming `what`, if it has found nothing after [`PATIENCE`].
+pub async fn eventually_some<T, F, Fut>(what: &str, mut found: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(v) = found().await {
+            return v;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {PATIENCE:?} waiting for {what}"
+        );
+        tokio::time::sleep(EVERY).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -54,6 +74,16 @@ mod tests {
         })
         .await;
         assert_eq!(n.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn it_answers_what_it_found() {
+        let n = AtomicU32::new(0);
+        let found = eventually_some("a number past 2", || async {
+            Some(n.fetch_add(1, Ordering::SeqCst)).filter(|&v| v > 2)
+        })
+        .await;
+        assert_eq!(found, 3);
     }
 
     #[tokio::test]

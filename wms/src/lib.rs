@@ -80,6 +80,17 @@ struct Inner {
     unchecked: std::sync::atomic::AtomicBool,
     /// What the own fleet's services take: see [`Wms::set_own_fleet`].
     own_fleet: std::sync::RwLock<carriers::OwnFleetSettings>,
+    /// Calls to the event log waiting for an event: see [`Wms::long_poll`].
+    long_polls: Arc<std::sync::atomic::AtomicI64>,
+}
+
+/// One call to the event log waiting for an event, counted while it lives.
+pub struct LongPoll(Arc<std::sync::atomic::AtomicI64>);
+
+impl Drop for LongPoll {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl Wms {
@@ -109,6 +120,7 @@ impl Wms {
                 path: path.to_owned(),
                 unchecked: std::sync::atomic::AtomicBool::new(false),
                 own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
+                long_polls: Arc::default(),
             }),
         })
     }
@@ -145,6 +157,21 @@ impl Wms {
         !self
             .inner
             .unchecked
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a call waiting for the event log to grow, until the answer
+    /// is dropped: `/metrics` shows how many wait.
+    pub fn long_poll(&self) -> LongPoll {
+        let count = self.inner.long_polls.clone();
+        count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        LongPoll(count)
+    }
+
+    /// Calls waiting for the event log to grow, now.
+    pub fn long_polls_waiting(&self) -> i64 {
+        self.inner
+            .long_polls
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 

@@ -130,14 +130,9 @@ async fn a_cloud_on_a_full_disk_refuses_writes_and_starts_again() {
     // Once space is freed the server keeps its reserve again, without a
     // restart.
     unfill(dir, ballast);
-    let mut again = false;
-    for _ in 0..150 {
-        if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == 8 * 1024 * 1024) {
-            again = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(again, "the reserve is made again while serving");
+    depot_testkit::eventually("the reserve to be made again while serving", || async {
+        std::fs::metadata(&reserve).is_ok_and(|m| m.len() == 8 * 1024 * 1024)
+    })
+    .await;
     terminate(&mut cloud);
 }

@@ -187,18 +187,10 @@ async fn gauge_at(url: &str, name: &str) -> Option<f64> {
 }
 
 async fn until_gauge(url: &str, name: &str, want: f64) {
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
-    loop {
-        let got = gauge_at(url, name).await;
-        if got == Some(want) {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "{name} is {got:?}, not {want}"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    depot_testkit::eventually(&format!("{name} to be {want}"), || async {
+        gauge_at(url, name).await == Some(want)
+    })
+    .await;
 }
 
 const CONNECTED: &str = "depot_sync_broker_connected";

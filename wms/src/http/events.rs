@@ -92,6 +92,7 @@ pub async fn list(
         if !events.is_empty() {
             break events;
         }
+        let _waiting = wms.long_poll();
         match tokio::time::timeout_at(deadline, commits.changed()).await {
             Ok(Ok(())) => {}
             Ok(Err(_)) | Err(_) => break events,

@@ -82,6 +82,11 @@ impl Metrics {
             "Write jobs waiting for the database's single writer",
             i64::try_from(self.inner.wms.inner.writer.queue_depth()).unwrap_or(i64::MAX),
         );
+        now.gauge(
+            "depot_events_long_polls_waiting",
+            "Calls to the event log (GET /v1/events/{business_id}/list with wait) waiting for an event",
+            self.inner.wms.long_polls_waiting(),
+        );
         let stats = self.inner.wms.writer_stats();
         now.counter(
             "depot_writer_refused_full",

@@ -19,7 +19,6 @@ use common::{TestApp, spawn_app_configured};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::Duration;
 
 /// A token with `releases:write`, for a client an operator created.
 async fn writer_token(app: &TestApp) -> String {

@@ -9,7 +9,7 @@ fn write(dir: &Path, locale: &str, product: &str, version: &str, text: &str) {
 }
 
 async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
-    for _ in 0..200 {
+    depot_testkit::eventually_some("the translation job to end", || async {
         let r = app
             .client
             .get(format!("{}{location}", app.base))
@@ -19,12 +19,9 @@ async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
             .expect("job");
         assert_eq!(r.status(), 200);
         let job: Value = r.json().await.expect("json");
-        if job["status"] != "running" {
-            return job;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("the translation job did not end");
+        (job["status"] != "running").then_some(job)
+    })
+    .await
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@ use crate::common;
 mod numbers;
 
 use common::{TestApp, assert_error, spawn_app};
+use depot_testkit::eventually;
 use serde_json::{Value, json};
 
 /// Sends a bad request and checks its status, body, and that the event log
@@ -506,7 +507,10 @@ async fn the_log_can_be_long_polled() {
     let path = format!("/v1/events/{b}/list?after={next}&wait=20000");
     let waiting = app.get(&path);
     let write = async {
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        eventually("the reader to wait", || async {
+            app.wms.long_polls_waiting() == 1
+        })
+        .await;
         app.wms
             .station_event(
                 b,

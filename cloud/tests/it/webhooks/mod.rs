@@ -16,8 +16,6 @@ use depot_cloud::settings::Settings;
 use depot_cloud::webhooks::settings::WebhookSettings;
 use receiver::Receiver;
 use serde_json::{Value, json};
-use std::future::Future;
-use std::time::{Duration, Instant};
 
 /// Fast retries, and the receiver on loopback allowed.
 fn fast(s: &mut Settings) {
@@ -32,21 +30,7 @@ fn fast(s: &mut Settings) {
     };
 }
 
-/// Polls `check` until it answers `Some`, for at most 30 seconds.
-async fn wait_for<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        if let Some(v) = check().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
+use depot_testkit::eventually_some as wait_for;
 
 fn base(app: &TestApp) -> String {
     format!("/v1/webhooks/{}", app.a.business)
