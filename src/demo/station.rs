@@ -117,36 +117,16 @@ impl Station {
     /// `[[devices.…]]` and `[[stations]]` in `edge.toml` would.
     pub fn configure(&self, settings: &mut EdgeSettings) {
         let printer = self.printer.addr();
-        settings.devices.printers.push(PrinterDevice {
-            name: PRINTER.into(),
-            endpoint: Endpoint::Tcp {
+        settings.devices.printers.push(PrinterDevice::new(
+            PRINTER,
+            Endpoint::Tcp {
                 host: printer.ip().to_string(),
                 port: printer.port(),
             },
-            connect_timeout_ms: None,
-            status_timeout_ms: None,
-            transfer_timeout_ms: None,
-            close_timeout_ms: None,
-            backoff_initial_ms: None,
-            backoff_max_ms: None,
-            idle_poll_ms: None,
-            max_transfer_attempts: None,
-        });
+        ));
         settings.devices.scales.push(ScaleDevice {
-            id: SCALE.into(),
-            protocol: ScaleProtocol::MtSics,
             port: Some(self.scale.path().to_owned()),
-            baud_rate: None,
-            data_bits: None,
-            parity: None,
-            stop_bits: None,
-            flow_control: None,
-            unit: None,
-            address: None,
-            unit_id: None,
-            registers: None,
-            poll_interval_ms: None,
-            timeout_ms: None,
+            ..ScaleDevice::new(SCALE, ScaleProtocol::MtSics)
         });
         settings
             .devices

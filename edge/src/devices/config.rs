@@ -123,6 +123,22 @@ fn ms(v: Option<u64>, default: Duration) -> Duration {
 }
 
 impl PrinterDevice {
+    /// A printer reached at `endpoint`, every driver setting at its default.
+    pub fn new(name: impl Into<String>, endpoint: Endpoint) -> Self {
+        Self {
+            name: name.into(),
+            endpoint,
+            connect_timeout_ms: None,
+            status_timeout_ms: None,
+            transfer_timeout_ms: None,
+            close_timeout_ms: None,
+            backoff_initial_ms: None,
+            backoff_max_ms: None,
+            idle_poll_ms: None,
+            max_transfer_attempts: None,
+        }
+    }
+
     /// The driver's settings: the defaults, with what is configured.
     pub fn driver(&self) -> DriverConfig {
         let d = DriverConfig::default();
@@ -247,6 +263,27 @@ pub struct ScaleDevice {
 }
 
 impl ScaleDevice {
+    /// A scale speaking `protocol`, every other setting left to the
+    /// protocol's factory settings and defaults.
+    pub fn new(id: impl Into<String>, protocol: ScaleProtocol) -> Self {
+        Self {
+            id: id.into(),
+            protocol,
+            port: None,
+            baud_rate: None,
+            data_bits: None,
+            parity: None,
+            stop_bits: None,
+            flow_control: None,
+            unit: None,
+            address: None,
+            unit_id: None,
+            registers: None,
+            poll_interval_ms: None,
+            timeout_ms: None,
+        }
+    }
+
     /// The driver's configuration, or what is wrong with this entry.
     pub fn hardware(&self) -> Result<ScaleConfig, String> {
         use ScaleProtocol::*;

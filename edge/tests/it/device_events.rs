@@ -450,20 +450,11 @@ async fn a_scale_logs_each_load_once() {
     let sim = ModbusScaleSim::start(map).await.expect("modbus sim");
     let dir = tempfile::tempdir().expect("tempdir");
     let device = ScaleDevice {
-        id: "pack-scale".into(),
-        protocol: ScaleProtocol::ModbusTcp,
-        port: None,
-        baud_rate: None,
-        data_bits: None,
-        parity: None,
-        stop_bits: None,
-        flow_control: None,
-        unit: None,
         address: Some(sim.address().to_string()),
-        unit_id: None,
         registers: Some(map),
         poll_interval_ms: Some(50),
         timeout_ms: Some(300),
+        ..ScaleDevice::new("pack-scale", ScaleProtocol::ModbusTcp)
     };
     let edge = offline_edge(
         &dir,

@@ -221,20 +221,9 @@ async fn offline_edge(dir: &tempfile::TempDir, scales: Vec<ScaleDevice>) -> (Run
 
 fn scale(id: &str, protocol: ScaleProtocol) -> ScaleDevice {
     ScaleDevice {
-        id: id.into(),
-        protocol,
-        port: None,
-        baud_rate: None,
-        data_bits: None,
-        parity: None,
-        stop_bits: None,
-        flow_control: None,
-        unit: None,
-        address: None,
-        unit_id: None,
-        registers: None,
         poll_interval_ms: Some(50),
         timeout_ms: Some(300),
+        ..ScaleDevice::new(id, protocol)
     }
 }
 

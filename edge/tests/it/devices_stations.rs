@@ -151,20 +151,10 @@ async fn a_packing_station_weighs_packs_and_prints_or_refuses_a_wrong_weight() {
     let mut settings = rig.edge_settings();
     settings.devices.printers = vec![printer_device("Pack labels", &printer_sim)];
     settings.devices.scales = vec![ScaleDevice {
-        id: "pack-scale".into(),
-        protocol: ScaleProtocol::MtSics,
         port: Some(scale.path().to_owned()),
-        baud_rate: None,
-        data_bits: None,
-        parity: None,
-        stop_bits: None,
-        flow_control: None,
-        unit: None,
-        address: None,
-        unit_id: None,
-        registers: None,
         poll_interval_ms: Some(50),
         timeout_ms: Some(300),
+        ..ScaleDevice::new("pack-scale", ScaleProtocol::MtSics)
     }];
     settings.devices.scanners = vec![ScannerDevice::Usb(ScannerMatch {
         name: "pack-gun".into(),

@@ -259,21 +259,13 @@ impl Station {
         // A broker URL on a closed port: the link keeps trying, the edge
         // serves from its own database, as offline.
         let mut settings = cloud.edge_settings(&dir.join("edge"), "mqtt://127.0.0.1:1");
-        settings.devices.printers = vec![PrinterDevice {
-            name: PRINTER.into(),
-            endpoint: Endpoint::Tcp {
+        settings.devices.printers = vec![PrinterDevice::new(
+            PRINTER,
+            Endpoint::Tcp {
                 host: printer.ip().to_string(),
                 port: printer.port(),
             },
-            connect_timeout_ms: None,
-            status_timeout_ms: None,
-            transfer_timeout_ms: None,
-            close_timeout_ms: None,
-            backoff_initial_ms: None,
-            backoff_max_ms: None,
-            idle_poll_ms: None,
-            max_transfer_attempts: None,
-        }];
+        )];
         let edge = depot_edge::open(&settings)?;
         let replicated = cloud.replicate_to(&edge).await?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

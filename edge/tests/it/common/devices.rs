@@ -64,11 +64,6 @@ impl RunningEdge {
 /// for tests.
 pub fn printer_device(name: &str, sim: &Simulator) -> PrinterDevice {
     PrinterDevice {
-        name: name.into(),
-        endpoint: Endpoint::Tcp {
-            host: "127.0.0.1".into(),
-            port: sim.addr().port(),
-        },
         connect_timeout_ms: Some(2000),
         status_timeout_ms: Some(300),
         transfer_timeout_ms: Some(5000),
@@ -76,7 +71,13 @@ pub fn printer_device(name: &str, sim: &Simulator) -> PrinterDevice {
         backoff_initial_ms: Some(20),
         backoff_max_ms: Some(200),
         idle_poll_ms: Some(200),
-        max_transfer_attempts: None,
+        ..PrinterDevice::new(
+            name,
+            Endpoint::Tcp {
+                host: "127.0.0.1".into(),
+                port: sim.addr().port(),
+            },
+        )
     }
 }
 

@@ -94,20 +94,10 @@ impl Floor {
         let mut settings = rig.edge_settings();
         settings.devices.printers = vec![printer_device("label-1", &printer)];
         settings.devices.scales = vec![ScaleDevice {
-            id: "scale-1".into(),
-            protocol: ScaleProtocol::MtSics,
             port: Some(scale.path().to_owned()),
-            baud_rate: None,
-            data_bits: None,
-            parity: None,
-            stop_bits: None,
-            flow_control: None,
-            unit: None,
-            address: None,
-            unit_id: None,
-            registers: None,
             poll_interval_ms: Some(50),
             timeout_ms: Some(300),
+            ..ScaleDevice::new("scale-1", ScaleProtocol::MtSics)
         }];
         settings.devices.scanners = vec![ScannerDevice::Serial(SerialScannerConfig::new(
             "gun-1",
