@@ -12,8 +12,8 @@ use tokio_serial::SerialStream;
 use super::{
     Reading, ScaleError, ScaleState, SerialProtocol, SerialScaleConfig,
     cas::{self, Header},
-    handle::{Request, pause, publish},
     link::{Link, Op, Outcome, SicsLink, ToledoLink},
+    task::{Request, pause, publish},
 };
 
 enum Exit {

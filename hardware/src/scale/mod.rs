@@ -19,14 +19,16 @@ pub mod modbus;
 mod serial;
 pub mod sics;
 pub mod sim;
+mod task;
 pub mod toledo;
 mod weight;
 
 use std::{fmt, str::FromStr, time::SystemTime};
 
 pub use error::{Limit, ScaleError};
-pub use handle::{Backoff, ScaleConfig, ScaleHandle, ScaleState, spawn};
+pub use handle::{Backoff, ScaleConfig, ScaleHandle, spawn};
 pub use serial::{FlowControl, Parity, SerialPortConfig, SerialProtocol, SerialScaleConfig};
+pub use task::ScaleState;
 pub use weight::{MAX_DECIMALS, Weight};
 
 /// The units the drivers report. Scales configured for others (carats,

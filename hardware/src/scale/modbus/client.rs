@@ -15,7 +15,7 @@ use tokio_modbus::{
 use super::{RegisterMap, Table};
 use crate::scale::{
     Backoff, Reading, ScaleError, ScaleState, SerialPortConfig,
-    handle::{Request, pause, publish},
+    task::{Request, pause, publish},
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
