@@ -8,11 +8,30 @@
 //! a person can correct them.
 
 use crate::FieldError;
-use crate::order::Address;
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{LazyLock, OnceLock};
+
+/// A postal address.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Address {
+    #[schema(format = "opt-line", max_length = 200)]
+    pub name: Option<String>,
+    #[schema(format = "opt-line", max_length = 200)]
+    pub line1: Option<String>,
+    #[schema(format = "opt-line", max_length = 200)]
+    pub line2: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
+    pub city: Option<String>,
+    #[schema(format = "opt-line", max_length = 100)]
+    pub region: Option<String>,
+    #[schema(format = "opt-line", max_length = 20)]
+    pub postal_code: Option<String>,
+    /// ISO 3166-1 alpha-2.
+    #[schema(pattern = "^\\s*([A-Za-z]{2})?\\s*$")]
+    pub country: Option<String>,
+}
 
 /// One country's rules, as the data file has them.
 #[derive(Debug, Deserialize)]

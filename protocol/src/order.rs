@@ -1,5 +1,6 @@
 //! Orders: the wire records and the one state machine both sides apply.
 
+pub use crate::address::Address;
 use crate::{BusinessId, ItemId, Money, OrderId, WarehouseId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
@@ -151,26 +152,6 @@ pub struct Buyer {
     pub name: Option<String>,
     pub email: Option<String>,
     pub phone: Option<String>,
-}
-
-/// A postal address.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct Address {
-    #[schema(format = "opt-line", max_length = 200)]
-    pub name: Option<String>,
-    #[schema(format = "opt-line", max_length = 200)]
-    pub line1: Option<String>,
-    #[schema(format = "opt-line", max_length = 200)]
-    pub line2: Option<String>,
-    #[schema(format = "opt-line", max_length = 100)]
-    pub city: Option<String>,
-    #[schema(format = "opt-line", max_length = 100)]
-    pub region: Option<String>,
-    #[schema(format = "opt-line", max_length = 20)]
-    pub postal_code: Option<String>,
-    /// ISO 3166-1 alpha-2.
-    #[schema(pattern = "^\\s*([A-Za-z]{2})?\\s*$")]
-    pub country: Option<String>,
 }
 
 /// A payment recorded against the order by the channel.
