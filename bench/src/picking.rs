@@ -8,7 +8,7 @@ use anyhow::bail;
 use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
 use depot_protocol::picking::{DEFAULT_WAVE_ORDERS, WaveCreate};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, OrderId, OrderStatus, WarehouseId};
+use depot_protocol::{BusinessId, OrderId, OrderStatus, PickLineId, WarehouseId, WaveId};
 use depot_wms::Wms;
 
 /// Orders per wave, and lines per order (fewer if the catalog is smaller).
@@ -164,7 +164,7 @@ impl Workload {
 
 /// One pick line: `units` of `sku` for `order`.
 pub struct Line {
-    pub id: i64,
+    pub id: PickLineId,
     pub order: OrderId,
     pub sku: String,
     pub units: i64,
@@ -173,7 +173,7 @@ pub struct Line {
 /// A wave's pick lines as its scanner walks them: order after order, each
 /// order's lines in walking order.
 pub struct Walk {
-    pub wave: i64,
+    pub wave: WaveId,
     lines: Vec<Line>,
 }
 

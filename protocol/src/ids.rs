@@ -50,6 +50,14 @@ int_id!(
     /// A price list of a business (retail, wholesale, a channel's list).
     PriceListId
 );
+int_id!(
+    /// A wave of orders picked together.
+    WaveId
+);
+int_id!(
+    /// One line of a wave's pick lists: an item from a location for an order.
+    PickLineId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -1,7 +1,9 @@
 //! Waves, pick lists and pick scans.
 
 use crate::validate::Check;
-use crate::{BusinessId, FieldError, ItemId, OrderId, OrderStatus, WarehouseId};
+use crate::{
+    BusinessId, FieldError, ItemId, OrderId, OrderStatus, PickLineId, WarehouseId, WaveId,
+};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +80,7 @@ impl WaveCreate {
 /// One thing to pick: an item (and lot) from a location for an order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PickLine {
-    pub id: i64,
+    pub id: PickLineId,
     pub order_id: OrderId,
     pub item_id: ItemId,
     pub sku: String,
@@ -100,7 +102,7 @@ pub struct PickList {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Wave {
-    pub id: i64,
+    pub id: WaveId,
     pub business_id: BusinessId,
     pub warehouse_id: WarehouseId,
     pub status: WaveStatus,
@@ -116,8 +118,7 @@ pub struct Wave {
 /// Body of `POST /v1/picking/{business_id}/item/scan`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct ScanRequest {
-    #[schema(minimum = 1)]
-    pub wave_id: i64,
+    pub wave_id: WaveId,
     /// Restrict the scan to one order's pick list (a station working one
     /// order at a time); otherwise the first open line of the wave that
     /// matches takes it.
@@ -145,9 +146,9 @@ impl ScanRequest {
 /// What a good scan did and what is left.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ScanResult {
-    pub wave_id: i64,
+    pub wave_id: WaveId,
     pub order_id: OrderId,
-    pub line_id: i64,
+    pub line_id: PickLineId,
     pub sku: String,
     pub location: Option<String>,
     pub lot: Option<String>,
@@ -187,7 +188,7 @@ mod tests {
     fn scans_need_a_code_and_a_positive_quantity() {
         let s = |code: &str, quantity| {
             ScanRequest {
-                wave_id: 1,
+                wave_id: WaveId(1),
                 order_id: None,
                 code: code.into(),
                 quantity,

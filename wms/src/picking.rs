@@ -21,7 +21,9 @@ use crate::{Result, Wms, WmsError, scan};
 use depot_protocol::event::EventKind;
 use depot_protocol::picking::{PickLine, ScanRequest, ScanResult, Wave, WaveCreate};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, FieldError, OrderStatus, Page, WarehouseId, now};
+use depot_protocol::{
+    BusinessId, FieldError, OrderStatus, Page, PickLineId, WarehouseId, WaveId, now,
+};
 use rusqlite::Connection;
 use serde::{Deserialize, Serialize};
 
@@ -39,11 +41,11 @@ pub(crate) struct PickScanned {
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(crate) struct Take {
-    pub line_id: i64,
+    pub line_id: PickLineId,
     pub quantity: i64,
 }
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Wave> {
+fn load(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Wave> {
     sql::wave(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {id} does not exist")))
 }
@@ -368,7 +370,7 @@ impl Wms {
     pub async fn wave_holds(
         &self,
         business: BusinessId,
-        wave: i64,
+        wave: WaveId,
         order: Option<OrderId>,
     ) -> Result<Option<bool>> {
         self.read(move |c| {
@@ -396,7 +398,7 @@ impl Wms {
             .await
     }
 
-    pub async fn wave(&self, business: BusinessId, id: i64) -> Result<Wave> {
+    pub async fn wave(&self, business: BusinessId, id: WaveId) -> Result<Wave> {
         self.read(move |conn| load(conn, business, id)).await
     }
 

@@ -479,7 +479,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
             );
         }
     }
-    let wave = edge.wms.wave(rig.business, waves[1]).await.expect("wave");
+    let wave = edge
+        .wms
+        .wave(rig.business, depot_protocol::WaveId(waves[1]))
+        .await
+        .expect("wave");
     assert_eq!(wave.units_picked, 1);
 
     // Receiving: each scan books its units into the location.

@@ -66,7 +66,9 @@ pub async fn get(
     ApiPath((_, id)): ApiPath<(i64, i64)>,
 ) -> Result<Json<DataEnvelope<Wave>>, ApiError> {
     Ok(Json(DataEnvelope {
-        data: wms.wave(t.business_id(), id).await?,
+        data: wms
+            .wave(t.business_id(), depot_protocol::WaveId(id))
+            .await?,
     }))
 }
 

@@ -4,7 +4,9 @@ use super::{maybe, parse_ts, ts};
 use crate::error::{Result, WmsError};
 use chrono::NaiveDate;
 use depot_protocol::picking::{PickLine, PickList, Wave, WaveStatus};
-use depot_protocol::{BusinessId, ItemId, OrderId, Page, Timestamp, WarehouseId};
+use depot_protocol::{
+    BusinessId, ItemId, OrderId, Page, PickLineId, Timestamp, WarehouseId, WaveId,
+};
 use rusqlite::{Connection, Row, params};
 
 /// Confirmed orders of a warehouse not yet in a wave, oldest first.
@@ -36,7 +38,7 @@ pub fn insert_wave(
     carrier: Option<&str>,
     cutoff: Option<&Timestamp>,
     at: &Timestamp,
-) -> Result<i64> {
+) -> Result<WaveId> {
     let id = super::ids::allocate(conn, "waves")?;
     conn.prepare_cached(
         "INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at)
@@ -50,12 +52,12 @@ pub fn insert_wave(
         cutoff.map(ts),
         ts(at)
     ])?;
-    Ok(id)
+    Ok(WaveId(id))
 }
 
-pub fn set_order_wave(conn: &Connection, order: OrderId, wave: i64) -> Result<()> {
+pub fn set_order_wave(conn: &Connection, order: OrderId, wave: WaveId) -> Result<()> {
     conn.prepare_cached("UPDATE orders SET wave_id = ?2 WHERE id = ?1")?
-        .execute(params![order.0, wave])?;
+        .execute(params![order.0, wave.0])?;
     Ok(())
 }
 
@@ -95,13 +97,13 @@ pub struct NewLine {
     pub quantity: i64,
 }
 
-pub fn insert_line(conn: &Connection, wave: i64, l: &NewLine, seq: i64) -> Result<()> {
+pub fn insert_line(conn: &Connection, wave: WaveId, l: &NewLine, seq: i64) -> Result<()> {
     super::count_within("quantity", l.quantity)?;
     conn.prepare_cached(
         "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     )?
-    .execute(params![super::ids::allocate(conn, "pick_lines")?, wave, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
+    .execute(params![super::ids::allocate(conn, "pick_lines")?, wave.0, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
     Ok(())
 }
 
@@ -110,7 +112,7 @@ const LINE_COLS: &str = "id, order_id, item_id, sku, location, lot, expiry, quan
 fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
     let (quantity, picked): (i64, i64) = (r.get(7)?, r.get(8)?);
     Ok(PickLine {
-        id: r.get(0)?,
+        id: PickLineId(r.get(0)?),
         order_id: OrderId(r.get(1)?),
         item_id: ItemId(r.get(2)?),
         sku: r.get(3)?,
@@ -124,11 +126,11 @@ fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
 }
 
 /// Every line of a wave in walking order.
-pub fn lines(conn: &Connection, wave: i64) -> Result<Vec<PickLine>> {
+pub fn lines(conn: &Connection, wave: WaveId) -> Result<Vec<PickLine>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {LINE_COLS} FROM pick_lines WHERE wave_id = ?1 ORDER BY seq, id"
     ))?;
-    let rows = stmt.query_map([wave], line_row)?;
+    let rows = stmt.query_map([wave.0], line_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -143,20 +145,20 @@ pub fn order_lines(conn: &Connection, order: OrderId) -> Result<Vec<PickLine>> {
 
 /// Orders of a wave cancelled since it was made: their lines are not to be
 /// picked any more.
-pub fn cancelled_orders(conn: &Connection, wave: i64) -> Result<Vec<OrderId>> {
+pub fn cancelled_orders(conn: &Connection, wave: WaveId) -> Result<Vec<OrderId>> {
     let mut stmt =
         conn.prepare_cached("SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'")?;
-    let rows = stmt.query_map([wave], |r| Ok(OrderId(r.get(0)?)))?;
+    let rows = stmt.query_map([wave.0], |r| Ok(OrderId(r.get(0)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Adds to what a line has picked. The count stays within
 /// `0..=MAX_ON_HAND`: a pick that would take it beyond is refused, naming
 /// `quantity`, before anything is written.
-pub fn add_picked(conn: &Connection, line: i64, quantity: i64) -> Result<()> {
+pub fn add_picked(conn: &Connection, line: PickLineId, quantity: i64) -> Result<()> {
     let was: i64 = maybe(
         conn.prepare_cached("SELECT picked FROM pick_lines WHERE id = ?1")?
-            .query_row([line], |r| r.get(0)),
+            .query_row([line.0], |r| r.get(0)),
     )?
     .unwrap_or(0);
     let picked = depot_protocol::stock::next_count(was, quantity).ok_or_else(|| {
@@ -169,13 +171,13 @@ pub fn add_picked(conn: &Connection, line: i64, quantity: i64) -> Result<()> {
         )])
     })?;
     conn.prepare_cached("UPDATE pick_lines SET picked = ?2 WHERE id = ?1")?
-        .execute(params![line, picked])?;
+        .execute(params![line.0, picked])?;
     Ok(())
 }
 
-pub fn complete_wave(conn: &Connection, wave: i64, at: &Timestamp) -> Result<()> {
+pub fn complete_wave(conn: &Connection, wave: WaveId, at: &Timestamp) -> Result<()> {
     conn.prepare_cached("UPDATE waves SET status = 'completed', completed_at = ?2 WHERE id = ?1")?
-        .execute(params![wave, ts(at)])?;
+        .execute(params![wave.0, ts(at)])?;
     Ok(())
 }
 
@@ -185,7 +187,7 @@ const WAVE_COLS: &str =
 fn wave_row(r: &Row) -> rusqlite::Result<Wave> {
     let status: String = r.get(3)?;
     Ok(Wave {
-        id: r.get(0)?,
+        id: WaveId(r.get(0)?),
         business_id: BusinessId(r.get(1)?),
         warehouse_id: WarehouseId(r.get(2)?),
         status: WaveStatus::parse(&status).ok_or_else(|| {
@@ -226,7 +228,7 @@ fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
     Ok(())
 }
 
-pub fn wave(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
+pub fn wave(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
     let Some(mut w) = wave_head(conn, business, id)? else {
         return Ok(None);
     };
@@ -239,21 +241,21 @@ pub fn wave(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<W
 pub fn wave_warehouse(
     conn: &Connection,
     business: BusinessId,
-    id: i64,
+    id: WaveId,
 ) -> Result<Option<WarehouseId>> {
     maybe(
         conn.prepare_cached("SELECT warehouse_id FROM waves WHERE business_id = ?1 AND id = ?2")?
-            .query_row(params![business.0, id], |r| Ok(WarehouseId(r.get(0)?))),
+            .query_row(params![business.0, id.0], |r| Ok(WarehouseId(r.get(0)?))),
     )
 }
 
 /// A wave without its pick lists.
-fn wave_head(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Wave>> {
+fn wave_head(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
     maybe(
         conn.prepare_cached(&format!(
             "SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"
         ))?
-        .query_row(params![business.0, id], wave_row),
+        .query_row(params![business.0, id.0], wave_row),
     )
 }
 
@@ -261,7 +263,7 @@ fn wave_head(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<
 /// is not cancelled, in walking order: the lines a scan can fill.
 pub fn item_lines(
     conn: &Connection,
-    wave: i64,
+    wave: WaveId,
     item: ItemId,
     order: Option<OrderId>,
 ) -> Result<Vec<PickLine>> {
@@ -271,17 +273,17 @@ pub fn item_lines(
            AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = p.order_id AND o.status = 'cancelled')
          ORDER BY seq, id"
     ))?;
-    let rows = stmt.query_map(params![wave, item.0, order.map(|o| o.0)], line_row)?;
+    let rows = stmt.query_map(params![wave.0, item.0, order.map(|o| o.0)], line_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Whether an order has lines in a wave.
-pub fn order_in_wave(conn: &Connection, wave: i64, order: OrderId) -> Result<bool> {
+pub fn order_in_wave(conn: &Connection, wave: WaveId, order: OrderId) -> Result<bool> {
     Ok(maybe(
         conn.prepare_cached(
             "SELECT 1 FROM pick_lines WHERE wave_id = ?1 AND order_id = ?2 LIMIT 1",
         )?
-        .query_row(params![wave, order.0], |_| Ok(())),
+        .query_row(params![wave.0, order.0], |_| Ok(())),
     )?
     .is_some())
 }
@@ -290,7 +292,7 @@ pub fn order_in_wave(conn: &Connection, wave: i64, order: OrderId) -> Result<boo
 /// of its orders: the wave's from the counter the schema's triggers keep
 /// (migration 021), the order's summed over its own few lines (`+wave_id`
 /// keeps the planner on `pick_lines_by_order` rather than the wave's many).
-pub fn remaining(conn: &Connection, wave: i64, order: OrderId) -> Result<(i64, i64)> {
+pub fn remaining(conn: &Connection, wave: WaveId, order: OrderId) -> Result<(i64, i64)> {
     Ok(conn
         .prepare_cached(
             "SELECT units_left,
@@ -298,7 +300,7 @@ pub fn remaining(conn: &Connection, wave: i64, order: OrderId) -> Result<(i64, i
                               WHERE order_id = ?2 AND +wave_id = ?1), 0)
              FROM waves WHERE id = ?1",
         )?
-        .query_row(params![wave, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        .query_row(params![wave.0, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -346,7 +348,7 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
-        w.id,
+        w.id.0,
         w.business_id.0,
         w.warehouse_id.0,
         w.status.as_str(),
@@ -372,8 +374,8 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
         super::count_within("quantity", l.quantity)?;
         super::count_within("picked", l.picked)?;
         stmt.execute(params![
-            l.id,
-            w.id,
+            l.id.0,
+            w.id.0,
             l.order_id.0,
             l.item_id.0,
             l.sku,
@@ -389,29 +391,30 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
 }
 
 /// The wave an order is in, if any.
-pub fn order_wave(conn: &Connection, order: OrderId) -> Result<Option<i64>> {
+pub fn order_wave(conn: &Connection, order: OrderId) -> Result<Option<WaveId>> {
     Ok(maybe(
         conn.prepare_cached("SELECT wave_id FROM orders WHERE id = ?1")?
             .query_row([order.0], |r| r.get::<_, Option<i64>>(0)),
     )?
-    .flatten())
+    .flatten()
+    .map(WaveId))
 }
 
 /// Units still to pick in a wave, leaving out cancelled orders' lines.
-pub fn wave_remaining(conn: &Connection, wave: i64) -> Result<i64> {
+pub fn wave_remaining(conn: &Connection, wave: WaveId) -> Result<i64> {
     Ok(conn
         .prepare_cached(
             "SELECT COALESCE(SUM(p.quantity - p.picked), 0) FROM pick_lines p JOIN orders o ON o.id = p.order_id
              WHERE p.wave_id = ?1 AND o.status != 'cancelled'",
         )?
-        .query_row([wave], |r| r.get(0))?)
+        .query_row([wave.0], |r| r.get(0))?)
 }
 
 /// The wave and remaining units of a pick line.
-pub fn line_state(conn: &Connection, line: i64) -> Result<Option<(i64, i64)>> {
+pub fn line_state(conn: &Connection, line: PickLineId) -> Result<Option<(WaveId, i64)>> {
     maybe(
         conn.prepare_cached("SELECT wave_id, quantity - picked FROM pick_lines WHERE id = ?1")?
-            .query_row([line], |r| Ok((r.get(0)?, r.get(1)?))),
+            .query_row([line.0], |r| Ok((WaveId(r.get(0)?), r.get(1)?))),
     )
 }
 

@@ -51,13 +51,13 @@ async fn an_edge_numbers_its_waves_and_shipments_in_its_range() {
         )
         .await
         .expect("create wave");
-    assert_eq!(node_of(wave.id), 5);
-    assert_eq!(wave.id, (5 << NODE_SHIFT) + 1);
+    assert_eq!(node_of(wave.id.0), 5);
+    assert_eq!(wave.id.0, (5 << NODE_SHIFT) + 1);
     assert!(
         wave.pick_lists
             .iter()
             .flat_map(|p| p.lines.iter())
-            .all(|l| node_of(l.id) == 5)
+            .all(|l| node_of(l.id.0) == 5)
     );
     drop(wms);
 

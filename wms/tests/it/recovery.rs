@@ -270,7 +270,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     pull(&cloud, b, &edge_id, &old).await;
     let lost = wave_of(&old, b, warehouses[0]).await;
     let lo = i64::from(node) << NODE_SHIFT;
-    assert_eq!(lost.id, lo + 1);
+    assert_eq!(lost.id.0, lo + 1);
     let head = old.sync_snapshot().await.expect("snapshot").head;
     let ack = cloud
         .receive_batch(b, edge_id.clone(), own(&old, 0, head).await)
@@ -283,7 +283,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     let new = Wms::open_node(&dir.path().join("new.db"), "edge:e2", node).expect("new box");
     pull(&cloud, b, &edge_id, &new).await;
     let made = wave_of(&new, b, warehouses[1]).await;
-    assert_eq!(made.id, lo + RECOVERY_GAP + 1);
+    assert_eq!(made.id.0, lo + RECOVERY_GAP + 1);
     assert!(!new.cloud_cursor_seen(head, true).await.expect("answer"));
     let p = page(
         cloud
@@ -319,5 +319,5 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
         .await
         .expect("confirm");
     pull(&cloud, b, &edge_id, &new).await;
-    assert_eq!(wave_of(&new, b, warehouses[1]).await.id, made.id + 1);
+    assert_eq!(wave_of(&new, b, warehouses[1]).await.id.0, made.id.0 + 1);
 }

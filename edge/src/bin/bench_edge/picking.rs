@@ -51,7 +51,7 @@ pub async fn setup(
 
 /// What a scan names: the wave, the order worked on, the code scanned.
 pub struct Scan {
-    pub wave: i64,
+    pub wave: depot_protocol::WaveId,
     pub order: OrderId,
     pub code: String,
 }

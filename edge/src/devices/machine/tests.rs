@@ -1,5 +1,5 @@
 use super::*;
-use depot_protocol::{OrderId, OrderStatus};
+use depot_protocol::{OrderId, OrderStatus, WaveId};
 
 fn rules() -> Rules {
     Rules {
@@ -104,7 +104,7 @@ fn an_idle_station_refuses_scans_and_says_how_to_start() {
 fn picking_passes_each_scan_to_the_engine_and_reports_its_answer() {
     let mut s = Station::new(rules());
     let task = Task::Picking {
-        wave_id: 3,
+        wave_id: WaveId(3),
         order_id: Some(OrderId(9)),
     };
     let r = only_report(s.handle(Input::SetTask(task.clone())));
@@ -113,7 +113,7 @@ fn picking_passes_each_scan_to_the_engine_and_reports_its_answer() {
     assert_eq!(
         s.handle(Input::Scan("MUG".into())),
         Step::Do(Effect::Pick {
-            wave_id: 3,
+            wave_id: WaveId(3),
             order_id: Some(OrderId(9)),
             code: "MUG".into()
         })
@@ -513,7 +513,7 @@ fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
     for (task, said) in [
         (
             Task::Picking {
-                wave_id: 3,
+                wave_id: WaveId(3),
                 order_id: None,
             },
             "wave 3 released: what was picked stays picked",
@@ -637,7 +637,7 @@ fn tasks_read_as_the_route_documents_them() {
     assert_eq!(
         parse(json!({"task": "picking", "wave_id": 3})).ok(),
         Some(Task::Picking {
-            wave_id: 3,
+            wave_id: WaveId(3),
             order_id: None
         })
     );

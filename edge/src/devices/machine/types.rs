@@ -1,7 +1,7 @@
 //! What goes in and out of a station's machine.
 
 use crate::devices::failure::Failure;
-use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus};
+use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus, WaveId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -15,7 +15,7 @@ pub enum Task {
     /// Each scan is a pick of the wave, restricted to one order's pick list
     /// if `order_id` is given.
     Picking {
-        wave_id: i64,
+        wave_id: WaveId,
         #[serde(default)]
         order_id: Option<OrderId>,
     },
@@ -99,7 +99,7 @@ pub enum Step {
 pub enum Effect {
     LoadPlan(OrderId),
     Pick {
-        wave_id: i64,
+        wave_id: WaveId,
         order_id: Option<OrderId>,
         code: String,
     },

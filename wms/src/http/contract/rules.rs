@@ -309,6 +309,8 @@ const IDS: &[&str] = &[
     "OrderId",
     "KeyId",
     "PriceListId",
+    "WaveId",
+    "PickLineId",
 ];
 
 fn body_ids(doc: &mut Value) {

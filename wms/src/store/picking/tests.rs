@@ -4,7 +4,7 @@
 use super::{add_picked, remaining};
 use crate::error::Result;
 use crate::store::migrations;
-use depot_protocol::OrderId;
+use depot_protocol::{OrderId, PickLineId, WaveId};
 use rusqlite::Connection;
 
 /// What `remaining` answered before the counters: the sums over the lines.
@@ -48,7 +48,7 @@ fn fill(conn: &Connection) -> Result<()> {
 fn agree(conn: &Connection) -> Result<()> {
     for (wave, order) in [(1, 1), (1, 2), (1, 3), (2, 4)] {
         assert_eq!(
-            remaining(conn, wave, OrderId(order))?.0,
+            remaining(conn, WaveId(wave), OrderId(order))?.0,
             summed(conn, wave, order)?.0,
             "wave {wave}"
         );
@@ -61,7 +61,7 @@ fn agree(conn: &Connection) -> Result<()> {
         // offered.
         if !cancelled {
             assert_eq!(
-                remaining(conn, wave, OrderId(order))?,
+                remaining(conn, WaveId(wave), OrderId(order))?,
                 summed(conn, wave, order)?,
                 "wave {wave}, order {order}"
             );
@@ -84,24 +84,24 @@ fn counters_follow_picks_and_cancellations() -> Result<()> {
     migrations().to_latest(&mut conn)?;
     fill(&conn)?;
     agree(&conn)?;
-    assert_eq!(remaining(&conn, 1, OrderId(1))?, (13, 6));
-    add_picked(&conn, 1, 2)?;
-    add_picked(&conn, 4, 1)?;
+    assert_eq!(remaining(&conn, WaveId(1), OrderId(1))?, (13, 6));
+    add_picked(&conn, PickLineId(1), 2)?;
+    add_picked(&conn, PickLineId(4), 1)?;
     agree(&conn)?;
     status(&conn, 2, "picking")?;
     status(&conn, 2, "cancelled")?;
     agree(&conn)?;
-    assert_eq!(remaining(&conn, 1, OrderId(1))?, (7, 4));
+    assert_eq!(remaining(&conn, WaveId(1), OrderId(1))?, (7, 4));
     // Cancelled again (a replayed change) takes nothing more out.
     status(&conn, 2, "cancelled")?;
-    add_picked(&conn, 3, 1)?;
+    add_picked(&conn, PickLineId(3), 1)?;
     agree(&conn)?;
     status(&conn, 2, "confirmed")?;
     agree(&conn)?;
-    add_picked(&conn, 5, 6)?;
-    add_picked(&conn, 2, 1)?;
+    add_picked(&conn, PickLineId(5), 6)?;
+    add_picked(&conn, PickLineId(2), 1)?;
     agree(&conn)?;
-    assert_eq!(remaining(&conn, 2, OrderId(4))?, (0, 0));
+    assert_eq!(remaining(&conn, WaveId(2), OrderId(4))?, (0, 0));
     Ok(())
 }
 
@@ -116,7 +116,7 @@ fn the_migration_counts_waves_already_made() -> Result<()> {
     )?;
     migrations().to_latest(&mut conn)?;
     agree(&conn)?;
-    assert_eq!(remaining(&conn, 1, OrderId(1))?.0, 7);
+    assert_eq!(remaining(&conn, WaveId(1), OrderId(1))?.0, 7);
     status(&conn, 3, "confirmed")?;
     agree(&conn)?;
     Ok(())
@@ -132,13 +132,13 @@ fn picked_counts_stay_within_the_ceiling() -> Result<()> {
     fill(&conn)?;
     let max = depot_protocol::stock::MAX_ON_HAND;
     for q in [i64::MAX, i64::MIN, max + 1, -2] {
-        match add_picked(&conn, 2, q) {
+        match add_picked(&conn, PickLineId(2), q) {
             Err(crate::WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, "quantity"),
             other => panic!("{q}: {other:?}"),
         }
     }
     agree(&conn)?;
-    add_picked(&conn, 2, max - 1)?;
+    add_picked(&conn, PickLineId(2), max - 1)?;
     agree(&conn)?;
     Ok(())
 }

@@ -154,8 +154,8 @@ async fn floor_day(
         .create_wave(b, from(json!({"warehouse_id": w.0})))
         .await
         .expect("wave");
-    r.0.insert(Entity::Wave, wave.id);
-    r.0.insert(Entity::PickLine, wave.pick_lists[0].lines[0].id);
+    r.0.insert(Entity::Wave, wave.id.0);
+    r.0.insert(Entity::PickLine, wave.pick_lists[0].lines[0].id.0);
     wms.pick_scan(
         c,
         from(json!({"wave_id": wave.id, "order_id": order.id, "code": sku, "quantity": 2})),
