@@ -171,7 +171,7 @@ mod tests {
         PrinterStatus {
             name: name.into(),
             endpoint: "tcp://127.0.0.1:9100".into(),
-            printer_id: Some(1),
+            printer_id: Some(depot_protocol::PrinterId(1)),
             unbound: None,
             device,
             queued,

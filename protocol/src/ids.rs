@@ -58,6 +58,14 @@ int_id!(
     /// One line of a wave's pick lists: an item from a location for an order.
     PickLineId
 );
+int_id!(
+    /// A printer of a business, in the cloud or attached to an edge.
+    PrinterId
+);
+int_id!(
+    /// A job sent to a printer.
+    PrintJobId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -36,7 +36,7 @@ pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
     BusinessId, EventId, ItemId, KeyId, MAX_ID, MovementId, OrderId, PickLineId, PriceListId,
-    WarehouseId, WaveId,
+    PrintJobId, PrinterId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

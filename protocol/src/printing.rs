@@ -1,7 +1,7 @@
 //! Printers and print jobs.
 
 use crate::validate::Check;
-use crate::{BusinessId, FieldError};
+use crate::{BusinessId, FieldError, PrintJobId, PrinterId};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -113,7 +113,7 @@ impl Connection {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Printer {
-    pub id: i64,
+    pub id: PrinterId,
     pub business_id: BusinessId,
     pub name: String,
     pub kind: PrinterKind,
@@ -240,8 +240,8 @@ impl JobStatus {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PrintJob {
-    pub id: i64,
-    pub printer_id: i64,
+    pub id: PrintJobId,
+    pub printer_id: PrinterId,
     pub format: PrinterKind,
     pub size: i64,
     pub status: JobStatus,
@@ -269,9 +269,9 @@ pub struct PrintJobCreated {
 /// The `print_job.updated` event: what the device did with a job.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PrintJobUpdated {
-    pub id: i64,
+    pub id: PrintJobId,
     pub business_id: BusinessId,
-    pub printer_id: i64,
+    pub printer_id: PrinterId,
     pub status: JobStatus,
     pub error: Option<String>,
     pub at: DateTime<Utc>,

@@ -11,11 +11,11 @@ use depot_protocol::printing::{
     PrintJobCreated, PrintJobUpdated, Printer, PrinterFields, PrinterKind,
 };
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, FieldError, now};
+use depot_protocol::{BusinessId, FieldError, PrintJobId, PrinterId, now};
 use rusqlite::Connection as Db;
 use std::collections::HashSet;
 
-fn load(conn: &Db, business: BusinessId, id: i64) -> Result<Printer> {
+fn load(conn: &Db, business: BusinessId, id: PrinterId) -> Result<Printer> {
     sql::printer(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("printer {id} does not exist")))
 }
@@ -24,7 +24,7 @@ fn save(
     conn: &Db,
     origin: &str,
     business: BusinessId,
-    id: Option<i64>,
+    id: Option<PrinterId>,
     fields: PrinterFields,
 ) -> Result<Printer> {
     let current = match id {
@@ -78,7 +78,7 @@ pub fn sniff(data: &[u8]) -> Option<PrinterKind> {
 fn update_job(
     conn: &Db,
     origin: &str,
-    job: i64,
+    job: PrintJobId,
     status: JobStatus,
     error: Option<String>,
 ) -> Result<PrintJob> {
@@ -112,7 +112,7 @@ pub(crate) fn submit(
     conn: &Db,
     origin: &str,
     caller: &Caller,
-    printer: i64,
+    printer: PrinterId,
     data: &[u8],
 ) -> Result<PrintJob> {
     if data.is_empty() {
@@ -202,7 +202,7 @@ impl Wms {
     pub async fn edit_printer(
         &self,
         business: BusinessId,
-        id: i64,
+        id: PrinterId,
         fields: PrinterFields,
     ) -> Result<Printer> {
         let origin = self.origin().to_owned();
@@ -266,7 +266,7 @@ impl Wms {
     pub async fn submit_job(
         &self,
         caller: Caller,
-        printer: i64,
+        printer: PrinterId,
         data: Vec<u8>,
     ) -> Result<PrintJob> {
         let origin = self.origin().to_owned();
@@ -279,8 +279,8 @@ impl Wms {
     /// spooler asks after every change, and only new jobs' bytes are read.
     pub async fn queued_print_jobs(
         &self,
-        printers: Vec<i64>,
-        known: HashSet<i64>,
+        printers: Vec<PrinterId>,
+        known: HashSet<PrintJobId>,
     ) -> Result<Vec<(PrintJob, Vec<u8>)>> {
         self.read(move |conn| {
             let mut out = Vec::new();
@@ -299,7 +299,7 @@ impl Wms {
     /// the cloud's job list follows the edge's printer.
     pub async fn print_job_update(
         &self,
-        job: i64,
+        job: PrintJobId,
         status: JobStatus,
         error: Option<String>,
     ) -> Result<PrintJob> {
@@ -313,7 +313,7 @@ impl Wms {
     /// made (no such job) is logged and leaves the others standing.
     pub async fn print_job_updates(
         &self,
-        updates: Vec<(i64, JobStatus, Option<String>)>,
+        updates: Vec<(PrintJobId, JobStatus, Option<String>)>,
     ) -> Result<Vec<PrintJob>> {
         let origin = self.origin().to_owned();
         self.write(move |conn| {
@@ -323,7 +323,7 @@ impl Wms {
                 {
                     Ok(updated) => jobs.push(updated),
                     Err(e @ WmsError::NotFound(_)) => {
-                        tracing::warn!(job, error = %e, "cannot record a print job's outcome");
+                        tracing::warn!(job = job.0, error = %e, "cannot record a print job's outcome");
                     }
                     Err(e) => return Err(e),
                 }
@@ -333,7 +333,11 @@ impl Wms {
         .await
     }
 
-    pub async fn print_jobs(&self, business: BusinessId, printer: i64) -> Result<Vec<PrintJob>> {
+    pub async fn print_jobs(
+        &self,
+        business: BusinessId,
+        printer: PrinterId,
+    ) -> Result<Vec<PrintJob>> {
         self.read(move |conn| {
             load(conn, business, printer)?;
             sql::jobs(conn, printer, 100)

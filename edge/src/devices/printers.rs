@@ -20,7 +20,7 @@ use super::stopped;
 use depot_hardware::printer::{Job, JobId, JobOutcome, Printer, PrinterState};
 use depot_protocol::event::EventKind;
 use depot_protocol::printing::{self, JobStatus};
-use depot_protocol::{BusinessId, Timestamp};
+use depot_protocol::{BusinessId, PrintJobId, PrinterId, Timestamp};
 use depot_wms::Wms;
 use serde::Serialize;
 use std::collections::HashSet;
@@ -44,7 +44,7 @@ pub struct PrinterStatus {
     pub name: String,
     pub endpoint: String,
     /// The printer's record at this edge, once it is known.
-    pub printer_id: Option<i64>,
+    pub printer_id: Option<PrinterId>,
     /// Why this edge does not print the record's jobs, when it does not.
     pub unbound: Option<String>,
     /// The device: unknown, ready, busy, faulted (with its problems) or
@@ -142,7 +142,7 @@ struct Reported {
     current: Option<(Shown, Timestamp)>,
     pace: Pace,
     /// The record the last event with a record told, and when.
-    told: Option<(i64, Instant)>,
+    told: Option<(PrinterId, Instant)>,
 }
 
 impl Reported {
@@ -161,7 +161,7 @@ impl Reported {
 
     /// When the next event is to be written: the state not written yet,
     /// in its pace, or else the record's `printer.seen`.
-    fn due(&self, record: Option<i64>, now: Instant) -> Option<Instant> {
+    fn due(&self, record: Option<PrinterId>, now: Instant) -> Option<Instant> {
         let (shown, _) = self.current.as_ref()?;
         if self.written.as_ref() != Some(shown) {
             return Some(self.pace.next_at().unwrap_or(now));
@@ -173,7 +173,7 @@ impl Reported {
     /// never told (bound after the state's event, or to another record),
     /// then every [`SEEN_EVERY`] while the printer answers. Not while a
     /// change waits for its turn: the change's event tells the record.
-    fn seen_due(&self, record: Option<i64>, now: Instant) -> Option<Instant> {
+    fn seen_due(&self, record: Option<PrinterId>, now: Instant) -> Option<Instant> {
         let id = record?;
         let (shown, _) = self.current.as_ref()?;
         if self.written.as_ref() != Some(shown) {
@@ -188,7 +188,7 @@ impl Reported {
     }
 
     /// The state to tell `record` now in a `printer.seen`, if it is due.
-    fn take_seen(&mut self, record: Option<i64>, now: Instant) -> Option<(i64, Shown)> {
+    fn take_seen(&mut self, record: Option<PrinterId>, now: Instant) -> Option<(PrinterId, Shown)> {
         let at = self.seen_due(record, now)?;
         let id = record?;
         if at > now {
@@ -201,7 +201,7 @@ impl Reported {
     }
 
     /// A change's event was written, telling `record` if it had one.
-    fn told_in_change(&mut self, record: Option<i64>, now: Instant) {
+    fn told_in_change(&mut self, record: Option<PrinterId>, now: Instant) {
         if let Some(id) = record {
             self.told = Some((id, now));
         }
@@ -228,10 +228,10 @@ impl Reported {
 /// long queue is checked against it after every change).
 #[derive(Default)]
 struct Handed {
-    ids: Vec<i64>,
-    set: HashSet<i64>,
+    ids: Vec<PrintJobId>,
+    set: HashSet<PrintJobId>,
     /// The job a waiting reason was last written to, and the reason.
-    noted: Option<(i64, String)>,
+    noted: Option<(PrintJobId, String)>,
 }
 
 impl Spooler {
@@ -330,7 +330,7 @@ impl Spooler {
     async fn report(
         &self,
         (shown, previous, at): (Shown, &'static str, Timestamp),
-        printer_id: Option<i64>,
+        printer_id: Option<PrinterId>,
     ) {
         let payload = serde_json::json!({
             "business_id": self.business,
@@ -352,7 +352,7 @@ impl Spooler {
     }
 
     /// Logs a `printer.seen`: the record told the state it is in now.
-    async fn seen(&self, printer_id: i64, shown: Shown) {
+    async fn seen(&self, printer_id: PrinterId, shown: Shown) {
         let payload = serde_json::json!({
             "business_id": self.business,
             "printer_id": printer_id,
@@ -413,8 +413,8 @@ impl Spooler {
             if handed.set.contains(&job.id) {
                 continue;
             }
-            let Ok(driver_id) = u64::try_from(job.id) else {
-                tracing::error!(printer = %name, job = job.id, "a job id the driver cannot take");
+            let Ok(driver_id) = u64::try_from(job.id.0) else {
+                tracing::error!(printer = %name, job = job.id.0, "a job id the driver cannot take");
                 continue;
             };
             if printer
@@ -439,7 +439,7 @@ impl Spooler {
         let mut done = HashSet::new();
         let mut failed = 0;
         for outcome in outcomes {
-            let Ok(id) = i64::try_from(outcome.id().0) else {
+            let Ok(id) = i64::try_from(outcome.id().0).map(PrintJobId) else {
                 continue;
             };
             let (status, error) = match outcome {
@@ -495,7 +495,7 @@ impl Spooler {
             .print_job_update(first, JobStatus::Queued, Some(note.1))
             .await
         {
-            tracing::warn!(job = first, %error, "cannot record why a print job waits");
+            tracing::warn!(job = first.0, %error, "cannot record why a print job waits");
         }
     }
 }
@@ -516,7 +516,10 @@ mod tests {
         }
     }
 
-    fn state(r: &Option<(i64, Shown)>) -> Option<(i64, &'static str)> {
+    const P7: PrinterId = PrinterId(7);
+    const P8: PrinterId = PrinterId(8);
+
+    fn state(r: &Option<(PrinterId, Shown)>) -> Option<(PrinterId, &'static str)> {
         r.as_ref().map(|(id, shown)| (*id, shown.state))
     }
 
@@ -532,17 +535,17 @@ mod tests {
         assert_eq!(state(&r.take_seen(None, start)), None);
         // The record arrives: told at once, and only once.
         let bound = start + Duration::from_secs(3);
-        assert_eq!(r.due(Some(7), bound), Some(bound));
-        assert_eq!(state(&r.take_seen(Some(7), bound)), Some((7, "ready")));
-        assert_eq!(state(&r.take_seen(Some(7), bound)), None);
+        assert_eq!(r.due(Some(P7), bound), Some(bound));
+        assert_eq!(state(&r.take_seen(Some(P7), bound)), Some((P7, "ready")));
+        assert_eq!(state(&r.take_seen(Some(P7), bound)), None);
         // Then again once its last_seen would be SEEN_EVERY old.
-        assert_eq!(r.due(Some(7), bound), Some(bound + SEEN_EVERY));
+        assert_eq!(r.due(Some(P7), bound), Some(bound + SEEN_EVERY));
         let almost = bound + SEEN_EVERY - Duration::from_millis(1);
-        assert_eq!(state(&r.take_seen(Some(7), almost)), None);
+        assert_eq!(state(&r.take_seen(Some(P7), almost)), None);
         let later = bound + SEEN_EVERY;
-        assert_eq!(state(&r.take_seen(Some(7), later)), Some((7, "ready")));
+        assert_eq!(state(&r.take_seen(Some(P7), later)), Some((P7, "ready")));
         // Bound to another record: that one is told at once.
-        assert_eq!(state(&r.take_seen(Some(8), later)), Some((8, "ready")));
+        assert_eq!(state(&r.take_seen(Some(P8), later)), Some((P8, "ready")));
     }
 
     #[test]
@@ -551,21 +554,21 @@ mod tests {
         let mut r = Reported::default();
         r.saw(&status(PrinterState::Ready));
         assert!(r.take(start).is_some());
-        r.told_in_change(Some(7), start);
+        r.told_in_change(Some(P7), start);
         // The change's event told it: no printer.seen for it.
-        assert_eq!(state(&r.take_seen(Some(7), start)), None);
+        assert_eq!(state(&r.take_seen(Some(P7), start)), None);
         r.saw(&status(PrinterState::Unreachable {
             since: std::time::SystemTime::now(),
         }));
         // A change waiting for its turn is the change's to tell.
         let soon = start + Duration::from_millis(10);
-        assert_eq!(r.seen_due(Some(7), soon), None);
-        assert_eq!(r.due(Some(7), soon), r.pace.next_at());
+        assert_eq!(r.seen_due(Some(P7), soon), None);
+        assert_eq!(r.due(Some(P7), soon), r.pace.next_at());
         let turn = r.pace.next_at().unwrap_or(soon);
         assert!(r.take(turn).is_some());
-        r.told_in_change(Some(7), turn);
+        r.told_in_change(Some(P7), turn);
         // Not seen: nothing to refresh, however long it lasts.
-        assert_eq!(r.due(Some(7), turn), None);
-        assert_eq!(state(&r.take_seen(Some(7), turn + SEEN_EVERY * 10)), None);
+        assert_eq!(r.due(Some(P7), turn), None);
+        assert_eq!(state(&r.take_seen(Some(P7), turn + SEEN_EVERY * 10)), None);
     }
 }

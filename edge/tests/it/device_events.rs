@@ -136,7 +136,7 @@ async fn paper_out_and_back_is_two_changes_and_the_cloud_record_follows() {
     assert_eq!(
         (&last["printer_id"], &last["device"], &last["station"]),
         (
-            &Value::from(printer),
+            &Value::from(printer.0),
             &Value::from("Dock labels"),
             &Value::from("pack-1")
         ),
@@ -242,13 +242,13 @@ async fn the_printer_record_follows_its_device_from_a_cold_start() {
             .is_ok_and(|all| all.iter().any(|p| p.id == printer))
     })
     .await;
-    let (took, record) = record_says(&api, b, printer, "online", made).await;
+    let (took, record) = record_says(&api, b, printer.0, "online", made).await;
     println!("online at the edge {took:?} after its record arrived: {record}");
     assert!(took < std::time::Duration::from_secs(5), "{took:?}");
     let told = logged(&edge.wms, "printer.seen").await;
     assert_eq!(
         (told.len(), &told[0]["printer_id"], &told[0]["state"]),
-        (1, &Value::from(printer), &Value::from("ready")),
+        (1, &Value::from(printer.0), &Value::from("ready")),
         "{told:?}"
     );
     // And in the cloud, once synced.
@@ -265,7 +265,7 @@ async fn the_printer_record_follows_its_device_from_a_cold_start() {
     // last_seen stays when it last answered.
     let seen = last_seen(&record);
     sim.set_stalled(true);
-    let (took, record) = record_says(&api, b, printer, "offline", made).await;
+    let (took, record) = record_says(&api, b, printer.0, "offline", made).await;
     println!("offline at the edge {took:?} after the printer stalled");
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     assert_eq!(last_seen(&record), seen, "{record}");
@@ -280,7 +280,7 @@ async fn the_printer_record_follows_its_device_from_a_cold_start() {
     // Back: online, seen again.
     let back = chrono::Utc::now() - chrono::Duration::seconds(1);
     sim.recover();
-    let (took, _) = record_says(&api, b, printer, "online", back).await;
+    let (took, _) = record_says(&api, b, printer.0, "online", back).await;
     println!("online again at the edge {took:?} after the printer recovered");
     assert!(took < std::time::Duration::from_secs(10), "{took:?}");
     eventually("the cloud's record online again", || async {

@@ -81,7 +81,7 @@ async fn a_printer_out_of_paper_keeps_its_queue_and_prints_each_label_once() {
         p["device"]["state"] == "faulted"
             && p["device"]["problems"] == serde_json::json!(["paper_out"])
             && p["queued"] == 7
-            && p["printer_id"] == printer
+            && p["printer_id"] == printer.0
     })
     .await;
     let (_, status) = api.get("/v1/edge/status").await;
@@ -92,7 +92,7 @@ async fn a_printer_out_of_paper_keeps_its_queue_and_prints_each_label_once() {
         "{status}"
     );
     eventually("the waiting job to say why", || async {
-        jobs(&api, b, printer)
+        jobs(&api, b, printer.0)
             .await
             .iter()
             .any(|j| j["status"] == "queued" && j["error"] == "paper out")
@@ -103,7 +103,7 @@ async fn a_printer_out_of_paper_keeps_its_queue_and_prints_each_label_once() {
     sim.load_paper(None);
     sim.wait_for_labels(10, LIMIT).await.expect("every label");
     eventually("every job printed", || async {
-        let all = jobs(&api, b, printer).await;
+        let all = jobs(&api, b, printer.0).await;
         all.len() == 10 && all.iter().all(|j| j["status"] == "printed")
     })
     .await;
@@ -116,7 +116,7 @@ async fn a_printer_out_of_paper_keeps_its_queue_and_prints_each_label_once() {
     let p = printer_status(&api).await;
     assert_eq!(p["queued"], 0, "{p}");
     assert!(
-        jobs(&api, b, printer)
+        jobs(&api, b, printer.0)
             .await
             .iter()
             .all(|j| j["error"].is_null())
@@ -194,7 +194,7 @@ async fn jobs_queued_for_an_unreachable_printer_survive_a_restart_and_print_once
         .await
         .expect("the three labels");
     eventually("the jobs printed", || async {
-        let all = jobs(&api, b, printer).await;
+        let all = jobs(&api, b, printer.0).await;
         all.len() == 3 && all.iter().all(|j| j["status"] == "printed")
     })
     .await;

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::http::StatusCode;
 use depot_protocol::printing::{MAX_JOB_BYTES, PrintJob, Printer, PrinterFields};
-use depot_protocol::{DataEnvelope, ErrorBody, ListEnvelope};
+use depot_protocol::{DataEnvelope, ErrorBody, ListEnvelope, PrinterId};
 
 /// Registered printers: kind (ZPL or PDF), connection, station and status.
 #[utoipa::path(get, path = "/v1/printers/{business_id}/list", tag = "printers",
@@ -57,7 +57,11 @@ pub async fn edit(
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiJson(req): ApiJson<PrinterFields>,
 ) -> Result<Answer, ApiError> {
-    respond(ok::<Printer>, wms.edit_printer(t.business_id(), id, req)).await
+    respond(
+        ok::<Printer>,
+        wms.edit_printer(t.business_id(), PrinterId(id), req),
+    )
+    .await
 }
 
 /// Sends a raw ZPL or PDF job to a printer: the body is the job itself
@@ -84,7 +88,11 @@ pub async fn submit(
             ApiError::bad_request(e.body_text())
         }
     })?;
-    respond(ok::<PrintJob>, wms.submit_job(t.0, id, body.to_vec())).await
+    respond(
+        ok::<PrintJob>,
+        wms.submit_job(t.0, PrinterId(id), body.to_vec()),
+    )
+    .await
 }
 
 /// The newest jobs of a printer with their status (extension).
@@ -97,7 +105,7 @@ pub async fn jobs(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
 ) -> Result<Json<ListEnvelope<PrintJob>>, ApiError> {
-    let rows = wms.print_jobs(t.business_id(), id).await?;
+    let rows = wms.print_jobs(t.business_id(), PrinterId(id)).await?;
     let n = rows.len() as u64;
     Ok(Json(ListEnvelope::new(rows, n, n)))
 }

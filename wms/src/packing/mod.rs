@@ -281,7 +281,7 @@ impl Wms {
         &self,
         caller: Caller,
         req: PackRequest,
-        printer: i64,
+        printer: depot_protocol::PrinterId,
     ) -> Result<(PackResult, PrintJob)> {
         let origin = self.origin().to_owned();
         let fleet = self.own_fleet();

@@ -325,11 +325,11 @@ async fn a_station_pack_prints_its_labels_in_the_same_write_or_does_nothing() {
     let data = f
         .wms
         .read(move |conn| {
-            Ok(
-                conn.query_row("SELECT data FROM print_jobs WHERE id = ?1", [job.id], |r| {
-                    r.get::<_, Vec<u8>>(0)
-                })?,
-            )
+            Ok(conn.query_row(
+                "SELECT data FROM print_jobs WHERE id = ?1",
+                [job.id.0],
+                |r| r.get::<_, Vec<u8>>(0),
+            )?)
         })
         .await
         .expect("job data");

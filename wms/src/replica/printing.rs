@@ -9,11 +9,15 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use depot_protocol::event::RemoteEvent;
 use depot_protocol::printing::{PrintJob, PrintJobCreated, PrintJobUpdated};
-use depot_protocol::{BusinessId, Timestamp};
+use depot_protocol::{BusinessId, PrinterId, Timestamp};
 use rusqlite::Connection;
 use serde::Deserialize;
 
-fn check_printer(conn: &Connection, printer: i64, business: BusinessId) -> Result<(), ApplyError> {
+fn check_printer(
+    conn: &Connection,
+    printer: PrinterId,
+    business: BusinessId,
+) -> Result<(), ApplyError> {
     match sql::printer_business(conn, printer)? {
         Some(owner) if owner == business => Ok(()),
         Some(_) => Err(ApplyError::Reject(format!(
@@ -71,7 +75,7 @@ pub(super) fn updated(conn: &Connection, u: PrintJobUpdated) -> Applied {
 #[derive(Debug, Deserialize)]
 pub(crate) struct StateChanged {
     business_id: BusinessId,
-    printer_id: Option<i64>,
+    printer_id: Option<PrinterId>,
     state: String,
     at: Timestamp,
 }

@@ -3,31 +3,35 @@
 use super::{maybe, parse_ts, ts};
 use crate::error::Result;
 use depot_protocol::printing::{CheckedPrinter, JobStatus, PrintJob, Printer, PrinterKind};
-use depot_protocol::{BusinessId, Timestamp};
+use depot_protocol::{BusinessId, PrintJobId, PrinterId, Timestamp};
 use rusqlite::{Connection, Row, params};
 
 /// The business a printer belongs to.
-pub fn printer_business(conn: &Connection, printer: i64) -> Result<Option<BusinessId>> {
+pub fn printer_business(conn: &Connection, printer: PrinterId) -> Result<Option<BusinessId>> {
     maybe(
         conn.prepare_cached("SELECT business_id FROM printers WHERE id = ?1")?
-            .query_row([printer], |r| Ok(BusinessId(r.get(0)?))),
+            .query_row([printer.0], |r| Ok(BusinessId(r.get(0)?))),
     )
 }
 
-pub fn name_owner(conn: &Connection, business: BusinessId, name: &str) -> Result<Option<i64>> {
+pub fn name_owner(
+    conn: &Connection,
+    business: BusinessId,
+    name: &str,
+) -> Result<Option<PrinterId>> {
     maybe(
         conn.prepare_cached("SELECT id FROM printers WHERE business_id = ?1 AND name = ?2")?
-            .query_row(params![business.0, name], |r| r.get(0)),
+            .query_row(params![business.0, name], |r| Ok(PrinterId(r.get(0)?))),
     )
 }
 
 /// The printer record a configured device was bound to.
-pub fn binding(conn: &Connection, business: BusinessId, device: &str) -> Result<Option<i64>> {
+pub fn binding(conn: &Connection, business: BusinessId, device: &str) -> Result<Option<PrinterId>> {
     maybe(
         conn.prepare_cached(
             "SELECT printer_id FROM printer_bindings WHERE device = ?1 AND business_id = ?2",
         )?
-        .query_row(params![device, business.0], |r| r.get(0)),
+        .query_row(params![device, business.0], |r| Ok(PrinterId(r.get(0)?))),
     )
 }
 
@@ -37,7 +41,7 @@ pub fn bind(
     conn: &Connection,
     business: BusinessId,
     device: &str,
-    printer: i64,
+    printer: PrinterId,
     at: &Timestamp,
 ) -> Result<()> {
     conn.prepare_cached(
@@ -45,7 +49,7 @@ pub fn bind(
          ON CONFLICT (device) DO UPDATE SET business_id = excluded.business_id,
                                             printer_id = excluded.printer_id, bound_at = excluded.bound_at",
     )?
-    .execute(params![device, business.0, printer, ts(at)])?;
+    .execute(params![device, business.0, printer.0, ts(at)])?;
     Ok(())
 }
 
@@ -54,18 +58,18 @@ pub fn insert(
     business: BusinessId,
     p: &CheckedPrinter,
     at: &Timestamp,
-) -> Result<i64> {
+) -> Result<PrinterId> {
     conn.prepare_cached(
         "INSERT INTO printers (business_id, name, kind, connection, station, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
     )?
     .execute(params![business.0, p.name, p.kind.as_str(), p.connection, p.station, ts(at)])?;
-    Ok(conn.last_insert_rowid())
+    Ok(PrinterId(conn.last_insert_rowid()))
 }
 
-pub fn update(conn: &Connection, id: i64, p: &CheckedPrinter, at: &Timestamp) -> Result<()> {
+pub fn update(conn: &Connection, id: PrinterId, p: &CheckedPrinter, at: &Timestamp) -> Result<()> {
     conn.prepare_cached("UPDATE printers SET name = ?2, kind = ?3, connection = ?4, station = ?5, updated_at = ?6 WHERE id = ?1")?
-        .execute(params![id, p.name, p.kind.as_str(), p.connection, p.station, ts(at)])?;
+        .execute(params![id.0, p.name, p.kind.as_str(), p.connection, p.station, ts(at)])?;
     Ok(())
 }
 
@@ -79,7 +83,7 @@ fn kind(s: String, col: usize) -> rusqlite::Result<PrinterKind> {
 
 fn row(r: &Row) -> rusqlite::Result<Printer> {
     Ok(Printer {
-        id: r.get(0)?,
+        id: PrinterId(r.get(0)?),
         business_id: BusinessId(r.get(1)?),
         name: r.get(2)?,
         kind: kind(r.get(3)?, 3)?,
@@ -95,12 +99,12 @@ fn row(r: &Row) -> rusqlite::Result<Printer> {
     })
 }
 
-pub fn printer(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Printer>> {
+pub fn printer(conn: &Connection, business: BusinessId, id: PrinterId) -> Result<Option<Printer>> {
     maybe(
         conn.prepare_cached(&format!(
             "SELECT {COLS} FROM printers WHERE business_id = ?1 AND id = ?2"
         ))?
-        .query_row(params![business.0, id], row),
+        .query_row(params![business.0, id.0], row),
     )
 }
 
@@ -115,19 +119,19 @@ pub fn list(conn: &Connection, business: BusinessId) -> Result<Vec<Printer>> {
 pub fn insert_job(
     conn: &Connection,
     business: BusinessId,
-    printer: i64,
+    printer: PrinterId,
     format: PrinterKind,
     data: &[u8],
     actor: &str,
     at: &Timestamp,
-) -> Result<i64> {
+) -> Result<PrintJobId> {
     let id = super::ids::allocate(conn, "print_jobs")?;
     conn.prepare_cached(
         "INSERT INTO print_jobs (id, business_id, printer_id, format, data, size, status, actor, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'queued', ?7, ?8, ?8)",
     )?
-    .execute(params![id, business.0, printer, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
-    Ok(id)
+    .execute(params![id, business.0, printer.0, format.as_str(), data, data.len() as i64, actor, ts(at)])?;
+    Ok(PrintJobId(id))
 }
 
 /// A job made on another node, with its id; its bytes only where this node
@@ -144,9 +148,9 @@ pub fn insert_job_replica(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) ON CONFLICT (id) DO NOTHING",
     )?
     .execute(params![
-        job.id,
+        job.id.0,
         business.0,
-        job.printer_id,
+        job.printer_id.0,
         job.format.as_str(),
         data,
         job.size,
@@ -162,7 +166,7 @@ pub fn insert_job_replica(
 /// Sets a job's status; false when there is no such job.
 pub fn set_job_status(
     conn: &Connection,
-    id: i64,
+    id: PrintJobId,
     status: JobStatus,
     error: Option<&str>,
     at: &Timestamp,
@@ -171,19 +175,19 @@ pub fn set_job_status(
         .prepare_cached(
             "UPDATE print_jobs SET status = ?2, error = ?3, updated_at = ?4 WHERE id = ?1",
         )?
-        .execute(params![id, status.as_str(), error, ts(at)])?
+        .execute(params![id.0, status.as_str(), error, ts(at)])?
         > 0)
 }
 
 /// Queued jobs of some printers, oldest first (by creation: ids of
 /// different nodes do not sort by time).
-pub fn queued_job_ids(conn: &Connection, printers: &[i64]) -> Result<Vec<i64>> {
+pub fn queued_job_ids(conn: &Connection, printers: &[PrinterId]) -> Result<Vec<PrintJobId>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, created_at FROM print_jobs WHERE printer_id = ?1 AND status = 'queued'",
     )?;
-    let mut out: Vec<(String, i64)> = Vec::new();
+    let mut out: Vec<(String, PrintJobId)> = Vec::new();
     for printer in printers {
-        let rows = stmt.query_map([printer], |r| Ok((r.get(1)?, r.get(0)?)))?;
+        let rows = stmt.query_map([printer.0], |r| Ok((r.get(1)?, PrintJobId(r.get(0)?))))?;
         out.extend(rows.collect::<rusqlite::Result<Vec<_>>>()?);
     }
     out.sort();
@@ -191,12 +195,12 @@ pub fn queued_job_ids(conn: &Connection, printers: &[i64]) -> Result<Vec<i64>> {
 }
 
 /// A job with its bytes.
-pub fn job_with_data(conn: &Connection, id: i64) -> Result<Option<(PrintJob, Vec<u8>)>> {
+pub fn job_with_data(conn: &Connection, id: PrintJobId) -> Result<Option<(PrintJob, Vec<u8>)>> {
     maybe(
         conn.prepare_cached(&format!(
             "SELECT {JOB_COLS}, data FROM print_jobs WHERE id = ?1"
         ))?
-        .query_row([id], |r| Ok((job_row(r)?, r.get::<_, Vec<u8>>(8)?))),
+        .query_row([id.0], |r| Ok((job_row(r)?, r.get::<_, Vec<u8>>(8)?))),
     )
 }
 
@@ -205,8 +209,8 @@ const JOB_COLS: &str = "id, printer_id, format, size, status, error, created_at,
 fn job_row(r: &Row) -> rusqlite::Result<PrintJob> {
     let status: String = r.get(4)?;
     Ok(PrintJob {
-        id: r.get(0)?,
-        printer_id: r.get(1)?,
+        id: PrintJobId(r.get(0)?),
+        printer_id: PrinterId(r.get(1)?),
         format: kind(r.get(2)?, 2)?,
         size: r.get(3)?,
         status: JobStatus::parse(&status).ok_or_else(|| {
@@ -218,19 +222,19 @@ fn job_row(r: &Row) -> rusqlite::Result<PrintJob> {
     })
 }
 
-pub fn job(conn: &Connection, id: i64) -> Result<Option<PrintJob>> {
+pub fn job(conn: &Connection, id: PrintJobId) -> Result<Option<PrintJob>> {
     maybe(
         conn.prepare_cached(&format!("SELECT {JOB_COLS} FROM print_jobs WHERE id = ?1"))?
-            .query_row([id], job_row),
+            .query_row([id.0], job_row),
     )
 }
 
 /// The newest jobs of a printer first.
-pub fn jobs(conn: &Connection, printer: i64, limit: u32) -> Result<Vec<PrintJob>> {
+pub fn jobs(conn: &Connection, printer: PrinterId, limit: u32) -> Result<Vec<PrintJob>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {JOB_COLS} FROM print_jobs WHERE printer_id = ?1 ORDER BY id DESC LIMIT ?2"
     ))?;
-    let rows = stmt.query_map(params![printer, limit], job_row)?;
+    let rows = stmt.query_map(params![printer.0, limit], job_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -245,7 +249,7 @@ pub fn upsert_replica(conn: &Connection, p: &Printer) -> Result<()> {
          WHERE excluded.updated_at >= printers.updated_at",
     )?
     .execute(params![
-        p.id,
+        p.id.0,
         p.business_id.0,
         p.name,
         p.kind.as_str(),
@@ -262,7 +266,7 @@ pub fn upsert_replica(conn: &Connection, p: &Printer) -> Result<()> {
 /// was there.
 pub fn set_printer_status(
     conn: &Connection,
-    id: i64,
+    id: PrinterId,
     business: BusinessId,
     status: &str,
     seen: Option<&str>,
@@ -274,6 +278,6 @@ pub fn set_printer_status(
                                   ELSE last_seen END
              WHERE id = ?1 AND business_id = ?2",
         )?
-        .execute(params![id, business.0, status, seen])?;
+        .execute(params![id.0, business.0, status, seen])?;
     Ok(changed > 0)
 }

@@ -283,7 +283,7 @@ impl Station {
             base: base.into(),
             key: cloud.key.as_str().into(),
             business: cloud.business.0,
-            printer: record.id,
+            printer: record.id.0,
         };
         let station = Self {
             api,
@@ -292,7 +292,7 @@ impl Station {
             stop,
             task,
         };
-        station.ready(record.id).await?;
+        station.ready(record.id.0).await?;
         Ok(station)
     }
 

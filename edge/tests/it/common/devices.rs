@@ -83,7 +83,7 @@ pub fn printer_device(name: &str, sim: &Simulator) -> PrinterDevice {
 
 /// Creates a ZPL printer attached to the rig's edge in the cloud; answers
 /// its id.
-pub async fn cloud_printer(rig: &Rig, name: &str) -> i64 {
+pub async fn cloud_printer(rig: &Rig, name: &str) -> depot_protocol::PrinterId {
     let fields = PrinterFields {
         name: Some(name.into()),
         kind: Some(PrinterKind::Zpl),

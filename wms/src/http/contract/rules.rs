@@ -311,6 +311,8 @@ const IDS: &[&str] = &[
     "PriceListId",
     "WaveId",
     "PickLineId",
+    "PrinterId",
+    "PrintJobId",
 ];
 
 fn body_ids(doc: &mut Value) {

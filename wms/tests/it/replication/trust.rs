@@ -125,7 +125,7 @@ async fn floor_day(
         )
         .await
         .expect("printer");
-    r.0.insert(Entity::Printer, printer.id);
+    r.0.insert(Entity::Printer, printer.id.0);
     if !std::ptr::eq(wms, cloud) {
         pull(cloud, b, wms).await;
     }
@@ -203,7 +203,7 @@ async fn floor_day(
         .submit_job(c, printer.id, b"^XA^FDhello^FS^XZ".to_vec())
         .await
         .expect("job");
-    r.0.insert(Entity::PrintJob, job.id);
+    r.0.insert(Entity::PrintJob, job.id.0);
     wms.print_job_update(job.id, JobStatus::Printed, None)
         .await
         .expect("printed");

@@ -299,7 +299,8 @@ async fn print_jobs_reach_their_printer_and_report_back() {
 
     // The cloud's job list follows the edge's printer.
     let jobs = p.cloud.wms.print_jobs(b, printer.id).await.expect("jobs");
-    let by_id = |id: i64| jobs.iter().find(|j| j.id == id).expect("job listed");
+    let by_id =
+        |id: depot_protocol::PrintJobId| jobs.iter().find(|j| j.id == id).expect("job listed");
     assert_eq!(by_id(cloud_job.id).status, JobStatus::Printed);
     assert_eq!(by_id(local.id).status, JobStatus::Queued);
     assert_eq!(by_id(local.id).error.as_deref(), Some("paper out"));
