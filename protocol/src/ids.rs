@@ -66,6 +66,14 @@ int_id!(
     /// A job sent to a printer.
     PrintJobId
 );
+int_id!(
+    /// A shipment: an order's packages with a carrier.
+    ShipmentId
+);
+int_id!(
+    /// A dispatch run: shipments handed to one carrier together.
+    DispatchRunId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -35,8 +35,8 @@ pub mod webhook;
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
-    BusinessId, EventId, ItemId, KeyId, MAX_ID, MovementId, OrderId, PickLineId, PriceListId,
-    PrintJobId, PrinterId, WarehouseId, WaveId,
+    BusinessId, DispatchRunId, EventId, ItemId, KeyId, MAX_ID, MovementId, OrderId, PickLineId,
+    PriceListId, PrintJobId, PrinterId, ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

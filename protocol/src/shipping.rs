@@ -2,7 +2,7 @@
 
 use crate::catalog::{Dimensions, MAX_DIMENSION_MM, MAX_WEIGHT_G};
 use crate::validate::Check;
-use crate::{BusinessId, FieldError, OrderId, OrderStatus, WarehouseId};
+use crate::{BusinessId, DispatchRunId, FieldError, OrderId, OrderStatus, ShipmentId, WarehouseId};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +51,7 @@ pub struct Package {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Shipment {
-    pub id: i64,
+    pub id: ShipmentId,
     pub business_id: BusinessId,
     pub order_id: OrderId,
     pub warehouse_id: WarehouseId,
@@ -59,7 +59,7 @@ pub struct Shipment {
     pub service: String,
     pub tracking_number: String,
     pub status: ShipmentStatus,
-    pub dispatch_run_id: Option<i64>,
+    pub dispatch_run_id: Option<DispatchRunId>,
     pub estimated_delivery: Option<NaiveDate>,
     pub packages: Vec<Package>,
     pub packed_at: DateTime<Utc>,
@@ -190,8 +190,7 @@ pub enum LabelFormat {
 /// Body of `POST /v1/shipments/{business_id}/generate-label`.
 #[derive(Debug, Clone, Deserialize, utoipa::ToSchema)]
 pub struct LabelRequest {
-    #[schema(minimum = 1)]
-    pub shipment_id: i64,
+    pub shipment_id: ShipmentId,
     pub format: LabelFormat,
     /// 1-based package (1 to 50, at most the shipment's packages); all
     /// packages when absent.
@@ -325,7 +324,7 @@ impl RunStatus {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct RunShipment {
-    pub shipment_id: i64,
+    pub shipment_id: ShipmentId,
     pub order_id: OrderId,
     pub tracking_number: String,
     pub packages: u32,
@@ -338,7 +337,7 @@ pub struct RunShipment {
 /// Packed shipments of one carrier from one warehouse, handed over together.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct DispatchRun {
-    pub id: i64,
+    pub id: DispatchRunId,
     pub business_id: BusinessId,
     pub warehouse_id: WarehouseId,
     pub carrier: String,
@@ -367,8 +366,8 @@ pub struct LoadRequest {
 /// What loading a package did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct LoadResult {
-    pub dispatch_run_id: i64,
-    pub shipment_id: i64,
+    pub dispatch_run_id: DispatchRunId,
+    pub shipment_id: ShipmentId,
     pub order_id: OrderId,
     /// The package's index in its shipment (1-based).
     pub package: u32,

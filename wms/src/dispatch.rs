@@ -14,7 +14,7 @@ use depot_protocol::gs1::sscc::Sscc;
 use depot_protocol::gs1::{self, Scan};
 use depot_protocol::shipping::{DispatchRun, LoadRequest, LoadResult, RunStatus, Shipment};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, FieldError, now};
+use depot_protocol::{BusinessId, DispatchRunId, FieldError, now};
 use rusqlite::Connection;
 
 /// The SSCC a scan carries, if it is one: a GS1 element string with AI 00,
@@ -73,7 +73,7 @@ fn load(
     conn: &Connection,
     origin: &str,
     caller: &Caller,
-    run_id: i64,
+    run_id: DispatchRunId,
     code: &str,
 ) -> Result<LoadResult> {
     let business = caller.business_id;
@@ -177,7 +177,7 @@ impl Wms {
     pub async fn load_package(
         &self,
         caller: Caller,
-        run: i64,
+        run: DispatchRunId,
         req: LoadRequest,
     ) -> Result<LoadResult> {
         let code = req.code.trim().to_owned();

@@ -13,12 +13,12 @@ use depot_protocol::shipping::{
     Tracking, TrackingEvent,
 };
 use depot_protocol::tenant::{Caller, Warehouse};
-use depot_protocol::{BusinessId, OrderStatus, Page, Timestamp, now};
+use depot_protocol::{BusinessId, DispatchRunId, OrderStatus, Page, ShipmentId, Timestamp, now};
 use rusqlite::Connection;
 
 pub use sql::{RunFilter, ShipmentFilter};
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Shipment> {
+fn load(conn: &Connection, business: BusinessId, id: ShipmentId) -> Result<Shipment> {
     sql::shipment(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("shipment {id} does not exist")))
 }
@@ -29,7 +29,7 @@ pub struct Label {
     pub bytes: Vec<u8>,
 }
 
-fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<ShippingLabel>> {
+fn labels(conn: &Connection, business: BusinessId, id: ShipmentId) -> Result<Vec<ShippingLabel>> {
     let s = load(conn, business, id)?;
     let order = order_sql::order(conn, business, s.order_id, false)?
         .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
@@ -63,7 +63,11 @@ fn labels(conn: &Connection, business: BusinessId, id: i64) -> Result<Vec<Shippi
 
 /// Every package's ZPL label of a shipment, one after another, as
 /// `generate-label` answers them.
-pub(crate) fn zpl_labels(conn: &Connection, business: BusinessId, id: i64) -> Result<String> {
+pub(crate) fn zpl_labels(
+    conn: &Connection,
+    business: BusinessId,
+    id: ShipmentId,
+) -> Result<String> {
     Ok(labels(conn, business, id)?
         .iter()
         .map(depot_labels::shipping_label_zpl)
@@ -207,7 +211,7 @@ fn revise_estimate(
 /// milestone (keyed, so a node applying another's closing records it once).
 pub(crate) fn hand_over(
     conn: &Connection,
-    shipment: i64,
+    shipment: ShipmentId,
     w: &Warehouse,
     at: &Timestamp,
 ) -> Result<()> {
@@ -226,7 +230,7 @@ pub(crate) fn hand_over(
 pub(crate) fn manifest(
     conn: &Connection,
     business: BusinessId,
-    run: i64,
+    run: DispatchRunId,
     w: &Warehouse,
     at: &Timestamp,
 ) -> Result<Vec<u8>> {
@@ -269,7 +273,7 @@ fn close_run(
     conn: &Connection,
     origin: &str,
     caller: &Caller,
-    id: i64,
+    id: DispatchRunId,
     force: bool,
 ) -> Result<DispatchRun> {
     let business = caller.business_id;
@@ -324,7 +328,7 @@ fn close_run(
 }
 
 impl Wms {
-    pub async fn shipment(&self, business: BusinessId, id: i64) -> Result<Shipment> {
+    pub async fn shipment(&self, business: BusinessId, id: ShipmentId) -> Result<Shipment> {
         self.read(move |conn| load(conn, business, id)).await
     }
 
@@ -344,7 +348,7 @@ impl Wms {
     pub async fn label(
         &self,
         business: BusinessId,
-        shipment: i64,
+        shipment: ShipmentId,
         format: LabelFormat,
         package: Option<u32>,
     ) -> Result<Label> {
@@ -432,7 +436,7 @@ impl Wms {
     pub async fn close_dispatch_run(
         &self,
         caller: Caller,
-        id: i64,
+        id: DispatchRunId,
         force: bool,
     ) -> Result<DispatchRun> {
         let origin = self.origin().to_owned();
@@ -441,7 +445,7 @@ impl Wms {
     }
 
     /// The manifest PDF of a closed run.
-    pub async fn manifest(&self, business: BusinessId, id: i64) -> Result<Vec<u8>> {
+    pub async fn manifest(&self, business: BusinessId, id: DispatchRunId) -> Result<Vec<u8>> {
         match self
             .read(move |conn| sql::manifest(conn, business, id))
             .await?

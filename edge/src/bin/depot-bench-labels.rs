@@ -243,7 +243,7 @@ async fn pack_to_label(station: &station::Station, sim: &Simulator) -> anyhow::R
         sent.push(Instant::now());
         let shipment = api.pack(order).await?;
         packed.push(Instant::now());
-        let zpl = api.label(shipment.id).await?;
+        let zpl = api.label(shipment.id.0).await?;
         let job = api.print(zpl.clone()).await?;
         queued.push(Instant::now());
         sim.wait_until(|s| s.labels_printed > from + i, LIMIT)

@@ -11,7 +11,9 @@ use axum::extract::State;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use depot_protocol::shipping::{DispatchRun, LoadRequest, LoadResult, RunStatus};
-use depot_protocol::{DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page, WarehouseId};
+use depot_protocol::{
+    DataEnvelope, DispatchRunId, ErrorBody, FieldError, ListEnvelope, Page, WarehouseId,
+};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -86,7 +88,11 @@ pub async fn close(
     ApiQuery(q): ApiQuery<CloseQuery>,
 ) -> Result<Answer, ApiError> {
     let force = q.force.unwrap_or(false);
-    respond(ok::<DispatchRun>, wms.close_dispatch_run(t.0, id, force)).await
+    respond(
+        ok::<DispatchRun>,
+        wms.close_dispatch_run(t.0, DispatchRunId(id), force),
+    )
+    .await
 }
 
 /// Loads a package (extension): scanning its SSCC or piece number at the
@@ -105,7 +111,11 @@ pub async fn load(
     ApiPath((_, id)): ApiPath<(i64, i64)>,
     ApiJson(req): ApiJson<LoadRequest>,
 ) -> Result<Answer, ApiError> {
-    respond(ok::<LoadResult>, wms.load_package(t.0, id, req)).await
+    respond(
+        ok::<LoadResult>,
+        wms.load_package(t.0, DispatchRunId(id), req),
+    )
+    .await
 }
 
 /// The manifest of a closed run, as PDF (extension).
@@ -119,6 +129,6 @@ pub async fn manifest(
     t: Tenant,
     ApiPath((_, id)): ApiPath<(i64, i64)>,
 ) -> Result<Response, ApiError> {
-    let pdf = wms.manifest(t.business_id(), id).await?;
+    let pdf = wms.manifest(t.business_id(), DispatchRunId(id)).await?;
     Ok(([(header::CONTENT_TYPE, "application/pdf")], pdf).into_response())
 }

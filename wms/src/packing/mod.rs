@@ -184,7 +184,7 @@ fn pack(
     sql::set_tracking(
         conn,
         id,
-        &carrier.tracking_number(id, rand::random::<u32>() % carriers::TRACKING_SECRET),
+        &carrier.tracking_number(id.0, rand::random::<u32>() % carriers::TRACKING_SECRET),
         carrier.estimate(&order.service, at.date_naive()),
     )?;
     step("tracking")?;

@@ -20,7 +20,7 @@ use depot_protocol::shipping::{
     DispatchRun, Milestone, RunStatus, Shipment, ShipmentStatus, TrackingEvent,
 };
 use depot_protocol::tenant::Warehouse;
-use depot_protocol::{BusinessId, WarehouseId};
+use depot_protocol::{BusinessId, ShipmentId, WarehouseId};
 use rusqlite::Connection;
 use serde::Deserialize;
 
@@ -145,7 +145,7 @@ pub(super) fn shipment(conn: &Connection, s: Shipment) -> Applied {
 
 #[derive(Deserialize)]
 pub(super) struct MilestoneReported {
-    shipment_id: i64,
+    shipment_id: ShipmentId,
     event: TrackingEvent,
     source: Option<String>,
     dedup_key: Option<String>,
@@ -295,7 +295,7 @@ pub(super) fn sscc_block(conn: &Connection, e: &RemoteEvent, g: BlockGranted) ->
 
 #[derive(Deserialize)]
 pub(super) struct Loaded {
-    shipment_id: i64,
+    shipment_id: ShipmentId,
     package: u32,
     at: depot_protocol::Timestamp,
 }

@@ -7,7 +7,9 @@ use depot_protocol::shipping::{
     DispatchRun, Milestone, Package, RunShipment, RunStatus, Shipment, ShipmentStatus,
     TrackingEvent,
 };
-use depot_protocol::{BusinessId, OrderId, Page, Timestamp, WarehouseId};
+use depot_protocol::{
+    BusinessId, DispatchRunId, OrderId, Page, ShipmentId, Timestamp, WarehouseId,
+};
 use rusqlite::{Connection, Row, params};
 
 pub struct NewShipment<'a> {
@@ -16,43 +18,43 @@ pub struct NewShipment<'a> {
     pub warehouse: WarehouseId,
     pub carrier: &'a str,
     pub service: &'a str,
-    pub run: i64,
+    pub run: DispatchRunId,
     pub packed_at: &'a Timestamp,
 }
 
-pub fn insert(conn: &Connection, s: &NewShipment) -> Result<i64> {
+pub fn insert(conn: &Connection, s: &NewShipment) -> Result<ShipmentId> {
     let id = super::ids::allocate(conn, "shipments")?;
     conn.prepare_cached(
         "INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'packed', ?7, ?8)",
     )?
-    .execute(params![id, s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run, ts(s.packed_at)])?;
-    Ok(id)
+    .execute(params![id, s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run.0, ts(s.packed_at)])?;
+    Ok(ShipmentId(id))
 }
 
 pub fn set_tracking(
     conn: &Connection,
-    id: i64,
+    id: ShipmentId,
     tracking: &str,
     estimate: chrono::NaiveDate,
 ) -> Result<()> {
     conn.prepare_cached(
         "UPDATE shipments SET tracking_number = ?2, estimated_delivery = ?3 WHERE id = ?1",
     )?
-    .execute(params![id, tracking, estimate.to_string()])?;
+    .execute(params![id.0, tracking, estimate.to_string()])?;
     Ok(())
 }
 
-pub fn set_estimate(conn: &Connection, id: i64, estimate: chrono::NaiveDate) -> Result<()> {
+pub fn set_estimate(conn: &Connection, id: ShipmentId, estimate: chrono::NaiveDate) -> Result<()> {
     conn.prepare_cached("UPDATE shipments SET estimated_delivery = ?2 WHERE id = ?1")?
-        .execute(params![id, estimate.to_string()])?;
+        .execute(params![id.0, estimate.to_string()])?;
     Ok(())
 }
 
 /// Stores a package; a weight beyond what a package may weigh (1 to
 /// `MAX_WEIGHT_G` grams, as packing checks it) is refused, so the run's
 /// and shipment's sums of weights stay far inside `i64`.
-pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<()> {
+pub fn insert_package(conn: &Connection, shipment: ShipmentId, p: &Package) -> Result<()> {
     let max = depot_protocol::catalog::MAX_WEIGHT_G;
     if !(1..=max).contains(&p.weight_g) {
         return Err(crate::WmsError::invalid(vec![
@@ -67,7 +69,7 @@ pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?
     .execute(params![
-        shipment,
+        shipment.0,
         p.index,
         p.weight_g,
         p.dimensions.map(|d| d.length_mm),
@@ -81,7 +83,7 @@ pub fn insert_package(conn: &Connection, shipment: i64, p: &Package) -> Result<(
 
 pub fn set_status(
     conn: &Connection,
-    id: i64,
+    id: ShipmentId,
     status: ShipmentStatus,
     at: &Timestamp,
 ) -> Result<()> {
@@ -96,7 +98,7 @@ pub fn set_status(
             "UPDATE shipments SET status = 'delivered', delivered_at = ?2 WHERE id = ?1"
         }
     };
-    conn.prepare_cached(sql)?.execute(params![id, ts(at)])?;
+    conn.prepare_cached(sql)?.execute(params![id.0, ts(at)])?;
     Ok(())
 }
 
@@ -110,7 +112,7 @@ fn opt_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
 fn row(r: &Row) -> rusqlite::Result<Shipment> {
     let status: String = r.get(7)?;
     Ok(Shipment {
-        id: r.get(0)?,
+        id: ShipmentId(r.get(0)?),
         business_id: BusinessId(r.get(1)?),
         order_id: OrderId(r.get(2)?),
         warehouse_id: WarehouseId(r.get(3)?),
@@ -120,7 +122,7 @@ fn row(r: &Row) -> rusqlite::Result<Shipment> {
         status: ShipmentStatus::parse(&status).ok_or_else(|| {
             rusqlite::Error::InvalidColumnType(7, status, rusqlite::types::Type::Text)
         })?,
-        dispatch_run_id: r.get(8)?,
+        dispatch_run_id: r.get::<_, Option<i64>>(8)?.map(DispatchRunId),
         estimated_delivery: super::parse_date(r.get(9)?)?,
         packages: Vec::new(),
         packed_at: parse_ts(&r.get::<_, String>(10)?)?,
@@ -129,11 +131,11 @@ fn row(r: &Row) -> rusqlite::Result<Shipment> {
     })
 }
 
-fn packages(conn: &Connection, shipment: i64) -> Result<Vec<Package>> {
+fn packages(conn: &Connection, shipment: ShipmentId) -> Result<Vec<Package>> {
     let mut stmt = conn.prepare_cached(
         "SELECT idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at FROM packages WHERE shipment_id = ?1 ORDER BY idx",
     )?;
-    let rows = stmt.query_map([shipment], |r| {
+    let rows = stmt.query_map([shipment.0], |r| {
         let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?, r.get(4)?);
         Ok(Package {
             index: r.get(0)?,
@@ -159,33 +161,45 @@ pub fn package_by_sscc(
     conn: &Connection,
     business: BusinessId,
     sscc: &str,
-) -> Result<Option<(i64, u32)>> {
+) -> Result<Option<(ShipmentId, u32)>> {
     maybe(
         conn.prepare_cached(
             "SELECT p.shipment_id, p.idx FROM packages p JOIN shipments s ON s.id = p.shipment_id
              WHERE p.sscc = ?1 AND s.business_id = ?2",
         )?
-        .query_row(params![sscc, business.0], |r| Ok((r.get(0)?, r.get(1)?))),
+        .query_row(params![sscc, business.0], |r| {
+            Ok((ShipmentId(r.get(0)?), r.get(1)?))
+        }),
     )
 }
 
 /// Marks a package loaded; false when it already was.
-pub fn set_loaded(conn: &Connection, shipment: i64, index: u32, at: &Timestamp) -> Result<bool> {
+pub fn set_loaded(
+    conn: &Connection,
+    shipment: ShipmentId,
+    index: u32,
+    at: &Timestamp,
+) -> Result<bool> {
     Ok(conn
         .prepare_cached(
             "UPDATE packages SET loaded_at = ?3 WHERE shipment_id = ?1 AND idx = ?2 AND loaded_at IS NULL",
         )?
-        .execute(params![shipment, index, ts(at)])?
+        .execute(params![shipment.0, index, ts(at)])?
         == 1)
 }
 
 /// The packages of a run not yet loaded: shipment, index, SSCC.
-pub fn not_loaded(conn: &Connection, run: i64) -> Result<Vec<(i64, u32, Option<String>)>> {
+pub fn not_loaded(
+    conn: &Connection,
+    run: DispatchRunId,
+) -> Result<Vec<(ShipmentId, u32, Option<String>)>> {
     let mut stmt = conn.prepare_cached(
         "SELECT p.shipment_id, p.idx, p.sscc FROM packages p JOIN shipments s ON s.id = p.shipment_id
          WHERE s.dispatch_run_id = ?1 AND p.loaded_at IS NULL ORDER BY p.shipment_id, p.idx",
     )?;
-    let rows = stmt.query_map([run], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    let rows = stmt.query_map([run.0], |r| {
+        Ok((ShipmentId(r.get(0)?), r.get(1)?, r.get(2)?))
+    })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -196,11 +210,15 @@ fn one(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Opti
     Ok(Some(s))
 }
 
-pub fn shipment(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Shipment>> {
+pub fn shipment(
+    conn: &Connection,
+    business: BusinessId,
+    id: ShipmentId,
+) -> Result<Option<Shipment>> {
     one(
         conn,
         &format!("SELECT {COLS} FROM shipments WHERE business_id = ?1 AND id = ?2"),
-        params![business.0, id],
+        params![business.0, id.0],
     )
 }
 
@@ -265,7 +283,7 @@ pub fn list(
 /// already recorded (carriers deliver webhooks more than once).
 pub fn add_event(
     conn: &Connection,
-    shipment: i64,
+    shipment: ShipmentId,
     e: &TrackingEvent,
     source: &str,
     dedup_key: &str,
@@ -275,16 +293,16 @@ pub fn add_event(
             "INSERT OR IGNORE INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
-        .execute(params![shipment, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
+        .execute(params![shipment.0, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
     Ok(n == 1)
 }
 
 /// Milestones in the order they happened.
-pub fn events(conn: &Connection, shipment: i64) -> Result<Vec<TrackingEvent>> {
+pub fn events(conn: &Connection, shipment: ShipmentId) -> Result<Vec<TrackingEvent>> {
     let mut stmt = conn.prepare_cached(
         "SELECT milestone, description, city, at FROM tracking_events WHERE shipment_id = ?1 ORDER BY at, id",
     )?;
-    let rows = stmt.query_map([shipment], |r| {
+    let rows = stmt.query_map([shipment.0], |r| {
         let m: String = r.get(0)?;
         Ok(TrackingEvent {
             milestone: Milestone::parse(&m).ok_or_else(|| {
@@ -305,12 +323,14 @@ pub fn open_run(
     warehouse: WarehouseId,
     carrier: &str,
     at: &Timestamp,
-) -> Result<i64> {
+) -> Result<DispatchRunId> {
     let found = maybe(
         conn.prepare_cached(
             "SELECT id FROM dispatch_runs WHERE business_id = ?1 AND warehouse_id = ?2 AND carrier = ?3 AND status = 'open'",
         )?
-        .query_row(params![business.0, warehouse.0, carrier], |r| r.get(0)),
+        .query_row(params![business.0, warehouse.0, carrier], |r| {
+            Ok(DispatchRunId(r.get(0)?))
+        }),
     )?;
     if let Some(id) = found {
         return Ok(id);
@@ -321,27 +341,32 @@ pub fn open_run(
          VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
     )?
     .execute(params![id, business.0, warehouse.0, carrier, ts(at)])?;
-    Ok(id)
+    Ok(DispatchRunId(id))
 }
 
-pub fn close_run(conn: &Connection, id: i64, at: &Timestamp, manifest: &[u8]) -> Result<()> {
+pub fn close_run(
+    conn: &Connection,
+    id: DispatchRunId,
+    at: &Timestamp,
+    manifest: &[u8],
+) -> Result<()> {
     conn.prepare_cached(
         "UPDATE dispatch_runs SET status = 'closed', closed_at = ?2, manifest = ?3 WHERE id = ?1",
     )?
-    .execute(params![id, ts(at), manifest])?;
+    .execute(params![id.0, ts(at), manifest])?;
     Ok(())
 }
 
 pub fn manifest(
     conn: &Connection,
     business: BusinessId,
-    id: i64,
+    id: DispatchRunId,
 ) -> Result<Option<Option<Vec<u8>>>> {
     maybe(
         conn.prepare_cached(
             "SELECT manifest FROM dispatch_runs WHERE business_id = ?1 AND id = ?2",
         )?
-        .query_row(params![business.0, id], |r| r.get(0)),
+        .query_row(params![business.0, id.0], |r| r.get(0)),
     )
 }
 
@@ -350,7 +375,7 @@ const RUN_COLS: &str = "id, business_id, warehouse_id, carrier, status, created_
 fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
     let status: String = r.get(4)?;
     Ok(DispatchRun {
-        id: r.get(0)?,
+        id: DispatchRunId(r.get(0)?),
         business_id: BusinessId(r.get(1)?),
         warehouse_id: WarehouseId(r.get(2)?),
         carrier: r.get(3)?,
@@ -373,9 +398,9 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
          FROM shipments s LEFT JOIN packages p ON p.shipment_id = s.id
          WHERE s.dispatch_run_id = ?1 GROUP BY s.id ORDER BY s.id",
     )?;
-    let rows = stmt.query_map([run.id], |r| {
+    let rows = stmt.query_map([run.id.0], |r| {
         Ok(RunShipment {
-            shipment_id: r.get(0)?,
+            shipment_id: ShipmentId(r.get(0)?),
             order_id: OrderId(r.get(1)?),
             tracking_number: r.get(2)?,
             packages: r.get(3)?,
@@ -401,12 +426,16 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
     Ok(())
 }
 
-pub fn run(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<DispatchRun>> {
+pub fn run(
+    conn: &Connection,
+    business: BusinessId,
+    id: DispatchRunId,
+) -> Result<Option<DispatchRun>> {
     let found = maybe(
         conn.prepare_cached(&format!(
             "SELECT {RUN_COLS} FROM dispatch_runs WHERE business_id = ?1 AND id = ?2"
         ))?
-        .query_row(params![business.0, id], run_row),
+        .query_row(params![business.0, id.0], run_row),
     )?;
     let Some(mut r) = found else { return Ok(None) };
     fill_run(conn, &mut r)?;
@@ -453,7 +482,7 @@ pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
     )?
     .execute(params![
-        s.id,
+        s.id.0,
         s.business_id.0,
         s.order_id.0,
         s.warehouse_id.0,
@@ -461,7 +490,7 @@ pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
         s.service,
         Some(&s.tracking_number).filter(|t| !t.is_empty()),
         s.status.as_str(),
-        s.dispatch_run_id,
+        s.dispatch_run_id.map(|r| r.0),
         s.estimated_delivery.map(|d| d.to_string()),
         ts(&s.packed_at),
         s.dispatched_at.as_ref().map(ts),
@@ -477,7 +506,7 @@ pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
 /// closing arrives).
 pub fn ensure_run(
     conn: &Connection,
-    id: i64,
+    id: DispatchRunId,
     business: BusinessId,
     warehouse: WarehouseId,
     carrier: &str,
@@ -487,14 +516,14 @@ pub fn ensure_run(
         "INSERT OR IGNORE INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
          VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
     )?
-    .execute(params![id, business.0, warehouse.0, carrier, ts(at)])?;
+    .execute(params![id.0, business.0, warehouse.0, carrier, ts(at)])?;
     Ok(())
 }
 
 /// Puts a shipment in a run (or takes it out, with `None`).
-pub fn set_run(conn: &Connection, shipment: i64, run: Option<i64>) -> Result<()> {
+pub fn set_run(conn: &Connection, shipment: ShipmentId, run: Option<DispatchRunId>) -> Result<()> {
     conn.prepare_cached("UPDATE shipments SET dispatch_run_id = ?2 WHERE id = ?1")?
-        .execute(params![shipment, run])?;
+        .execute(params![shipment.0, run.map(|r| r.0)])?;
     Ok(())
 }
 
@@ -519,14 +548,14 @@ mod tests {
         };
         let max = depot_protocol::catalog::MAX_WEIGHT_G;
         for w in [i64::MIN, -1, 0, max + 1, i64::MAX] {
-            match insert_package(&conn, 1, &package(w)) {
+            match insert_package(&conn, ShipmentId(1), &package(w)) {
                 Err(crate::WmsError::Invalid { errors, .. }) => {
                     assert_eq!(errors[0].name, "packages[1].weight_g")
                 }
                 other => panic!("{w}: {other:?}"),
             }
         }
-        insert_package(&conn, 1, &package(max))?;
+        insert_package(&conn, ShipmentId(1), &package(max))?;
         let n: i64 = conn.query_row("SELECT COUNT(*) FROM packages", [], |r| r.get(0))?;
         assert_eq!(n, 1);
         Ok(())

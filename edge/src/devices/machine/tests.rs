@@ -1,5 +1,5 @@
 use super::*;
-use depot_protocol::{OrderId, OrderStatus, WaveId};
+use depot_protocol::{OrderId, OrderStatus, ShipmentId, WaveId};
 
 fn rules() -> Rules {
     Rules {
@@ -285,7 +285,7 @@ fn the_last_scan_weighs_packs_and_prints() {
     );
     // The pack and its label's print job come back from one write.
     let packed = PackedOrder {
-        shipment_id: 5,
+        shipment_id: ShipmentId(5),
         result: json!({"shipment": {"id": 5}}),
         label_job: Some(json!({"id": 11})),
     };
@@ -427,7 +427,7 @@ fn without_a_printer_packing_ends_at_the_pack() {
         })
     ));
     let packed = PackedOrder {
-        shipment_id: 5,
+        shipment_id: ShipmentId(5),
         result: json!({}),
         label_job: None,
     };
@@ -578,7 +578,7 @@ fn inputs_out_of_turn_are_reported_not_acted_on() {
     let r = only_report(s.handle(Input::Weighed(Ok(950))));
     assert_eq!(r.status, 500);
     let r = only_report(s.handle(Input::Packed(Ok(PackedOrder {
-        shipment_id: 1,
+        shipment_id: ShipmentId(1),
         result: json!({}),
         label_job: None,
     }))));
@@ -618,7 +618,7 @@ fn every_input_from_the_floor_ends_in_one_report() {
                     Effect::Weigh => Input::Weighed(Ok(950)),
                     Effect::Pack { .. } if fail => Input::Packed(Err(Failure::conflict("x"))),
                     Effect::Pack { .. } => Input::Packed(Ok(PackedOrder {
-                        shipment_id: 1,
+                        shipment_id: ShipmentId(1),
                         result: json!({}),
                         label_job: Some(json!({})),
                     })),

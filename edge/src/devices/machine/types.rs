@@ -65,7 +65,7 @@ pub struct Outcome {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct PackedOrder {
-    pub shipment_id: i64,
+    pub shipment_id: depot_protocol::ShipmentId,
     pub result: Value,
     /// The labels' print job, queued in the same write as the pack on a
     /// station with a printer.

@@ -313,6 +313,8 @@ const IDS: &[&str] = &[
     "PickLineId",
     "PrinterId",
     "PrintJobId",
+    "ShipmentId",
+    "DispatchRunId",
 ];
 
 fn body_ids(doc: &mut Value) {

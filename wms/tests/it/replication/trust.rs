@@ -172,9 +172,9 @@ async fn floor_day(
         )
         .await
         .expect("pack");
-    r.0.insert(Entity::Shipment, packed.shipment.id);
+    r.0.insert(Entity::Shipment, packed.shipment.id.0);
     let run = packed.shipment.dispatch_run_id.expect("a run");
-    r.0.insert(Entity::DispatchRun, run);
+    r.0.insert(Entity::DispatchRun, run.0);
     wms.load_package(
         c,
         run,
