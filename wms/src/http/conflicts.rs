@@ -38,8 +38,10 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ConflictQuery>,
 ) -> Result<Json<ListEnvelope<Conflict>>, ApiError> {
     let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    // A blank value is refused, as for every boolean and number of the
+    // query: the description says true or false.
     let rejected = match q.rejected.as_deref().map(str::trim) {
-        None | Some("") => None,
+        None => None,
         Some("true") => Some(true),
         Some("false") => Some(false),
         Some(other) => {

@@ -457,6 +457,20 @@ async fn log_and_conflict_listing_errors() {
         .await;
     assert_error(&r, 422);
     assert_eq!(field_names(&r.body), ["rejected"]);
+    // Blank is neither, as for every boolean of a query (found by
+    // Schemathesis: the description says boolean).
+    for blank in ["", "%20", "%09"] {
+        let r = app
+            .call(
+                "GET",
+                &format!("/v1/conflicts/{b}/list?rejected={blank}"),
+                Some(&app.a.key),
+                None,
+            )
+            .await;
+        assert_error(&r, 422);
+        assert_eq!(field_names(&r.body), ["rejected"]);
+    }
 
     // The log reads forward from a position, a page at a time.
     let r = app
