@@ -31,31 +31,38 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = bool>,
 {
-    let deadline = tokio::time::Instant::now() + patience;
-    while !condition().await {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {patience:?} waiting for {what}"
-        );
-        tokio::time::sleep(EVERY).await;
-    }
+    poll(patience, what, || {
+        let holds = condition();
+        async move { holds.await.then_some(()) }
+    })
+    .await;
 }
 
 /// Checks `found` until it finds something, and answers it; fails the
 /// test, naming `what`, if it has found nothing after [`PATIENCE`].
-pub async fn eventually_some<T, F, Fut>(what: &str, mut found: F) -> T
+pub async fn eventually_some<T, F, Fut>(what: &str, found: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    let deadline = tokio::time::Instant::now() + PATIENCE;
+    poll(PATIENCE, what, found).await
+}
+
+/// The one loop of the kit: every [`EVERY`] until `found` answers, for at
+/// most `patience`.
+async fn poll<T, F, Fut>(patience: Duration, what: &str, mut found: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + patience;
     loop {
         if let Some(v) = found().await {
             return v;
         }
         assert!(
             tokio::time::Instant::now() < deadline,
-            "timed out after {PATIENCE:?} waiting for {what}"
+            "timed out after {patience:?} waiting for {what}"
         );
         tokio::time::sleep(EVERY).await;
     }
