@@ -65,8 +65,8 @@ impl Wms {
     }
 
     /// Edge: the cloud's cursor for this edge, from its answer to a hello.
-    /// A cursor not past where the log is certain means nothing was lost:
-    /// the log is whole. Answers whether it is. `hands_back` is whether the
+    /// A cursor not past where the log is certain means the cloud has
+    /// nothing more to hand back: the log is as whole as it can be. Answers whether it is. `hands_back` is whether the
     /// cloud said it hands own events back: one that does not never will,
     /// and the recovery records why it is stalled.
     pub async fn cloud_cursor_seen(&self, cursor: i64, hands_back: bool) -> Result<bool> {
@@ -74,7 +74,16 @@ impl Wms {
             let Some(r) = sql::recovery(conn)? else {
                 return Ok(true);
             };
-            if cursor <= r.from && !r.shifted {
+            // The cloud holds nothing past what the log is certain of: it
+            // never had more, or it was restored from an older backup while
+            // this box took its events back. Events made here meanwhile,
+            // if moved past the cloud's old cursor to make room, move back
+            // to follow what the log holds: a hole would stop the cloud at
+            // it for good.
+            if cursor <= r.recovered {
+                if r.shifted {
+                    events::close_gap(conn, r.recovered)?;
+                }
                 sql::end_recovery(conn)?;
                 return Ok(true);
             }

@@ -137,6 +137,31 @@ pub fn shift_own(conn: &Connection, after: i64, by: i64) -> Result<usize> {
     Ok(n)
 }
 
+/// Moves this node's events past `after` down to follow it, closing the
+/// hole a [`shift_own`] left when what it made room for never came back.
+/// Answers how many moved.
+pub fn close_gap(conn: &Connection, after: i64) -> Result<usize> {
+    let first: Option<i64> = conn.query_row(
+        "SELECT MIN(out_seq) FROM events WHERE out_seq > ?1",
+        [after],
+        |r| r.get(0),
+    )?;
+    let by = first.map_or(0, |first| first - after - 1);
+    if by <= 0 {
+        return Ok(0);
+    }
+    // Through negatives, as in `shift_own`: no two rows share a seq midway.
+    let n = conn.execute(
+        "UPDATE events SET out_seq = -out_seq WHERE out_seq > ?1",
+        [after],
+    )?;
+    conn.execute(
+        "UPDATE events SET out_seq = -out_seq - ?1 WHERE out_seq < 0",
+        [by],
+    )?;
+    Ok(n)
+}
+
 /// `seq, id, kind, payload, at` as sync carries it.
 fn sync_row(r: &rusqlite::Row) -> rusqlite::Result<SyncEvent> {
     let at: String = r.get(4)?;

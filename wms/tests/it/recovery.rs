@@ -321,3 +321,54 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     pull(&cloud, b, &edge_id, &new).await;
     assert_eq!(wave_of(&new, b, warehouses[1]).await.id.0, made.id.0 + 1);
 }
+
+/// The cloud is restored from an older backup while a box takes its events
+/// back: what the box took is all there is, and the events it made
+/// meanwhile, moved past the cloud's old cursor to make room, move back to
+/// follow them. Otherwise the box would wait for pages the cloud no longer
+/// has, and its log would keep a hole the cloud stops at.
+#[tokio::test]
+async fn a_cloud_restored_while_a_box_takes_its_events_back_ends_the_recovery_without_a_hole() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let edge_id = EdgeId::parse("e3").expect("edge id");
+    let (cloud, b, node) = cloud(&dir, &edge_id).await;
+    let old = Wms::open_node(&dir.path().join("old.db"), "edge:e3", node).expect("old box");
+    assert!(old.cloud_cursor_seen(0, true).await.expect("answer"));
+    let sent = scans(&old, b, SENT as usize, "old").await;
+    for chunk in own(&old, 0, SENT).await.chunks(400) {
+        cloud
+            .receive_batch(b, edge_id.clone(), chunk.to_vec())
+            .await
+            .expect("receive");
+    }
+
+    let new = Wms::open_node(&dir.path().join("new.db"), "edge:e3", node).expect("new box");
+    let offline = scans(&new, b, 3, "new").await;
+    let first = page(cloud.own_page(b, &edge_id, 0, SENT).await.expect("page"));
+    let Recovered::Applied {
+        recovered,
+        done: false,
+        renumbered: 3,
+        ..
+    } = new.take_back(b, first).await.expect("take back")
+    else {
+        panic!("a first page of several expected")
+    };
+    // Still more to come from a cloud that holds it all.
+    assert!(!new.cloud_cursor_seen(SENT, true).await.expect("answer"));
+    // The cloud, restored, holds less than the box took back.
+    assert!(
+        new.cloud_cursor_seen(recovered - 10, true)
+            .await
+            .expect("answer"),
+        "nothing more can come back"
+    );
+    assert_eq!(new.recover_after().await.expect("state"), None);
+    let log = own(&new, 0, SENT + 10).await;
+    let seqs: Vec<i64> = log.iter().map(|e| e.seq).collect();
+    let ids: Vec<String> = log.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(seqs, (1..=recovered + 3).collect::<Vec<_>>(), "no hole");
+    let taken = usize::try_from(recovered).expect("count");
+    assert_eq!(ids[..taken], sent[..taken]);
+    assert_eq!(ids[taken..], offline[..]);
+}
