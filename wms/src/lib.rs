@@ -25,6 +25,7 @@ pub mod tenants;
 
 // Sync: what another node did applied here, and what this node knows of
 // the others.
+mod outbox;
 pub mod presence;
 pub mod recovery;
 pub mod replica;

@@ -265,18 +265,6 @@ impl Wms {
             .await
     }
 
-    /// Edge: this node's own events with `out_seq` in `(after, through]`,
-    /// as the link sends them up.
-    pub async fn outgoing_sync(
-        &self,
-        after: i64,
-        through: i64,
-        limit: u32,
-    ) -> Result<Vec<SyncEvent>> {
-        self.read(move |conn| store::events::outgoing_sync(conn, after, through, limit))
-            .await
-    }
-
     /// Edge: the last change of the cloud's log applied here, for hello.
     pub async fn last_applied(&self) -> Result<Option<Landmark>> {
         self.read(sql::last_applied).await
@@ -496,19 +484,6 @@ impl Wms {
             Ok(())
         })
         .await
-    }
-
-    /// Edge: the cloud acknowledged this node's log through `through`.
-    pub async fn record_ack(&self, through: i64) -> Result<()> {
-        self.write(move |conn| sql::set_acked(conn, through, &now()))
-            .await
-    }
-
-    /// Edge: the cloud has less of this node's log than it acknowledged (a
-    /// cloud restored from an older backup): the acknowledgement moves back
-    /// to `to`, so what follows is sent again, after a restart too.
-    pub async fn rewind_ack(&self, to: i64) -> Result<()> {
-        self.write(move |conn| sql::rewind_acked(conn, to)).await
     }
 
     /// Edge: the cloud cannot serve from the down cursor (`reset`): it goes

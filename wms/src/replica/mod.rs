@@ -563,21 +563,6 @@ impl Wms {
     pub async fn event_head(&self) -> Result<i64> {
         self.read(events::head).await
     }
-
-    /// This node's own events with `out_seq` in `(after, through]`.
-    pub async fn outgoing(
-        &self,
-        after: i64,
-        through: i64,
-        limit: u32,
-    ) -> Result<Vec<(i64, Event)>> {
-        self.read(move |conn| events::outgoing(conn, after, through, limit))
-            .await
-    }
-
-    pub async fn outgoing_head(&self) -> Result<i64> {
-        self.read(events::outgoing_head).await
-    }
 }
 
 #[cfg(test)]
