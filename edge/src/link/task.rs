@@ -2,7 +2,38 @@
 //! backoff), forwards what rumqttc's event loop hears, and hands each
 //! message and each tick to the [`Link`]'s state in order.
 
-use super::*;
+use super::{Link, LinkError, VERSION};
+#[cfg(feature = "faults")]
+use crate::faults::{Faults, Injector};
+use crate::settings::Settings;
+use depot_mqtt::{client_options, explain};
+use depot_protocol::BusinessId;
+use depot_protocol::sync::link::{Identity, LinkState, Topics};
+use depot_protocol::sync::message;
+use depot_protocol::sync::{Channel, EdgeId, EdgeTopic};
+use depot_wms::Wms;
+use rumqttc::{AsyncClient, Event, LastWill, Packet, QoS, SubscribeReasonCode};
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// How often the state is told the time (hellos due, silence, the outbox).
+const TICK: Duration = Duration::from_millis(50);
+/// Reconnect backoff bounds.
+const BACKOFF_MIN: Duration = Duration::from_millis(100);
+const BACKOFF_MAX: Duration = Duration::from_secs(5);
+
+/// What the connection's poller hands over.
+enum Incoming {
+    Connected,
+    Message {
+        topic: String,
+        payload: Vec<u8>,
+    },
+    Disconnected(String),
+    /// The broker answered a SUBSCRIBE with a failure (its access rules).
+    SubscriptionRefused,
+}
 
 /// Runs the link until `shutdown` resolves: connects (and reconnects,
 /// with backoff, for as long as it takes), sends the outbox, applies what
@@ -54,19 +85,24 @@ async fn run_link(
     if let Err(e) = wms.link_starting().await {
         tracing::warn!(error = %e, "could not record the link state");
     }
-    let boot = uuid::Uuid::now_v7().simple().to_string();
+    let (acked, _) = wms.sync_state().await.unwrap_or((0, 0));
+    let resend = Duration::from_secs(settings.broker.resend_after_secs);
+    let me = Identity {
+        topics,
+        session: uuid::Uuid::now_v7().simple().to_string(),
+        version: VERSION.into(),
+        node: settings.node,
+    };
+    let state = LinkState::new(me, acked, settings.broker.window, resend, Instant::now());
     let client_id = format!("depot-edge-{business}-{edge}");
     let mut options = client_options(&url, &tls, &client_id, Duration::from_secs(30))
         .map_err(|e| LinkError::Broker(e.to_string()))?;
     // The outbox resends from the acknowledgement after every connect, so
     // nothing depends on the broker keeping a session.
     options.set_clean_session(true);
-    let will = StateMessage::Offline {
-        session: boot.clone(),
-    };
     options.set_last_will(LastWill::new(
-        &topics.state,
-        message::encode(&will),
+        &state.topics().state,
+        message::encode(&state.offline()),
         QoS::AtLeastOnce,
         true,
     ));
@@ -107,30 +143,13 @@ async fn run_link(
         }
     });
 
-    let (acked, _) = wms.sync_state().await.unwrap_or((0, 0));
-    let resend = Duration::from_secs(settings.broker.resend_after_secs);
-    let outbox = Outbox::new(acked, settings.broker.window, resend, Instant::now());
     let mut link = Link {
         wms,
         client,
-        topics,
-        outbox,
-        session: boot,
-        cloud_session: None,
+        business,
+        state,
         #[cfg(feature = "faults")]
         faults: faults.filter(|f| !f.is_off()).map(Injector::new),
-        awaiting_answer: None,
-        last_hello: Instant::now(),
-        window_opened: false,
-        business,
-        recovering: true,
-        stall_logged: false,
-        last_failure: None,
-        unanswered_since: None,
-        silence_limit: resend * 2,
-        trouble_said: None,
-        node: settings.node,
-        foreign_refusal_said: false,
     };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -139,9 +158,12 @@ async fn run_link(
         tokio::select! {
             () = &mut shutdown => break,
             incoming = rx.recv() => match incoming {
-                Some(Incoming::Connected) => link.connected().await,
+                Some(Incoming::Connected) => {
+                    let out = link.state.connected(Instant::now());
+                    link.perform(out).await;
+                }
                 Some(Incoming::Message { topic, payload }) => {
-                    let messages = if topic == link.topics.down {
+                    let messages = if topic == link.state.topics().down {
                         link.through_faults(topic, payload)
                     } else {
                         vec![(topic, payload)]
@@ -149,18 +171,22 @@ async fn run_link(
                     for (topic, payload) in messages {
                         link.message(&topic, &payload).await;
                     }
-                    if std::mem::take(&mut link.window_opened) {
-                        link.pump().await;
-                    }
                 }
-                Some(Incoming::Disconnected(reason)) => link.disconnected(reason).await,
-                Some(Incoming::SubscriptionRefused) => link.subscription_refused().await,
+                Some(Incoming::Disconnected(reason)) => {
+                    let out = link.state.disconnected(reason);
+                    link.perform(out).await;
+                }
+                Some(Incoming::SubscriptionRefused) => {
+                    let out = link.state.subscription_refused();
+                    link.perform(out).await;
+                }
                 None => break,
             },
             _ = tick.tick() => {
                 #[cfg(feature = "faults")]
                 link.release_held().await;
-                link.pump().await;
+                let out = link.state.tick(Instant::now());
+                link.perform(out).await;
             }
         }
     }
@@ -168,11 +194,9 @@ async fn run_link(
     // `offline` first: the cloud ends this edge's feed and lists it offline.
     // Whatever of the two is not flushed before the socket closes, the will
     // says the same.
-    if link.outbox.is_connected() {
-        let offline = StateMessage::Offline {
-            session: link.session.clone(),
-        };
-        link.publish(&link.topics.state, true, message::encode(&offline))
+    if link.state.is_connected() {
+        let offline = message::encode(&link.state.offline());
+        link.publish(&link.state.topics().state, true, offline)
             .await;
     }
     let _ = link.client.disconnect().await;

@@ -17,9 +17,16 @@
 //! asks again (hello) when a page would leave a hole. A cursor past the
 //! cloud's log is answered with `reset`: the edge starts over from 0, and
 //! what it already has is skipped by event id.
+//!
+//! Around them: [`link::LinkState`], the edge's hellos, recovery, silence
+//! and refusals, and [`hello::answer`], the cloud's answer to a hello. The
+//! simulator (`sim.rs`) drives both over a link that loses, repeats and
+//! reorders messages, with restores on either side.
 
 pub mod downstream;
+pub mod hello;
 pub mod inbox;
+pub mod link;
 pub mod message;
 pub mod outbox;
 #[cfg(test)]

@@ -5,18 +5,19 @@
 
 mod feed;
 mod hello;
+mod message;
 
-use hello::Hello;
+use message::{Message, Pending};
 
 use super::connection::Inbound;
 use super::{SyncError, SyncOptions};
 use depot_protocol::BusinessId;
+use depot_protocol::sync::StateMessage;
 use depot_protocol::sync::downstream::Feed;
-use depot_protocol::sync::message::{decode, encode};
+use depot_protocol::sync::message::encode;
 use depot_protocol::sync::topic::{
     CLOUD_STATE, Channel, EdgeId, EdgeTopic, state_filter, up_filter,
 };
-use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
 use depot_wms::Wms;
 use depot_wms::sync::Sighting;
 use rumqttc::{AsyncClient, Publish, QoS};
@@ -64,31 +65,6 @@ pub(super) struct Service {
     /// When edges shown online by a hello alone were last checked for
     /// silence.
     last_sweep: Instant,
-}
-
-/// A batch from an edge, decoded, waiting to be applied with the others of
-/// its group.
-struct Pending {
-    topic: EdgeTopic,
-    session: String,
-    events: Vec<SyncEvent>,
-}
-
-/// The batch a message carries, if it is one (anything else, malformed
-/// input included, is left to `dispatch`, which reports it).
-fn batch_of(publish: &Publish) -> Option<Pending> {
-    let topic = EdgeTopic::parse(&publish.topic).ok()?;
-    if topic.channel != Channel::Up {
-        return None;
-    }
-    match decode::<UpMessage>(&publish.payload).ok()? {
-        UpMessage::Batch { session, events } => Some(Pending {
-            topic,
-            session,
-            events,
-        }),
-        UpMessage::Hello { .. } => None,
-    }
 }
 
 impl Service {
@@ -163,11 +139,11 @@ impl Service {
                     generation,
                     publish,
                 } => {
-                    match batch_of(&publish) {
-                        Some(batch) => batches.push(batch),
-                        None => {
+                    match Message::decode(&publish) {
+                        Message::Batch(batch) => batches.push(batch),
+                        other => {
                             self.apply(std::mem::take(&mut batches)).await;
-                            self.dispatch(&publish).await;
+                            self.dispatch(other).await;
                         }
                     }
                     handled.push((generation, publish));
@@ -231,54 +207,15 @@ impl Service {
         self.dirty = true;
     }
 
-    async fn dispatch(&mut self, publish: &Publish) {
-        let topic = match EdgeTopic::parse(&publish.topic) {
-            Ok(topic) => topic,
-            Err(e) => {
-                tracing::warn!(topic = %publish.topic, reason = %e, "ignored a message");
-                return;
+    async fn dispatch(&mut self, message: Message) {
+        match message {
+            Message::Batch(batch) => self.apply(vec![batch]).await,
+            Message::Hello(topic, hello) => self.hello(topic, hello).await,
+            Message::State(topic, state) => self.state(topic, state).await,
+            Message::Cleared => {}
+            Message::Ignored { topic, reason } => {
+                tracing::warn!(%topic, %reason, "ignored a message");
             }
-        };
-        match topic.channel {
-            Channel::Up => self.up(topic, &publish.payload).await,
-            Channel::State => self.state(topic, &publish.payload).await,
-            Channel::Down => {
-                tracing::warn!(%topic, reason = "the cloud does not read down topics", "ignored a message");
-            }
-        }
-    }
-
-    async fn up(&mut self, topic: EdgeTopic, payload: &[u8]) {
-        match decode::<UpMessage>(payload) {
-            Ok(UpMessage::Hello {
-                session,
-                version,
-                cursor,
-                head,
-                last,
-                recover_after,
-                node,
-            }) => {
-                let hello = Hello {
-                    session,
-                    version,
-                    cursor,
-                    head,
-                    last,
-                    recover_after,
-                    node,
-                };
-                self.hello(topic, hello).await;
-            }
-            Ok(UpMessage::Batch { session, events }) => {
-                self.apply(vec![Pending {
-                    topic,
-                    session,
-                    events,
-                }])
-                .await;
-            }
-            Err(e) => tracing::warn!(%topic, reason = %e, "ignored a message"),
         }
     }
 
@@ -329,14 +266,10 @@ impl Service {
 
     /// An edge's retained state: recorded for the edge list (an edge that
     /// is not registered changes no row), and `offline` ends its feed.
-    async fn state(&mut self, topic: EdgeTopic, payload: &[u8]) {
-        if payload.is_empty() {
-            // A retained state being cleared.
-            return;
-        }
+    async fn state(&mut self, topic: EdgeTopic, state: StateMessage) {
         let (business, edge) = (topic.business, topic.edge.clone());
-        let recorded = match decode::<StateMessage>(payload) {
-            Ok(StateMessage::Offline { session }) => {
+        let recorded = match state {
+            StateMessage::Offline { session } => {
                 let key = (business, edge.clone());
                 if self.edges.get(&key).is_some_and(|d| d.session == session) {
                     tracing::debug!(%business, %edge, %session, "edge went offline");
@@ -344,11 +277,11 @@ impl Service {
                 }
                 self.wms.edge_gone(business, edge, session).await
             }
-            Ok(StateMessage::Online {
+            StateMessage::Online {
                 version,
                 session,
                 head,
-            }) => {
+            } => {
                 tracing::debug!(%topic, %version, %session, ?head, "edge is online");
                 let sighting = Sighting {
                     session: Some(session),
@@ -358,10 +291,6 @@ impl Service {
                     by_state: true,
                 };
                 self.wms.edge_seen(business, edge, sighting).await
-            }
-            Err(e) => {
-                tracing::warn!(%topic, reason = %e, "ignored a message");
-                return;
             }
         };
         if let Err(e) = recorded {

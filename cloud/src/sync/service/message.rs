@@ -1,0 +1,81 @@
+//! What arrives from the broker, decoded once: a batch to apply with the
+//! others of its group, a hello, an edge's state, or something the cloud
+//! does not read (said why).
+
+use depot_protocol::sync::hello::Hello;
+use depot_protocol::sync::message::decode;
+use depot_protocol::sync::topic::{Channel, EdgeTopic};
+use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
+use rumqttc::Publish;
+
+/// A batch from an edge, decoded, waiting to be applied with the others of
+/// its group.
+pub(super) struct Pending {
+    pub topic: EdgeTopic,
+    pub session: String,
+    pub events: Vec<SyncEvent>,
+}
+
+/// A message from the broker, decoded once, as it arrived.
+pub(super) enum Message {
+    Batch(Pending),
+    Hello(EdgeTopic, Hello),
+    State(EdgeTopic, StateMessage),
+    /// A retained state being cleared.
+    Cleared,
+    /// What the cloud does not read: logged, and acknowledged to the broker
+    /// all the same (it would only come again).
+    Ignored {
+        topic: String,
+        reason: String,
+    },
+}
+
+impl Message {
+    pub(super) fn decode(publish: &Publish) -> Self {
+        let ignored = |reason: String| Message::Ignored {
+            topic: publish.topic.clone(),
+            reason,
+        };
+        let topic = match EdgeTopic::parse(&publish.topic) {
+            Ok(topic) => topic,
+            Err(e) => return ignored(e.to_string()),
+        };
+        match topic.channel {
+            Channel::Up => match decode::<UpMessage>(&publish.payload) {
+                Ok(UpMessage::Batch { session, events }) => Message::Batch(Pending {
+                    topic,
+                    session,
+                    events,
+                }),
+                Ok(UpMessage::Hello {
+                    session,
+                    version,
+                    cursor,
+                    head,
+                    last,
+                    recover_after,
+                    node,
+                }) => {
+                    let hello = Hello {
+                        session,
+                        version,
+                        cursor,
+                        head,
+                        last,
+                        recover_after,
+                        node,
+                    };
+                    Message::Hello(topic, hello)
+                }
+                Err(e) => ignored(e.to_string()),
+            },
+            Channel::State if publish.payload.is_empty() => Message::Cleared,
+            Channel::State => match decode::<StateMessage>(&publish.payload) {
+                Ok(state) => Message::State(topic, state),
+                Err(e) => ignored(e.to_string()),
+            },
+            Channel::Down => ignored("the cloud does not read down topics".into()),
+        }
+    }
+}
