@@ -1,104 +1,20 @@
 //! What the integration tests of every crate share (a dev-dependency
-//! only).
+//! only: no build of a binary ever links it).
 //!
-//! Tests never sleep to wait for something: they check for it until it
-//! holds ([`eventually`]). The bound only ends a test that would otherwise
-//! hang; it is no timing assertion, so it is generous (a busy CI machine
-//! writing a build beside the tests makes every fsync slow).
+//! - [`wait`]: checking until something holds, never a fixed sleep;
+//! - [`http`]: the one HTTP client the tests speak to a server with;
+//! - [`seed`]: a business with warehouses and a key in an engine;
+//! - [`cloud`]: a cloud served on a free port, seeded with two tenants;
+//! - [`rig`]: a cloud an edge syncs with, through a broker and perhaps a
+//!   [`link`] that can be cut;
+//! - [`events`]: what the event log holds, for tests of sync.
 
-use std::future::Future;
-use std::time::Duration;
+pub mod cloud;
+pub mod events;
+pub mod http;
+pub mod link;
+pub mod rig;
+pub mod seed;
+pub mod wait;
 
-/// How long [`eventually`] waits before it fails the test.
-pub const PATIENCE: Duration = Duration::from_secs(60);
-
-/// How often it checks: often enough that a test is not slowed by it.
-const EVERY: Duration = Duration::from_millis(20);
-
-/// Checks `condition` until it holds; fails the test, naming `what`, if it
-/// has not after [`PATIENCE`].
-pub async fn eventually<F, Fut>(what: &str, condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    eventually_within(PATIENCE, what, condition).await;
-}
-
-/// [`eventually`], with a bound of the caller's.
-pub async fn eventually_within<F, Fut>(patience: Duration, what: &str, mut condition: F)
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = bool>,
-{
-    poll(patience, what, || {
-        let holds = condition();
-        async move { holds.await.then_some(()) }
-    })
-    .await;
-}
-
-/// Checks `found` until it finds something, and answers it; fails the
-/// test, naming `what`, if it has found nothing after [`PATIENCE`].
-pub async fn eventually_some<T, F, Fut>(what: &str, found: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    poll(PATIENCE, what, found).await
-}
-
-/// The one loop of the kit: every [`EVERY`] until `found` answers, for at
-/// most `patience`.
-async fn poll<T, F, Fut>(patience: Duration, what: &str, mut found: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + patience;
-    loop {
-        if let Some(v) = found().await {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {patience:?} waiting for {what}"
-        );
-        tokio::time::sleep(EVERY).await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicU32, Ordering};
-
-    #[tokio::test]
-    async fn it_checks_until_the_condition_holds() {
-        let n = AtomicU32::new(0);
-        eventually("the third check", || async {
-            n.fetch_add(1, Ordering::SeqCst) == 2
-        })
-        .await;
-        assert_eq!(n.load(Ordering::SeqCst), 3);
-    }
-
-    #[tokio::test]
-    async fn it_answers_what_it_found() {
-        let n = AtomicU32::new(0);
-        let found = eventually_some("a number past 2", || async {
-            Some(n.fetch_add(1, Ordering::SeqCst)).filter(|&v| v > 2)
-        })
-        .await;
-        assert_eq!(found, 3);
-    }
-
-    #[tokio::test]
-    #[should_panic(expected = "waiting for what never comes")]
-    async fn it_fails_the_test_when_patience_runs_out() {
-        eventually_within(Duration::from_millis(50), "what never comes", || async {
-            false
-        })
-        .await;
-    }
-}
+pub use wait::{PATIENCE, eventually, eventually_some, eventually_within};

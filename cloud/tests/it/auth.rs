@@ -1,13 +1,12 @@
 //! Every route × {no key, bad key, revoked key, other tenant's key} → 401
 //! with the error body, and not a byte of the target's data.
 
-use crate::common;
-use common::{assert_error, spawn_app};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 use serde_json::json;
 
 #[tokio::test]
 async fn every_route_refuses_every_bad_key() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let item = app.item("AUTH-1").await;
     app.receive("AUTH-1", 5).await;
@@ -356,7 +355,7 @@ async fn every_route_refuses_every_bad_key() {
 
 #[tokio::test]
 async fn my_routes_answer_only_the_callers_business() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let r = app
         .call("GET", "/v1/business/my", Some(&app.b.key), None)
         .await;
@@ -379,7 +378,7 @@ async fn my_routes_answer_only_the_callers_business() {
 
 #[tokio::test]
 async fn ids_of_another_tenant_are_not_found_in_ones_own_business() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     // Tenant B's order, asked for under tenant A's business with A's key.
     let b_item = app
         .wms
@@ -406,7 +405,7 @@ async fn ids_of_another_tenant_are_not_found_in_ones_own_business() {
 
 #[tokio::test]
 async fn a_revoked_key_stops_working_at_once() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let k = app.wms.create_key(app.a.business, None).await.expect("key");
     let path = format!("/v1/business/{}", app.a.business);
     assert_eq!(

@@ -1,14 +1,13 @@
 //! Concurrent writers never lose an update: many adjustments, ingestions and
 //! confirmations at once, then the sums are checked against what was sent.
 
-use crate::common;
-use common::spawn_app;
+use depot_testkit::cloud::spawn_cloud;
 use serde_json::json;
 use std::collections::HashSet;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_adjustments_and_orders_add_up() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let items = [app.item("C-1").await, app.item("C-2").await];
     let (w1, w2) = (app.a.warehouses[0].0, app.a.warehouses[1].0);
     let b = app.a.business;
@@ -16,28 +15,25 @@ async fn concurrent_adjustments_and_orders_add_up() {
     let mut tasks = tokio::task::JoinSet::new();
     // 400 adjustments: deltas of ±1..3 on both items in both warehouses.
     for i in 0..400i64 {
-        let (client, base, key) = (app.client.clone(), app.base.clone(), app.a.key.clone());
+        let client = app.as_a();
         let item = items[(i % 2) as usize];
         let w = if i % 3 == 0 { w2 } else { w1 };
         let delta = if i % 5 == 0 { -(i % 3 + 1) } else { i % 3 + 1 };
         tasks.spawn(async move {
-            let r = client.post(format!("{base}/v1/inventory/{b}/adjust")).header("X-API-KEY", key)
-                .json(&json!({"warehouse_id": w, "item_id": item, "reason": "adjusted", "delta": delta}))
-                .send().await.expect("send");
-            assert_eq!(r.status(), 200);
+            let r = client.post(&format!("/v1/inventory/{b}/adjust"),
+                json!({"warehouse_id": w, "item_id": item, "reason": "adjusted", "delta": delta})).await;
+            assert_eq!(r.status, 200);
             ("adjust", item, w, delta, None::<i64>)
         });
     }
     // 150 order ingestions over 100 distinct references (50 duplicates).
     for i in 0..150i64 {
-        let (client, base, key) = (app.client.clone(), app.base.clone(), app.a.key.clone());
+        let client = app.as_a();
         tasks.spawn(async move {
-            let r = client.post(format!("{base}/v1/orders/{b}/create")).header("X-API-KEY", key)
-                .json(&json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": format!("CC-{}", i % 100), "lines": [{"sku": "C-1", "quantity": 1}]}))
-                .send().await.expect("send");
-            assert_eq!(r.status(), 200);
-            let body: serde_json::Value = r.json().await.expect("json");
-            ("order", 0, 0, 0, body["data"]["id"].as_i64())
+            let r = client.post(&format!("/v1/orders/{b}/create"),
+                json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": format!("CC-{}", i % 100), "lines": [{"sku": "C-1", "quantity": 1}]})).await;
+            assert_eq!(r.status, 200);
+            ("order", 0, 0, 0, r.body["data"]["id"].as_i64())
         });
     }
     let mut expected = std::collections::HashMap::new();
@@ -71,16 +67,15 @@ async fn concurrent_adjustments_and_orders_add_up() {
     assert_eq!(r.status, 200);
     let mut confirms = tokio::task::JoinSet::new();
     for id in orders {
-        let (client, base, key) = (app.client.clone(), app.base.clone(), app.a.key.clone());
+        let client = app.as_a();
         confirms.spawn(async move {
-            let r = client
-                .put(format!("{base}/v1/orders/{b}/{id}/status"))
-                .header("X-API-KEY", key)
-                .json(&json!({"status": "confirmed"}))
-                .send()
+            client
+                .put(
+                    &format!("/v1/orders/{b}/{id}/status"),
+                    json!({"status": "confirmed"}),
+                )
                 .await
-                .expect("send");
-            r.status().as_u16()
+                .status
         });
     }
     while let Some(s) = confirms.join_next().await {

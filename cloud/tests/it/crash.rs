@@ -4,6 +4,7 @@
 
 use crate::process;
 use depot_protocol::{ItemId, WarehouseId};
+use depot_testkit::http::Client;
 use process::{serve_one_business, terminate};
 use serde_json::json;
 use std::sync::Arc;
@@ -13,27 +14,25 @@ use std::time::Duration;
 /// Writers hammer until `stop`; each answers the movements it was answered
 /// for.
 fn hammer(base: &str, key: &str, stop: &Arc<AtomicBool>) -> tokio::task::JoinSet<Vec<String>> {
-    let client = reqwest::Client::new();
+    let client = Client::new(base).with_key(key);
     let mut writers = tokio::task::JoinSet::new();
     for _ in 0..16 {
-        let (client, base, key, stop) = (
-            client.clone(),
-            base.to_owned(),
-            key.to_owned(),
-            stop.clone(),
-        );
+        let (client, stop) = (client.clone(), stop.clone());
         writers.spawn(async move {
             let mut answered = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                let sent = client.post(format!("{base}/v1/inventory/1/adjust")).header("X-API-KEY", &key)
+                let sent = client.raw("POST", "/v1/inventory/1/adjust")
                     .json(&json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 1}))
-                    .timeout(Duration::from_secs(5)).send().await;
+                    .timeout(Duration::from_secs(5)).try_send().await;
                 let Ok(resp) = sent else { break };
-                if resp.status() != 200 {
+                if resp.status != 200 {
                     break;
                 }
-                let Ok(body) = resp.json::<serde_json::Value>().await else { break };
-                if let Some(id) = body["data"]["movements"][0]["id"].as_str() {
+                // A body cut off by the stop is no answer.
+                if !resp.body.is_object() {
+                    break;
+                }
+                if let Some(id) = resp.body["data"]["movements"][0]["id"].as_str() {
                     answered.push(id.to_owned());
                 }
             }

@@ -4,6 +4,7 @@
 //! (`DEPOT_TEST_SMALL_FS`, a tmpfs `.ci/run` mounts); skipped without one.
 
 use crate::process;
+use depot_testkit::http::Client;
 use process::{serve, serve_one_business, terminate};
 use serde_json::json;
 use std::io::Write;
@@ -28,27 +29,18 @@ fn unfill(dir: &Path, ballast: std::fs::File) {
     std::fs::remove_file(dir.join("ballast")).expect("free the space");
 }
 
-async fn receive(client: &reqwest::Client, base: &str, key: &str) -> u16 {
+async fn receive(client: &Client) -> u16 {
     client
-        .post(format!("{base}/v1/inventory/1/adjust"))
-        .header("X-API-KEY", key)
-        .json(&json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 1}))
-        .send()
+        .post(
+            "/v1/inventory/1/adjust",
+            json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 1}),
+        )
         .await
-        .expect("adjust")
-        .status()
-        .as_u16()
+        .status
 }
 
-async fn gauge(client: &reqwest::Client, base: &str, name: &str) -> f64 {
-    let text = client
-        .get(format!("{base}/metrics"))
-        .send()
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("metrics text");
+async fn gauge(client: &Client, name: &str) -> f64 {
+    let text = client.get("/metrics").await.text();
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))
@@ -65,21 +57,21 @@ async fn a_cloud_on_a_full_disk_refuses_writes_and_starts_again() {
     // No warning threshold: the 16 MiB filesystem has room for the reserve.
     let env = [("DEPOT_LOW_DISK_MIB", "0")];
     let (mut cloud, base, key) = serve_one_business(dir, &env).await;
-    let client = reqwest::Client::new();
+    let client = Client::new(&base).with_key(key.as_str());
     let reserve = dir.join("space-reserve");
     assert_eq!(
         std::fs::metadata(&reserve).map(|m| m.len()).ok(),
         Some(8 * 1024 * 1024),
         "the server keeps room in reserve"
     );
-    assert_eq!(receive(&client, &base, &key).await, 200);
-    assert_eq!(gauge(&client, &base, "depot_storage_low").await, 0.0);
+    assert_eq!(receive(&client).await, 200);
+    assert_eq!(gauge(&client, "depot_storage_low").await, 0.0);
 
     let ballast = fill(dir);
     let mut kept = 1;
     let mut refused = false;
     for _ in 0..100_000 {
-        match receive(&client, &base, &key).await {
+        match receive(&client).await {
             200 => kept += 1,
             507 => {
                 refused = true;
@@ -89,8 +81,8 @@ async fn a_cloud_on_a_full_disk_refuses_writes_and_starts_again() {
         }
     }
     assert!(refused, "the disk never filled");
-    assert_eq!(gauge(&client, &base, "depot_writer_disk_full").await, 1.0);
-    assert_eq!(gauge(&client, &base, "depot_storage_low").await, 1.0);
+    assert_eq!(gauge(&client, "depot_writer_disk_full").await, 1.0);
+    assert_eq!(gauge(&client, "depot_storage_low").await, 1.0);
 
     // Stopped with room to close cleanly, then the disk fills again: the
     // database cannot be opened without the room its log needs.
@@ -107,22 +99,11 @@ async fn a_cloud_on_a_full_disk_refuses_writes_and_starts_again() {
     );
 
     let (mut cloud, base) = serve(dir, &env);
+    let client = client.with_base(base);
     assert!(!reserve.exists(), "the reserve was given back");
-    assert_eq!(
-        receive(&client, &base, &key).await,
-        200,
-        "the reserve's room"
-    );
+    assert_eq!(receive(&client).await, 200, "the reserve's room");
     kept += 1;
-    let level = client
-        .get(format!("{base}/v1/inventory/1/items/list?sku=CR-1"))
-        .header("X-API-KEY", &key)
-        .send()
-        .await
-        .expect("inventory")
-        .json::<serde_json::Value>()
-        .await
-        .expect("inventory body");
+    let level = client.get("/v1/inventory/1/items/list?sku=CR-1").await.body;
     assert_eq!(
         level["data"][0]["on_hand"], kept,
         "every write answered 200 is kept, and no refused one: {level}"

@@ -3,21 +3,20 @@
 //! dispatch run, a carrier reports delivery, and public tracking shows the
 //! milestones. The ledger is checked to balance after every step.
 
-use crate::common;
 use base64::Engine;
-use common::{TestApp, WEBHOOK_SECRET, assert_error, spawn_app};
+use depot_testkit::cloud::{TestCloud, WEBHOOK_SECRET, assert_error, spawn_cloud};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
 const GTIN_A: &str = "4006381333931";
 const GTIN_L: &str = "09506000134352";
 
-async fn balanced(app: &TestApp, step: &str) {
+async fn balanced(app: &TestCloud, step: &str) {
     let bad = app.wms.check_ledger().await.expect("check");
     assert!(bad.is_empty(), "after {step}: {bad:?}");
 }
 
-async fn ok(app: &TestApp, method: &str, path: &str, body: Value) -> Value {
+async fn ok(app: &TestCloud, method: &str, path: &str, body: Value) -> Value {
     let r = app.call(method, path, Some(&app.a.key), Some(body)).await;
     assert_eq!(r.status, 200, "{method} {path}: {:?}", r.body);
     r.body["data"].clone()
@@ -29,7 +28,7 @@ fn lot_scan(lot: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn receive_pick_pack_ship_deliver() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let w = app.a.warehouses[0].0;
 
@@ -224,33 +223,31 @@ async fn receive_pick_pack_ship_deliver() {
 
     // Labels: ZPL for every package, PDF for one.
     let label = app
-        .client
-        .post(format!("{}/v1/shipments/{b}/generate-label", app.base))
+        .http
+        .raw("POST", &format!("/v1/shipments/{b}/generate-label"))
         .header("X-API-KEY", &app.a.key)
         .json(&json!({"shipment_id": shipment, "format": "zpl"}))
         .send()
-        .await
-        .expect("label");
-    assert_eq!(label.status(), 200);
-    let zpl = label.text().await.expect("zpl");
+        .await;
+    assert_eq!(label.status, 200);
+    let zpl = label.text();
     assert_eq!(zpl.matches("^XA").count(), 2, "one label per package");
     assert!(zpl.contains(&tracking));
     let label = app
-        .client
-        .post(format!("{}/v1/shipments/{b}/generate-label", app.base))
+        .http
+        .raw("POST", &format!("/v1/shipments/{b}/generate-label"))
         .header("X-API-KEY", &app.a.key)
         .json(&json!({"shipment_id": shipment, "format": "pdf", "package": 2}))
         .send()
-        .await
-        .expect("label");
+        .await;
     assert_eq!(
         label
-            .headers()
+            .headers
             .get("content-type")
             .and_then(|v| v.to_str().ok()),
         Some("application/pdf")
     );
-    assert!(label.bytes().await.expect("pdf").starts_with(b"%PDF-"));
+    assert!(label.bytes.starts_with(b"%PDF-"));
     assert_error(
         &app.post(
             &format!("/v1/shipments/{b}/generate-label"),
@@ -309,18 +306,15 @@ async fn receive_pick_pack_ship_deliver() {
         409,
     );
     let manifest = app
-        .client
-        .get(format!(
-            "{}/v1/outbounds/{b}/dispatch-runs/{run_id}/manifest",
-            app.base
-        ))
+        .http
+        .raw(
+            "GET",
+            &format!("/v1/outbounds/{b}/dispatch-runs/{run_id}/manifest"),
+        )
         .header("X-API-KEY", &app.a.key)
         .send()
         .await
-        .expect("manifest")
-        .bytes()
-        .await
-        .expect("bytes");
+        .bytes;
     assert!(manifest.starts_with(b"%PDF-"));
     let (item_a, item_l) = (1, 2);
     assert_eq!(app.stock(item_a).await, (11 - 3, 0, 8));
@@ -338,10 +332,9 @@ async fn receive_pick_pack_ship_deliver() {
     // repeat is ignored.
     let event = json!({"event_id": "evt-1", "tracking_number": tracking, "milestone": "delivered", "at": chrono::Utc::now().to_rfc3339(), "city": "Madrid"});
     let body = serde_json::to_vec(&event).expect("json");
-    let hook = format!("{}/v1/webhooks/carriers/own", app.base);
     let post = |sig: String, body: Vec<u8>| {
-        app.client
-            .post(&hook)
+        app.http
+            .raw("POST", "/v1/webhooks/carriers/own")
             .header("content-type", "application/json")
             .header("X-Depot-Signature", sig)
             .body(body)
@@ -351,17 +344,11 @@ async fn receive_pick_pack_ship_deliver() {
         depot_wms::http::tracking::sign("wrong", chrono::Utc::now().timestamp(), &body),
         body.clone(),
     )
-    .await
-    .expect("send");
-    assert_eq!(forged.status(), 401);
+    .await;
+    assert_eq!(forged.status, 401);
     let sig =
         depot_wms::http::tracking::sign(WEBHOOK_SECRET, chrono::Utc::now().timestamp(), &body);
-    let r: Value = post(sig.clone(), body.clone())
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let r: Value = post(sig.clone(), body.clone()).await.body;
     assert_eq!(
         (
             r["data"]["recorded"].as_bool(),
@@ -370,12 +357,7 @@ async fn receive_pick_pack_ship_deliver() {
         (Some(true), Some("delivered")),
         "{r}"
     );
-    let r: Value = post(sig, body)
-        .await
-        .expect("send")
-        .json()
-        .await
-        .expect("json");
+    let r: Value = post(sig, body).await.body;
     assert_eq!(r["data"]["recorded"], false);
     let detail = app.get(&format!("/v1/orders/{b}/{o1}")).await;
     assert_eq!(detail.body["data"]["status"], "delivered");
@@ -429,7 +411,7 @@ async fn receive_pick_pack_ship_deliver() {
 
 /// The catalogue is the contract of streams and webhooks: every event the
 /// day wrote has an entry, and its payload is what the entry documents.
-async fn every_event_is_as_the_catalogue_documents(app: &TestApp) {
+async fn every_event_is_as_the_catalogue_documents(app: &TestCloud) {
     use depot_protocol::catalogue::{lookup, schema::check};
     let events = app.wms.events_since(0, 1_000_000).await.expect("events");
     let mut kinds = BTreeSet::new();
@@ -462,7 +444,7 @@ async fn every_event_is_as_the_catalogue_documents(app: &TestApp) {
 /// the dispatch run instead of blocking them.
 #[tokio::test]
 async fn cancellations_leave_waves_and_runs_workable() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let w = app.a.warehouses[0].0;
     app.item("C-1").await;

@@ -1,12 +1,12 @@
 //! `/healthz` and `/readyz`: no key needed; ready while the writer answers,
 //! 503 with the error body once it hangs, while the process stays healthy.
 
-use crate::common;
+use depot_testkit::cloud;
 use serde_json::json;
 
 #[tokio::test]
 async fn health_needs_no_key_and_readiness_follows_the_writer() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     for path in ["/healthz", "/readyz"] {
         let r = app.call("GET", path, None, None).await;
         assert_eq!(

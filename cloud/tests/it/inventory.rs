@@ -1,13 +1,12 @@
 //! The stock ledger through the API: reasons, cycle counts, transfers,
 //! negative stock, and the catalog list filters.
 
-use crate::common;
-use common::spawn_app;
+use depot_testkit::cloud::spawn_cloud;
 use serde_json::json;
 
 #[tokio::test]
 async fn reasons_counts_transfers_and_discrepancies() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let item = app.item("K-1").await;
     let p = format!("/v1/inventory/{}/adjust", app.a.business);
     let (w1, w2) = (app.a.warehouses[0].0, app.a.warehouses[1].0);
@@ -68,7 +67,7 @@ async fn reasons_counts_transfers_and_discrepancies() {
 
 #[tokio::test]
 async fn item_list_filters() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let p = format!("/v1/items/{}/create", app.a.business);
     for (sku, brand, cat, gtin) in [
         ("P-1", "Acme", "tools", "4006381333931"),
@@ -119,7 +118,7 @@ async fn item_list_filters() {
 
 #[tokio::test]
 async fn warehouse_visibility_filter() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let r = app
         .get(&format!("/v1/business/{b}/warehouses?is_visible_sales=1"))

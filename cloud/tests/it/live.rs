@@ -2,10 +2,9 @@
 //! last event seen, revocation, and a burst to many clients with one that
 //! stalls.
 
-use crate::common;
-use common::{TestApp, spawn_app};
 use depot_protocol::event::EventKind;
 use depot_protocol::stock::AdjustRequest;
+use depot_testkit::cloud::{TestCloud, spawn_cloud};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -16,7 +15,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
-fn ws_url(app: &TestApp, business: i64, query: &str) -> String {
+fn ws_url(app: &TestCloud, business: i64, query: &str) -> String {
     format!(
         "{}/v1/events/{business}/stream{query}",
         app.base.replacen("http://", "ws://", 1)
@@ -67,7 +66,7 @@ async fn events(ws: &mut Ws, n: usize) -> (Vec<Value>, i64) {
     (out, next)
 }
 
-async fn adjust(app: &TestApp, sku: &str, warehouse: usize, quantity: i64) {
+async fn adjust(app: &TestCloud, sku: &str, warehouse: usize, quantity: i64) {
     let req: AdjustRequest = serde_json::from_value(json!({
         "warehouse_id": app.a.warehouses[warehouse].0, "sku": sku,
         "reason": "received", "quantity": quantity}))
@@ -81,7 +80,7 @@ fn kinds(events: &[Value]) -> Vec<&str> {
 
 #[tokio::test]
 async fn a_screen_follows_the_log_and_resumes_after_what_it_saw() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business.0;
     app.item("LIVE-1").await;
     let mut ws = connect(&ws_url(&app, b, ""), Some(&app.a.key))
@@ -158,7 +157,7 @@ async fn a_screen_follows_the_log_and_resumes_after_what_it_saw() {
 
 #[tokio::test]
 async fn browsers_use_a_ticket_once_and_bad_requests_are_refused() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let (a, b) = (app.a.business.0, app.b.business.0);
     let r = app
         .post(&format!("/v1/events/{a}/tickets"), json!({}))
@@ -224,7 +223,7 @@ async fn browsers_use_a_ticket_once_and_bad_requests_are_refused() {
 
 #[tokio::test]
 async fn key_events_never_reach_a_stream_and_a_revoked_key_ends_it() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let a = app.a.business;
     let key = app
         .wms
@@ -273,7 +272,7 @@ async fn key_events_never_reach_a_stream_and_a_revoked_key_ends_it() {
 async fn two_hundred_screens_get_a_burst_in_order_while_one_stalls() {
     const CLIENTS: usize = 200;
     const BURST: usize = 10_000;
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business.0;
     let url = ws_url(&app, b, "?kinds=station.scanned&station=pack-1");
     // One that connects and never reads.

@@ -2,7 +2,6 @@
 //! of the tree instead of one per file). Each module is one area; the
 //! helpers every area shares come first.
 
-mod common;
 mod process;
 
 mod auth;

@@ -3,13 +3,14 @@
 //! does not take), the writer's group commits, the edges taken together;
 //! and nothing in it names a business's data.
 
-use crate::common;
-use common::TestApp;
+use cloud::TestCloud;
 use depot_protocol::sync::EdgeId;
+use depot_testkit::cloud;
+use depot_testkit::http::Client;
 use depot_wms::metrics::exposition::{Sample, parse, value};
 use depot_wms::sync::Sighting;
 
-async fn scrape(app: &TestApp) -> (Vec<Sample>, String) {
+async fn scrape(app: &TestCloud) -> (Vec<Sample>, String) {
     let r = app.call("GET", "/metrics", None, None).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     let content_type = r.headers["content-type"].to_str().expect("ascii");
@@ -28,17 +29,17 @@ fn get(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
 
 #[tokio::test]
 async fn requests_by_route_template_and_the_writer_counted_exactly() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let a = app.a.business;
     let (before, _) = scrape(&app).await;
 
     for _ in 0..2 {
         assert_eq!(app.get(&format!("/v1/orders/{a}/list")).await.status, 200);
     }
-    common::assert_error(&app.get(&format!("/v1/orders/{a}/987654321")).await, 404);
-    common::assert_error(&app.get("/v1/no/such/route").await, 404);
+    cloud::assert_error(&app.get(&format!("/v1/orders/{a}/987654321")).await, 404);
+    cloud::assert_error(&app.get("/v1/no/such/route").await, 404);
     let r = app.call("POST", "/healthz", None, None).await;
-    common::assert_error(&r, 405);
+    cloud::assert_error(&r, 405);
     let item = app.item("METRICS-SKU-1").await;
 
     let (after, text) = scrape(&app).await;
@@ -103,7 +104,7 @@ async fn requests_by_route_template_and_the_writer_counted_exactly() {
 
 #[tokio::test]
 async fn edges_online_offline_and_their_backlog() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let (s, _) = scrape(&app).await;
     let edges = |s: &[Sample], state: &str| get(s, "depot_sync_edges", &[("state", state)]);
     assert_eq!((edges(&s, "online"), edges(&s, "offline")), (0.0, 0.0));
@@ -177,12 +178,7 @@ impl Relay {
 }
 
 async fn gauge_at(url: &str, name: &str) -> Option<f64> {
-    let text = reqwest::get(url)
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("text");
+    let text = Client::new(url).get("").await.text();
     value(&parse(&text).expect("exposition"), name, &[])
 }
 
@@ -248,7 +244,7 @@ async fn syncing_cloud(broker_url: String) -> SyncingCloud {
 /// server (`run`, no sync) has no such gauge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_sync_connection_to_the_broker_up_then_down() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let (s, _) = scrape(&app).await;
     assert_eq!(value(&s, CONNECTED, &[]), None);
     assert_eq!(value(&s, REFUSED, &[]), None);

@@ -1,7 +1,7 @@
 //! The OpenAPI description covers every route served, and every schema it
 //! refers to is defined.
 
-use crate::common;
+use depot_testkit::cloud;
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -24,7 +24,7 @@ fn refs(v: &Value, out: &mut BTreeSet<String>) {
 
 #[tokio::test]
 async fn describes_every_route_with_resolvable_schemas() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let r = app.call("GET", "/v1/openapi.json", None, None).await;
     assert_eq!(r.status, 200);
     let doc = r.body;
@@ -154,7 +154,7 @@ async fn describes_every_route_with_resolvable_schemas() {
 /// description, and the events served carry the version it names.
 #[tokio::test]
 async fn describes_the_events_as_asyncapi() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let r = app.call("GET", "/v1/asyncapi.json", None, None).await;
     assert_eq!(r.status, 200);
     let doc = r.body;
@@ -190,14 +190,14 @@ async fn describes_the_events_as_asyncapi() {
 /// one here wrote), both forms are checked against their versions' schemas.
 #[tokio::test]
 async fn every_answer_is_documented_in_3_1_and_3_0() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     // The warehouse API, then the release-notes API.
     for prefix in ["/v1", "/api"] {
         documented_in_both(&app, prefix).await;
     }
 }
 
-async fn documented_in_both(app: &common::TestApp, prefix: &str) {
+async fn documented_in_both(app: &cloud::TestCloud, prefix: &str) {
     let doc31 = app
         .call("GET", &format!("{prefix}/openapi.json"), None, None)
         .await

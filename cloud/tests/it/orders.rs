@@ -1,34 +1,22 @@
 //! Order ingestion, the status lifecycle and its stock effects, search.
 
-use crate::common;
-use common::{assert_error, spawn_app};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 use serde_json::json;
 
 #[tokio::test]
 async fn the_same_order_posted_twice_is_one_order() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("I-1").await;
     let p = format!("/v1/orders/{}/create", app.a.business);
     let body = json!({"channel": "marketplace", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "MK-1", "lines": [{"sku": "I-1", "quantity": 2}]});
     // Concurrent duplicates, as a channel retrying on a timeout sends them.
     let mut tasks = Vec::new();
     for _ in 0..10 {
-        let (client, url, key, body) = (
-            app.client.clone(),
-            format!("{}{p}", app.base),
-            app.a.key.clone(),
-            body.clone(),
-        );
+        let (client, p, body) = (app.as_a(), p.clone(), body.clone());
         tasks.push(tokio::spawn(async move {
-            let r = client
-                .post(url)
-                .header("X-API-KEY", key)
-                .json(&body)
-                .send()
-                .await
-                .expect("send");
-            assert_eq!(r.status(), 200);
-            r.json::<serde_json::Value>().await.expect("json")
+            let r = client.post(&p, body).await;
+            assert_eq!(r.status, 200);
+            r.body
         }));
     }
     let mut ids = Vec::new();
@@ -55,7 +43,7 @@ async fn the_same_order_posted_twice_is_one_order() {
 
 #[tokio::test]
 async fn lifecycle_reserves_releases_and_ships() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let item = app.item("L-1").await;
     app.receive("L-1", 10).await;
     let o1 = app.order("L-O1", &[("L-1", 3)]).await;
@@ -132,7 +120,7 @@ async fn lifecycle_reserves_releases_and_ships() {
 
 #[tokio::test]
 async fn search_by_status_date_channel_customer_with_paging() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("F-1").await;
     app.receive("F-1", 100).await;
     let p = format!("/v1/orders/{}/create", app.a.business);
@@ -247,7 +235,7 @@ async fn search_by_status_date_channel_customer_with_paging() {
 /// correction is an event; another tenant cannot touch it.
 #[tokio::test]
 async fn addresses_are_checked_shown_and_corrected() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let item = app.item("AD-1").await;
     app.receive("AD-1", 5).await;

@@ -9,9 +9,9 @@
 //! its own number and its own SSCC on its label and on the manifest, each
 //! scanned onto the vehicle before the run closes.
 
-use crate::common;
 use base64::Engine;
-use common::{TestApp, assert_error, spawn_app};
+use cloud::{TestCloud, assert_error, spawn_cloud};
+use depot_testkit::cloud;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -258,41 +258,31 @@ fn has_address(case: &str, text: &str, a: &Value) {
     }
 }
 
-async fn pdf_label(app: &TestApp, shipment: i64, package: u64) -> Vec<u8> {
+async fn pdf_label(app: &TestCloud, shipment: i64, package: u64) -> Vec<u8> {
     let r = app
-        .client
-        .post(format!(
-            "{}/v1/shipments/{}/generate-label",
-            app.base, app.a.business
-        ))
-        .header("X-API-KEY", &app.a.key)
-        .json(&json!({"shipment_id": shipment, "format": "pdf", "package": package}))
-        .send()
-        .await
-        .expect("label");
-    assert_eq!(r.status(), 200);
-    r.bytes().await.expect("pdf").to_vec()
+        .post(
+            &format!("/v1/shipments/{}/generate-label", app.a.business),
+            json!({"shipment_id": shipment, "format": "pdf", "package": package}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    r.bytes
 }
 
-async fn zpl_labels(app: &TestApp, shipment: i64) -> String {
+async fn zpl_labels(app: &TestCloud, shipment: i64) -> String {
     let r = app
-        .client
-        .post(format!(
-            "{}/v1/shipments/{}/generate-label",
-            app.base, app.a.business
-        ))
-        .header("X-API-KEY", &app.a.key)
-        .json(&json!({"shipment_id": shipment, "format": "zpl"}))
-        .send()
-        .await
-        .expect("label");
-    assert_eq!(r.status(), 200);
-    r.text().await.expect("zpl")
+        .post(
+            &format!("/v1/shipments/{}/generate-label", app.a.business),
+            json!({"shipment_id": shipment, "format": "zpl"}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
+    r.text()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     app.wms
         .set_gs1_prefix(b, Some("4012345"))
@@ -430,17 +420,10 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
         .await;
     assert_eq!(closed.status, 200, "{:?}", closed.body);
     let manifest = app
-        .client
-        .get(format!(
-            "{}/v1/outbounds/{b}/dispatch-runs/{run}/manifest",
-            app.base
-        ))
-        .header("X-API-KEY", &app.a.key)
-        .send()
-        .await
-        .expect("manifest");
-    assert_eq!(manifest.status(), 200);
-    let pdf = manifest.bytes().await.expect("pdf");
+        .get(&format!("/v1/outbounds/{b}/dispatch-runs/{run}/manifest"))
+        .await;
+    assert_eq!(manifest.status, 200);
+    let pdf = manifest.bytes;
     if let Some(text) = pdftotext(&pdf) {
         let flat = squash(&text);
         for piece in &pieces {
@@ -463,7 +446,7 @@ async fn the_worlds_orders_are_packed_whole_or_refused_whole() {
 /// default took, naming the package, and writes nothing.
 #[tokio::test]
 async fn the_fleets_limits_are_settings() {
-    let app = common::spawn_app_configured(|s| {
+    let app = cloud::spawn_cloud_configured(|s| {
         s.own_fleet.standard.max_weight_g = 5_000;
         s.own_fleet.standard.max_sides_mm = [600, 400, 400];
     })

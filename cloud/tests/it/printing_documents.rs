@@ -3,8 +3,7 @@
 //! limit, multipart uploads stored under their SHA-256 and downloaded
 //! intact. Every refusal is a 4xx with the error body and writes nothing.
 
-use crate::common;
-use common::{Res, TestApp, assert_error, spawn_app};
+use depot_testkit::cloud::{Res, TestCloud, assert_error, spawn_cloud};
 use serde_json::{Value, json};
 
 const LABEL: &[u8] = b"^XA^FO50,50^A0N,40,40^FDHello^FS^XZ";
@@ -32,7 +31,7 @@ fn repeat(unit: &[u8], len: usize) -> Vec<u8> {
 
 /// A refused request: the status, the error body, and no event written.
 /// Answers the names of the fields the error points at.
-async fn refused(app: &TestApp, before: usize, r: &Res, status: u16) -> Vec<String> {
+async fn refused(app: &TestCloud, before: usize, r: &Res, status: u16) -> Vec<String> {
     assert_error(r, status);
     assert_eq!(app.event_count().await, before, "wrote despite {status}");
     rows(&r.body["errors"])
@@ -90,25 +89,25 @@ fn multipart(parts: &[Part]) -> Vec<u8> {
     out
 }
 
-async fn upload(app: &TestApp, key: &str, path: &str, parts: &[Part<'_>]) -> Res {
+async fn upload(app: &TestCloud, key: &str, path: &str, parts: &[Part<'_>]) -> Res {
     let ct = format!("multipart/form-data; boundary={BOUNDARY}");
     app.raw("POST", path, key, Some(&ct), multipart(parts))
         .await
 }
 
-async fn job(app: &TestApp, printer: i64, bytes: Vec<u8>) -> Res {
+async fn job(app: &TestCloud, printer: i64, bytes: Vec<u8>) -> Res {
     let p = format!("/v1/printers/jobs/{}/{printer}", app.a.business);
     let ct = Some("application/octet-stream");
     app.raw("POST", &p, &app.a.key, ct, bytes).await
 }
 
-async fn edit(app: &TestApp, printer: i64, body: Value) -> Res {
+async fn edit(app: &TestCloud, printer: i64, body: Value) -> Res {
     let p = format!("/v1/printers/{}/{printer}/edit", app.a.business);
     app.put(&p, body).await
 }
 
 /// Registers tenant A's label printer and answers its id.
-async fn zebra(app: &TestApp) -> i64 {
+async fn zebra(app: &TestCloud) -> i64 {
     let p = format!("/v1/printers/{}/create", app.a.business);
     let body = json!({"name": "Zebra 1", "kind": "zpl", "connection": "tcp://10.0.0.5:9100", "station": "PACK-1"});
     ok(&app.post(&p, body).await)["id"]
@@ -117,14 +116,14 @@ async fn zebra(app: &TestApp) -> i64 {
 }
 
 /// Tenant A's order with one line, for documents to attach to.
-async fn order(app: &TestApp) -> i64 {
+async fn order(app: &TestCloud) -> i64 {
     app.item("D-1").await;
     app.order("DOC-1", &[("D-1", 1)]).await
 }
 
 #[tokio::test]
 async fn printers_are_registered_validated_and_scoped() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let id = zebra(&app).await;
     let list = app.get(&format!("/v1/printers/{b}/list")).await;
@@ -176,7 +175,7 @@ async fn printers_are_registered_validated_and_scoped() {
 
 #[tokio::test]
 async fn print_jobs_are_checked_by_content_and_bounded_by_their_route() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let id = zebra(&app).await;
     let r = job(&app, id, LABEL.to_vec()).await;
     let j = ok(&r);
@@ -215,7 +214,7 @@ async fn print_jobs_are_checked_by_content_and_bounded_by_their_route() {
 
 #[tokio::test]
 async fn an_oversized_print_job_is_413_with_the_error_body() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let id = zebra(&app).await;
     let before = app.event_count().await;
     let r = job(&app, id, repeat(LABEL, 5 * MIB)).await;
@@ -225,7 +224,7 @@ async fn an_oversized_print_job_is_413_with_the_error_body() {
 
 #[tokio::test]
 async fn documents_are_uploaded_listed_and_downloaded_intact() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let cats = app.get(&format!("/v1/documents/{b}/categories")).await;
     let invoices = rows(ok(&cats)).find(|c| c["code"] == "invoice");
@@ -255,24 +254,23 @@ async fn documents_are_uploaded_listed_and_downloaded_intact() {
     assert_eq!(listed[0]["sha256"], PDF_SHA256);
 
     let resp = app
-        .client
-        .get(format!("{}{path}/{doc}", app.base))
+        .http
+        .raw("GET", &format!("{path}/{doc}"))
         .header("X-API-KEY", &app.a.key)
         .send()
-        .await
-        .expect("download");
-    assert_eq!(resp.status().as_u16(), 200);
-    let ct = resp.headers().get("content-type").cloned();
+        .await;
+    assert_eq!(resp.status, 200);
+    let ct = resp.headers.get("content-type").cloned();
     assert_eq!(
         ct.as_ref().map(|v| v.as_bytes()),
         Some(&b"application/pdf"[..])
     );
-    assert_eq!(resp.bytes().await.expect("bytes").as_ref(), PDF);
+    assert_eq!(resp.bytes, PDF);
 }
 
 #[tokio::test]
 async fn bad_uploads_are_refused_and_write_nothing() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let order = order(&app).await;
     let path = format!("/v1/documents/{b}/order/{order}");
@@ -316,7 +314,7 @@ async fn bad_uploads_are_refused_and_write_nothing() {
 
 #[tokio::test]
 async fn another_tenants_key_cannot_reach_documents() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let order = order(&app).await;
     let path = format!("/v1/documents/{b}/order/{order}");

@@ -1,12 +1,12 @@
 //! A key over its rate gets 429, the spec's body naming the seconds to wait,
 //! and `Retry-After`; other keys are unaffected.
 
-use crate::common;
 use depot_cloud::settings::RateLimit;
+use depot_testkit::cloud;
 
 #[tokio::test]
 async fn over_the_limit_is_told_when_to_come_back() {
-    let app = common::spawn_app_with(RateLimit {
+    let app = cloud::spawn_cloud_with(RateLimit {
         per_second: 1,
         burst: 3,
     })
@@ -47,7 +47,7 @@ async fn over_the_limit_is_told_when_to_come_back() {
 
 #[tokio::test]
 async fn probes_and_metrics_are_never_limited_whatever_key_they_carry() {
-    let app = common::spawn_app_with(RateLimit {
+    let app = cloud::spawn_cloud_with(RateLimit {
         per_second: 1,
         burst: 2,
     })
@@ -66,7 +66,7 @@ async fn probes_and_metrics_are_never_limited_whatever_key_they_carry() {
 /// told to wait; an API key does not lift the limit.
 #[tokio::test]
 async fn public_tracking_is_limited_per_client_address() {
-    let app = common::spawn_app().await;
+    let app = cloud::spawn_cloud().await;
     let burst = depot_cloud::ratelimit::TRACKING_BURST;
     for i in 0..burst {
         let r = app

@@ -5,7 +5,8 @@
 //! is refused 503 only while every connection has a request in progress,
 //! then served again once those are shed.
 
-use crate::common;
+use depot_testkit::cloud;
+use depot_testkit::http::Client;
 use depot_wms::http::server::HttpSettings;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -22,7 +23,7 @@ fn quick(max_connections: usize, body_read_timeout_secs: u64) -> HttpSettings {
     }
 }
 
-async fn connect(app: &common::TestApp) -> TcpStream {
+async fn connect(app: &cloud::TestCloud) -> TcpStream {
     let addr = app.base.trim_start_matches("http://");
     TcpStream::connect(addr).await.expect("connect")
 }
@@ -85,7 +86,7 @@ const HEALTHZ: &[u8] = b"GET /healthz HTTP/1.1\r\nHost: depot\r\n\r\n";
 
 #[tokio::test]
 async fn slow_and_idle_callers_are_closed_in_time() {
-    let app = common::spawn_app_configured(|s| s.http = quick(64, 1)).await;
+    let app = cloud::spawn_cloud_configured(|s| s.http = quick(64, 1)).await;
 
     // Nothing at all, then half a header: the header-read timeout (1 s).
     let mut silent = connect(&app).await;
@@ -136,14 +137,14 @@ async fn slow_and_idle_callers_are_closed_in_time() {
 #[tokio::test]
 async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() {
     const PLACES: usize = 4;
-    let app = common::spawn_app_configured(|s| s.http = quick(PLACES, 3)).await;
+    let app = cloud::spawn_cloud_configured(|s| s.http = quick(PLACES, 3)).await;
+    // A new connection for each request, as a newcomer makes.
     let fresh = || {
-        reqwest::Client::builder()
-            .pool_max_idle_per_host(0)
-            .build()
-            .expect("client")
+        Client::built(
+            &app.base,
+            reqwest::Client::builder().pool_max_idle_per_host(0),
+        )
     };
-    let healthz = format!("{}/healthz", app.base);
 
     // Every place held by a socket that sends nothing: a station is still
     // served, in the place of the one that waited longest.
@@ -153,8 +154,8 @@ async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() 
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let r = fresh().get(&healthz).send().await.expect("served");
-    assert_eq!(r.status(), 200);
+    let r = fresh().get("/healthz").await;
+    assert_eq!(r.status, 200);
     let first = closed_after(&mut idle[0], Duration::from_millis(500)).await;
     assert!(first < Duration::from_millis(500));
     for s in &mut idle[1..] {
@@ -179,13 +180,10 @@ async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() 
         busy.push(s);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let r = fresh().get(&healthz).send().await.expect("an answer");
-    assert_eq!(r.status(), 503);
-    assert_eq!(
-        r.headers().get("retry-after").and_then(|v| v.to_str().ok()),
-        Some("1")
-    );
-    let body: Value = r.json().await.expect("json");
+    let r = fresh().get("/healthz").await;
+    assert_eq!(r.status, 503);
+    assert_eq!(r.header("retry-after"), Some("1"));
+    let body = r.body;
     assert_eq!((&body["error"], &body["code"]), (&1.into(), &503.into()));
     assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()));
 
@@ -194,6 +192,6 @@ async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() 
         let (status, _, _) = answer(s).await;
         assert_eq!(status, 408);
     }
-    let r = fresh().get(&healthz).send().await.expect("served");
-    assert_eq!(r.status(), 200);
+    let r = fresh().get("/healthz").await;
+    assert_eq!(r.status, 200);
 }

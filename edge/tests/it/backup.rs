@@ -7,7 +7,7 @@
 
 use crate::common;
 use common::process::{BIN, movements, spawn};
-use common::{Rig, eventually};
+use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
 use serde_json::json;
 use std::collections::HashSet;

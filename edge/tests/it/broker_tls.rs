@@ -6,11 +6,12 @@
 //! connection is accepted.
 
 use crate::common;
-use common::{Rig, RunningEdge, eventually, syncs_both_ways};
+use common::{RunningEdge, syncs_both_ways};
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings as EdgeSettings;
 use depot_mqtt::testing::mosquitto::Mosquitto;
 use depot_mqtt::testing::{Pki, TlsFront};
+use depot_testkit::{eventually, rig::Rig};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 

@@ -8,19 +8,16 @@
 
 use crate::common;
 use common::process::{env_of, run};
-use common::{Rig, RunningEdge, eventually, syncs_both_ways};
+use common::{RunningEdge, syncs_both_ways};
 use depot_edge::faults::Faults;
 use depot_mqtt::testing::mosquitto::Mosquitto;
 use depot_protocol::sync::EdgeId;
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 
 /// `depot_sync_not_syncing` on the box's `/metrics`.
 async fn not_syncing(edge: &RunningEdge) -> Option<f64> {
-    let text = reqwest::get(format!("{}/metrics", edge.base))
-        .await
-        .expect("scrape")
-        .text()
-        .await
-        .expect("text");
+    let text = Client::new(&edge.base).get("/metrics").await.text();
     let samples = depot_wms::metrics::exposition::parse(&text).expect("exposition");
     depot_wms::metrics::exposition::value(&samples, "depot_sync_not_syncing", &[])
 }

@@ -6,38 +6,29 @@
 //! event log (`sync.conflict`), and in the conflicts list of both.
 
 use crate::common;
-use common::{Rig, RunningEdge, eventually};
+use common::RunningEdge;
 use depot_edge::faults::Faults;
 use depot_protocol::OrderId;
 use depot_protocol::order::OrderStatus;
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
 use serde_json::{Value, json};
 
-async fn set_status(client: &reqwest::Client, base: &str, rig: &Rig, o: OrderId, s: &str) {
-    let r = client
-        .put(format!("{base}/v1/orders/{}/{o}/status", rig.business))
-        .header("X-API-KEY", &rig.key)
-        .json(&json!({"status": s}))
-        .send()
-        .await
-        .expect("status");
-    assert_eq!(
-        r.status(),
-        200,
-        "{s}: {}",
-        r.text().await.unwrap_or_default()
-    );
+async fn set_status(edge: &Client, rig: &Rig, o: OrderId, s: &str) {
+    let r = edge
+        .put(
+            &format!("/v1/orders/{}/{o}/status", rig.business),
+            json!({"status": s}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{s}: {}", r.text());
 }
 
-async fn get(client: &reqwest::Client, url: String, key: &str) -> Value {
-    let r = client
-        .get(url)
-        .header("X-API-KEY", key)
-        .send()
-        .await
-        .expect("get");
-    assert_eq!(r.status(), 200);
-    r.json().await.expect("json")
+async fn get(server: &Client, path: String) -> Value {
+    let r = server.get(&path).await;
+    assert_eq!(r.status, 200);
+    r.body
 }
 
 async fn status_of(wms: &Wms, rig: &Rig, o: OrderId) -> Option<OrderStatus> {
@@ -82,13 +73,14 @@ async fn cancellation_wins_until_dispatch_and_both_sides_show_the_conflicts() {
     settings.broker.resend_after_secs = 2;
     let edge = RunningEdge::start(settings, Faults::default()).await;
     let ew = edge.wms.clone();
-    let client = reqwest::Client::new();
+    let client = Client::new(&edge.base).with_key(rig.key.as_str());
+    let cloud_api = Client::new(&rig.cloud_base).with_key(rig.key.as_str());
     eventually("the orders at the edge", || async {
         status_of(&ew, &rig, dispatched).await == Some(OrderStatus::Confirmed)
     })
     .await;
     for s in ["picking", "packed"] {
-        set_status(&client, &edge.base, &rig, dispatched, s).await;
+        set_status(&client, &rig, dispatched, s).await;
     }
     eventually("the packing to reach the cloud", || async {
         status_of(&cloud, &rig, dispatched).await == Some(OrderStatus::Packed)
@@ -101,9 +93,9 @@ async fn cancellation_wins_until_dispatch_and_both_sides_show_the_conflicts() {
     })
     .await;
     for s in ["picking", "packed"] {
-        set_status(&client, &edge.base, &rig, packed, s).await;
+        set_status(&client, &rig, packed, s).await;
     }
-    set_status(&client, &edge.base, &rig, dispatched, "dispatched").await;
+    set_status(&client, &rig, dispatched, "dispatched").await;
     for o in [packed, dispatched] {
         cloud
             .set_order_status(caller, o, OrderStatus::Cancelled, Some("customer".into()))
@@ -135,12 +127,7 @@ async fn cancellation_wins_until_dispatch_and_both_sides_show_the_conflicts() {
 
     // The cloud: the edge's picking and packing of the cancelled order were
     // refused, the dispatch was applied over the cancellation.
-    let at_cloud = get(
-        &client,
-        format!("{}/v1/conflicts/{b}/list", rig.cloud_base),
-        &rig.key,
-    )
-    .await;
+    let at_cloud = get(&cloud_api, format!("/v1/conflicts/{b}/list")).await;
     let rows = at_cloud["data"].as_array().expect("rows").clone();
     let refused = rows
         .iter()
@@ -158,21 +145,11 @@ async fn cancellation_wins_until_dispatch_and_both_sides_show_the_conflicts() {
         ew.sync_snapshot().await.is_ok_and(|s| s.conflicts == 3)
     })
     .await;
-    let status = get(&client, format!("{}/v1/edge/status", edge.base), &rig.key).await;
+    let status = get(&client, "/v1/edge/status".to_owned()).await;
     assert_eq!(status["data"]["conflicts"], 3, "{status:#}");
-    let listed = get(
-        &client,
-        format!("{}/v1/conflicts/{b}/list?rejected=true", edge.base),
-        &rig.key,
-    )
-    .await;
+    let listed = get(&client, format!("/v1/conflicts/{b}/list?rejected=true")).await;
     assert_eq!(listed["recordsFiltered"], "3", "{listed:#}");
-    let stream = get(
-        &client,
-        format!("{}/v1/events/{b}/list?kind=sync.conflict", edge.base),
-        &rig.key,
-    )
-    .await;
+    let stream = get(&client, format!("/v1/events/{b}/list?kind=sync.conflict")).await;
     let events = stream["data"]["events"].as_array().expect("events").clone();
     assert_eq!(events.len(), 3, "{stream:#}");
     assert!(

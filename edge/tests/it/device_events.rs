@@ -8,8 +8,8 @@
 //! payload is checked against the event catalogue.
 
 use crate::common;
+use common::RunningEdge;
 use common::devices::{Api, LIMIT, cloud_printer, offline_settings, printer_device};
-use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{PrinterDevice, ScaleDevice, ScaleProtocol, StationConfig};
 use depot_edge::devices::pacing;
 use depot_hardware::printer::Endpoint;
@@ -18,6 +18,7 @@ use depot_hardware::scale::modbus::{RegisterMap, StatusBit, Table, Width, WordOr
 use depot_hardware::scale::sim::ModbusScaleSim;
 use depot_hardware::scale::{Unit, Weight};
 use depot_hardware::scanner::sim::SimBus;
+use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
 use serde_json::Value;
 use std::sync::Arc;

@@ -5,8 +5,8 @@
 //! on a pseudo-terminal and a Modbus TCP scale.
 
 use crate::common;
+use common::RunningEdge;
 use common::devices::{Api, LIMIT, cloud_printer, offline_settings, printer_device};
-use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{ScaleDevice, ScaleProtocol};
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::modbus::{RegisterMap, StatusBit, Table, Width, WordOrder};
@@ -14,6 +14,7 @@ use depot_hardware::scale::sim::{ModbusScaleSim, SerialScaleSim, SimProtocol};
 use depot_hardware::scale::{Unit, Weight};
 use depot_hardware::scanner::sim::SimBus;
 use depot_protocol::printing::JobStatus;
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::Value;
 use std::collections::HashSet;
 

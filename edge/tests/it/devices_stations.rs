@@ -5,8 +5,8 @@
 //! with the same answers as the HTTP scan route, and receives.
 
 use crate::common;
+use common::RunningEdge;
 use common::devices::{Api, LIMIT, cloud_printer, printer_device};
-use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{ScaleDevice, ScaleProtocol, ScannerDevice, StationConfig};
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::sim::{SerialScaleSim, SimProtocol};
@@ -17,6 +17,7 @@ use depot_hardware::scanner::sim::encode::WedgeEncoding;
 use depot_hardware::scanner::sim::{SerialSim, SimBus};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{OrderId, OrderStatus, WarehouseId};
+use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
 use serde_json::{Value, json};
 

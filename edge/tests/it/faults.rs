@@ -4,9 +4,11 @@
 //! nothing lost and nothing applied twice.
 
 use crate::common;
-use common::{Rig, RunningEdge, event_ids, eventually};
+use common::RunningEdge;
 use depot_edge::faults::Faults;
 use depot_protocol::order::OrderStatus;
+use depot_testkit::http::Client;
+use depot_testkit::{events::event_ids, eventually, rig::Rig};
 use serde_json::json;
 use std::time::Duration;
 
@@ -67,32 +69,23 @@ async fn converges_through_duplicates_reordering_and_drops() {
     .await;
 
     // Stations at the edge: many small writes and order progress.
-    let client = reqwest::Client::new();
+    let client = Client::new(&base);
     let stations = {
-        let (client, base, secret, bid, wid, orders) = (
-            client.clone(),
-            base.clone(),
-            key.clone(),
-            b.0,
-            w.0,
-            orders.clone(),
-        );
+        let (client, secret, bid, wid, orders) =
+            (client.clone(), key.clone(), b.0, w.0, orders.clone());
         tokio::spawn(async move {
             for n in 0..150 {
                 let delta = if n % 4 == 0 { -1 } else { 1 };
-                let r = client
-                    .post(format!("{base}/v1/inventory/{bid}/adjust"))
+                let r = client.raw("POST", &format!("/v1/inventory/{bid}/adjust"))
                     .header("X-API-KEY", &secret)
                     .json(&json!({"warehouse_id": wid, "sku": "EDGE", "reason": "adjusted", "delta": delta}))
-                    .send()
-                    .await
-                    .expect("adjust");
-                assert_eq!(r.status(), 200);
+                    .send().await;
+                assert_eq!(r.status, 200);
                 if n % 30 == 0 {
                     let o = orders[(n / 30) % orders.len()];
                     let next = ["picking", "packed"][(n / 30 / orders.len()) % 2];
                     let _ = client
-                        .put(format!("{base}/v1/orders/{bid}/{o}/status"))
+                        .raw("PUT", &format!("/v1/orders/{bid}/{o}/status"))
                         .header("X-API-KEY", &secret)
                         .json(&json!({"status": next}))
                         .send()

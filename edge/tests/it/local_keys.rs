@@ -7,7 +7,8 @@
 
 use crate::common;
 use common::process::spawn;
-use common::{Rig, eventually};
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::{Value, json};
 
 fn sha256_hex(key: &str) -> String {
@@ -17,17 +18,16 @@ fn sha256_hex(key: &str) -> String {
         .collect()
 }
 
-/// (status, body) of a request with `key`.
-async fn call(method: &str, url: String, key: &str, body: Option<Value>) -> (u16, Value) {
-    let client = reqwest::Client::new();
-    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-    let mut req = client.request(method, url).header("X-API-KEY", key);
-    if let Some(b) = body {
-        req = req.json(&b);
-    }
-    let r = req.send().await.expect("request");
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
+/// (status, body) of a request to `edge` with `key`.
+async fn call(
+    edge: &Client,
+    method: &str,
+    path: String,
+    key: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let r = edge.with_key(key).call(method, &path, body).await;
+    (r.status, r.json())
 }
 
 fn assert_unauthorized((status, body): &(u16, Value)) {
@@ -70,23 +70,25 @@ async fn provisioned_keys_serve_a_box_that_was_never_online() {
 
     // Never online: only the provisioned keys exist here.
     let edge = spawn(&env);
-    let status = format!("{}/v1/edge/status", edge.base);
+    let http = Client::new(&edge.base);
+    let status = "/v1/edge/status".to_owned();
     for key in [hashed, plain] {
-        let (code, body) = call("GET", status.clone(), key, None).await;
+        let (code, body) = call(&http, "GET", status.clone(), key, None).await;
         assert_eq!(code, 200, "{body}");
         assert_eq!(body["data"]["business_id"], b.0);
         assert_eq!(body["data"]["connected"], false);
     }
     // A write goes through the key check to the engine, which has no
     // catalog yet: the item is unknown, not the caller.
-    let adjust = format!("{}/v1/inventory/{b}/adjust", edge.base);
+    let adjust = format!("/v1/inventory/{b}/adjust");
     let receipt = json!({"warehouse_id": w.0, "sku": "A", "reason": "received", "quantity": 7});
-    let (code, body) = call("POST", adjust.clone(), hashed, Some(receipt.clone())).await;
+    let (code, body) = call(&http, "POST", adjust.clone(), hashed, Some(receipt.clone())).await;
     assert_eq!(code, 404, "{body}");
     assert_eq!(body["error"], 1);
-    assert_unauthorized(&call("GET", status.clone(), "wrong-key-0123456789", None).await);
+    assert_unauthorized(&call(&http, "GET", status.clone(), "wrong-key-0123456789", None).await);
     assert_unauthorized(
         &call(
+            &http,
             "POST",
             adjust.clone(),
             "wrong-key-0123456789",
@@ -95,10 +97,10 @@ async fn provisioned_keys_serve_a_box_that_was_never_online() {
         .await,
     );
     // The cloud's key has not reached a box that was never online.
-    assert_unauthorized(&call("GET", status.clone(), &rig.key, None).await);
+    assert_unauthorized(&call(&http, "GET", status.clone(), &rig.key, None).await);
     // Bound to the edge's business.
-    let elsewhere = format!("{}/v1/inventory/{}/adjust", edge.base, b.0 + 1);
-    assert_unauthorized(&call("POST", elsewhere, hashed, Some(receipt.clone())).await);
+    let elsewhere = format!("/v1/inventory/{}/adjust", b.0 + 1);
+    assert_unauthorized(&call(&http, "POST", elsewhere, hashed, Some(receipt.clone())).await);
     drop(edge);
 
     // Online, with the plain key taken out of the configuration.
@@ -106,21 +108,25 @@ async fn provisioned_keys_serve_a_box_that_was_never_online() {
     env.push(("DEPOT_BROKER__URL", rig.broker_url.clone()));
     env.push(("DEPOT_LOCAL_KEYS", format!("[\"{}\"]", sha256_hex(hashed))));
     let edge = spawn(&env);
-    let status = format!("{}/v1/edge/status", edge.base);
+    let http = Client::new(&edge.base);
+    let status = "/v1/edge/status".to_owned();
     let cloud_key = rig.key.clone();
     eventually("the cloud's key at the edge", || {
-        let (status, key) = (status.clone(), cloud_key.clone());
-        async move { call("GET", status, &key, None).await.0 == 200 }
+        let (http, status, key) = (http.clone(), status.clone(), cloud_key.clone());
+        async move { call(&http, "GET", status, &key, None).await.0 == 200 }
     })
     .await;
-    let adjust = format!("{}/v1/inventory/{b}/adjust", edge.base);
+    let adjust = format!("/v1/inventory/{b}/adjust");
     eventually("the item at the edge", || {
-        let (adjust, receipt) = (adjust.clone(), receipt.clone());
-        async move { call("POST", adjust, hashed, Some(receipt)).await.0 == 200 }
+        let (http, adjust, receipt) = (http.clone(), adjust.clone(), receipt.clone());
+        async move { call(&http, "POST", adjust, hashed, Some(receipt)).await.0 == 200 }
     })
     .await;
-    assert_eq!(call("GET", status.clone(), hashed, None).await.0, 200);
-    assert_unauthorized(&call("GET", status.clone(), plain, None).await);
+    assert_eq!(
+        call(&http, "GET", status.clone(), hashed, None).await.0,
+        200
+    );
+    assert_unauthorized(&call(&http, "GET", status.clone(), plain, None).await);
 
     // The adjustment made with the local key reaches the cloud; the key
     // itself does not.

@@ -4,8 +4,10 @@
 //! instead of waiting behind it. `DEPOT_TEST_BACKLOG` sets another size.
 
 use crate::common;
-use common::{Rig, RunningEdge, eventually};
+use common::RunningEdge;
 use depot_edge::faults::Faults;
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -66,23 +68,18 @@ async fn a_long_outage_drains_without_stopping_the_floor() {
         )
         .await
         .expect("office");
-    let client = reqwest::Client::new();
+    let client = Client::new(&base);
     let mut slowest = Duration::ZERO;
     let mut live_arrived_with_backlog = None;
     loop {
         let t = Instant::now();
         let r = client
-            .post(format!("{base}/v1/inventory/{b}/adjust"))
+            .raw("POST", &format!("/v1/inventory/{b}/adjust"))
             .header("X-API-KEY", &rig.key)
             .json(&json!({"warehouse_id": w.0, "sku": "FLOOR", "reason": "adjusted", "delta": 1}))
             .send()
-            .await
-            .expect("a station during the drain");
-        assert_eq!(
-            r.status(),
-            200,
-            "the edge refused a station during the drain"
-        );
+            .await;
+        assert_eq!(r.status, 200, "the edge refused a station during the drain");
         slowest = slowest.max(t.elapsed());
         let s = edge.sync_snapshot().await.expect("snapshot");
         if live_arrived_with_backlog.is_none()

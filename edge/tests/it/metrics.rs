@@ -5,29 +5,29 @@
 //! answer, with its queue.
 
 use crate::common;
+use common::RunningEdge;
 use common::devices::{Api, cloud_printer, printer_device};
-use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::ScaleDevice;
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scale::Unit;
 use depot_hardware::scale::modbus::{RegisterMap, Table, Width, WordOrder};
 use depot_hardware::scale::sim::ModbusScaleSim;
 use depot_hardware::scanner::sim::SimBus;
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use depot_wms::metrics::exposition::{Sample, parse, value};
 use serde_json::{Value, json};
 
 /// The edge's metrics, asked for without a key.
 async fn scrape(base: &str) -> Vec<Sample> {
-    let r = reqwest::get(format!("{base}/metrics"))
-        .await
-        .expect("scrape");
-    assert_eq!(r.status(), 200);
-    let content_type = r.headers()["content-type"].to_str().expect("ascii");
+    let r = Client::new(base).get("/metrics").await;
+    assert_eq!(r.status, 200);
+    let content_type = r.header("content-type").expect("ascii");
     assert!(
         content_type.starts_with("application/openmetrics-text"),
         "{content_type}"
     );
-    let text = r.text().await.expect("text");
+    let text = r.text();
     assert!(text.ends_with("# EOF\n"), "{text}");
     parse(&text).expect("exposition")
 }

@@ -9,12 +9,14 @@
 //! that version wrote it.
 
 use crate::common;
+use common::RunningEdge;
 use common::process::run;
-use common::{RunningEdge, eventually};
 use depot_edge::faults::Faults;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
 use depot_protocol::sync::message::{UpMessage, decode};
 use depot_protocol::sync::topic::CLOUD_STATE;
+use depot_testkit::eventually;
+use depot_testkit::http::Client;
 use rumqttc::{AsyncClient, Event, MqttOptions, Packet, QoS};
 use serde_json::json;
 use std::time::Duration;
@@ -106,12 +108,7 @@ async fn a_cloud_that_does_not_hand_events_back_is_named_and_an_upgrade_ends_the
         }
     })
     .await;
-    let status = reqwest::get(format!("{}/metrics", edge.base))
-        .await
-        .expect("metrics")
-        .text()
-        .await
-        .expect("body");
+    let status = Client::new(&edge.base).get("/metrics").await.text();
     assert!(status.contains("depot_sync_recovery_stalled 1"), "{status}");
     // The operator's commands say it too, and do not wait for what cannot
     // come.

@@ -9,7 +9,7 @@
 //! event in B exactly once.
 
 use crate::common;
-use common::{RunningEdge, event_ids, eventually};
+use common::RunningEdge;
 use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::faults::Faults;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
@@ -17,6 +17,7 @@ use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::sync::EdgeId;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{ItemId, OrderId, WarehouseId};
+use depot_testkit::{events::event_ids, eventually};
 use depot_wms::Wms;
 use serde_json::json;
 use std::path::Path;

@@ -4,9 +4,11 @@
 //! cloud show up on the edge's own route beside the version it runs.
 
 use crate::common;
-use common::{Rig, RunningEdge, eventually};
+use common::RunningEdge;
 use depot_edge::faults::Faults;
 use depot_protocol::release::{Note, ReleaseCreate};
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -16,14 +18,14 @@ async fn the_edge_serves_the_floor_and_shows_releases() {
     let b = rig.business;
     let edge = RunningEdge::start(rig.edge_settings(), Faults::default()).await;
     let ew = edge.wms.clone();
-    let client = reqwest::Client::new();
+    let client = Client::new(&edge.base);
     eventually("the key at the edge", || async {
         client
-            .get(format!("{}/v1/edge/status", edge.base))
+            .raw("GET", "/v1/edge/status")
             .header("X-API-KEY", &rig.key)
-            .send()
+            .try_send()
             .await
-            .is_ok_and(|r| r.status() == 200)
+            .is_ok_and(|r| r.status == 200)
     })
     .await;
 
@@ -52,18 +54,14 @@ async fn the_edge_serves_the_floor_and_shows_releases() {
         ),
     ] {
         let r = client
-            .request(
-                method.parse().expect("method"),
-                format!("{}{path}", edge.base),
-            )
+            .raw(method, &path)
             .header("X-API-KEY", &rig.key)
             .json(&body)
             .send()
-            .await
-            .expect("send");
-        let status = r.status().as_u16();
+            .await;
+        let status = r.status;
         assert!(status == 404 || status == 405, "{method} {path}: {status}");
-        let body: Value = r.json().await.expect("error body");
+        let body = r.body;
         assert_eq!(
             (body["error"].clone(), body["code"].clone()),
             (json!(1), json!(status))
@@ -78,13 +76,12 @@ async fn the_edge_serves_the_floor_and_shows_releases() {
     // A release published in the cloud reaches the box.
     let get_releases = || async {
         let r = client
-            .get(format!("{}/v1/edge/releases", edge.base))
+            .raw("GET", "/v1/edge/releases")
             .header("X-API-KEY", &rig.key)
             .send()
-            .await
-            .expect("releases");
-        assert_eq!(r.status(), 200);
-        r.json::<Value>().await.expect("json")["data"].clone()
+            .await;
+        assert_eq!(r.status, 200);
+        r.body["data"].clone()
     };
     let none = get_releases().await;
     assert_eq!(none["latest"], Value::Null);

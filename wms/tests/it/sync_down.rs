@@ -2,10 +2,10 @@
 //! an edge did not make itself, applied once, with the cursor moved in the
 //! same transaction; a page that would leave a hole is refused.
 
+use depot_protocol::BusinessId;
 use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::sync::{EdgeId, SyncEvent};
-use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, WarehouseId};
+use depot_testkit::seed;
 use depot_wms::Wms;
 use depot_wms::sync::PageOutcome;
 use serde_json::json;
@@ -48,63 +48,23 @@ async fn push(cloud: &Wms, business: BusinessId, edge: &Edge) {
     edge.wms.record_ack(ack.through).await.expect("ack");
 }
 
-/// A business with a warehouse, a key and an item "A".
-struct Tenant {
-    business: depot_protocol::tenant::Business,
-    warehouse: WarehouseId,
-    key: depot_wms::tenants::NewKey,
-    caller: Caller,
-    item: depot_protocol::ItemId,
-}
-
-async fn tenant(cloud: &Wms) -> Tenant {
-    let business = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let warehouse = cloud
-        .create_warehouse(business.id, "W", "W", Address::default(), false)
-        .await
-        .expect("wh")
-        .id;
-    let key = cloud.create_key(business.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: key.key.id,
-        business_id: business.id,
-    };
-    let item = cloud
-        .create_item(
-            business.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item")
-        .id;
-    Tenant {
-        business,
-        warehouse,
-        key,
-        caller,
-        item,
-    }
-}
-
 #[tokio::test]
 async fn edges_converge_through_the_cloud() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let Tenant {
-        business: b,
-        warehouse: w,
-        key: k,
-        caller,
-        item,
-    } = tenant(&cloud).await;
+    let seeded = seed::business("B").item("A").seed(&cloud).await;
+    let (b, w, k, caller, item) = (
+        seeded.business,
+        seeded.warehouse,
+        seeded.key,
+        seeded.caller,
+        seeded.items[0],
+    );
     let mut edges = Vec::new();
     for name in ["mad-1", "bcn-1"] {
         let id = EdgeId::parse(name).expect("id");
         let node = cloud
-            .register_edge(b.id, id.clone(), None)
+            .register_edge(b, id.clone(), None)
             .await
             .expect("register")
             .node;
@@ -130,9 +90,9 @@ async fn edges_converge_through_the_cloud() {
         .expect("item");
 
     for e in &edges {
-        assert!(pull(&cloud, b.id, e).await > 0);
-        assert_eq!(pull(&cloud, b.id, e).await, 0, "nothing twice");
-        assert!(e.wms.authenticate(&k.secret).await.expect("auth").is_some());
+        assert!(pull(&cloud, b, e).await > 0);
+        assert_eq!(pull(&cloud, b, e).await, 0, "nothing twice");
+        assert!(e.wms.authenticate(&k).await.expect("auth").is_some());
         assert!(
             e.wms.business(other.id).await.is_err(),
             "another business leaked to {}",
@@ -151,7 +111,7 @@ async fn edges_converge_through_the_cloud() {
         .adjust(caller, adjust)
         .await
         .expect("adjust at mad-1");
-    push(&cloud, b.id, &edges[0]).await;
+    push(&cloud, b, &edges[0]).await;
     let order = serde_json::from_value(json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X1", "warehouse_id": w.0, "lines": [{"sku": "A", "quantity": 2}]})).expect("order");
     let (o, _) = cloud.create_order(caller, order).await.expect("ingest");
     cloud
@@ -159,7 +119,7 @@ async fn edges_converge_through_the_cloud() {
         .await
         .expect("confirm");
     for e in &edges {
-        pull(&cloud, b.id, e).await;
+        pull(&cloud, b, e).await;
         assert_eq!(
             e.wms.stock_level(item, w).await.expect("level"),
             (9, 2),
@@ -167,7 +127,7 @@ async fn edges_converge_through_the_cloud() {
             e.id
         );
         assert_eq!(
-            e.wms.order(b.id, o.id).await.expect("order").status,
+            e.wms.order(b, o.id).await.expect("order").status,
             OrderStatus::Confirmed
         );
         assert!(e.wms.check_ledger().await.expect("check").is_empty());
@@ -236,16 +196,16 @@ async fn a_page_past_the_cursor_is_a_gap() {
 async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let Tenant {
-        business: b,
-        warehouse: w,
-        caller,
-        item,
-        ..
-    } = tenant(&cloud).await;
+    let seeded = seed::business("B").item("A").seed(&cloud).await;
+    let (b, w, caller, item) = (
+        seeded.business,
+        seeded.warehouse,
+        seeded.caller,
+        seeded.items[0],
+    );
     let id = EdgeId::parse("mad-1").expect("id");
     let node = cloud
-        .register_edge(b.id, id.clone(), None)
+        .register_edge(b, id.clone(), None)
         .await
         .expect("register")
         .node;
@@ -268,8 +228,8 @@ async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() 
         .expect("adjust");
         cloud.adjust(caller, req).await.expect("adjust");
     }
-    pull(&cloud, b.id, &edge).await;
-    assert_eq!(pull(&cloud, b.id, &edge).await, 0, "nothing left behind");
+    pull(&cloud, b, &edge).await;
+    assert_eq!(pull(&cloud, b, &edge).await, 0, "nothing left behind");
     assert_eq!(edge.wms.stock_level(item, w).await.expect("level").0, 5);
     let s = edge.wms.sync_snapshot().await.expect("snapshot");
     assert_eq!((s.refused.from_cloud, s.refused.by_cloud), (1, 0));
@@ -287,7 +247,7 @@ async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() 
     // The cloud's own movement of 4242 is not shown at the edge as done.
     let moved = edge
         .wms
-        .business_events(b.id, 0, Some("stock.moved".into()), 100)
+        .business_events(b, 0, Some("stock.moved".into()), 100)
         .await
         .expect("log");
     assert_eq!(moved.len(), 1);

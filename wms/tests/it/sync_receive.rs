@@ -2,10 +2,10 @@
 //! order whatever order they arrive in, gaps reported, cursors kept, bad
 //! events rejected without stopping the queue, unknown edges refused.
 
-use depot_protocol::order::Address;
 use depot_protocol::sync::{EdgeId, SyncEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, EventId, ItemId, WarehouseId};
+use depot_testkit::seed;
 use depot_wms::Wms;
 use serde_json::json;
 
@@ -23,25 +23,10 @@ struct Setup {
 async fn setup() -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("warehouse");
-    let k = cloud.create_key(b.id, None).await.expect("key");
-    let item = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
+    let seeded = seed::business("B").item("A").seed(&cloud).await;
     let edge_id = EdgeId::parse("mad-1").expect("edge id");
     let record = cloud
-        .register_edge(b.id, edge_id.clone(), Some("Madrid dock".into()))
+        .register_edge(seeded.business, edge_id.clone(), Some("Madrid dock".into()))
         .await
         .expect("register");
     assert_eq!(record.node, 1);
@@ -61,13 +46,10 @@ async fn setup() -> Setup {
         cloud,
         edge,
         edge_id,
-        business: b.id,
-        caller: Caller {
-            key_id: k.key.id,
-            business_id: b.id,
-        },
-        warehouse: w.id,
-        item: item.id,
+        business: seeded.business,
+        caller: seeded.caller,
+        warehouse: seeded.warehouse,
+        item: seeded.items[0],
         _dir: dir,
     }
 }

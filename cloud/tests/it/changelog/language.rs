@@ -60,7 +60,7 @@ fn long_word() -> String {
 
 /// Two WMS releases: 1.0.0 in English only, with a 300-character word;
 /// 1.1.0 in English and French.
-async fn publish_two(app: &TestApp, token: &str) -> Vec<String> {
+async fn publish_two(app: &TestCloud, token: &str) -> Vec<String> {
     let notes = [
         ("Kwyjibo", format!("Frobnicated {}", long_word())),
         ("Snorklewacker", "Blorft.".to_owned()),
@@ -85,7 +85,7 @@ async fn publish_two(app: &TestApp, token: &str) -> Vec<String> {
 /// The page in `locale`, in the views that show every word it has: the
 /// newest release (with the link to older ones), the oldest (a fallback,
 /// and the link to newer ones), and a product without releases.
-async fn pages(app: &TestApp, locale: &str) -> Vec<String> {
+async fn pages(app: &TestCloud, locale: &str) -> Vec<String> {
     let mut out = Vec::new();
     for q in ["&length=1", "&length=1&start=1", "&product=signage"] {
         let (s, ctype, html) = get(
@@ -103,7 +103,7 @@ async fn pages(app: &TestApp, locale: &str) -> Vec<String> {
 
 #[tokio::test]
 async fn the_page_speaks_the_readers_language_and_a_long_word_wraps() {
-    let app = spawn_app_configured(|s| {
+    let app = spawn_cloud_configured(|s| {
         s.changelog.locales = ["en", "es", "pt-BR", "fr", "de"].map(String::from).to_vec();
     })
     .await;
@@ -185,7 +185,7 @@ async fn the_page_speaks_the_readers_language_and_a_long_word_wraps() {
 /// At a phone's width and a desktop's, the page with the long word: no
 /// sideways scrolling, and every paragraph and heading within the body's
 /// column. Skipped without `DEPOT_TEST_CHROMEDRIVER`.
-async fn wraps_in_chromium(app: &TestApp) {
+async fn wraps_in_chromium(app: &TestCloud) {
     let Some(chromedriver) = std::env::var("DEPOT_TEST_CHROMEDRIVER")
         .ok()
         .filter(|s| !s.is_empty())

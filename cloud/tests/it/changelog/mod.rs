@@ -5,7 +5,6 @@
 //! column (measured in headless Chromium when `DEPOT_TEST_CHROMEDRIVER`
 //! names a chromedriver).
 
-use crate::common;
 #[allow(dead_code)]
 #[path = "../../../../edge/tests/it/station_page/webdriver.rs"]
 mod webdriver;
@@ -15,63 +14,59 @@ mod language;
 mod reading;
 mod translations;
 
-use common::{TestApp, spawn_app_configured};
+use depot_testkit::cloud::{TestCloud, spawn_cloud_configured};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::path::Path;
 
 /// A token with `releases:write`, for a client an operator created.
-async fn writer_token(app: &TestApp) -> String {
+async fn writer_token(app: &TestCloud) -> String {
     let (id, secret) =
         depot_cloud::oauth::admin::create_client(&app.wms, "Release bot", "releases:write")
             .await
             .expect("client");
     let r = app
-        .client
-        .post(format!("{}/oauth/token", app.base))
-        .basic_auth(id, Some(secret))
+        .http
+        .raw("POST", "/oauth/token")
+        .basic_auth(&id, Some(&secret))
         .form(&[("grant_type", "client_credentials")])
         .send()
-        .await
-        .expect("token");
-    assert_eq!(r.status(), 200);
-    let b: Value = r.json().await.expect("json");
-    b["access_token"].as_str().expect("access token").to_owned()
+        .await;
+    assert_eq!(r.status, 200);
+    r.body["access_token"]
+        .as_str()
+        .expect("access token")
+        .to_owned()
 }
 
-async fn post(app: &TestApp, token: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+async fn post(app: &TestCloud, token: &str, path: &str, body: Option<Value>) -> (u16, Value) {
     let mut req = app
-        .client
-        .post(format!("{}{path}", app.base))
-        .bearer_auth(token);
+        .http
+        .raw("POST", path)
+        .header("authorization", format!("Bearer {token}"));
     if let Some(b) = body {
         req = req.json(&b);
     }
-    let r = req.send().await.expect("post");
-    let status = r.status().as_u16();
-    (status, r.json().await.unwrap_or(Value::Null))
+    let r = req.send().await;
+    (
+        r.status,
+        serde_json::from_slice(&r.bytes).unwrap_or(Value::Null),
+    )
 }
 
 /// A GET with an `Accept` header: the status, the content type and the text.
-async fn get(app: &TestApp, path: &str, accept: &str) -> (u16, String, String) {
+async fn get(app: &TestCloud, path: &str, accept: &str) -> (u16, String, String) {
     let r = app
-        .client
-        .get(format!("{}{path}", app.base))
+        .http
+        .raw("GET", path)
         .header("accept", accept)
         .send()
-        .await
-        .expect("get");
-    let status = r.status().as_u16();
-    let ctype = r
-        .headers()
-        .get("content-type")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    (status, ctype, r.text().await.expect("text"))
+        .await;
+    let ctype = r.header("content-type").unwrap_or("").to_owned();
+    (r.status, ctype, r.text())
 }
 
-async fn list(app: &TestApp, query: &str) -> Value {
+async fn list(app: &TestCloud, query: &str) -> Value {
     let (s, ctype, text) = get(app, &format!("/api/releases{query}"), "application/json").await;
     assert_eq!(s, 200, "{text}");
     assert!(ctype.starts_with("application/json"), "{ctype}");
@@ -89,7 +84,7 @@ fn versions(list: &Value) -> Vec<String> {
 }
 
 /// Three releases: two of the WMS (one in two locales), one of the app.
-async fn publish_three(app: &TestApp, token: &str) {
+async fn publish_three(app: &TestCloud, token: &str) {
     for body in [
         json!({"product": "wms", "version": "1.4.0", "date": "2026-10-01",
                "notes": {"en": {"title": "Faster picking", "body": "- Scans take **half** the time."}}}),

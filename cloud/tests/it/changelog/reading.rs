@@ -4,7 +4,7 @@ use super::*;
 
 #[tokio::test]
 async fn readers_get_json_html_and_feeds_without_credentials() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let token = writer_token(&app).await;
     publish_three(&app, &token).await;
 
@@ -97,7 +97,7 @@ async fn readers_get_json_html_and_feeds_without_credentials() {
 
 #[tokio::test]
 async fn bad_queries_and_bad_releases_are_refused_whole() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let token = writer_token(&app).await;
     publish_three(&app, &token).await;
 

@@ -8,17 +8,16 @@ fn write(dir: &Path, locale: &str, product: &str, version: &str, text: &str) {
     std::fs::write(d.join(format!("{version}.md")), text).expect("file");
 }
 
-async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
+async fn follow(app: &TestCloud, token: &str, location: &str) -> Value {
     depot_testkit::eventually_some("the translation job to end", || async {
         let r = app
-            .client
-            .get(format!("{}{location}", app.base))
-            .bearer_auth(token)
+            .http
+            .raw("GET", location)
+            .header("authorization", format!("Bearer {token}"))
             .send()
-            .await
-            .expect("job");
-        assert_eq!(r.status(), 200);
-        let job: Value = r.json().await.expect("json");
+            .await;
+        assert_eq!(r.status, 200);
+        let job = r.body;
         (job["status"] != "running").then_some(job)
     })
     .await
@@ -28,7 +27,7 @@ async fn follow(app: &TestApp, token: &str, location: &str) -> Value {
 async fn translation_sync_fills_missing_locales_and_reports_each_file() {
     let source = tempfile::tempdir().expect("tempdir");
     let dir = source.path().to_owned();
-    let app = spawn_app_configured(|s| {
+    let app = spawn_cloud_configured(|s| {
         s.changelog.translations_dir = Some(dir.clone());
     })
     .await;
@@ -109,26 +108,20 @@ async fn translation_sync_fills_missing_locales_and_reports_each_file() {
     );
 
     // Jobs are the writers' business, and unknown ones are not found.
-    let anon = app
-        .client
-        .get(format!("{}{location}", app.base))
-        .send()
-        .await
-        .expect("anon");
-    assert_eq!(anon.status(), 401);
+    let anon = app.http.raw("GET", &location).send().await;
+    assert_eq!(anon.status, 401);
     let missing = app
-        .client
-        .get(format!("{}/api/sync-translations/999999", app.base))
-        .bearer_auth(&token)
+        .http
+        .raw("GET", "/api/sync-translations/999999")
+        .header("authorization", format!("Bearer {token}"))
         .send()
-        .await
-        .expect("missing");
-    assert_eq!(missing.status(), 404);
+        .await;
+    assert_eq!(missing.status, 404);
 }
 
 #[tokio::test]
 async fn translation_sync_without_a_source_is_a_conflict() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let token = writer_token(&app).await;
     let (s, b) = post(&app, &token, "/api/sync-translations", None).await;
     assert_eq!(s, 409, "{b}");
@@ -145,7 +138,7 @@ async fn translation_sync_without_a_source_is_a_conflict() {
 async fn a_second_start_answers_the_running_job_and_starts_are_limited() {
     let source = tempfile::tempdir().expect("tempdir");
     let dir = source.path().to_owned();
-    let app = spawn_app_configured(|s| {
+    let app = spawn_cloud_configured(|s| {
         s.changelog.translations_dir = Some(dir.clone());
     })
     .await;

@@ -1,9 +1,9 @@
 //! Buyers from orders and forms, one per person, and the searches over them.
 
 use super::*;
-use crate::common::{assert_error, spawn_app};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 
-async fn order_by(app: &TestApp, external_ref: &str, channel: &str, buyer: Value) {
+async fn order_by(app: &TestCloud, external_ref: &str, channel: &str, buyer: Value) {
     let r = app
         .post(
             &format!("/v1/orders/{}/create", app.a.business),
@@ -16,7 +16,7 @@ async fn order_by(app: &TestApp, external_ref: &str, channel: &str, buyer: Value
 
 #[tokio::test]
 async fn buyers_come_from_orders_one_per_person() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("CRM-1").await;
     let ana =
         json!({"name": "Ana María López", "email": "Ana@Example.com", "phone": "+34 600 11 22 33"});
@@ -116,7 +116,7 @@ async fn buyers_come_from_orders_one_per_person() {
 
 #[tokio::test]
 async fn wildcards_stay_literal_and_bounded() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("CRM-1").await;
     for (i, name) in [
         "100% Cotton",
@@ -181,7 +181,7 @@ async fn wildcards_stay_literal_and_bounded() {
 
 #[tokio::test]
 async fn bad_searches_name_every_parameter() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let r = find(&app, "by_email").await;
     assert_error(&r, 422);
     assert_eq!(error_names(&r), ["key_type", "key_id"]);

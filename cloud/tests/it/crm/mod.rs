@@ -7,10 +7,9 @@
 //! contact forms, the threads they open and agents' answers.
 
 mod buyers;
-use crate::common;
 mod threads;
 
-use common::{Res, TestApp};
+use depot_testkit::cloud::{Res, TestCloud};
 use serde_json::{Value, json};
 
 fn is_ts(v: &Value) -> bool {
@@ -37,7 +36,7 @@ fn names(r: &Res) -> Vec<String> {
         .collect()
 }
 
-async fn find(app: &TestApp, query: &str) -> Res {
+async fn find(app: &TestCloud, query: &str) -> Res {
     app.get(&format!("/v1/buyers/{}/find/{query}", app.a.business))
         .await
 }

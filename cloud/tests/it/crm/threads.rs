@@ -2,10 +2,10 @@
 //! tenants' records, and bad input that writes nothing.
 
 use super::*;
-use crate::common::{assert_error, spawn_app};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 
 /// A `support` department and a form for it in tenant A; answers the form's id.
-async fn support_form(app: &TestApp, limits: Value) -> i64 {
+async fn support_form(app: &TestCloud, limits: Value) -> i64 {
     let b = app.a.business;
     let r = app
         .post(
@@ -30,12 +30,12 @@ fn submission(email: &str) -> Value {
            "fields": {"order_ref": "WS-1001"}, "website": ""})
 }
 
-async fn submit(app: &TestApp, form: i64, body: Value) -> Res {
+async fn submit(app: &TestCloud, form: i64, body: Value) -> Res {
     app.post(&format!("/v1/contact/{}/{form}", app.a.business), body)
         .await
 }
 
-async fn thread_total(app: &TestApp) -> String {
+async fn thread_total(app: &TestCloud) -> String {
     let r = app
         .get(&format!("/v1/crm/{}/threads/list", app.a.business))
         .await;
@@ -44,7 +44,7 @@ async fn thread_total(app: &TestApp) -> String {
 
 #[tokio::test]
 async fn a_contact_form_opens_a_thread_that_agents_answer() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let form = support_form(&app, json!({})).await;
     let r = app.get(&format!("/v1/contact/{b}/forms")).await;
@@ -182,7 +182,7 @@ async fn a_contact_form_opens_a_thread_that_agents_answer() {
 
 #[tokio::test]
 async fn submissions_over_a_limit_answer_429_and_keep_nothing() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let form = support_form(
         &app,
         json!({"max_per_email_per_hour": 2, "max_per_hour": 3}),
@@ -231,7 +231,7 @@ async fn submissions_over_a_limit_answer_429_and_keep_nothing() {
 
 #[tokio::test]
 async fn a_filled_honeypot_is_answered_and_forgotten() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let form = support_form(&app, json!({})).await;
     let events = app.event_count().await;
     let mut body = submission("bot@example.com");
@@ -246,7 +246,7 @@ async fn a_filled_honeypot_is_answered_and_forgotten() {
 
 #[tokio::test]
 async fn bad_submissions_write_nothing() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let form = support_form(&app, json!({"max_links": 1})).await;
     let events = app.event_count().await;
     let cases: Vec<(Value, u16, Vec<&str>)> = vec![
@@ -327,7 +327,7 @@ async fn bad_submissions_write_nothing() {
 
 #[tokio::test]
 async fn another_tenants_forms_and_threads_are_not_found() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let (a, b) = (app.a.business, app.b.business);
     let bk = Some(app.b.key.as_str());
     app.call(
@@ -402,7 +402,7 @@ async fn another_tenants_forms_and_threads_are_not_found() {
 
 #[tokio::test]
 async fn message_posts_and_configuration_are_checked() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let form = support_form(&app, json!({})).await;
     let thread = submit(&app, form, submission("ana@example.com")).await.body["thread_id"]

@@ -7,7 +7,8 @@
 //! the retry with the answer stored in that commit.
 
 use super::process::{serve, serve_one_business, terminate};
-use super::{Raw, send};
+use super::{replayed, send};
+use depot_testkit::http::{Client, Res};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,23 +21,16 @@ fn one_unit(key: &str) -> Value {
     json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 1, "ref": key})
 }
 
-async fn adjust(client: &reqwest::Client, base: &str, api_key: &str, key: &str) -> Option<Raw> {
-    let url = format!("{base}/v1/inventory/1/adjust");
-    let req = client
-        .post(url)
-        .header("X-API-KEY", api_key)
+/// `None`: no answer (the process is gone).
+async fn adjust(client: &Client, key: &str) -> Option<Res> {
+    client
+        .raw("POST", "/v1/inventory/1/adjust")
         .header("Idempotency-Key", key)
         .json(&one_unit(key))
-        .timeout(Duration::from_secs(10));
-    let r = req.send().await.ok()?;
-    let status = r.status().as_u16();
-    let headers = r.headers().clone();
-    let bytes = r.bytes().await.ok()?.to_vec();
-    Some(Raw {
-        status,
-        headers,
-        bytes,
-    })
+        .timeout(Duration::from_secs(10))
+        .try_send()
+        .await
+        .ok()
 }
 
 /// The movements of the stopped server's database, by `ref`; and whether
@@ -64,31 +58,25 @@ async fn movements_by_ref(dir: &Path) -> (HashMap<String, usize>, i64) {
 async fn killed_under_load_each_adjustment_is_applied_once() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut child, base, api_key) = serve_one_business(dir.path(), &[]).await;
-    let client = reqwest::Client::new();
+    let client = Client::new(&base).with_key(api_key.as_str());
     let stop = Arc::new(AtomicBool::new(false));
     let (answered_tx, mut answered) = tokio::sync::watch::channel(0usize);
     let answered_tx = Arc::new(answered_tx);
     let mut writers = tokio::task::JoinSet::new();
     for w in 0..12 {
-        let (client, base, api_key, stop, count) = (
-            client.clone(),
-            base.clone(),
-            api_key.clone(),
-            stop.clone(),
-            answered_tx.clone(),
-        );
+        let (client, stop, count) = (client.clone(), stop.clone(), answered_tx.clone());
         writers.spawn(async move {
             // Each request's key, and its answer (None: lost).
-            let mut sent: Vec<(String, Option<Raw>)> = Vec::new();
+            let mut sent: Vec<(String, Option<Res>)> = Vec::new();
             for n in 0.. {
                 if stop.load(Ordering::Relaxed) {
                     break;
                 }
                 let key = format!("w{w}-{n}");
-                let answer = adjust(&client, &base, &api_key, &key).await;
+                let answer = adjust(&client, &key).await;
                 let lost = answer.is_none();
                 if let Some(a) = &answer {
-                    assert_eq!(a.status, 200, "{:?}", a.json());
+                    assert_eq!(a.status, 200, "{:?}", a.body);
                     count.send_modify(|c| *c += 1);
                 }
                 sent.push((key, answer));
@@ -121,23 +109,24 @@ async fn killed_under_load_each_adjustment_is_applied_once() {
     // The same data directory, a new process: every lost request again,
     // with its key, and every answered one too.
     let (mut child, base) = serve(dir.path(), &[]);
+    let client = client.with_base(base);
     let mut replayed_lost = 0;
     for (key, first) in &sent {
-        let again = adjust(&client, &base, &api_key, key)
+        let again = adjust(&client, key)
             .await
             .expect("the restarted server answers");
-        assert_eq!(again.status, 200, "{key}: {:?}", again.json());
+        assert_eq!(again.status, 200, "{key}: {:?}", again.body);
         match first {
             Some(first) => {
-                assert!(again.replayed(), "{key}: answered before, replayed now");
+                assert!(replayed(&again), "{key}: answered before, replayed now");
                 assert_eq!(again.bytes, first.bytes, "{key}: the same answer");
             }
             // Committed before the kill (its answer stored with it), or
             // not: applied now.
-            None => replayed_lost += usize::from(again.replayed()),
+            None => replayed_lost += usize::from(replayed(&again)),
         }
-        let third = adjust(&client, &base, &api_key, key).await.expect("answer");
-        assert!(third.replayed() && third.bytes == again.bytes, "{key}");
+        let third = adjust(&client, key).await.expect("answer");
+        assert!(replayed(&third) && third.bytes == again.bytes, "{key}");
     }
     terminate(&mut child);
 
@@ -159,41 +148,33 @@ async fn a_process_gone_right_after_a_commit_answers_the_retry() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (mut child, base, api_key) =
         serve_one_business(dir.path(), &[("DEPOT_FAULT_EXIT_AFTER_COMMIT", "3")]).await;
-    let client = reqwest::Client::new();
-    let first = adjust(&client, &base, &api_key, "exit-1")
-        .await
-        .expect("answer");
-    let second = adjust(&client, &base, &api_key, "exit-2")
-        .await
-        .expect("answer");
+    let client = Client::new(&base).with_key(api_key.as_str());
+    let first = adjust(&client, "exit-1").await.expect("answer");
+    let second = adjust(&client, "exit-2").await.expect("answer");
     assert_eq!((first.status, second.status), (200, 200));
     // The third commits, and the process exits before answering it.
     assert!(
-        adjust(&client, &base, &api_key, "exit-3").await.is_none(),
+        adjust(&client, "exit-3").await.is_none(),
         "answered although the process exits after the commit"
     );
     let status = child.wait().expect("wait");
     assert_eq!(status.code(), Some(70), "the hook's exit: {status}");
 
     let (mut child, base) = serve(dir.path(), &[]);
-    let retry = adjust(&client, &base, &api_key, "exit-3")
-        .await
-        .expect("answer");
-    assert_eq!(retry.status, 200, "{:?}", retry.json());
-    assert!(retry.replayed(), "the answer stored in the commit");
-    assert_eq!(retry.json()["data"]["movements"][0]["ref"], "exit-3");
-    assert_eq!(retry.json()["data"]["levels"][0]["on_hand"], 3);
-    let again = adjust(&client, &base, &api_key, "exit-1")
-        .await
-        .expect("answer");
-    assert!(again.replayed());
+    let client = client.with_base(base);
+    let retry = adjust(&client, "exit-3").await.expect("answer");
+    assert_eq!(retry.status, 200, "{:?}", retry.body);
+    assert!(replayed(&retry), "the answer stored in the commit");
+    assert_eq!(retry.body["data"]["movements"][0]["ref"], "exit-3");
+    assert_eq!(retry.body["data"]["levels"][0]["on_hand"], 3);
+    let again = adjust(&client, "exit-1").await.expect("answer");
+    assert!(replayed(&again));
     assert_eq!(again.bytes, first.bytes);
     // The same key with another body is still refused after the restart.
-    let url = format!("{base}/v1/inventory/1/adjust");
     let other = send(
         &client,
         "POST",
-        &url,
+        "/v1/inventory/1/adjust",
         Some(&api_key),
         Some("exit-3"),
         Some(&json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 2})),

@@ -10,74 +10,42 @@
 //! `depot-cloud` binary, killed under load and made to exit right after a
 //! commit.
 
-use crate::common;
 mod killed;
 use crate::process;
 mod replay;
 mod routes;
 
-use reqwest::header::HeaderMap;
+use depot_testkit::http::{Client, Res};
 use serde_json::Value;
 
-/// An answer as it came: status, headers and the exact bytes.
-#[derive(Debug)]
-pub struct Raw {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub bytes: Vec<u8>,
+pub fn replayed(r: &Res) -> bool {
+    r.header("idempotent-replayed") == Some("true")
 }
 
-impl Raw {
-    pub fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
-    }
-
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    pub fn replayed(&self) -> bool {
-        self.header("idempotent-replayed") == Some("true")
-    }
-
-    /// `errors[0].status` of an error body.
-    pub fn error_word(&self) -> String {
-        self.json()["errors"][0]["status"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    }
+/// `errors[0].status` of an error body.
+pub fn error_word(r: &Res) -> String {
+    r.body["errors"][0]["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
 }
 
-pub async fn raw(req: reqwest::RequestBuilder) -> Raw {
-    let r = req.send().await.expect("request");
-    Raw {
-        status: r.status().as_u16(),
-        headers: r.headers().clone(),
-        bytes: r.bytes().await.expect("body").to_vec(),
-    }
-}
-
-/// `method base+path` with `X-API-KEY: api_key`, `Idempotency-Key: key`
-/// when given, and a JSON body when given.
+/// `method path` with `X-API-KEY: api_key`, `Idempotency-Key: key` when
+/// given, and a JSON body when given.
 pub async fn send(
-    client: &reqwest::Client,
+    client: &Client,
     method: &str,
-    url: &str,
+    path: &str,
     api_key: Option<&str>,
     key: Option<&str>,
     body: Option<&Value>,
-) -> Raw {
-    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-    let mut req = client.request(method, url);
-    if let Some(k) = api_key {
-        req = req.header("X-API-KEY", k);
-    }
+) -> Res {
+    let mut req = client.with_key(api_key).raw(method, path);
     if let Some(k) = key {
         req = req.header("Idempotency-Key", k);
     }
     if let Some(b) = body {
         req = req.json(b);
     }
-    raw(req).await
+    req.send().await
 }

@@ -1,8 +1,8 @@
 //! Every write of the cloud, as its OpenAPI descriptions list them, is
 //! described with the key and takes it.
 
-use super::common::spawn_app;
-use super::send;
+use super::{replayed, send};
+use depot_testkit::cloud::spawn_cloud;
 use serde_json::{Value, json};
 
 /// The writes (method, path template, operation) a description lists.
@@ -64,7 +64,7 @@ pub fn concrete(template: &str, business: i64) -> String {
 
 #[tokio::test]
 async fn every_write_is_described_with_the_key() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let mut seen = 0;
     for doc in ["/v1/openapi.json", "/api/openapi.json"] {
         let r = app.call("GET", doc, None, None).await;
@@ -80,39 +80,36 @@ async fn every_write_is_described_with_the_key() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_write_takes_the_key() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     assert_eq!(app.a.business.0, 1, "paths are made for business 1");
     let mut routes = Vec::new();
     for doc in ["/v1/openapi.json", "/api/openapi.json"] {
         routes.extend(writes(&app.call("GET", doc, None, None).await.body));
     }
     for (i, (method, template, _)) in routes.iter().enumerate() {
-        let url = format!("{}{}", app.base, concrete(template, app.a.business.0));
+        let url = concrete(template, app.a.business.0);
         let body = json!({});
         let what = format!("{method} {template}");
 
-        let bad = reqwest::header::HeaderValue::from_bytes("clé".as_bytes()).expect("value");
-        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let refused = super::raw(
-            app.client
-                .request(m, &url)
-                .header("X-API-KEY", &app.a.key)
-                .header("Idempotency-Key", bad)
-                .json(&body),
-        )
-        .await;
-        assert_eq!(refused.status, 400, "{what}: {:?}", refused.json());
+        let refused = app
+            .as_a()
+            .raw(method, &url)
+            .header("Idempotency-Key", "clé")
+            .json(&body)
+            .send()
+            .await;
+        assert_eq!(refused.status, 400, "{what}: {:?}", refused.body);
         assert!(
-            refused.json()["message"]
+            refused.body["message"]
                 .as_str()
                 .is_some_and(|m| m.contains("Idempotency-Key")),
             "{what}: {:?}",
-            refused.json()
+            refused.body
         );
 
         let key = format!("route-{i}");
         let first = send(
-            &app.client,
+            &app.http,
             method,
             &url,
             Some(&app.a.key),
@@ -129,10 +126,10 @@ async fn every_write_takes_the_key() {
             first.status < 500,
             "{what}: {} {:?}",
             first.status,
-            first.json()
+            first.body
         );
         let again = send(
-            &app.client,
+            &app.http,
             method,
             &url,
             Some(&app.a.key),
@@ -140,9 +137,9 @@ async fn every_write_takes_the_key() {
             Some(&body),
         )
         .await;
-        assert_eq!(again.status, first.status, "{what}: {:?}", again.json());
+        assert_eq!(again.status, first.status, "{what}: {:?}", again.body);
         if (200..300).contains(&first.status) {
-            assert!(again.replayed(), "{what}: a success is replayed");
+            assert!(replayed(&again), "{what}: a success is replayed");
             assert_eq!(again.bytes, first.bytes, "{what}");
         }
     }

@@ -61,19 +61,13 @@ async fn identity_assertions_from_a_trusted_issuer() {
         jwks_uri: idp.jwks_uri.clone(),
         scopes: vec!["releases:write".into()],
     };
-    let app = spawn_app_configured(move |s| s.oauth.trusted_issuers = vec![trusted]).await;
+    let app = spawn_cloud_configured(move |s| s.oauth.trusted_issuers = vec![trusted]).await;
     let audience: Value = app
-        .client
-        .get(format!(
-            "{}/.well-known/oauth-authorization-server",
-            app.base
-        ))
+        .http
+        .raw("GET", "/.well-known/oauth-authorization-server")
         .send()
         .await
-        .expect("meta")
-        .json()
-        .await
-        .expect("json");
+        .body;
     let aud = audience["issuer"].as_str().expect("issuer").to_owned();
     let n = now();
     let base = |client_id: Option<&str>, jti: &str| {
@@ -163,7 +157,7 @@ async fn identity_assertions_from_a_trusted_issuer() {
 
 #[tokio::test]
 async fn registration_refuses_bad_metadata_and_can_be_closed() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     for (body, code) in [
         (
             json!({"redirect_uris": ["http://example.com/cb"]}),
@@ -183,15 +177,14 @@ async fn registration_refuses_bad_metadata_and_can_be_closed() {
         assert_eq!((s, b["error"].as_str()), (400, Some(code)), "{body}: {b}");
     }
     let r = app
-        .client
-        .post(format!("{}/oauth/register", app.base))
+        .http
+        .raw("POST", "/oauth/register")
         .body(vec![b'{'; 64 * 1024])
         .send()
-        .await
-        .expect("big");
-    assert_eq!(r.status(), 413);
+        .await;
+    assert_eq!(r.status, 413);
 
-    let closed = spawn_app_configured(|s| s.oauth.open_registration = false).await;
+    let closed = spawn_cloud_configured(|s| s.oauth.open_registration = false).await;
     let (s, b) = register(&closed, json!({"grant_types": ["client_credentials"]})).await;
     assert_eq!((s, b["error"].as_str()), (403, Some("access_denied")));
 }

@@ -8,16 +8,16 @@
 //! issuer and registration.
 
 mod assertions;
-use crate::common;
 mod people;
 mod tokens;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
-use common::{TestApp, spawn_app_configured};
 use depot_cloud::oauth::token::AccessClaims;
 use depot_cloud::oauth::trust::TrustedIssuer;
 use depot_office::oauth::UserRow;
+use depot_testkit::cloud::{TestCloud, spawn_cloud_configured};
+use depot_testkit::http::{Client, Res};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde_json::{Value, json};
@@ -31,26 +31,15 @@ fn now() -> i64 {
     chrono::Utc::now().timestamp()
 }
 
-/// A client that shows redirects instead of following them.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
-}
-
-async fn json_of(r: reqwest::Response) -> (u16, Value, reqwest::header::HeaderMap) {
-    let status = r.status().as_u16();
-    let headers = r.headers().clone();
-    let text = r.text().await.expect("body");
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or(Value::String(text)),
-        headers,
+/// A client of `app` that shows redirects instead of following them.
+fn browser(app: &TestCloud) -> Client {
+    Client::built(
+        &app.base,
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()),
     )
 }
 
-async fn add_user(app: &TestApp, name: &str, scope: &str) {
+async fn add_user(app: &TestCloud, name: &str, scope: &str) {
     app.office()
         .save_user(UserRow {
             username: name.into(),
@@ -62,36 +51,35 @@ async fn add_user(app: &TestApp, name: &str, scope: &str) {
         .expect("user");
 }
 
-async fn register(app: &TestApp, body: Value) -> (u16, Value) {
+async fn register(app: &TestCloud, body: Value) -> (u16, Value) {
     let r = app
-        .client
-        .post(format!("{}/oauth/register", app.base))
+        .http
+        .raw("POST", "/oauth/register")
         .json(&body)
         .send()
-        .await
-        .expect("register");
-    let (s, b, _) = json_of(r).await;
-    (s, b)
+        .await;
+    (r.status, r.body)
 }
 
-async fn token(app: &TestApp, basic: Option<(&str, &str)>, form: &[(&str, &str)]) -> (u16, Value) {
-    let mut req = app
-        .client
-        .post(format!("{}/oauth/token", app.base))
-        .form(form);
+async fn token(
+    app: &TestCloud,
+    basic: Option<(&str, &str)>,
+    form: &[(&str, &str)],
+) -> (u16, Value) {
+    let mut req = app.http.raw("POST", "/oauth/token").form(form);
     if let Some((id, secret)) = basic {
         req = req.basic_auth(id, Some(secret));
     }
-    let (s, b, h) = json_of(req.send().await.expect("token")).await;
-    if s == 200 {
-        assert_eq!(h["cache-control"], "no-store");
+    let r = req.send().await;
+    if r.status == 200 {
+        assert_eq!(r.headers["cache-control"], "no-store");
     }
-    (s, b)
+    (r.status, r.body)
 }
 
 /// A machine client, registered openly and claimed by a person holding
 /// `scope`: its id and secret.
-async fn claimed_client(app: &TestApp, person: &str, scope: &str) -> (String, String) {
+async fn claimed_client(app: &TestCloud, person: &str, scope: &str) -> (String, String) {
     add_user(app, person, scope).await;
     let (s, reg) = register(
         app,
@@ -117,16 +105,15 @@ async fn claimed_client(app: &TestApp, person: &str, scope: &str) -> (String, St
 
     let claim = reg["claim_token"].as_str().expect("claim token");
     let page = app
-        .client
-        .get(format!("{}/oauth/claim?claim_token={claim}", app.base))
+        .http
+        .raw("GET", &format!("/oauth/claim?claim_token={claim}"))
         .send()
-        .await
-        .expect("claim page");
-    assert_eq!(page.status(), 200);
-    assert!(page.text().await.expect("html").contains("Release bot"));
+        .await;
+    assert_eq!(page.status, 200);
+    assert!(page.text().contains("Release bot"));
     let claim_as = |password: &'static str| {
-        app.client
-            .post(format!("{}/oauth/claim", app.base))
+        app.http
+            .raw("POST", "/oauth/claim")
             .form(&[
                 ("claim_token", claim),
                 ("username", person),
@@ -134,10 +121,10 @@ async fn claimed_client(app: &TestApp, person: &str, scope: &str) -> (String, St
             ])
             .send()
     };
-    assert_eq!(claim_as("nope").await.expect("claim").status(), 401);
-    assert_eq!(claim_as(PASSWORD).await.expect("claim").status(), 200);
+    assert_eq!(claim_as("nope").await.status, 401);
+    assert_eq!(claim_as(PASSWORD).await.status, 200);
     assert_eq!(
-        claim_as(PASSWORD).await.expect("claim").status(),
+        claim_as(PASSWORD).await.status,
         404,
         "a claim token is spent once"
     );
@@ -146,7 +133,7 @@ async fn claimed_client(app: &TestApp, person: &str, scope: &str) -> (String, St
 
 /// Signs `claims` with the server's own current key: a token that only
 /// its claims make wrong.
-async fn forge_with_server_key(app: &TestApp, claims: &Value) -> String {
+async fn forge_with_server_key(app: &TestCloud, claims: &Value) -> String {
     let keys = app
         .office()
         .signing_keys(now(), || {
@@ -183,19 +170,20 @@ fn release(version: &str) -> Value {
 }
 
 async fn publish(
-    app: &TestApp,
+    app: &TestCloud,
     auth: Option<&str>,
     query: &str,
     body: &Value,
 ) -> (u16, Value, reqwest::header::HeaderMap) {
     let mut req = app
-        .client
-        .post(format!("{}/api/releases{query}", app.base))
+        .http
+        .raw("POST", &format!("/api/releases{query}"))
         .json(body);
     if let Some(a) = auth {
         req = req.header("authorization", a);
     }
-    json_of(req.send().await.expect("publish")).await
+    let r = req.send().await;
+    (r.status, r.body, r.headers)
 }
 
 fn urlencode(s: &str) -> String {

@@ -12,7 +12,7 @@ fn pkce() -> (String, String) {
 
 #[tokio::test]
 async fn authorization_code_with_pkce_for_a_person() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     add_user(&app, "ana", "releases:write").await;
     add_user(&app, "bob", "").await;
     let cb = "http://127.0.0.1:9/callback";
@@ -24,25 +24,20 @@ async fn authorization_code_with_pkce_for_a_person() {
     assert_eq!(s, 201, "{reg}");
     let id = reg["client_id"].as_str().expect("id").to_owned();
     assert!(reg.get("client_secret").is_none());
-    let web = browser();
+    let web = browser(&app);
     let authorize = |challenge: &str, redirect: &str| {
         format!(
-            "{}/oauth/authorize?response_type=code&client_id={id}&redirect_uri={}&scope=releases%3Awrite&state=xyz&code_challenge={challenge}&code_challenge_method=S256",
-            app.base,
+            "/oauth/authorize?response_type=code&client_id={id}&redirect_uri={}&scope=releases%3Awrite&state=xyz&code_challenge={challenge}&code_challenge_method=S256",
             urlencode(redirect)
         )
     };
 
     // The login page, with the client's name escaped.
     let (_, challenge) = pkce();
-    let page = web
-        .get(authorize(&challenge, cb))
-        .send()
-        .await
-        .expect("page");
-    assert_eq!(page.status(), 200);
-    assert_eq!(page.headers()["x-frame-options"], "DENY");
-    let html = page.text().await.expect("html");
+    let page = web.get(&authorize(&challenge, cb)).await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.headers["x-frame-options"], "DENY");
+    let html = page.text();
     assert!(
         html.contains("&lt;b&gt;Notes&lt;/b&gt; app") && !html.contains("<b>Notes"),
         "{html}"
@@ -50,23 +45,18 @@ async fn authorization_code_with_pkce_for_a_person() {
 
     // A redirect URI the client did not register is not redirected to.
     let r = web
-        .get(authorize(&challenge, "https://evil.example/cb"))
-        .send()
-        .await
-        .expect("evil");
-    assert_eq!(r.status(), 400);
+        .get(&authorize(&challenge, "https://evil.example/cb"))
+        .await;
+    assert_eq!(r.status, 400);
     // Without PKCE the client hears about it at its redirect URI.
     let r = web
-        .get(format!(
-            "{}/oauth/authorize?response_type=code&client_id={id}&redirect_uri={}&state=s1",
-            app.base,
+        .get(&format!(
+            "/oauth/authorize?response_type=code&client_id={id}&redirect_uri={}&state=s1",
             urlencode(cb)
         ))
-        .send()
-        .await
-        .expect("no pkce");
-    assert_eq!(r.status(), 303);
-    let loc = r.headers()["location"].to_str().expect("loc").to_owned();
+        .await;
+    assert_eq!(r.status, 303);
+    let loc = r.headers["location"].to_str().expect("loc").to_owned();
     assert!(
         loc.starts_with(cb) && loc.contains("error=invalid_request") && loc.contains("state=s1"),
         "{loc}"
@@ -74,10 +64,9 @@ async fn authorization_code_with_pkce_for_a_person() {
 
     let sign_in = |challenge: String, user: &'static str, password: &'static str| {
         let web = web.clone();
-        let url = format!("{}/oauth/authorize", app.base);
         let id = id.clone();
         async move {
-            web.post(url)
+            web.raw("POST", "/oauth/authorize")
                 .form(&[
                     ("response_type", "code"),
                     ("client_id", id.as_str()),
@@ -91,12 +80,11 @@ async fn authorization_code_with_pkce_for_a_person() {
                 ])
                 .send()
                 .await
-                .expect("sign in")
         }
     };
-    let code_of = |r: &reqwest::Response| -> String {
-        assert_eq!(r.status(), 303);
-        let loc = reqwest::Url::parse(r.headers()["location"].to_str().expect("loc")).expect("url");
+    let code_of = |r: &Res| -> String {
+        assert_eq!(r.status, 303);
+        let loc = reqwest::Url::parse(r.headers["location"].to_str().expect("loc")).expect("url");
         let q: std::collections::HashMap<_, _> = loc.query_pairs().into_owned().collect();
         assert_eq!(q["state"], "xyz");
         assert!(q.contains_key("iss"));
@@ -104,14 +92,11 @@ async fn authorization_code_with_pkce_for_a_person() {
     };
 
     let (_, challenge) = pkce();
-    assert_eq!(
-        sign_in(challenge.clone(), "ana", "wrong").await.status(),
-        401
-    );
+    assert_eq!(sign_in(challenge.clone(), "ana", "wrong").await.status, 401);
     // Bob holds no scope the client asked for.
     let r = sign_in(challenge.clone(), "bob", PASSWORD).await;
     assert!(
-        r.headers()["location"]
+        r.headers["location"]
             .to_str()
             .expect("loc")
             .contains("error=access_denied")
@@ -167,7 +152,7 @@ async fn authorization_code_with_pkce_for_a_person() {
 
 #[tokio::test]
 async fn password_guessing_is_slowed_down() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     add_user(&app, "ana", "releases:write").await;
     let (_, reg) = register(
         &app,
@@ -178,17 +163,16 @@ async fn password_guessing_is_slowed_down() {
     let mut statuses = Vec::new();
     for i in 0..12 {
         let r = app
-            .client
-            .post(format!("{}/oauth/claim", app.base))
+            .http
+            .raw("POST", "/oauth/claim")
             .form(&[
                 ("claim_token", claim.as_str()),
                 ("username", "ANA"),
                 ("password", &format!("guess {i}")),
             ])
             .send()
-            .await
-            .expect("claim");
-        statuses.push(r.status().as_u16());
+            .await;
+        statuses.push(r.status);
     }
     assert!(statuses[..10].iter().all(|s| *s == 401), "{statuses:?}");
     assert_eq!(statuses[10..], [429, 429]);
@@ -196,15 +180,15 @@ async fn password_guessing_is_slowed_down() {
 
 /// A client whose requests come from `ip` (an address of the loopback
 /// range: the server sees each as a client of its own).
-fn from(ip: &str) -> reqwest::Client {
-    reqwest::Client::builder()
-        .local_address(ip.parse::<std::net::IpAddr>().expect("ip"))
-        .build()
-        .expect("client")
+fn from(app: &TestCloud, ip: &str) -> Client {
+    Client::built(
+        &app.base,
+        reqwest::Client::builder().local_address(ip.parse::<std::net::IpAddr>().expect("ip")),
+    )
 }
 
 /// A claim link for a fresh client, and a claim attempt on it.
-async fn claim_link(app: &TestApp) -> String {
+async fn claim_link(app: &TestCloud) -> String {
     let (_, reg) = register(
         app,
         json!({"grant_types": ["client_credentials"], "scope": "releases:write"}),
@@ -213,14 +197,8 @@ async fn claim_link(app: &TestApp) -> String {
     reg["claim_token"].as_str().expect("claim").to_owned()
 }
 
-async fn claim_as(
-    app: &TestApp,
-    web: &reqwest::Client,
-    claim: &str,
-    user: &str,
-    password: &str,
-) -> u16 {
-    web.post(format!("{}/oauth/claim", app.base))
+async fn claim_as(web: &Client, claim: &str, user: &str, password: &str) -> u16 {
+    web.raw("POST", "/oauth/claim")
         .form(&[
             ("claim_token", claim),
             ("username", user),
@@ -228,51 +206,45 @@ async fn claim_as(
         ])
         .send()
         .await
-        .expect("claim")
-        .status()
-        .as_u16()
+        .status
 }
 
 #[tokio::test]
 async fn a_stranger_guessing_a_password_does_not_lock_its_owner_out() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     add_user(&app, "ana", "releases:write").await;
     let claim = claim_link(&app).await;
-    let stranger = from("127.0.0.2");
+    let stranger = from(&app, "127.0.0.2");
     let mut statuses = Vec::new();
     for i in 0..11 {
-        statuses.push(claim_as(&app, &stranger, &claim, "ana", &format!("guess {i}")).await);
+        statuses.push(claim_as(&stranger, &claim, "ana", &format!("guess {i}")).await);
     }
     assert_eq!(statuses[..10], [401; 10], "{statuses:?}");
     assert_eq!(statuses[10], 429, "the stranger is slowed down");
     // Ana, from her own address, signs in all the same.
-    let ana = from("127.0.0.3");
-    assert_eq!(claim_as(&app, &ana, &claim, "ana", PASSWORD).await, 200);
+    let ana = from(&app, "127.0.0.3");
+    assert_eq!(claim_as(&ana, &claim, "ana", PASSWORD).await, 200);
 }
 
 #[tokio::test]
 async fn an_unknown_user_is_answered_as_a_wrong_password_is() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     add_user(&app, "ana", "releases:write").await;
     let claim = claim_link(&app).await;
-    let web = reqwest::Client::new();
+    let web = app.http.clone();
     let page = |user: &'static str| {
-        let (web, app, claim) = (web.clone(), &app, claim.clone());
+        let (web, claim) = (web.clone(), claim.clone());
         async move {
             let r = web
-                .post(format!("{}/oauth/claim", app.base))
+                .raw("POST", "/oauth/claim")
                 .form(&[
                     ("claim_token", claim.as_str()),
                     ("username", user),
                     ("password", "wrong"),
                 ])
                 .send()
-                .await
-                .expect("claim");
-            (
-                r.status().as_u16(),
-                r.text().await.expect("page").replace(user, "USER"),
-            )
+                .await;
+            (r.status, r.text().replace(user, "USER"))
         }
     };
     let known = page("ana").await;
@@ -287,7 +259,7 @@ async fn an_unknown_user_is_answered_as_a_wrong_password_is() {
 #[tokio::test]
 #[ignore = "a measurement: cargo test -p depot-cloud --test oauth login_timing -- --ignored --nocapture"]
 async fn login_timing_known_and_unknown_users() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let claim = claim_link(&app).await;
     let rounds: usize = std::env::var("DEPOT_TIMING_ROUNDS")
         .ok()
@@ -296,7 +268,7 @@ async fn login_timing_known_and_unknown_users() {
     for i in 0..rounds {
         add_user(&app, &format!("known{i}"), "releases:write").await;
     }
-    let web = reqwest::Client::new();
+    let web = app.http.clone();
     let (mut known, mut unknown) = (Vec::new(), Vec::new());
     for i in 0..rounds {
         for (user, into) in [
@@ -304,7 +276,7 @@ async fn login_timing_known_and_unknown_users() {
             (format!("known{i}"), &mut known),
         ] {
             let t = std::time::Instant::now();
-            assert_eq!(claim_as(&app, &web, &claim, &user, "wrong").await, 401);
+            assert_eq!(claim_as(&web, &claim, &user, "wrong").await, 401);
             into.push(t.elapsed());
         }
     }

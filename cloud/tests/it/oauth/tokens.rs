@@ -4,14 +4,13 @@ use super::*;
 
 #[tokio::test]
 async fn discovery_documents_describe_the_server() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let get = |path: &'static str| {
-        let c = app.client.clone();
-        let base = app.base.clone();
+        let c = app.http.clone();
         async move {
-            let r = c.get(format!("{base}{path}")).send().await.expect("get");
-            assert_eq!(r.status(), 200, "{path}");
-            r.json::<Value>().await.expect("json")
+            let r = c.get(path).await;
+            assert_eq!(r.status, 200, "{path}");
+            r.body
         }
     };
     let pr = get("/.well-known/oauth-protected-resource").await;
@@ -92,7 +91,7 @@ async fn discovery_documents_describe_the_server() {
 
 #[tokio::test]
 async fn client_credentials_after_a_claim_publish_a_release() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
 
     let (s, b) = token(
@@ -154,21 +153,18 @@ async fn client_credentials_after_a_claim_publish_a_release() {
     .await;
     assert!((200..300).contains(&s), "{s} {body}");
     let listed = app
-        .client
-        .get(format!("{}/api/releases", app.base))
+        .http
+        .raw("GET", "/api/releases")
         .header("accept", "application/json")
         .send()
         .await
-        .expect("list")
-        .text()
-        .await
-        .expect("text");
+        .text();
     assert!(listed.contains("1.4.0"), "{listed}");
 }
 
 #[tokio::test]
 async fn every_bad_token_is_refused_with_a_bearer_challenge() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
     let (_, b) = token(
         &app,
@@ -245,14 +241,11 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
     // HS256 "signed" with the published key, as a confused verifier would
     // take it: the JWK document and the raw public point.
     let jwks: Value = app
-        .client
-        .get(format!("{}/.well-known/jwks.json", app.base))
+        .http
+        .raw("GET", "/.well-known/jwks.json")
         .send()
         .await
-        .expect("jwks")
-        .json()
-        .await
-        .expect("json");
+        .body;
     let jwk = &jwks["keys"][0];
     let mut point = vec![4u8];
     point.extend(B64.decode(jwk["x"].as_str().expect("x")).expect("x"));
@@ -341,20 +334,14 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
     assert!(challenge.contains(metadata), "{challenge}");
 
     let sync = app
-        .client
-        .post(format!("{}/api/sync-translations", app.base))
+        .http
+        .raw("POST", "/api/sync-translations")
         .header("authorization", format!("Bearer {no_scope}"))
         .send()
-        .await
-        .expect("sync");
-    assert_eq!(sync.status(), 403);
-    let sync = app
-        .client
-        .post(format!("{}/api/sync-translations", app.base))
-        .send()
-        .await
-        .expect("sync");
-    assert_eq!(sync.status(), 401);
+        .await;
+    assert_eq!(sync.status, 403);
+    let sync = app.http.raw("POST", "/api/sync-translations").send().await;
+    assert_eq!(sync.status, 401);
     assert_eq!(
         app.wms.releases(100).await.expect("releases").len(),
         before,
@@ -362,18 +349,13 @@ async fn every_bad_token_is_refused_with_a_bearer_challenge() {
     );
 
     // Reads stay open.
-    let r = app
-        .client
-        .get(format!("{}/api/releases", app.base))
-        .send()
-        .await
-        .expect("read");
-    assert_eq!(r.status(), 200);
+    let r = app.http.raw("GET", "/api/releases").send().await;
+    assert_eq!(r.status, 200);
 }
 
 #[tokio::test]
 async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
     let (_, b) = token(
         &app,
@@ -420,14 +402,11 @@ async fn a_key_rotated_elsewhere_is_picked_up_and_the_old_one_still_verifies() {
     .await;
     assert!((200..300).contains(&s), "{s} {body}");
     let jwks: Value = app
-        .client
-        .get(format!("{}/.well-known/jwks.json", app.base))
+        .http
+        .raw("GET", "/.well-known/jwks.json")
         .send()
         .await
-        .expect("jwks")
-        .json()
-        .await
-        .expect("json");
+        .body;
     assert_eq!(jwks["keys"].as_array().expect("keys").len(), 2, "{jwks}");
     let (s, body, _) = publish(&app, Some(&format!("Bearer {old}")), "", &release("3.0.1")).await;
     assert!((200..300).contains(&s), "{s} {body}");
@@ -452,7 +431,7 @@ fn high_s_of(token: &str) -> String {
 
 #[tokio::test]
 async fn token_requests_are_limited_per_client() {
-    let app = spawn_app_configured(|_| {}).await;
+    let app = spawn_cloud_configured(|_| {}).await;
     let (id, secret) = claimed_client(&app, "ana", "releases:write").await;
     let mut statuses = Vec::new();
     for _ in 0..25 {
@@ -478,16 +457,15 @@ async fn token_requests_are_limited_per_client() {
     assert_eq!(statuses.len(), 20, "{statuses:?}");
     assert!(statuses[..19].iter().all(|s| *s == 401), "{statuses:?}");
     let r = app
-        .client
-        .post(format!("{}/oauth/token", app.base))
+        .http
+        .raw("POST", "/oauth/token")
         .basic_auth(&id, Some(&secret))
         .form(&[("grant_type", "client_credentials")])
         .send()
-        .await
-        .expect("token");
-    assert_eq!(r.status(), 429, "the right secret waits too");
+        .await;
+    assert_eq!(r.status, 429, "the right secret waits too");
     let retry: u64 = r
-        .headers()
+        .headers
         .get("retry-after")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())

@@ -3,7 +3,7 @@
 
 use super::*;
 
-fn summary(r: &common::Res) -> Vec<(String, u64, u64, u64)> {
+fn summary(r: &cloud::Res) -> Vec<(String, u64, u64, u64)> {
     r.body["data"]
         .as_array()
         .into_iter()
@@ -26,7 +26,7 @@ fn id_of(rule: &Value) -> String {
 
 #[tokio::test]
 async fn a_job_applies_the_active_rules_in_order() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let shirt = item(
         &app,
         "TSH-1",
@@ -211,29 +211,25 @@ async fn a_job_applies_the_active_rules_in_order() {
 }
 
 /// Posts a job with an `Idempotency-Key` header.
-async fn execute_keyed(app: &TestApp, key: &str, api_key: &str, body: Value) -> common::Res {
+async fn execute_keyed(app: &TestCloud, key: &str, api_key: &str, body: Value) -> cloud::Res {
     let r = app
-        .client
-        .post(format!("{}{}/jobs/execute", app.base, base(app)))
-        .header("X-API-KEY", api_key)
+        .http
+        .with_key(api_key)
+        .raw("POST", &format!("{}/jobs/execute", base(app)))
         .header("Idempotency-Key", key)
         .json(&body)
         .send()
-        .await
-        .expect("send");
-    let status = r.status().as_u16();
-    let headers = r.headers().clone();
-    let body = r.json().await.unwrap_or(Value::Null);
-    common::Res {
-        status,
-        body,
-        headers,
+        .await;
+    // Only JSON answers are looked at here.
+    cloud::Res {
+        body: r.json(),
+        ..r
     }
 }
 
 #[tokio::test]
 async fn a_job_key_runs_its_job_once() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let it = item(&app, "K-1", "Acme", "x", &[(1, "10.00", "EUR")], &[]).await;
     let rule = create(&app, rule_body(json!({}))).await;
     let first = execute(&app, json!({"job_id": "nightly-1"})).await;
@@ -307,7 +303,7 @@ async fn a_job_key_runs_its_job_once() {
 
 #[tokio::test]
 async fn two_runs_of_one_key_at_once_apply_it_once() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let it = item(&app, "R-1", "Acme", "x", &[(1, "10.00", "EUR")], &[]).await;
     create(&app, json!({"origin_price_list_id": 1, "target_price_list_id": 1, "origin_action_id": "add_fixed",
         "origin_action_value": "1.00"})).await;
@@ -324,7 +320,7 @@ async fn two_runs_of_one_key_at_once_apply_it_once() {
 
 #[tokio::test]
 async fn a_job_that_fails_changes_nothing() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let first = item(&app, "F-1", "Acme", "x", &[(1, "10.00", "EUR")], &[]).await;
     let second = item(&app, "F-2", "Acme", "x", &[(1, "20.00", "EUR")], &[]).await;
     create(&app, rule_body(json!({}))).await;

@@ -6,16 +6,16 @@
 //!
 //! `rules.rs`: the rules and their positions; `jobs.rs`: the jobs.
 
-use crate::common;
+use depot_testkit::cloud;
 mod jobs;
 mod rules;
 
-use common::{TestApp, assert_error, spawn_app};
+use cloud::{TestCloud, assert_error, spawn_cloud};
 use depot_cloud::settings::RateLimit;
 use depot_protocol::{ItemId, Money, PriceListId};
 use serde_json::{Value, json};
 
-fn base(app: &TestApp) -> String {
+fn base(app: &TestCloud) -> String {
     format!("/v1/automation/{}/items/pricing/rules", app.a.business)
 }
 
@@ -29,14 +29,14 @@ fn rule_body(extra: Value) -> Value {
     body
 }
 
-async fn create(app: &TestApp, body: Value) -> Value {
+async fn create(app: &TestCloud, body: Value) -> Value {
     let r = app.post(&format!("{}/create", base(app)), body).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     r.body["data"][0].clone()
 }
 
 /// The rules' (id, position_id) as listed.
-async fn positions(app: &TestApp) -> Vec<(String, String)> {
+async fn positions(app: &TestCloud) -> Vec<(String, String)> {
     let r = app.get(&format!("{}/list", base(app))).await;
     assert_eq!(r.status, 200, "{:?}", r.body);
     r.body["data"]
@@ -61,7 +61,7 @@ fn assert_dense(p: &[(String, String)]) {
 /// Creates an item of tenant A with prices `(list, amount, currency)`,
 /// brand, category and publication channels.
 async fn item(
-    app: &TestApp,
+    app: &TestCloud,
     sku: &str,
     brand: &str,
     category: &str,
@@ -85,7 +85,7 @@ async fn item(
 }
 
 /// An item's price in a list, as "12.50".
-async fn price(app: &TestApp, item: i64, list: i64) -> Option<String> {
+async fn price(app: &TestCloud, item: i64, list: i64) -> Option<String> {
     let item = app
         .wms
         .item(app.a.business, ItemId(item))
@@ -97,6 +97,6 @@ async fn price(app: &TestApp, item: i64, list: i64) -> Option<String> {
         .map(|p| p.amount.to_string())
 }
 
-async fn execute(app: &TestApp, body: Value) -> common::Res {
+async fn execute(app: &TestCloud, body: Value) -> cloud::Res {
     app.post(&format!("{}/jobs/execute", base(app)), body).await
 }

@@ -5,7 +5,7 @@ use super::*;
 
 #[tokio::test]
 async fn rules_answer_the_spec_shapes() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let rule = create(
         &app,
         rule_body(
@@ -105,7 +105,7 @@ async fn rules_answer_the_spec_shapes() {
 
 #[tokio::test]
 async fn fields_in_error_answer_201_and_write_nothing() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let rule = create(&app, rule_body(json!({}))).await;
     let id = rule["id"].as_str().unwrap_or_default().to_owned();
     let events = app.event_count().await;
@@ -312,7 +312,7 @@ async fn fields_in_error_answer_201_and_write_nothing() {
 
 #[tokio::test]
 async fn positions_stay_dense_through_creates_moves_and_deletes() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = base(&app);
     let mut ids = Vec::new();
     for _ in 0..4 {
@@ -411,29 +411,18 @@ async fn positions_stay_dense_through_creates_moves_and_deletes() {
 /// Sends a request on a task of its own; the task answers the status.
 fn spawn_call(
     tasks: &mut tokio::task::JoinSet<u16>,
-    app: &TestApp,
+    app: &TestCloud,
     method: &str,
     path: String,
     body: Option<Value>,
 ) {
-    let (client, url, key) = (
-        app.client.clone(),
-        format!("{}{path}", app.base),
-        app.a.key.clone(),
-    );
-    let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-    tasks.spawn(async move {
-        let mut req = client.request(method, url).header("X-API-KEY", key);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        req.send().await.expect("send").status().as_u16()
-    });
+    let (client, method) = (app.as_a(), method.to_owned());
+    tasks.spawn(async move { client.call(&method, &path, body).await.status });
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_moves_keep_positions_a_permutation() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let mut ids = Vec::new();
     for _ in 0..8 {
         ids.push(
@@ -479,7 +468,7 @@ async fn concurrent_moves_keep_positions_a_permutation() {
 
 #[tokio::test]
 async fn another_tenants_rules_are_not_found() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let theirs = app
         .office()
         .create_pricing_rule(
@@ -531,7 +520,7 @@ async fn another_tenants_rules_are_not_found() {
 
 #[tokio::test]
 async fn automation_routes_are_rate_limited_with_the_spec_body() {
-    let app = common::spawn_app_with(RateLimit {
+    let app = cloud::spawn_cloud_with(RateLimit {
         per_second: 1,
         burst: 2,
     })

@@ -1,6 +1,7 @@
 //! `depot-cloud` as a real process: its admin commands, and `serve`.
 #![allow(dead_code)]
 
+use depot_testkit::http::Client;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -52,14 +53,14 @@ pub async fn serve_one_business(dir: &Path, env: &[(&str, &str)]) -> (Child, Str
 
     let (child, base) = serve(dir, env);
 
-    let r = reqwest::Client::new()
-        .post(format!("{base}/v1/items/1/create"))
-        .header("X-API-KEY", &key)
-        .json(&json!({"sku": "CR-1", "name": "Test item"}))
-        .send()
-        .await
-        .expect("item");
-    assert_eq!(r.status(), 200);
+    let r = Client::new(&base)
+        .with_key(key.as_str())
+        .post(
+            "/v1/items/1/create",
+            json!({"sku": "CR-1", "name": "Test item"}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
     (child, base, key)
 }
 

@@ -5,6 +5,7 @@
 //! applied; its last will takes it offline.
 
 use super::*;
+use depot_testkit::http::Client;
 
 /// The cloud's HTTP API on its own task.
 async fn serve_api(w: &World) -> (String, oneshot::Sender<()>) {
@@ -33,20 +34,14 @@ async fn listed(
     what: &str,
     want: impl Fn(&serde_json::Value) -> bool,
 ) -> serde_json::Value {
-    let client = reqwest::Client::new();
-    let url = format!("{base}/v1/edges/{}/list", w.business);
+    let client = Client::new(base).with_key(key);
+    let path = format!("/v1/edges/{}/list", w.business);
     let mut last = serde_json::Value::Null;
     let found = timeout(WAIT, async {
         loop {
-            let r = client
-                .get(&url)
-                .header("X-API-KEY", key)
-                .send()
-                .await
-                .expect("list");
-            assert_eq!(r.status(), 200);
-            let body: serde_json::Value = r.json().await.expect("json");
-            let row = body["data"]
+            let r = client.get(&path).await;
+            assert_eq!(r.status, 200);
+            let row = r.body["data"]
                 .as_array()
                 .and_then(|rows| {
                     rows.iter()
@@ -258,13 +253,11 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
         .await
         .expect("business");
     let other_key = w.cloud.create_key(other.id, None).await.expect("key");
-    let r = reqwest::Client::new()
-        .get(format!("{base}/v1/edges/{}/list", w.business))
-        .header("X-API-KEY", &other_key.secret)
-        .send()
-        .await
-        .expect("list");
-    assert_eq!(r.status(), 401);
+    let r = Client::new(&base)
+        .with_key(other_key.secret.as_str())
+        .get(&format!("/v1/edges/{}/list", w.business))
+        .await;
+    assert_eq!(r.status, 401);
 
     // Leave no retained state behind on a shared broker.
     edge.client

@@ -18,7 +18,6 @@ mod shared;
 
 use depot_cloud::broker::{EmbeddedBroker, MqttUrl, client_options};
 use depot_cloud::sync::{SyncOptions, run_sync_with};
-use depot_protocol::order::Address;
 use depot_protocol::sync::message::{Landmark, MAX_MESSAGE_BYTES, decode, encode};
 use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeId, EdgeTopic};
 use depot_protocol::sync::{DownMessage, StateMessage, SyncEvent, UpMessage};

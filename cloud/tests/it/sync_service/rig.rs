@@ -2,6 +2,7 @@
 //! and the sync service started and stopped around each scenario.
 
 use super::*;
+use depot_testkit::seed;
 
 /// Bound on every wait.
 pub(crate) const WAIT: Duration = Duration::from_secs(10);
@@ -48,25 +49,10 @@ pub(crate) struct World {
 pub(crate) async fn world(edge_name: &str) -> World {
     let dir = tempfile::tempdir().expect("tempdir");
     let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("warehouse");
-    let k = cloud.create_key(b.id, None).await.expect("key");
-    let item = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
+    let seeded = seed::business("B").item("A").seed(&cloud).await;
     let edge_id = EdgeId::parse(edge_name).expect("edge id");
     let record = cloud
-        .register_edge(b.id, edge_id.clone(), None)
+        .register_edge(seeded.business, edge_id.clone(), None)
         .await
         .expect("register");
     assert_eq!(record.node, 1);
@@ -80,13 +66,10 @@ pub(crate) async fn world(edge_name: &str) -> World {
         cloud,
         edge,
         edge_id,
-        business: b.id,
-        warehouse: w.id,
-        item: item.id,
-        caller: Caller {
-            key_id: k.key.id,
-            business_id: b.id,
-        },
+        business: seeded.business,
+        warehouse: seeded.warehouse,
+        item: seeded.items[0],
+        caller: seeded.caller,
         _dir: dir,
     }
 }

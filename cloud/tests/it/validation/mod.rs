@@ -3,16 +3,15 @@
 //! `numbers.rs`: every numeric field of every write route at the extremes,
 //! and stock driven to its ceiling.
 
-use crate::common;
 mod numbers;
 
-use common::{TestApp, assert_error, spawn_app};
+use depot_testkit::cloud::{TestCloud, assert_error, spawn_cloud};
 use depot_testkit::eventually;
 use serde_json::{Value, json};
 
 /// Sends a bad request and checks its status, body, and that the event log
 /// (which every write appends to) did not move.
-async fn refused(app: &TestApp, method: &str, path: &str, body: Value, status: u16) -> Value {
+async fn refused(app: &TestCloud, method: &str, path: &str, body: Value, status: u16) -> Value {
     let before = app.event_count().await;
     let r = app.call(method, path, Some(&app.a.key), Some(body)).await;
     assert_error(&r, status);
@@ -35,7 +34,7 @@ fn field_names(body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn item_creation_errors() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let p = format!("/v1/items/{}/create", app.a.business);
     refused(&app, "POST", &p, json!({"name": "no sku"}), 422).await;
     let b = refused(&app, "POST", &p, json!({"sku": 12, "name": "x"}), 422).await;
@@ -107,7 +106,7 @@ async fn item_creation_errors() {
 
 #[tokio::test]
 async fn malformed_and_oversized_bodies() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let p = format!("/v1/items/{}/create", app.a.business);
     let before = app.event_count().await;
     let r = app
@@ -178,17 +177,15 @@ async fn malformed_and_oversized_bodies() {
     }
     let before = app.event_count().await;
     let gz = app
-        .client
-        .post(format!("{}{p}", app.base))
-        .header("X-API-KEY", &app.a.key)
+        .as_a()
+        .raw("POST", &p)
         .header("content-type", "application/json")
         .header("content-encoding", "gzip")
         .body(body.clone())
         .send()
-        .await
-        .expect("send");
-    assert_eq!(gz.status(), 415);
-    let said: serde_json::Value = gz.json().await.expect("error body");
+        .await;
+    assert_eq!(gz.status, 415);
+    let said = gz.body;
     assert!(
         said["message"]
             .as_str()
@@ -203,7 +200,7 @@ async fn malformed_and_oversized_bodies() {
 /// in silence).
 #[tokio::test]
 async fn unknown_fields_are_refused_and_named() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     app.item("U-1").await;
     let before = app.event_count().await;
@@ -239,7 +236,7 @@ async fn unknown_fields_are_refused_and_named() {
 
 #[tokio::test]
 async fn edit_errors_and_partial_updates() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let id = app.item("E-1").await;
     app.item("E-2").await;
     let p = format!("/v1/items/{}/{id}/edit", app.a.business);
@@ -274,7 +271,7 @@ async fn edit_errors_and_partial_updates() {
 
 #[tokio::test]
 async fn adjustment_errors() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("S-1").await;
     let p = format!("/v1/inventory/{}/adjust", app.a.business);
     let w = app.a.warehouses[0].0;
@@ -329,7 +326,7 @@ async fn adjustment_errors() {
 
 #[tokio::test]
 async fn order_errors() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("O-1").await;
     let p = format!("/v1/orders/{}/create", app.a.business);
     let b = refused(&app, "POST", &p, json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "X", "lines": [{"sku": "O-1", "quantity": 0}, {"sku": "NOPE", "quantity": 1}]}), 422).await;
@@ -383,7 +380,7 @@ async fn order_errors() {
 
 #[tokio::test]
 async fn list_query_errors() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     for path in [
         format!("/v1/orders/{b}/list?status=lost"),
@@ -418,7 +415,7 @@ async fn list_query_errors() {
 
 #[tokio::test]
 async fn log_and_conflict_listing_errors() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     for (query, fields) in [
         ("after=-1", vec!["after"]),
@@ -501,7 +498,7 @@ async fn log_and_conflict_listing_errors() {
 
 #[tokio::test]
 async fn the_log_can_be_long_polled() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let head = app.get(&format!("/v1/events/{b}/list?length=1000")).await;
     let next = head.body["data"]["next"].as_i64().expect("next");

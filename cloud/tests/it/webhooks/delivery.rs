@@ -2,11 +2,12 @@
 //! across a restart, each taken exactly once; given up after the retry
 //! period and sent again by hand; estimated-delivery notifications.
 
-use super::common::{TestApp, WEBHOOK_SECRET, assert_error, spawn_app_configured};
 use super::receiver::Receiver;
 use super::{attempts, base, deliveries, fast, logged, subscribe, wait_for};
 use depot_cloud::settings::Settings;
-use depot_protocol::order::Address;
+use depot_testkit::cloud::{TestCloud, WEBHOOK_SECRET, assert_error, spawn_cloud_configured};
+use depot_testkit::http::Client;
+use depot_testkit::seed;
 use depot_wms::Wms;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -28,7 +29,7 @@ fn event_ids(rx: &Receiver) -> Vec<String> {
 
 #[tokio::test]
 async fn a_receiver_that_was_down_gets_every_delivery_once_and_signed() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let down = Receiver::start().await;
     let up = Receiver::start().await;
     let hook = subscribe(&app, &down, &["order.*"]).await;
@@ -114,7 +115,7 @@ async fn a_receiver_that_was_down_gets_every_delivery_once_and_signed() {
 
 #[tokio::test]
 async fn deliveries_only_carry_what_was_subscribed_and_never_keys() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let rx = Receiver::start().await;
     let head = app
         .wms
@@ -181,7 +182,7 @@ async fn deliveries_only_carry_what_was_subscribed_and_never_keys() {
 
 #[tokio::test]
 async fn a_delivery_is_given_up_after_the_period_and_retried_by_hand() {
-    let app = spawn_app_configured(|s| {
+    let app = spawn_cloud_configured(|s| {
         fast(s);
         s.webhooks.retry_for_secs = 0.5;
         s.webhooks.first_retry_secs = 0.1;
@@ -244,7 +245,7 @@ async fn a_delivery_is_given_up_after_the_period_and_retried_by_hand() {
 }
 
 /// Packs an order of tenant A: answers its shipment.
-async fn shipment(app: &TestApp) -> Value {
+async fn shipment(app: &TestCloud) -> Value {
     let b = app.a.business;
     app.item("ED-1").await;
     app.receive("ED-1", 5).await;
@@ -275,25 +276,24 @@ async fn shipment(app: &TestApp) -> Value {
     app.get(&format!("/v1/shipments/{b}/list")).await.body["data"][0].clone()
 }
 
-async fn carrier_event(app: &TestApp, event: Value) {
+async fn carrier_event(app: &TestCloud, event: Value) {
     let body = serde_json::to_vec(&event).expect("json");
     let sig =
         depot_wms::http::tracking::sign(WEBHOOK_SECRET, chrono::Utc::now().timestamp(), &body);
     let r = app
-        .client
-        .post(format!("{}/v1/webhooks/carriers/own", app.base))
+        .http
+        .raw("POST", "/v1/webhooks/carriers/own")
         .header("content-type", "application/json")
         .header("X-Depot-Signature", sig)
         .body(body)
         .send()
-        .await
-        .expect("send");
-    assert_eq!(r.status(), 200);
+        .await;
+    assert_eq!(r.status, 200);
 }
 
 #[tokio::test]
 async fn milestones_that_move_the_estimate_are_notified() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let rx = Receiver::start().await;
     subscribe(&app, &rx, &["shipment.estimated_delivery_changed"]).await;
     let s = shipment(&app).await;
@@ -390,39 +390,23 @@ async fn a_restart_loses_and_repeats_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("cloud.db");
     let wms = Wms::open(&path, "cloud").expect("open");
-    let business = wms
-        .create_business("Restart", "EUR", "UTC")
-        .await
-        .expect("business");
-    let b = business.id;
-    wms.create_warehouse(b, "W1", "Main", Address::default(), true)
-        .await
-        .expect("warehouse");
-    let key = wms.create_key(b, None).await.expect("key").secret;
-    let client = reqwest::Client::new();
+    let tenant = seed::business("Restart")
+        .warehouses(&[("W1", "Main", true)])
+        .seed(&wms)
+        .await;
+    let b = tenant.business;
+    let client = Client::new("").with_key(tenant.key.as_str());
     let call = |base: String, path: String, body: Value| {
-        let req = client
-            .post(format!("{base}{path}"))
-            .header("X-API-KEY", &key)
-            .json(&body);
+        let client = client.with_base(base);
         async move {
-            let r = req.send().await.expect("send");
-            assert_eq!(r.status(), 200);
-            r.json::<Value>().await.expect("json")
+            let r = client.post(&path, body).await;
+            assert_eq!(r.status, 200);
+            r.body
         }
     };
     let get = |base: String, path: String| {
-        let req = client
-            .get(format!("{base}{path}"))
-            .header("X-API-KEY", &key);
-        async move {
-            req.send()
-                .await
-                .expect("send")
-                .json::<Value>()
-                .await
-                .expect("json")
-        }
+        let client = client.with_base(base);
+        async move { client.get(&path).await.body }
     };
 
     let first = serve(&wms, dir.path()).await;
@@ -502,7 +486,7 @@ async fn taken(rx: &Receiver, n: usize) -> Vec<super::receiver::Got> {
 
 #[tokio::test]
 async fn a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let rx = Receiver::start().await;
     let hook = subscribe(&app, &rx, &["order.created"]).await;
     let first = rx.secret();
@@ -591,7 +575,7 @@ async fn a_rotated_secret_signs_beside_the_new_one_until_its_overlap_ends() {
 #[tokio::test]
 async fn finished_deliveries_are_deleted_after_retention_and_pending_ones_kept() {
     use depot_cloud::webhooks::retention::prune_before;
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let (up, down) = (Receiver::start().await, Receiver::start().await);
     let done = subscribe(&app, &up, &["order.created"]).await;
     let waiting = subscribe(&app, &down, &["order.created"]).await;

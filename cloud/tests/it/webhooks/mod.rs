@@ -6,14 +6,13 @@
 //! The cloud runs with retry waits of tens of milliseconds (settings, not
 //! sleeps) and may target the test receiver on 127.0.0.1.
 
-use crate::common;
 mod delivery;
 mod receiver;
 mod subscriptions;
 
-use common::TestApp;
 use depot_cloud::settings::Settings;
 use depot_cloud::webhooks::settings::WebhookSettings;
+use depot_testkit::cloud::TestCloud;
 use receiver::Receiver;
 use serde_json::{Value, json};
 
@@ -32,12 +31,12 @@ fn fast(s: &mut Settings) {
 
 use depot_testkit::eventually_some as wait_for;
 
-fn base(app: &TestApp) -> String {
+fn base(app: &TestCloud) -> String {
     format!("/v1/webhooks/{}", app.a.business)
 }
 
 /// Subscribes `rx` to `types` in tenant A; the receiver learns the secret.
-async fn subscribe(app: &TestApp, rx: &Receiver, types: &[&str]) -> i64 {
+async fn subscribe(app: &TestCloud, rx: &Receiver, types: &[&str]) -> i64 {
     let r = app
         .post(
             &format!("{}/create", base(app)),
@@ -50,7 +49,7 @@ async fn subscribe(app: &TestApp, rx: &Receiver, types: &[&str]) -> i64 {
 }
 
 /// A subscription's deliveries, newest first.
-async fn deliveries(app: &TestApp, hook: i64) -> Vec<Value> {
+async fn deliveries(app: &TestCloud, hook: i64) -> Vec<Value> {
     let r = app
         .get(&format!("{}/{hook}/deliveries?length=1000", base(app)))
         .await;
@@ -58,7 +57,7 @@ async fn deliveries(app: &TestApp, hook: i64) -> Vec<Value> {
     r.body["data"].as_array().cloned().unwrap_or_default()
 }
 
-async fn attempts(app: &TestApp, hook: i64, delivery: &str) -> Vec<Value> {
+async fn attempts(app: &TestCloud, hook: i64, delivery: &str) -> Vec<Value> {
     let r = app
         .get(&format!(
             "{}/{hook}/deliveries/{delivery}/attempts",
@@ -71,7 +70,7 @@ async fn attempts(app: &TestApp, hook: i64, delivery: &str) -> Vec<Value> {
 
 /// The ids of tenant A's logged events whose kind starts with `prefix`,
 /// in log order.
-async fn logged(app: &TestApp, prefix: &str) -> Vec<String> {
+async fn logged(app: &TestCloud, prefix: &str) -> Vec<String> {
     app.wms
         .events_since(0, 1_000_000)
         .await

@@ -2,8 +2,8 @@
 //! deleted; bad fields named; limits; other businesses' subscriptions out
 //! of reach.
 
-use super::common::{assert_error, spawn_app, spawn_app_configured};
 use super::{base, fast};
+use depot_testkit::cloud::{assert_error, spawn_cloud, spawn_cloud_configured};
 use serde_json::{Value, json};
 
 fn field_names(body: &Value) -> Vec<String> {
@@ -17,7 +17,7 @@ fn field_names(body: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn subscriptions_are_made_seen_changed_rotated_and_deleted() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let base = base(&app);
     let r = app
         .post(
@@ -117,7 +117,7 @@ async fn subscriptions_are_made_seen_changed_rotated_and_deleted() {
 #[tokio::test]
 async fn bad_subscriptions_name_their_fields_and_write_nothing() {
     // Default settings: https to public addresses only.
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let base = base(&app);
     let create = format!("{base}/create");
     for (body, fields) in [
@@ -192,7 +192,7 @@ async fn bad_subscriptions_name_their_fields_and_write_nothing() {
 
 #[tokio::test]
 async fn another_business_cannot_reach_a_subscription() {
-    let app = spawn_app_configured(fast).await;
+    let app = spawn_cloud_configured(fast).await;
     let a = base(&app);
     let r = app
         .post(

@@ -1,13 +1,15 @@
 //! Device test plumbing: an edge serving with a simulated HID bus, printer
 //! records synced from the cloud, and a small HTTP client.
 
-use super::{Rig, RunningEdge, eventually};
+use super::RunningEdge;
 use depot_edge::devices::config::PrinterDevice;
 use depot_edge::settings::{LocalKey, Settings as EdgeSettings};
 use depot_hardware::printer::Endpoint;
 use depot_hardware::printer::sim::Simulator;
 use depot_hardware::scanner::sim::SimBus;
 use depot_protocol::printing::{PrinterFields, PrinterKind};
+use depot_testkit::http::Client;
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::Value;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -101,7 +103,7 @@ pub async fn cloud_printer(rig: &Rig, name: &str) -> depot_protocol::PrinterId {
 pub struct Api {
     pub base: String,
     pub key: String,
-    client: reqwest::Client,
+    client: Client,
 }
 
 impl Api {
@@ -109,26 +111,20 @@ impl Api {
         Self {
             base: edge.base.clone(),
             key: key.to_owned(),
-            client: reqwest::Client::new(),
+            client: Client::new(&edge.base).with_key(key),
         }
     }
 
     /// (status, body) of a request; `body` is JSON, or raw bytes if a string.
     pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .header("X-API-KEY", &self.key)
-            .timeout(LIMIT);
+        let mut req = self.client.raw(method, path).timeout(LIMIT);
         req = match body {
             Some(Value::String(raw)) => req.body(raw),
             Some(json) => req.json(&json),
             None => req,
         };
-        let r = req.send().await.expect("request");
-        let status = r.status().as_u16();
-        (status, r.json().await.unwrap_or(Value::Null))
+        let r = req.send().await;
+        (r.status, r.json())
     }
 
     pub async fn get(&self, path: &str) -> (u16, Value) {

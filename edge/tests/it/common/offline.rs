@@ -3,9 +3,8 @@
 
 use depot_edge::settings::{Broker, Settings};
 use depot_protocol::BusinessId;
-use depot_protocol::order::Address;
+use depot_testkit::seed;
 use depot_wms::Wms;
-use serde_json::json;
 use std::path::Path;
 
 /// What a test needs to serve and call such an edge.
@@ -21,28 +20,13 @@ pub struct Offline {
 /// applied, opened; settings that name a broker nothing listens on.
 pub async fn bootstrap(cloud_dir: &Path, data_dir: &Path, edge_id: &str) -> (Offline, Wms) {
     let cloud = Wms::open(&cloud_dir.join("cloud.db"), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("warehouse");
-    let key = cloud.create_key(b.id, None).await.expect("key").secret;
-    cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
+    let t = seed::business("B").item("A").seed(&cloud).await;
     let closed = std::net::TcpListener::bind("127.0.0.1:0")
         .expect("bind")
         .local_addr()
         .expect("addr");
     let settings = Settings {
-        business_id: b.id.0,
+        business_id: t.business.0,
         edge_id: edge_id.into(),
         node: 1,
         data_dir: data_dir.to_owned(),
@@ -64,9 +48,9 @@ pub async fn bootstrap(cloud_dir: &Path, data_dir: &Path, edge_id: &str) -> (Off
     wms.apply_remote(events).await.expect("bootstrap");
     let offline = Offline {
         settings,
-        business: b.id,
-        warehouse: w.id.0,
-        key,
+        business: t.business,
+        warehouse: t.warehouse.0,
+        key: t.key,
     };
     (offline, wms)
 }

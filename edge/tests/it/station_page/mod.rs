@@ -19,8 +19,8 @@ mod browser;
 mod chromium;
 mod routes;
 
+use common::RunningEdge;
 use common::devices::{Api, LIMIT, cloud_printer, printer_device};
-use common::{Rig, RunningEdge, eventually};
 use depot_edge::devices::config::{ScaleDevice, ScaleProtocol, ScannerDevice, StationConfig};
 use depot_edge::settings::Settings;
 use depot_hardware::printer::sim::Simulator;
@@ -29,6 +29,7 @@ use depot_hardware::scale::sim::{SerialScaleSim, SimProtocol};
 use depot_hardware::scanner::serial::{LineEnding, SerialScannerConfig};
 use depot_hardware::scanner::sim::{SerialSim, SimBus};
 use depot_protocol::{OrderId, OrderStatus};
+use depot_testkit::{eventually, rig::Rig};
 use serde_json::{Value, json};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

@@ -3,12 +3,12 @@
 
 use super::cases::cases;
 use super::{Takes, assert_refused, extremes, field_names, fixture, lists, set};
-use crate::common::{assert_error, spawn_app};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 use serde_json::json;
 
 #[tokio::test]
 async fn every_numeric_field_of_every_write_route_at_the_extremes() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let f = fixture(&app).await;
     let all_before = lists(&app, &f).await;
     let mut sent = 0;
@@ -79,7 +79,7 @@ async fn every_numeric_field_of_every_write_route_at_the_extremes() {
 /// would pass it are refused, naming the line's price.
 #[tokio::test]
 async fn an_order_total_beyond_any_amount_is_refused() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     app.item("T-1").await;
     let b = app.a.business;
     let before = app.event_count().await;

@@ -13,9 +13,9 @@ mod fields;
 mod paths;
 mod stock;
 
-use crate::common::{TestApp, assert_error};
 use depot_protocol::Money;
 use depot_protocol::stock::MAX_QUANTITY;
+use depot_testkit::cloud::{TestCloud, assert_error};
 use serde_json::{Value, json};
 
 /// What a numeric field takes: the values the test must not send (they
@@ -142,7 +142,7 @@ pub(super) fn field_names(body: &Value) -> Vec<String> {
 
 /// Asserts a refusal: a 4xx with the error body, or (automation) 201 with
 /// `{fieldErrors}`; a 422 or 201 names `field`, when there is one.
-pub(super) fn assert_refused(r: &crate::common::Res, what: &str, field: Option<&str>) {
+pub(super) fn assert_refused(r: &depot_testkit::cloud::Res, what: &str, field: Option<&str>) {
     if r.status == 201 && r.body["fieldErrors"].is_array() {
         let names = field_names(&r.body);
         if let Some(f) = field {
@@ -167,7 +167,7 @@ pub(super) fn assert_refused(r: &crate::common::Res, what: &str, field: Option<&
 }
 
 /// What a write could change: the business's lists, as the API shows them.
-pub(super) async fn lists(app: &TestApp, f: &Fixture) -> Vec<Value> {
+pub(super) async fn lists(app: &TestCloud, f: &Fixture) -> Vec<Value> {
     let b = app.a.business;
     let mut out = Vec::new();
     for path in [
@@ -212,13 +212,13 @@ pub(super) struct Fixture {
     thread: i64,
 }
 
-pub(super) async fn ok(app: &TestApp, method: &str, path: &str, body: Value) -> Value {
+pub(super) async fn ok(app: &TestCloud, method: &str, path: &str, body: Value) -> Value {
     let r = app.call(method, path, Some(&app.a.key), Some(body)).await;
     assert_eq!(r.status, 200, "{method} {path}: {}", r.body);
     r.body
 }
 
-pub(super) async fn fixture(app: &TestApp) -> Fixture {
+pub(super) async fn fixture(app: &TestCloud) -> Fixture {
     let b = app.a.business;
     let (w0, w1) = (app.a.warehouses[0].0, app.a.warehouses[1].0);
     let item = app.item("N-1").await;

@@ -1,7 +1,7 @@
 //! Ids in paths and numbers in query strings: 4xx, never 500.
 
 use super::{assert_refused, fixture, lists};
-use crate::common::spawn_app;
+use depot_testkit::cloud::spawn_cloud;
 use serde_json::json;
 
 /// A refusal says the rule in words: no Rust type, no serde or axum
@@ -51,7 +51,7 @@ fn plain_words(body: &serde_json::Value, what: &str) {
 /// Ids in paths: 0, negative, `i64::MAX`, beyond `i64`, not integers.
 #[tokio::test]
 async fn extreme_ids_in_paths_answer_4xx() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let f = fixture(&app).await;
     let b = app.a.business;
     let ids = [
@@ -188,7 +188,7 @@ async fn extreme_ids_in_paths_answer_4xx() {
 /// 500.
 #[tokio::test]
 async fn query_string_numbers_answer_4xx_not_500() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let f = fixture(&app).await;
     let b = app.a.business;
     let routes: Vec<(String, &[&str])> = vec![

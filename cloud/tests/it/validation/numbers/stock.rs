@@ -1,8 +1,8 @@
 //! Stock at its ceiling, and the ranges in the OpenAPI description.
 
 use super::field_names;
-use crate::common::{assert_error, spawn_app};
 use depot_protocol::stock::{MAX_ON_HAND, MAX_QUANTITY};
+use depot_testkit::cloud::{assert_error, spawn_cloud};
 use serde_json::{Value, json};
 
 /// The reported bug: `delta: i64::MIN` was taken (its absolute value is
@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 /// down.
 #[tokio::test]
 async fn stock_driven_to_its_ceiling_refuses_more_and_still_goes_down() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let b = app.a.business;
     let (w0, w1) = (app.a.warehouses[0].0, app.a.warehouses[1].0);
     let p = format!("/v1/inventory/{b}/adjust");
@@ -179,7 +179,7 @@ async fn stock_driven_to_its_ceiling_refuses_more_and_still_goes_down() {
 /// The ranges are in the OpenAPI description, where the types are.
 #[tokio::test]
 async fn the_ranges_are_documented() {
-    let app = spawn_app().await;
+    let app = spawn_cloud().await;
     let r = app.call("GET", "/v1/openapi.json", None, None).await;
     assert_eq!(r.status, 200);
     let schemas = &r.body["components"]["schemas"];

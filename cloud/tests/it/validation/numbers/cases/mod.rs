@@ -6,7 +6,7 @@ mod office;
 mod records;
 
 use super::{Fixture, Takes};
-use crate::common::TestApp;
+use depot_testkit::cloud::TestCloud;
 use serde_json::Value;
 
 /// One numeric field of one write route.
@@ -38,7 +38,7 @@ fn case(
     }
 }
 
-pub(super) fn cases(app: &TestApp, f: &Fixture) -> Vec<Case> {
+pub(super) fn cases(app: &TestCloud, f: &Fixture) -> Vec<Case> {
     let mut all = records::cases(app, f);
     all.extend(floor::cases(app, f));
     all.extend(office::cases(app, f));

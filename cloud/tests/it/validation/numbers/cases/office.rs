@@ -3,10 +3,10 @@
 
 use super::super::{Fixture, Takes};
 use super::{Case, case};
-use crate::common::TestApp;
+use depot_testkit::cloud::TestCloud;
 use serde_json::json;
 
-pub(super) fn cases(app: &TestApp, f: &Fixture) -> Vec<Case> {
+pub(super) fn cases(app: &TestCloud, f: &Fixture) -> Vec<Case> {
     use Takes::*;
     let b = app.a.business;
     let rules = format!("/v1/automation/{b}/items/pricing/rules");

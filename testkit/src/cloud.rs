@@ -1,11 +1,12 @@
-//! `spawn_app()`: a real server on `127.0.0.1:0` over a fresh database, with
-//! two tenants so every test can try to cross between them.
-#![allow(dead_code)]
+//! A cloud to test against: the real server on `127.0.0.1:0` over a fresh
+//! database, with two tenants (A and B) so that every test can try to
+//! cross between them. Rate limits are out of the way unless a test sets
+//! them; the carrier `own` signs its webhooks with [`WEBHOOK_SECRET`].
 
+use crate::http::Client;
+pub use crate::http::{Res, assert_error};
+use crate::seed::{self, Tenant};
 use depot_cloud::settings::{CarrierSettings, RateLimit, Secret, Settings};
-use depot_protocol::order::Address;
-use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, WarehouseId};
 use depot_wms::Wms;
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
@@ -13,16 +14,11 @@ use tokio::sync::oneshot;
 /// What the test carrier signs its webhooks with.
 pub const WEBHOOK_SECRET: &str = "test-carrier-secret";
 
-pub struct Tenant {
-    pub business: BusinessId,
-    pub warehouses: Vec<WarehouseId>,
-    pub key: String,
-    pub caller: Caller,
-}
-
-pub struct TestApp {
+/// A cloud serving in this process; it stops when dropped.
+pub struct TestCloud {
     pub base: String,
-    pub client: reqwest::Client,
+    /// A client of it with no key.
+    pub http: Client,
     pub wms: Wms,
     pub a: Tenant,
     pub b: Tenant,
@@ -30,57 +26,29 @@ pub struct TestApp {
     _stop: oneshot::Sender<()>,
 }
 
-pub async fn spawn_app() -> TestApp {
-    spawn_app_with(RateLimit {
-        per_second: 100_000,
-        burst: 100_000,
-    })
-    .await
+/// A limit no test reaches by accident.
+const UNLIMITED: RateLimit = RateLimit {
+    per_second: 100_000,
+    burst: 100_000,
+};
+
+pub async fn spawn_cloud() -> TestCloud {
+    spawn_cloud_configured(|_| {}).await
 }
 
-async fn tenant(wms: &Wms, name: &str) -> Tenant {
-    let b = wms
-        .create_business(name, "EUR", "Europe/Madrid")
-        .await
-        .expect("business");
-    let mut warehouses = Vec::new();
-    for (code, visible) in [("MAD1", true), ("BCN1", false)] {
-        let w = wms
-            .create_warehouse(b.id, code, code, Address::default(), visible)
-            .await
-            .expect("warehouse");
-        warehouses.push(w.id);
-    }
-    let k = wms
-        .create_key(b.id, Some("test".into()))
-        .await
-        .expect("key");
-    Tenant {
-        business: b.id,
-        warehouses,
-        caller: Caller {
-            key_id: k.key.id,
-            business_id: b.id,
-        },
-        key: k.secret,
-    }
+/// A cloud with the given rate limit.
+pub async fn spawn_cloud_with(rate_limit: RateLimit) -> TestCloud {
+    spawn_cloud_configured(|s| s.rate_limit = rate_limit).await
 }
 
-pub async fn spawn_app_with(rate_limit: RateLimit) -> TestApp {
-    spawn_app_configured(|s| s.rate_limit = rate_limit).await
-}
-
-/// A server whose settings `configure` adjusts.
-pub async fn spawn_app_configured(configure: impl FnOnce(&mut Settings)) -> TestApp {
+/// A cloud whose settings `configure` adjusts.
+pub async fn spawn_cloud_configured(configure: impl FnOnce(&mut Settings)) -> TestCloud {
     let dir = tempfile::tempdir().expect("tempdir");
     let wms = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("open");
-    let a = tenant(&wms, "Alpha").await;
-    let b = tenant(&wms, "Beta").await;
+    let a = tenant("Alpha").seed(&wms).await;
+    let b = tenant("Beta").seed(&wms).await;
     let mut settings = Settings {
-        rate_limit: RateLimit {
-            per_second: 100_000,
-            burst: 100_000,
-        },
+        rate_limit: UNLIMITED,
         data_dir: dir.path().to_owned(),
         ..Settings::default()
     };
@@ -104,9 +72,9 @@ pub async fn spawn_app_configured(configure: impl FnOnce(&mut Settings)) -> Test
             })
             .await;
     });
-    TestApp {
+    TestCloud {
+        http: Client::new(&base),
         base,
-        client: reqwest::Client::new(),
         wms,
         a,
         b,
@@ -115,20 +83,27 @@ pub async fn spawn_app_configured(configure: impl FnOnce(&mut Settings)) -> Test
     }
 }
 
-/// A response reduced to what tests look at.
-#[derive(Debug)]
-pub struct Res {
-    pub status: u16,
-    pub body: Value,
-    pub headers: reqwest::header::HeaderMap,
+/// Each tenant: a visible warehouse and a hidden one (buyers see the
+/// stock of the first only), and a key.
+fn tenant(name: &str) -> seed::Business {
+    seed::business(name)
+        .time_zone("Europe/Madrid")
+        .warehouses(&[("MAD1", "MAD1", true), ("BCN1", "BCN1", false)])
+        .key_label("test")
 }
 
-impl TestApp {
+impl TestCloud {
     /// The engine, for the office's operations (CRM, pricing, OAuth).
     pub fn office(&self) -> depot_office::Office {
         depot_office::Office::new(self.wms.clone())
     }
 
+    /// A client of it as tenant A.
+    pub fn as_a(&self) -> Client {
+        self.http.with_key(self.a.key.as_str())
+    }
+
+    /// `method path` with `key` (or none), and a JSON body when given.
     pub async fn call(
         &self,
         method: &str,
@@ -136,17 +111,11 @@ impl TestApp {
         key: Option<&str>,
         body: Option<Value>,
     ) -> Res {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self.client.request(method, format!("{}{path}", self.base));
-        if let Some(k) = key {
-            req = req.header("X-API-KEY", k);
-        }
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        send(req).await
+        self.http.with_key(key).call(method, path, body).await
     }
 
+    /// `method path` with `key` and a body that is not JSON (or not
+    /// valid), with the content type given.
     pub async fn raw(
         &self,
         method: &str,
@@ -155,28 +124,26 @@ impl TestApp {
         content_type: Option<&str>,
         body: Vec<u8>,
     ) -> Res {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.base))
-            .header("X-API-KEY", key)
-            .body(body);
+        let mut req = self.http.with_key(key).raw(method, path).body(body);
         if let Some(ct) = content_type {
             req = req.header("content-type", ct);
         }
-        send(req).await
+        req.send().await
     }
 
+    /// GET as tenant A.
     pub async fn get(&self, path: &str) -> Res {
-        self.call("GET", path, Some(&self.a.key), None).await
+        self.as_a().get(path).await
     }
 
+    /// POST as tenant A.
     pub async fn post(&self, path: &str, body: Value) -> Res {
-        self.call("POST", path, Some(&self.a.key), Some(body)).await
+        self.as_a().post(path, body).await
     }
 
+    /// PUT as tenant A.
     pub async fn put(&self, path: &str, body: Value) -> Res {
-        self.call("PUT", path, Some(&self.a.key), Some(body)).await
+        self.as_a().put(path, body).await
     }
 
     /// Creates an item in tenant A and answers its id.
@@ -250,30 +217,4 @@ impl TestApp {
             .expect("events")
             .len()
     }
-}
-
-/// Sends a request and reduces the answer: JSON when it is JSON.
-async fn send(req: reqwest::RequestBuilder) -> Res {
-    let resp = req.send().await.expect("request");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let text = resp.text().await.expect("body");
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Res {
-        status,
-        body,
-        headers,
-    }
-}
-
-/// Asserts the spec's error body with the given status.
-pub fn assert_error(r: &Res, status: u16) {
-    assert_eq!(r.status, status, "{:?}", r.body);
-    assert_eq!(r.body["error"], 1, "{:?}", r.body);
-    assert_eq!(r.body["code"], status, "{:?}", r.body);
-    assert!(
-        r.body["message"].as_str().is_some_and(|m| !m.is_empty()),
-        "{:?}",
-        r.body
-    );
 }

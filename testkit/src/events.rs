@@ -1,0 +1,14 @@
+//! What an event log holds, for tests of sync: an event that arrived twice
+//! or not at all shows in the counts.
+
+use depot_wms::Wms;
+use std::collections::HashMap;
+
+/// How many times each event id is in `wms`'s log.
+pub async fn event_ids(wms: &Wms) -> HashMap<String, usize> {
+    let mut ids = HashMap::new();
+    for e in wms.events_since(0, u32::MAX).await.expect("events") {
+        *ids.entry(e.id.to_string()).or_insert(0) += 1;
+    }
+    ids
+}
