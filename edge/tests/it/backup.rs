@@ -7,6 +7,7 @@
 
 use crate::common;
 use common::process::{BIN, movements, spawn};
+use depot_testkit::http::Client;
 use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
 use serde_json::json;
@@ -56,20 +57,20 @@ async fn refused(env: &[(&str, String)], args: &[&str], why: &str) {
 }
 
 /// One stock adjustment; the movement's id if it was answered 200.
-async fn adjust(client: &reqwest::Client, base: &str, key: &str, b: i64, w: i64) -> Option<String> {
+async fn adjust(client: &Client, base: &str, key: &str, b: i64, w: i64) -> Option<String> {
     let resp = client
-        .post(format!("{base}/v1/inventory/{b}/adjust"))
-        .header("X-API-KEY", key)
+        .with_base(base)
+        .with_key(key)
+        .raw("POST", &format!("/v1/inventory/{b}/adjust"))
         .json(&json!({"warehouse_id": w, "sku": "K", "reason": "received", "quantity": 1}))
         .timeout(Duration::from_secs(5))
-        .send()
+        .try_send()
         .await
         .ok()?;
-    if resp.status() != 200 {
+    if resp.status != 200 {
         return None;
     }
-    let body = resp.json::<serde_json::Value>().await.ok()?;
-    body["data"]["movements"][0]["id"]
+    resp.body["data"]["movements"][0]["id"]
         .as_str()
         .map(str::to_owned)
 }
@@ -105,7 +106,7 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
         ("DEPOT_LISTEN", "127.0.0.1:0".into()),
         ("DEPOT_BROKER__URL", rig.broker_url.clone()),
     ];
-    let client = reqwest::Client::new();
+    let client = Client::new("");
     let edge = spawn(&env);
     // The key, the warehouse and the item arrive from the cloud.
     let answered: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
@@ -238,12 +239,11 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
     );
     // The restored box serves.
     let resp = client
-        .get(format!("{}/v1/edge/status", edge.base))
-        .header("X-API-KEY", &key)
-        .send()
-        .await
-        .expect("status");
-    assert_eq!(resp.status(), 200);
+        .with_base(&edge.base)
+        .with_key(key.as_str())
+        .get("/v1/edge/status")
+        .await;
+    assert_eq!(resp.status, 200);
     edge.kill();
     rig.stop().await;
 }
@@ -285,14 +285,13 @@ async fn a_restore_it_cannot_trust_is_refused_and_changes_nothing() {
 
     // A good backup of this very edge, refused only because the daemon runs.
     refused(&env, &["restore", &good_arg], "daemon").await;
-    let client = reqwest::Client::new();
+    let client = Client::new("");
     let resp = client
-        .get(format!("{}/v1/edge/status", edge.base))
-        .header("X-API-KEY", key)
-        .send()
-        .await
-        .expect("status");
-    assert_eq!(resp.status(), 200, "the daemon stopped serving");
+        .with_base(&edge.base)
+        .with_key(key)
+        .get("/v1/edge/status")
+        .await;
+    assert_eq!(resp.status, 200, "the daemon stopped serving");
     edge.kill();
 
     let corrupt = files.join("corrupt.db");
@@ -381,7 +380,7 @@ async fn older_backup(name: &str, through_link: bool, after: usize) -> Older {
         ("DEPOT_LISTEN", "127.0.0.1:0".into()),
         ("DEPOT_BROKER__URL", rig.broker_url.clone()),
     ];
-    let client = reqwest::Client::new();
+    let client = Client::new("");
     let edge = spawn(&env);
     let mut written = vec![first_write(&client, &edge.base, &rig).await];
     drained(&db, &origin, rig.node).await;
@@ -460,7 +459,7 @@ async fn converged(o: &Older, ids: &[String]) {
 /// The movement id of a write the daemon at `base` takes once it can:
 /// a daemon just started may not serve yet, or (a new box) not yet have
 /// the key, which comes down from the cloud.
-async fn first_write(client: &reqwest::Client, base: &str, rig: &Rig) -> String {
+async fn first_write(client: &Client, base: &str, rig: &Rig) -> String {
     let (b, w, key) = (rig.business.0, rig.warehouse.0, rig.key.clone());
     let taken = Arc::new(Mutex::new(None));
     eventually("the edge to take a write", || {
@@ -514,7 +513,7 @@ async fn restore_then_write(offline: bool, after: usize) {
         "{}",
         text(&out)
     );
-    let client = reqwest::Client::new();
+    let client = Client::new("");
     let edge = spawn(&o.env);
     o.written
         .push(first_write(&client, &edge.base, &o.rig).await);
@@ -550,15 +549,14 @@ async fn restore_then_write(offline: bool, after: usize) {
 }
 
 /// `GET /v1/edge/status`'s data.
-async fn edge_status(client: &reqwest::Client, base: &str, key: &str) -> serde_json::Value {
-    let resp = client
-        .get(format!("{base}/v1/edge/status"))
-        .header("X-API-KEY", key)
-        .send()
-        .await
-        .expect("status");
-    assert_eq!(resp.status(), 200);
-    resp.json::<serde_json::Value>().await.expect("status body")["data"].take()
+async fn edge_status(client: &Client, base: &str, key: &str) -> serde_json::Value {
+    let mut resp = client
+        .with_base(base)
+        .with_key(key)
+        .get("/v1/edge/status")
+        .await;
+    assert_eq!(resp.status, 200);
+    resp.body["data"].take()
 }
 
 /// A box restored from a backup older than what the cloud has: the
@@ -587,7 +585,7 @@ async fn writes_taken_offline_after_a_restore_go_up_after_the_cloud_has_given_ba
 async fn a_new_box_taking_over_an_edge_gets_its_writes_back() {
     let mut o = older_backup("new-box-", false, 10).await;
     std::fs::remove_dir_all(&o.data).expect("the old box's data");
-    let client = reqwest::Client::new();
+    let client = Client::new("");
     let edge = spawn(&o.env);
     o.written
         .push(first_write(&client, &edge.base, &o.rig).await);

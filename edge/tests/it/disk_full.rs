@@ -15,6 +15,7 @@ use common::process::run;
 use depot_edge::faults::Faults;
 use depot_edge::settings::Settings;
 use depot_protocol::BusinessId;
+use depot_testkit::http::Client;
 use depot_wms::metrics::exposition::{parse, value};
 use serde_json::{Value, json};
 use std::io::Write;
@@ -25,8 +26,8 @@ struct Floor {
     settings: Settings,
     business: BusinessId,
     warehouse: i64,
-    key: String,
-    client: reqwest::Client,
+    /// The edge, with the key.
+    client: Client,
 }
 
 /// An edge with a business, a warehouse, a key and item `A`, as the cloud
@@ -35,12 +36,11 @@ async fn floor(cloud_dir: &Path, data_dir: &Path) -> Floor {
     let (settings, business, warehouse, key) = bootstrap(cloud_dir, data_dir).await;
     let edge = RunningEdge::start(settings.clone(), Faults::default()).await;
     Floor {
+        client: Client::new(&edge.base).with_key(key.as_str()),
         edge,
         settings,
         business,
         warehouse,
-        key,
-        client: reqwest::Client::new(),
     }
 }
 
@@ -60,17 +60,13 @@ impl Floor {
     async fn receive(&self) -> (u16, Value) {
         let r = self
             .client
-            .post(format!(
-                "{}/v1/inventory/{}/adjust",
-                self.edge.base, self.business
-            ))
-            .header("X-API-KEY", &self.key)
-            .json(&json!({"warehouse_id": self.warehouse, "sku": "A", "reason": "received", "quantity": 1}))
-            .send()
-            .await
-            .expect("adjust");
-        let status = r.status().as_u16();
-        (status, r.json().await.expect("a JSON body"))
+            .post(
+                &format!("/v1/inventory/{}/adjust", self.business),
+                json!({"warehouse_id": self.warehouse, "sku": "A", "reason": "received", "quantity": 1}),
+            )
+            .await;
+        assert!(!r.body.is_string(), "a JSON body: {:?}", r.body);
+        (r.status, r.body)
     }
 
     /// Receives until the disk refuses one: how many were kept, and the
@@ -101,42 +97,22 @@ impl Floor {
     }
 
     async fn status(&self) -> Value {
-        let r = self
-            .client
-            .get(format!("{}/v1/edge/status", self.edge.base))
-            .header("X-API-KEY", &self.key)
-            .send()
-            .await
-            .expect("status");
-        assert_eq!(r.status(), 200, "the status is read, not written");
-        let body: Value = r.json().await.expect("json");
-        body["data"]["storage"].clone()
+        let r = self.client.get("/v1/edge/status").await;
+        assert_eq!(r.status, 200, "the status is read, not written");
+        r.body["data"]["storage"].clone()
     }
 
     async fn on_hand(&self) -> i64 {
-        let r: Value = self
+        let r = self
             .client
-            .get(format!(
-                "{}/v1/inventory/{}/items/list",
-                self.edge.base, self.business
-            ))
-            .header("X-API-KEY", &self.key)
-            .send()
+            .get(&format!("/v1/inventory/{}/items/list", self.business))
             .await
-            .expect("list")
-            .json()
-            .await
-            .expect("json");
+            .body;
         r["data"][0]["on_hand"].as_i64().unwrap_or(0)
     }
 
     async fn metric(&self, name: &str) -> Option<f64> {
-        let text = reqwest::get(format!("{}/metrics", self.edge.base))
-            .await
-            .expect("metrics")
-            .text()
-            .await
-            .expect("text");
+        let text = self.client.with_key(None).get("/metrics").await.text();
         value(&parse(&text).expect("exposition"), name, &[])
     }
 
@@ -190,12 +166,12 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
         "{storage}"
     );
     assert_eq!(floor.metric("depot_writer_disk_full").await, Some(0.0));
-    let openapi: Value = reqwest::get(format!("{}/v1/openapi.json", floor.edge.base))
+    let openapi = floor
+        .client
+        .with_key(None)
+        .get("/v1/openapi.json")
         .await
-        .expect("openapi")
-        .json()
-        .await
-        .expect("json");
+        .body;
     let schemas = &openapi["components"]["schemas"];
     for name in ["EdgeStatus", "Storage", "StorageState"] {
         assert!(schemas[name].is_object(), "{name} not described");
@@ -330,19 +306,17 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     let data = tempfile::tempdir_in(&small).expect("a directory on the small filesystem");
     let (settings, business, warehouse, key) =
         bootstrap(cloud_dir.path(), &data.path().join("edge")).await;
-    let client = reqwest::Client::new();
+    let client = Client::new("").with_key(key.as_str());
     let receive = |base: String| {
-        let (client, key) = (client.clone(), key.clone());
+        let client = client.with_base(base);
         async move {
             client
-                .post(format!("{base}/v1/inventory/{business}/adjust"))
-                .header("X-API-KEY", &key)
-                .json(&json!({"warehouse_id": warehouse, "sku": "A", "reason": "received", "quantity": 1}))
-                .send()
+                .post(
+                    &format!("/v1/inventory/{business}/adjust"),
+                    json!({"warehouse_id": warehouse, "sku": "A", "reason": "received", "quantity": 1}),
+                )
                 .await
-                .expect("adjust")
-                .status()
-                .as_u16()
+                .status
         }
     };
     let reserve = settings.data_dir.join("space-reserve");
@@ -384,13 +358,8 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     );
 
     let edge = common::process::spawn(&env(&settings));
-    let r = client
-        .get(format!("{}/v1/edge/status", edge.base))
-        .header("X-API-KEY", &key)
-        .send()
-        .await
-        .expect("status");
-    assert_eq!(r.status(), 200);
+    let r = client.with_base(&edge.base).get("/v1/edge/status").await;
+    assert_eq!(r.status, 200);
     assert!(!reserve.exists(), "the reserve was given back");
     assert_eq!(receive(edge.base.clone()).await, 200, "the reserve's room");
     // Once space is freed the box keeps its reserve again, without a

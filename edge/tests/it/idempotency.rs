@@ -7,6 +7,7 @@ use crate::common;
 use common::RunningEdge;
 use depot_edge::devices::config::StationConfig;
 use depot_edge::faults::Faults;
+use depot_testkit::http::{Client, Res};
 use serde_json::{Value, json};
 
 const STATION: &str = "desk-1";
@@ -15,8 +16,8 @@ struct Floor {
     edge: RunningEdge,
     business: i64,
     warehouse: i64,
-    key: String,
-    client: reqwest::Client,
+    /// The edge, with the key.
+    client: Client,
     _dir: tempfile::TempDir,
 }
 
@@ -39,56 +40,25 @@ async fn floor() -> Floor {
     }];
     let edge = RunningEdge::start(offline.settings, Faults::default()).await;
     Floor {
+        client: Client::new(&edge.base).with_key(offline.key.as_str()),
         edge,
         business: offline.business.0,
         warehouse: offline.warehouse,
-        key: offline.key,
-        client: reqwest::Client::new(),
         _dir: dir,
     }
 }
 
-/// An answer as it came.
-struct Raw {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    bytes: Vec<u8>,
-}
-
-impl Raw {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.bytes).unwrap_or(Value::Null)
-    }
-
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    fn replayed(&self) -> bool {
-        self.header("idempotent-replayed") == Some("true")
-    }
+fn replayed(r: &Res) -> bool {
+    r.header("idempotent-replayed") == Some("true")
 }
 
 impl Floor {
-    async fn send(&self, method: &str, path: &str, key: Option<&[u8]>, body: &Value) -> Raw {
-        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
-        let mut req = self
-            .client
-            .request(method, format!("{}{path}", self.edge.base))
-            .header("X-API-KEY", &self.key)
-            .json(body);
+    async fn send(&self, method: &str, path: &str, key: Option<&[u8]>, body: &Value) -> Res {
+        let mut req = self.client.raw(method, path).json(body);
         if let Some(k) = key {
-            req = req.header(
-                "Idempotency-Key",
-                reqwest::header::HeaderValue::from_bytes(k).expect("a header value"),
-            );
+            req = req.header("Idempotency-Key", k);
         }
-        let r = req.send().await.expect("request");
-        Raw {
-            status: r.status().as_u16(),
-            headers: r.headers().clone(),
-            bytes: r.bytes().await.expect("body").to_vec(),
-        }
+        req.send().await
     }
 
     async fn events(&self, kind: &str) -> usize {
@@ -129,19 +99,14 @@ fn writes(doc: &Value, business: i64) -> Vec<(String, String, Value)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_write_at_the_edge_is_described_with_the_key_and_takes_it() {
     let f = floor().await;
-    let doc: Value = reqwest::get(format!("{}/v1/openapi.json", f.edge.base))
-        .await
-        .expect("openapi")
-        .json()
-        .await
-        .expect("json");
+    let doc = f.client.with_key(None).get("/v1/openapi.json").await.body;
     // The same description in 3.0.3, valid where CI has a validator.
-    let doc30: Value = reqwest::get(format!("{}/v1/openapi-3.0.json", f.edge.base))
+    let doc30 = f
+        .client
+        .with_key(None)
+        .get("/v1/openapi-3.0.json")
         .await
-        .expect("openapi 3.0")
-        .json()
-        .await
-        .expect("json");
+        .body;
     assert_eq!(doc30["openapi"], "3.0.3");
     if let Ok(validator) = std::env::var("DEPOT_TEST_OPENAPI_VALIDATOR") {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -213,7 +178,7 @@ async fn every_write_at_the_edge_is_described_with_the_key_and_takes_it() {
         let again = f.send(method, path, Some(key.as_bytes()), &body).await;
         assert_eq!(again.status, first.status, "{what}: {:?}", again.json());
         if (200..300).contains(&first.status) {
-            assert!(again.replayed(), "{what}");
+            assert!(replayed(&again), "{what}");
             assert_eq!(again.bytes, first.bytes, "{what}");
         }
     }
@@ -230,7 +195,7 @@ async fn a_retry_at_the_edge_applies_nothing() {
     assert_eq!(first.status, 200, "{:?}", first.json());
     let moved = f.events("stock.moved").await;
     let again = f.send("POST", &adjust, Some(b"edge-adjust"), &body).await;
-    assert!(again.replayed());
+    assert!(replayed(&again));
     assert_eq!(again.bytes, first.bytes);
     assert_eq!(f.events("stock.moved").await, moved, "applied once");
     let other =
@@ -250,7 +215,7 @@ async fn a_retry_at_the_edge_applies_nothing() {
     let set_again = f
         .send("PUT", &task, Some(b"task-1"), &json!({"task": "idle"}))
         .await;
-    assert!(set_again.replayed());
+    assert!(replayed(&set_again));
     assert_eq!(set_again.bytes, set.bytes);
     assert_eq!(
         f.events("station.scanned").await,
@@ -269,7 +234,7 @@ async fn a_retry_at_the_edge_applies_nothing() {
         .send("POST", &scan, Some(b"scan-1"), &json!({"code": "A"}))
         .await;
     assert_eq!(retried.status, 409);
-    assert!(retried.replayed(), "the first answer, from its log write");
+    assert!(replayed(&retried), "the first answer, from its log write");
     assert_eq!(retried.bytes, refused.bytes);
     assert_eq!(f.events("station.scanned").await, logged + 2);
     // Without a key each scan is its own.
