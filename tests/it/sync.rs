@@ -4,10 +4,11 @@
 
 use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
-use depot_protocol::order::{Address, OrderStatus};
+use depot_protocol::order::OrderStatus;
 use depot_protocol::sync::EdgeId;
-use depot_protocol::tenant::Caller;
 use depot_testkit::eventually;
+use depot_testkit::http::Client;
+use depot_testkit::seed;
 use depot_wms::Wms;
 use serde_json::json;
 
@@ -23,29 +24,21 @@ async fn cloud_and_edge_converge_over_mqtt() {
         cloud_settings.broker.url = Some(url);
     }
     let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
-    let b = cloud
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = cloud
-        .create_warehouse(b.id, "MAD1", "Madrid", Address::default(), false)
-        .await
-        .expect("warehouse");
-    let key = cloud.create_key(b.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: key.key.id,
-        business_id: b.id,
-    };
-    let item = cloud
-        .create_item(
-            b.id,
-            serde_json::from_value(json!({"sku": "A", "name": "A"})).expect("item"),
-        )
-        .await
-        .expect("item");
+    let seeded = seed::business("B")
+        .warehouses(&[("MAD1", "Madrid", false)])
+        .item("A")
+        .seed(&cloud)
+        .await;
+    let (b, w, key, caller, item) = (
+        seeded.business,
+        seeded.warehouse,
+        seeded.key,
+        seeded.caller,
+        seeded.items[0],
+    );
     let edge_id = format!("e{}", std::process::id());
     let record = cloud
-        .register_edge(b.id, EdgeId::parse(&edge_id).expect("id"), None)
+        .register_edge(b, EdgeId::parse(&edge_id).expect("id"), None)
         .await
         .expect("register");
 
@@ -70,7 +63,7 @@ async fn cloud_and_edge_converge_over_mqtt() {
     };
 
     let edge_settings = EdgeSettings {
-        business_id: b.id.0,
+        business_id: b.0,
         edge_id: edge_id.clone(),
         node: record.node,
         data_dir: dir.path().join("edge"),
@@ -95,32 +88,31 @@ async fn cloud_and_edge_converge_over_mqtt() {
 
     // Down: the catalog and the key reach the edge.
     eventually("the item at the edge", || async {
-        edge.item(b.id, item.id).await.is_ok()
+        edge.item(b, item).await.is_ok()
     })
     .await;
     eventually("the key at the edge", || async {
-        matches!(edge.authenticate(&key.secret).await, Ok(Some(_)))
+        matches!(edge.authenticate(&key).await, Ok(Some(_)))
     })
     .await;
 
     // Up: a station receives stock at the edge, over HTTP, with the key.
-    let client = reqwest::Client::new();
-    let r = client
-        .post(format!("{edge_base}/v1/inventory/{}/adjust", b.id))
-        .header("X-API-KEY", &key.secret)
-        .json(&json!({"warehouse_id": w.id.0, "sku": "A", "reason": "received", "quantity": 7}))
-        .send()
-        .await
-        .expect("adjust at the edge");
-    assert_eq!(r.status(), 200);
+    let r = Client::new(&edge_base)
+        .with_key(key.as_str())
+        .post(
+            &format!("/v1/inventory/{b}/adjust"),
+            json!({"warehouse_id": w.0, "sku": "A", "reason": "received", "quantity": 7}),
+        )
+        .await;
+    assert_eq!(r.status, 200);
     eventually("the movement in the cloud", || async {
-        cloud.stock_level(item.id, w.id).await.map(|l| l.0).ok() == Some(7)
+        cloud.stock_level(item, w).await.map(|l| l.0).ok() == Some(7)
     })
     .await;
 
     // Down again: an order confirmed in the cloud is confirmed at the edge.
     let order = serde_json::from_value(
-        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "E2E-1", "warehouse_id": w.id.0,
+        json!({"channel": "web", "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"}, "external_ref": "E2E-1", "warehouse_id": w.0,
         "lines": [{"sku": "A", "quantity": 2}]}),
     )
     .expect("order");
@@ -130,13 +122,10 @@ async fn cloud_and_edge_converge_over_mqtt() {
         .await
         .expect("confirm");
     eventually("the confirmed order at the edge", || async {
-        edge.order(b.id, o.id).await.map(|o| o.status).ok() == Some(OrderStatus::Confirmed)
+        edge.order(b, o.id).await.map(|o| o.status).ok() == Some(OrderStatus::Confirmed)
     })
     .await;
-    assert_eq!(
-        edge.stock_level(item.id, w.id).await.expect("level"),
-        (7, 2)
-    );
+    assert_eq!(edge.stock_level(item, w).await.expect("level"), (7, 2));
 
     // The edge's own movement was not sent back down to it.
     eventually("an empty outbox", || async {
@@ -147,8 +136,8 @@ async fn cloud_and_edge_converge_over_mqtt() {
     })
     .await;
     assert_eq!(
-        edge.stock_level(item.id, w.id).await.expect("level"),
-        cloud.stock_level(item.id, w.id).await.expect("level")
+        edge.stock_level(item, w).await.expect("level"),
+        cloud.stock_level(item, w).await.expect("level")
     );
     assert!(cloud.check_ledger().await.expect("check").is_empty());
     assert!(edge.check_ledger().await.expect("check").is_empty());

@@ -13,10 +13,11 @@ use common::RunningEdge;
 use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::faults::Faults;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
-use depot_protocol::order::{Address, OrderStatus};
+use depot_protocol::order::OrderStatus;
 use depot_protocol::sync::EdgeId;
 use depot_protocol::tenant::Caller;
-use depot_protocol::{ItemId, OrderId, WarehouseId};
+use depot_protocol::{OrderId, WarehouseId};
+use depot_testkit::seed;
 use depot_testkit::{events::event_ids, eventually};
 use depot_wms::Wms;
 use serde_json::json;
@@ -112,31 +113,19 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
 
     // Cloud A: a business, stock, two confirmed orders, a registered edge.
     let a = Wms::open(&settings.database(), "cloud").expect("cloud a");
-    let b = a
-        .create_business("B", "EUR", "UTC")
-        .await
-        .expect("business");
-    let w = a
-        .create_warehouse(b.id, "W", "W", Address::default(), false)
-        .await
-        .expect("warehouse")
-        .id;
-    let key = a.create_key(b.id, None).await.expect("key");
-    let caller = Caller {
-        key_id: key.key.id,
-        business_id: b.id,
-    };
-    let mut items: Vec<ItemId> = Vec::new();
-    for sku in ["A", "B"] {
-        let req = serde_json::from_value(json!({"sku": sku, "name": sku})).expect("item");
-        items.push(a.create_item(b.id, req).await.expect("item").id);
-    }
+    let seeded = seed::business("B").item("A").item("B").seed(&a).await;
+    let (b, w, caller, items) = (
+        seeded.business,
+        seeded.warehouse,
+        seeded.caller,
+        seeded.items,
+    );
     adjust(&a, caller, w, "A", 50).await;
     adjust(&a, caller, w, "B", 30).await;
     let o1 = order(&a, caller, w, "A", "O1").await;
     let o2 = order(&a, caller, w, "B", "O2").await;
     let node = a
-        .register_edge(b.id, EdgeId::parse(&edge_id).expect("id"), None)
+        .register_edge(b, EdgeId::parse(&edge_id).expect("id"), None)
         .await
         .expect("register")
         .node;
@@ -144,7 +133,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
 
     let edge = RunningEdge::start(
         EdgeSettings {
-            business_id: b.id.0,
+            business_id: b.0,
             edge_id: edge_id.clone(),
             node,
             data_dir: dir.path().join("edge"),
@@ -160,7 +149,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
     .await;
     let ew = &edge.wms;
     eventually("the orders at the edge", || async {
-        ew.order(b.id, o2)
+        ew.order(b, o2)
             .await
             .is_ok_and(|o| o.status == OrderStatus::Confirmed)
     })
@@ -170,7 +159,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
     adjust(ew, caller, w, "A", 3).await;
     status(ew, caller, o1, OrderStatus::Picking).await;
     eventually("A to have the edge's work", || async {
-        a.order(b.id, o1)
+        a.order(b, o1)
             .await
             .is_ok_and(|o| o.status == OrderStatus::Picking)
     })
@@ -207,7 +196,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
         "the edge's cursor {cursor} is past B's log"
     );
     let up_b = bw
-        .edge(b.id, EdgeId::parse(&edge_id).expect("id"))
+        .edge(b, EdgeId::parse(&edge_id).expect("id"))
         .await
         .expect("edge")
         .expect("registered")
@@ -221,7 +210,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
     eventually("the edge to reload and B to have everything", || async {
         let s = ew.sync_snapshot().await.expect("snapshot");
         let up = bw
-            .edge(b.id, EdgeId::parse(&edge_id).expect("id"))
+            .edge(b, EdgeId::parse(&edge_id).expect("id"))
             .await
             .ok()
             .flatten()
@@ -247,8 +236,8 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
         "B's own change reached the edge, the edge's reached B"
     );
     for (o, want) in [(o1, OrderStatus::Packed), (o2, OrderStatus::Picking)] {
-        assert_eq!(bw.order(b.id, o).await.expect("order").status, want);
-        assert_eq!(ew.order(b.id, o).await.expect("order").status, want);
+        assert_eq!(bw.order(b, o).await.expect("order").status, want);
+        assert_eq!(ew.order(b, o).await.expect("order").status, want);
     }
     let (at_b, at_edge) = (event_ids(&bw).await, event_ids(ew).await);
     assert!(

@@ -247,7 +247,7 @@ async fn twenty_at_once_with_one_key_apply_once() {
     let ok: Vec<&Res> = answers.iter().filter(|r| r.status == 200).collect();
     assert!(!ok.is_empty(), "one of them applied it");
     assert_eq!(
-        ok.iter().filter(|r| !replayed(&r)).count(),
+        ok.iter().filter(|r| !replayed(r)).count(),
         1,
         "exactly one answer is not a replay"
     );
@@ -256,7 +256,7 @@ async fn twenty_at_once_with_one_key_apply_once() {
     }
     for r in answers.iter().filter(|r| r.status != 200) {
         assert_eq!(r.status, 409, "{:?}", r.body);
-        assert_eq!(error_word(&r), "idempotency_key_in_use");
+        assert_eq!(error_word(r), "idempotency_key_in_use");
     }
     assert_eq!(app.stock(item).await.0, 1, "applied once");
     assert_eq!(movements(&app, "burst").await, 1);
