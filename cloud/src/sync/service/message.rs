@@ -16,9 +16,15 @@ pub(super) struct Pending {
     pub events: Vec<SyncEvent>,
 }
 
-/// A message from the broker, decoded once, as it arrived.
-pub(super) enum Message {
+/// A message from the broker, decoded once: a batch waits to be applied
+/// with the others of its group; anything else is handled in its turn.
+pub(super) enum Decoded {
     Batch(Pending),
+    Other(Message),
+}
+
+/// A message that is not a batch.
+pub(super) enum Message {
     Hello(EdgeTopic, Hello),
     State(EdgeTopic, StateMessage),
     /// A retained state being cleared.
@@ -31,11 +37,13 @@ pub(super) enum Message {
     },
 }
 
-impl Message {
+impl Decoded {
     pub(super) fn decode(publish: &Publish) -> Self {
-        let ignored = |reason: String| Message::Ignored {
-            topic: publish.topic.clone(),
-            reason,
+        let ignored = |reason: String| {
+            Decoded::Other(Message::Ignored {
+                topic: publish.topic.clone(),
+                reason,
+            })
         };
         let topic = match EdgeTopic::parse(&publish.topic) {
             Ok(topic) => topic,
@@ -43,7 +51,7 @@ impl Message {
         };
         match topic.channel {
             Channel::Up => match decode::<UpMessage>(&publish.payload) {
-                Ok(UpMessage::Batch { session, events }) => Message::Batch(Pending {
+                Ok(UpMessage::Batch { session, events }) => Decoded::Batch(Pending {
                     topic,
                     session,
                     events,
@@ -66,13 +74,13 @@ impl Message {
                         recover_after,
                         node,
                     };
-                    Message::Hello(topic, hello)
+                    Decoded::Other(Message::Hello(topic, hello))
                 }
                 Err(e) => ignored(e.to_string()),
             },
-            Channel::State if publish.payload.is_empty() => Message::Cleared,
+            Channel::State if publish.payload.is_empty() => Decoded::Other(Message::Cleared),
             Channel::State => match decode::<StateMessage>(&publish.payload) {
-                Ok(state) => Message::State(topic, state),
+                Ok(state) => Decoded::Other(Message::State(topic, state)),
                 Err(e) => ignored(e.to_string()),
             },
             Channel::Down => ignored("the cloud does not read down topics".into()),

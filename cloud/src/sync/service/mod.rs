@@ -7,7 +7,7 @@ mod feed;
 mod hello;
 mod message;
 
-use message::{Message, Pending};
+use message::{Decoded, Message, Pending};
 
 use super::connection::Inbound;
 use super::{SyncError, SyncOptions};
@@ -139,9 +139,9 @@ impl Service {
                     generation,
                     publish,
                 } => {
-                    match Message::decode(&publish) {
-                        Message::Batch(batch) => batches.push(batch),
-                        other => {
+                    match Decoded::decode(&publish) {
+                        Decoded::Batch(batch) => batches.push(batch),
+                        Decoded::Other(other) => {
                             self.apply(std::mem::take(&mut batches)).await;
                             self.dispatch(other).await;
                         }
@@ -209,7 +209,6 @@ impl Service {
 
     async fn dispatch(&mut self, message: Message) {
         match message {
-            Message::Batch(batch) => self.apply(vec![batch]).await,
             Message::Hello(topic, hello) => self.hello(topic, hello).await,
             Message::State(topic, state) => self.state(topic, state).await,
             Message::Cleared => {}
