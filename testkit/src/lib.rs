@@ -17,4 +17,4 @@ pub mod rig;
 pub mod seed;
 pub mod wait;
 
-pub use wait::{PATIENCE, eventually, eventually_some, eventually_within};
+pub use wait::{PATIENCE, eventually, eventually_seen, eventually_some, eventually_within};

@@ -31,37 +31,91 @@ where
 {
     poll(patience, what, || {
         let holds = condition();
-        async move { holds.await.then_some(()) }
+        async move {
+            if holds.await {
+                Ok(())
+            } else {
+                Err(String::new())
+            }
+        }
     })
     .await;
 }
 
 /// Checks `found` until it finds something, and answers it; fails the
 /// test, naming `what`, if it has found nothing after [`PATIENCE`].
-pub async fn eventually_some<T, F, Fut>(what: &str, found: F) -> T
+pub async fn eventually_some<T, F, Fut>(what: &str, mut found: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    poll(PATIENCE, what, found).await
+    poll(PATIENCE, what, || {
+        let found = found();
+        async move { found.await.ok_or_else(String::new) }
+    })
+    .await
+}
+
+/// Looks with `look` until what it sees passes `holds`, and answers it;
+/// fails the test, naming `what` and showing the last thing seen, if
+/// nothing has after [`PATIENCE`].
+pub async fn eventually_seen<T, F, Fut>(what: &str, look: F, holds: impl Fn(&T) -> bool) -> T
+where
+    T: std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = T>,
+{
+    seen_within(PATIENCE, what, look, holds).await
+}
+
+async fn seen_within<T, F, Fut>(
+    patience: Duration,
+    what: &str,
+    mut look: F,
+    holds: impl Fn(&T) -> bool,
+) -> T
+where
+    T: std::fmt::Debug,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = T>,
+{
+    poll(patience, what, || {
+        let seen = look();
+        let holds = &holds;
+        async move {
+            let seen = seen.await;
+            if holds(&seen) {
+                Ok(seen)
+            } else {
+                Err(format!("{seen:?}"))
+            }
+        }
+    })
+    .await
 }
 
 /// The one loop of the kit: every [`EVERY`] until `found` answers, for at
-/// most `patience`.
+/// most `patience`. What it says when it does not (if anything) is shown
+/// when the test fails.
 async fn poll<T, F, Fut>(patience: Duration, what: &str, mut found: F) -> T
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
+    Fut: Future<Output = Result<T, String>>,
 {
     let deadline = tokio::time::Instant::now() + patience;
     loop {
-        if let Some(v) = found().await {
-            return v;
+        let seen = match found().await {
+            Ok(v) => return v,
+            Err(seen) => seen,
+        };
+        if tokio::time::Instant::now() >= deadline {
+            let seen = if seen.is_empty() {
+                String::new()
+            } else {
+                format!("; last seen: {seen}")
+            };
+            panic!("timed out after {patience:?} waiting for {what}{seen}");
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {patience:?} waiting for {what}"
-        );
         tokio::time::sleep(EVERY).await;
     }
 }
@@ -89,6 +143,13 @@ mod tests {
         })
         .await;
         assert_eq!(found, 3);
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "waiting for an even number; last seen: 7")]
+    async fn it_shows_what_it_saw_last() {
+        let patience = Duration::from_millis(50);
+        seen_within(patience, "an even number", || async { 7 }, |n| n % 2 == 0).await;
     }
 
     #[tokio::test]

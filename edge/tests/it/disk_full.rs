@@ -366,15 +366,10 @@ async fn a_box_stopped_on_a_full_disk_starts_again() {
     // restart.
     drop(ballast);
     std::fs::remove_file(data.path().join("ballast")).expect("free the space");
-    let mut again = false;
-    for _ in 0..150 {
-        if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == depot_edge::disk::RESERVE_BYTES) {
-            again = true;
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert!(again, "the reserve is made again while serving");
+    depot_testkit::eventually("the reserve to be made again while serving", || async {
+        std::fs::metadata(&reserve).is_ok_and(|m| m.len() == depot_edge::disk::RESERVE_BYTES)
+    })
+    .await;
     edge.terminate();
 }
 

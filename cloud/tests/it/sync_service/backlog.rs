@@ -36,28 +36,24 @@ async fn listed(
 ) -> serde_json::Value {
     let client = Client::new(base).with_key(key);
     let path = format!("/v1/edges/{}/list", w.business);
-    let mut last = serde_json::Value::Null;
-    let found = timeout(WAIT, async {
-        loop {
-            let r = client.get(&path).await;
+    let (client, path) = (&client, &path);
+    depot_testkit::eventually_seen(
+        what,
+        || async move {
+            let r = client.get(path).await;
             assert_eq!(r.status, 200);
-            let row = r.body["data"]
+            r.body["data"]
                 .as_array()
                 .and_then(|rows| {
                     rows.iter()
                         .find(|e| e["edge_id"] == w.edge_id.as_str())
                         .cloned()
                 })
-                .unwrap_or_default();
-            if want(&row) {
-                return row;
-            }
-            last = row;
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    found.unwrap_or_else(|_| panic!("no {what} within {WAIT:?}; the row is {last}"))
+                .unwrap_or_default()
+        },
+        want,
+    )
+    .await
 }
 
 async fn backlog_scenario(url: &MqttUrl, tag: &str) {
