@@ -225,7 +225,7 @@ async fn encode_backlog(edge: &Wms, head: i64, window: i64) -> anyhow::Result<Ba
         for b in cut {
             let n = match &b {
                 UpMessage::Batch { events, .. } => events.len(),
-                UpMessage::Hello { .. } => 0,
+                UpMessage::Hello(_) => 0,
             };
             batches.push((n, message::encode(&b)));
         }

@@ -13,7 +13,7 @@ use common::RunningEdge;
 use common::process::run;
 use depot_edge::faults::Faults;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
-use depot_protocol::sync::message::{UpMessage, decode};
+use depot_protocol::sync::message::{Hello, UpMessage, decode};
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_testkit::eventually;
 use depot_testkit::http::Client;
@@ -52,7 +52,9 @@ fn cloud(
                         .await;
                 }
                 Ok(Event::Incoming(Packet::Publish(p))) if subscribed => {
-                    if let Ok(UpMessage::Hello { session, .. }) = decode::<UpMessage>(&p.payload) {
+                    if let Ok(UpMessage::Hello(Hello { session, .. })) =
+                        decode::<UpMessage>(&p.payload)
+                    {
                         let body = serde_json::to_vec(&ack(&session)).unwrap_or_default();
                         let _ = client.publish(&down, QoS::AtLeastOnce, false, body).await;
                     }

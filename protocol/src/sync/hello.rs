@@ -6,47 +6,11 @@
 //! acknowledgement with the cursor here as it stands, then pages from its
 //! cursor.
 
-use super::message::{DownMessage, Landmark, UpMessage};
+use super::message::{DownMessage, Hello};
 use super::topic::EdgeId;
 use crate::BusinessId;
 
-/// A hello as it arrived.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Hello {
-    pub session: String,
-    pub version: String,
-    pub cursor: i64,
-    pub head: Option<i64>,
-    pub last: Option<Landmark>,
-    pub recover_after: Option<i64>,
-    pub node: Option<u32>,
-}
-
 impl Hello {
-    /// The hello an up message carries, if it is one.
-    pub fn of(message: UpMessage) -> Option<Self> {
-        match message {
-            UpMessage::Hello {
-                session,
-                version,
-                cursor,
-                head,
-                last,
-                recover_after,
-                node,
-            } => Some(Self {
-                session,
-                version,
-                cursor,
-                head,
-                last,
-                recover_after,
-                node,
-            }),
-            UpMessage::Batch { .. } => None,
-        }
-    }
-
     /// What makes a hello impossible to answer: positions in a log are
     /// never negative, and the change an edge applied last is at or before
     /// its cursor. (A cursor past the cloud's head is possible: the
@@ -168,6 +132,7 @@ pub fn answer(business: BusinessId, edge: &EdgeId, hello: &Hello, facts: Facts) 
 mod tests {
     use super::*;
     use crate::EventId;
+    use crate::sync::message::Landmark;
 
     fn hello(cursor: i64) -> Hello {
         Hello {

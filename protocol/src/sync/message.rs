@@ -63,44 +63,50 @@ pub struct Landmark {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", try_from = "UpWire")]
 pub enum UpMessage {
-    /// First message of every connection.
-    Hello {
-        /// Changes a fresh connection has: stale acks from an earlier
-        /// session are told apart by it.
-        session: String,
-        version: String,
-        /// The last cloud rev the edge applied.
-        cursor: i64,
-        /// The newest event of the edge's own log (its `seq`): with the
-        /// cloud's cursor, how much is still to come up. Optional so that
-        /// peers of either age parse each other.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        head: Option<i64>,
-        /// The last change the edge applied, by rev and id: a cloud whose
-        /// log holds another change at that rev (restored from an older
-        /// backup and grown again past the cursor) answers with `reset`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        last: Option<Landmark>,
-        /// The edge's own log is certain only through this seq: it was
-        /// restored from a backup, or started empty, and the cloud may have
-        /// applied later events of it. The cloud answers with those events
-        /// ([`DownMessage::Recovered`]), one page per hello, and the edge
-        /// sends nothing of its own until it has them. Absent once the log
-        /// is known whole.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        recover_after: Option<i64>,
-        /// The node number the edge runs as, which its records' ids carry:
-        /// a cloud that registered the edge as another node answers with
-        /// [`DownMessage::Refused`], and the edge sends nothing of its own
-        /// until a hello is served, so ids of two boxes never collide in
-        /// the cloud. Absent from older edges' hellos.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        node: Option<u32>,
-    },
+    /// First message of every connection, and said again every few
+    /// seconds.
+    Hello(Hello),
     Batch {
         session: String,
         events: Vec<SyncEvent>,
     },
+}
+
+/// What an edge says in a hello: where it stands, so the cloud can serve
+/// it from there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Changes a fresh connection has: stale acks from an earlier
+    /// session are told apart by it.
+    pub session: String,
+    pub version: String,
+    /// The last cloud rev the edge applied.
+    pub cursor: i64,
+    /// The newest event of the edge's own log (its `seq`): with the
+    /// cloud's cursor, how much is still to come up. Optional so that
+    /// peers of either age parse each other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<i64>,
+    /// The last change the edge applied, by rev and id: a cloud whose
+    /// log holds another change at that rev (restored from an older
+    /// backup and grown again past the cursor) answers with `reset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<Landmark>,
+    /// The edge's own log is certain only through this seq: it was
+    /// restored from a backup, or started empty, and the cloud may have
+    /// applied later events of it. The cloud answers with those events
+    /// ([`DownMessage::Recovered`]), one page per hello, and the edge
+    /// sends nothing of its own until it has them. Absent once the log
+    /// is known whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recover_after: Option<i64>,
+    /// The node number the edge runs as, which its records' ids carry:
+    /// a cloud that registered the edge as another node answers with
+    /// [`DownMessage::Refused`], and the edge sends nothing of its own
+    /// until a hello is served, so ids of two boxes never collide in
+    /// the cloud. Absent from older edges' hellos.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<u32>,
 }
 
 /// An [`UpMessage`] as read: every variant's fields in one struct. Serde
@@ -134,7 +140,7 @@ impl TryFrom<UpWire> for UpMessage {
     fn try_from(w: UpWire) -> Result<Self, String> {
         let missing = |field: &str| format!("missing field `{field}`");
         Ok(match w.tag {
-            UpTag::Hello => UpMessage::Hello {
+            UpTag::Hello => UpMessage::Hello(Hello {
                 session: w.session,
                 version: w.version.ok_or_else(|| missing("version"))?,
                 cursor: w.cursor.ok_or_else(|| missing("cursor"))?,
@@ -142,7 +148,7 @@ impl TryFrom<UpWire> for UpMessage {
                 last: w.last,
                 recover_after: w.recover_after,
                 node: w.node,
-            },
+            }),
             UpTag::Batch => UpMessage::Batch {
                 session: w.session,
                 events: w.events.ok_or_else(|| missing("events"))?,
@@ -421,11 +427,11 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
         assert!(matches!(
             hello,
-            UpMessage::Hello {
+            UpMessage::Hello(Hello {
                 head: None,
                 node: None,
                 ..
-            }
+            })
         ));
         let ack: DownMessage =
             decode(br#"{"type":"ack","session":"s","through_seq":2,"gap":false,"rejected":[]}"#)
@@ -443,7 +449,7 @@ mod tests {
         assert!(matches!(online, StateMessage::Online { head: None, .. }));
         // …and what a newer one sends carries the fields, which an older
         // reader (no `deny_unknown_fields`) skips.
-        let hello = UpMessage::Hello {
+        let hello = UpMessage::Hello(Hello {
             session: "s".into(),
             version: "v".into(),
             cursor: 3,
@@ -451,7 +457,7 @@ mod tests {
             last: None,
             recover_after: Some(4),
             node: Some(2),
-        };
+        });
         let json = String::from_utf8(encode(&hello)).unwrap_or_default();
         assert!(json.contains(r#""head":9"#), "{json}");
         assert!(json.contains(r#""node":2"#), "{json}");

@@ -33,5 +33,5 @@ pub mod outbox;
 mod sim;
 pub mod topic;
 
-pub use message::{DownMessage, Rejection, StateMessage, SyncEvent, UpMessage};
+pub use message::{DownMessage, Hello, Rejection, StateMessage, SyncEvent, UpMessage};
 pub use topic::{Channel, EdgeId, EdgeTopic};

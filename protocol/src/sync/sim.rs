@@ -9,7 +9,7 @@
 //! the cloud holds exactly the edge's log, each event once and in order,
 //! and the edge's acknowledgement covers all of it.
 
-use super::hello::{self, Facts, Hello, Registration};
+use super::hello::{self, Facts, Registration};
 use super::inbox;
 use super::link::{Do, HelloFacts, Identity, LinkState, PendingAck, TakenBack, Topics};
 use super::message::{self, DownMessage, RecoveredEvent, SyncEvent, UpMessage};
@@ -313,8 +313,7 @@ impl World {
                     hands_back: false,
                 });
             }
-            hello => {
-                let hello = Hello::of(hello).expect("a hello");
+            UpMessage::Hello(hello) => {
                 assert_eq!(hello.malformed(), None);
                 let facts = Facts {
                     registered: Some(Registration {

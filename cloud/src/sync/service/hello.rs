@@ -5,8 +5,8 @@
 use super::{Downlink, Service};
 use depot_protocol::sync::DownMessage;
 use depot_protocol::sync::downstream::Feed;
-use depot_protocol::sync::hello::{Answer, Facts, Hello, Registration, answer};
-use depot_protocol::sync::message::encode;
+use depot_protocol::sync::hello::{Answer, Facts, Registration, answer};
+use depot_protocol::sync::message::{Hello, encode};
 use depot_protocol::sync::topic::EdgeTopic;
 use depot_wms::sync::Sighting;
 use tokio::time::Instant;

@@ -2,8 +2,7 @@
 //! others of its group, a hello, an edge's state, or something the cloud
 //! does not read (said why).
 
-use depot_protocol::sync::hello::Hello;
-use depot_protocol::sync::message::decode;
+use depot_protocol::sync::message::{Hello, decode};
 use depot_protocol::sync::topic::{Channel, EdgeTopic};
 use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
 use rumqttc::Publish;
@@ -56,26 +55,7 @@ impl Decoded {
                     session,
                     events,
                 }),
-                Ok(UpMessage::Hello {
-                    session,
-                    version,
-                    cursor,
-                    head,
-                    last,
-                    recover_after,
-                    node,
-                }) => {
-                    let hello = Hello {
-                        session,
-                        version,
-                        cursor,
-                        head,
-                        last,
-                        recover_after,
-                        node,
-                    };
-                    Decoded::Other(Message::Hello(topic, hello))
-                }
+                Ok(UpMessage::Hello(hello)) => Decoded::Other(Message::Hello(topic, hello)),
                 Err(e) => ignored(e.to_string()),
             },
             Channel::State if publish.payload.is_empty() => Decoded::Other(Message::Cleared),

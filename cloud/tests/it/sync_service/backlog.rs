@@ -150,7 +150,7 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
     // A hello from the box restored from a backup that ends at seq 1: the
     // list says it is taking its own events back, until a hello says its
     // log is whole.
-    edge.send(&UpMessage::Hello {
+    edge.send(&UpMessage::Hello(Hello {
         session: "run-1".into(),
         version: "9.9.10".into(),
         cursor,
@@ -158,7 +158,7 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
         last: None,
         recover_after: Some(1),
         node: None,
-    })
+    }))
     .await;
     let answer = edge
         .until(WAIT, "the answer to the restored box", |m| {

@@ -128,7 +128,7 @@ impl FakeEdge {
         cursor: i64,
         head: Option<i64>,
     ) {
-        self.send(&UpMessage::Hello {
+        self.send(&UpMessage::Hello(Hello {
             session: session.into(),
             version: version.into(),
             cursor,
@@ -136,13 +136,13 @@ impl FakeEdge {
             last: None,
             recover_after: None,
             node: None,
-        })
+        }))
         .await;
     }
 
     /// A hello naming the last change the edge applied.
     pub(crate) async fn hello_with_last(&self, session: &str, cursor: i64, last: Landmark) {
-        self.send(&UpMessage::Hello {
+        self.send(&UpMessage::Hello(Hello {
             session: session.into(),
             version: "t".into(),
             cursor,
@@ -150,7 +150,7 @@ impl FakeEdge {
             last: Some(last),
             recover_after: None,
             node: None,
-        })
+        }))
         .await;
     }
 

@@ -18,7 +18,7 @@ mod shared;
 
 use depot_cloud::broker::{EmbeddedBroker, MqttUrl, client_options};
 use depot_cloud::sync::{SyncOptions, run_sync_with};
-use depot_protocol::sync::message::{Landmark, MAX_MESSAGE_BYTES, decode, encode};
+use depot_protocol::sync::message::{Hello, Landmark, MAX_MESSAGE_BYTES, decode, encode};
 use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeId, EdgeTopic};
 use depot_protocol::sync::{DownMessage, StateMessage, SyncEvent, UpMessage};
 use depot_protocol::tenant::Caller;
@@ -151,7 +151,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
     )
     .to_string();
     let hello = |session: &str| {
-        encode(&UpMessage::Hello {
+        encode(&UpMessage::Hello(Hello {
             session: session.into(),
             version: "t".into(),
             cursor: 0,
@@ -159,7 +159,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             last: None,
             recover_after: None,
             node: None,
-        })
+        }))
     };
     edge.send_raw(&up, b"not json".to_vec()).await;
     edge.send_raw(&up, br#"{"type":"nope"}"#.to_vec()).await;
@@ -194,7 +194,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
     // ids would collide with another box's, so it is refused, and told.
     edge.send_raw(
         &up,
-        encode(&UpMessage::Hello {
+        encode(&UpMessage::Hello(Hello {
             session: "s-node".into(),
             version: "t".into(),
             cursor: 0,
@@ -202,7 +202,7 @@ async fn scenario(url: &MqttUrl, tag: &str) {
             last: None,
             recover_after: None,
             node: Some(999),
-        }),
+        })),
     )
     .await;
     // A cursor the cloud's log never reached: reload.
@@ -431,7 +431,7 @@ async fn bad_hellos_are_refused_and_a_flood_is_paced() {
     let mut edge = FakeEdge::connect(&url, &w, &tag).await;
     edge.cloud_online(&service.session).await;
     let hello = |session: &str, cursor: i64, head: Option<i64>, recover_after: Option<i64>| {
-        UpMessage::Hello {
+        UpMessage::Hello(Hello {
             session: session.into(),
             version: "t".into(),
             cursor,
@@ -439,7 +439,7 @@ async fn bad_hellos_are_refused_and_a_flood_is_paced() {
             last: None,
             recover_after,
             node: None,
-        }
+        })
     };
     edge.send(&hello("neg-cursor", -1, None, None)).await;
     edge.send(&hello("neg-head", 0, Some(-5), None)).await;

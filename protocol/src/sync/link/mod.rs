@@ -15,7 +15,7 @@ mod tests;
 
 pub use answer::{Do, Notice, Status};
 
-use super::message::{self, DownMessage, Landmark, Rejection, StateMessage, UpMessage};
+use super::message::{self, DownMessage, Hello, Landmark, Rejection, StateMessage, UpMessage};
 use super::outbox::{AckIn, Action, Outbox};
 use super::topic::CLOUD_STATE;
 use std::time::{Duration, Instant};
@@ -227,7 +227,7 @@ impl LinkState {
         self.awaiting_answer = Some(now);
         self.unanswered_since.get_or_insert(now);
         self.last_hello = now;
-        vec![Do::Up(UpMessage::Hello {
+        vec![Do::Up(UpMessage::Hello(Hello {
             session: self.outbox.session().to_owned(),
             version: self.me.version.clone(),
             cursor: facts.cursor,
@@ -235,7 +235,7 @@ impl LinkState {
             last: facts.last,
             recover_after: facts.recover_after,
             node: Some(self.me.node),
-        })]
+        }))]
     }
 
     /// Time passed: hellos due, the cloud's silence, events to send.

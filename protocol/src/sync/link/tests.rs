@@ -52,7 +52,7 @@ fn greeted(now: Instant, recover_after: Option<i64>) -> LinkState {
     let out = l.hello(facts(recover_after), now);
     assert!(matches!(
         out[..],
-        [Do::Up(UpMessage::Hello { node: Some(1), .. })]
+        [Do::Up(UpMessage::Hello(Hello { node: Some(1), .. }))]
     ));
     l
 }
