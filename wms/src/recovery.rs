@@ -177,20 +177,22 @@ impl Wms {
     }
 
     /// Cloud: the page of `edge`'s own events after `after`, up to its
-    /// cursor `through`.
+    /// cursor `through`, answering the hello of `session`.
     pub async fn own_page(
         &self,
         business: BusinessId,
         edge: &EdgeId,
+        session: &str,
         after: i64,
         through: i64,
     ) -> Result<DownMessage> {
         let origin = format!("edge:{edge}");
+        let session = session.to_owned();
         self.read(move |conn| {
             let mut events = events::own_events(conn, business, &origin, after, through, PAGE + 1)?;
             let more = events.len() > PAGE as usize;
             events.truncate(PAGE as usize);
-            Ok(recovered_page(after, through, events, more))
+            Ok(recovered_page(&session, after, through, events, more))
         })
         .await
     }

@@ -216,6 +216,11 @@ pub enum DownMessage {
         through: i64,
         events: Vec<RecoveredEvent>,
         more: bool,
+        /// The session of the hello it answers: an edge takes back only
+        /// pages meant for its own run, not one an earlier run of the box
+        /// (before a restore) asked for. Absent from older clouds' pages.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
     },
 }
 
@@ -245,20 +250,24 @@ impl From<SyncEvent> for RecoveredEvent {
     }
 }
 
-/// The page of [`DownMessage::Recovered`] that fits in a message: the
+/// The page of [`DownMessage::Recovered`] answering the hello of
+/// `session` that fits in a message: the
 /// events of `events` from the first on, as many as fit. `more` is set when
 /// some were left out or `more_after` says the log holds more.
 pub fn recovered_page(
+    session: &str,
     after: i64,
     through: i64,
     events: Vec<SyncEvent>,
     more_after: bool,
 ) -> DownMessage {
+    let session = Some(session.to_owned());
     let envelope = encode(&DownMessage::Recovered {
         after,
         through,
         events: vec![],
         more: true,
+        session: session.clone(),
     })
     .len();
     let budget = MAX_MESSAGE_BYTES - envelope;
@@ -282,6 +291,7 @@ pub fn recovered_page(
         through,
         events: page,
         more,
+        session,
     }
 }
 
@@ -556,18 +566,24 @@ mod tests {
     #[test]
     fn a_recovered_page_fits_and_says_whether_more_follows() {
         let events: Vec<SyncEvent> = (11..=300).map(|s| event(s, 2_000)).collect();
-        let page = recovered_page(10, 300, events.clone(), false);
+        let page = recovered_page("s", 10, 300, events.clone(), false);
         assert!(encode(&page).len() <= MAX_MESSAGE_BYTES);
         let DownMessage::Recovered {
             after,
             through,
             events: taken,
             more,
+            session,
         } = &page
         else {
             panic!("a recovered page expected")
         };
         assert_eq!((*after, *through, *more), (10, 300, true));
+        assert_eq!(
+            session.as_deref(),
+            Some("s"),
+            "it names the hello it answers"
+        );
         assert!(!taken.is_empty() && taken.len() < events.len());
         assert_eq!(taken.first().map(|e| e.seq), Some(11));
         assert!(
@@ -577,13 +593,13 @@ mod tests {
 
         let few: Vec<SyncEvent> = (11..=13).map(|s| event(s, 10)).collect();
         for (more_after, more) in [(false, false), (true, true)] {
-            let page = recovered_page(10, 20, few.clone(), more_after);
+            let page = recovered_page("s", 10, 20, few.clone(), more_after);
             assert!(
                 matches!(&page, DownMessage::Recovered { events, more: m, .. } if events.len() == 3 && *m == more),
                 "{page:?}"
             );
         }
-        let empty = recovered_page(10, 20, vec![], false);
+        let empty = recovered_page("s", 10, 20, vec![], false);
         assert!(
             matches!(empty, DownMessage::Recovered { events, more: false, .. } if events.is_empty())
         );

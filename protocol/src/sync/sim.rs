@@ -342,6 +342,7 @@ impl World {
                                 through,
                                 events,
                                 more: to < through,
+                                session: Some(hello.session.clone()),
                             });
                         }
                         self.down.push(ack);
@@ -405,13 +406,13 @@ impl World {
             // hold others at (the engine's gap, not the link's).
             Op::RestoreEdge(_) if self.recovery.is_some() => {}
             Op::RestoreEdge(eighths) => {
-                // What the old run sent long ago reached the cloud, and
-                // what was on its way to it the broker dropped with its
-                // clean session.
+                // What the old run sent long ago reached the cloud; what
+                // the cloud answered it may still reach the new run (the
+                // broker's clean session drops it; the protocol does not
+                // count on that).
                 while !self.up.is_empty() {
                     self.deliver_up(0);
                 }
-                self.down.clear();
                 let kept = len(&self.log) * eighths / 8;
                 self.log.truncate(index(kept));
                 self.acked = self.acked.min(kept);

@@ -41,6 +41,7 @@ fn page(m: DownMessage) -> RecoveredPage {
         through,
         events,
         more,
+        ..
     } = m
     else {
         panic!("a recovered page expected, got {m:?}")
@@ -125,7 +126,7 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
     loop {
         let p = page(
             cloud
-                .own_page(b, &edge_id, after, SENT)
+                .own_page(b, &edge_id, "s", after, SENT)
                 .await
                 .expect("own page"),
         );
@@ -287,7 +288,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
     assert!(!new.cloud_cursor_seen(head, true).await.expect("answer"));
     let p = page(
         cloud
-            .own_page(b, &edge_id, 0, head)
+            .own_page(b, &edge_id, "s", 0, head)
             .await
             .expect("own page"),
     );
@@ -344,7 +345,12 @@ async fn a_cloud_restored_while_a_box_takes_its_events_back_ends_the_recovery_wi
 
     let new = Wms::open_node(&dir.path().join("new.db"), "edge:e3", node).expect("new box");
     let offline = scans(&new, b, 3, "new").await;
-    let first = page(cloud.own_page(b, &edge_id, 0, SENT).await.expect("page"));
+    let first = page(
+        cloud
+            .own_page(b, &edge_id, "s", 0, SENT)
+            .await
+            .expect("page"),
+    );
     let Recovered::Applied {
         recovered,
         done: false,

@@ -106,7 +106,11 @@ impl Service {
         // An edge whose log may lack its tail takes back what this cloud
         // applied from it, a page per hello, before it sends anything new.
         if let Some((after, through)) = hand_back {
-            match self.wms.own_page(business, &edge, after, through).await {
+            match self
+                .wms
+                .own_page(business, &edge, &session, after, through)
+                .await
+            {
                 Ok(page) => {
                     tracing::info!(%business, %edge, after, through, "handing an edge back its own events");
                     self.send(business, &edge, encode(&page)).await;

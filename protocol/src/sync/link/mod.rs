@@ -352,17 +352,23 @@ impl LinkState {
                 changes,
                 more,
             }),
+            // Taken only while recovering, and only when asked for in this
+            // run: an earlier run's page (before a restore) names a cloud
+            // cursor from before this log was restored.
             DownMessage::Recovered {
                 after,
                 through,
                 events,
                 more,
-            } if self.recovering => out.push(Do::TakeBack {
-                after,
-                through,
-                events,
-                more,
-            }),
+                session,
+            } if self.recovering && session.as_deref().is_none_or(|s| s == self.me.session) => {
+                out.push(Do::TakeBack {
+                    after,
+                    through,
+                    events,
+                    more,
+                });
+            }
             DownMessage::Recovered { .. } => {}
             // Heard, but not served: the hello every HELLO_EVERY asks
             // again, and the first acknowledgement clears this.

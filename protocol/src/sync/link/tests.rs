@@ -93,7 +93,17 @@ fn own_events_taken_back_end_recovery_as_an_answer_to_a_hello() {
         through: 3,
         events: vec![],
         more: false,
+        session: Some("boot".into()),
     });
+    // A page an earlier run of the box asked for is not this run's.
+    let earlier = message::encode(&DownMessage::Recovered {
+        after: 0,
+        through: 9,
+        events: vec![],
+        more: false,
+        session: Some("an earlier run".into()),
+    });
+    assert_eq!(l.message("down", &earlier, now), vec![]);
     assert!(matches!(
         l.message("down", &page, now)[..],
         [Do::TakeBack { through: 3, .. }]
