@@ -54,14 +54,7 @@ impl Rig {
         configure: impl FnOnce(&mut CloudSettings),
     ) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut settings = CloudSettings {
-            data_dir: dir.path().join("cloud"),
-            ..CloudSettings::default()
-        };
-        settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-        if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
-            settings.broker.url = Some(url);
-        }
+        let mut settings = cloud_settings(dir.path().join("cloud"));
         configure(&mut settings);
         let cloud = Wms::open(&settings.database(), "cloud").expect("cloud");
         let tenant = seed::business("B").seed(&cloud).await;
@@ -162,6 +155,21 @@ impl Rig {
     pub async fn stop(mut self) {
         self.stop_cloud().await;
     }
+}
+
+/// A syncing cloud's settings for a test: its data in `data_dir`, and
+/// the broker `DEPOT_TEST_MQTT_URL` names, or an embedded one on a free
+/// port.
+pub fn cloud_settings(data_dir: std::path::PathBuf) -> CloudSettings {
+    let mut settings = CloudSettings {
+        data_dir,
+        ..CloudSettings::default()
+    };
+    settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
+    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
+        settings.broker.url = Some(url);
+    }
+    settings
 }
 
 /// Serves `cloud` with `settings` through `broker` on a fresh port: its

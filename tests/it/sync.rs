@@ -2,7 +2,6 @@
 //! cloud knows reaches the edge, what the stations do at the edge reaches
 //! the cloud, and the edge's key works at the edge.
 
-use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::settings::{Broker, Settings as EdgeSettings};
 use depot_protocol::order::OrderStatus;
 use depot_protocol::sync::EdgeId;
@@ -15,14 +14,7 @@ use serde_json::json;
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cloud_and_edge_converge_over_mqtt() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.path().join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
-        cloud_settings.broker.url = Some(url);
-    }
+    let cloud_settings = depot_testkit::rig::cloud_settings(dir.path().join("cloud"));
     let cloud = Wms::open(&cloud_settings.database(), "cloud").expect("cloud");
     let seeded = seed::business("B")
         .warehouses(&[("MAD1", "Madrid", false)])

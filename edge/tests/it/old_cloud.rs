@@ -69,14 +69,7 @@ fn cloud(
 #[tokio::test]
 async fn a_cloud_that_does_not_hand_events_back_is_named_and_an_upgrade_ends_the_wait() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = depot_cloud::settings::Settings {
-        data_dir: dir.path().join("cloud"),
-        ..Default::default()
-    };
-    settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
-        settings.broker.url = Some(url);
-    }
+    let settings = depot_testkit::rig::cloud_settings(dir.path().join("cloud"));
     let broker = depot_cloud::Broker::start(&settings).await.expect("broker");
     let (host, port) = (broker.url.host.clone(), broker.url.port);
     // Its own topics, should the broker be shared with another run.

@@ -101,14 +101,7 @@ async fn head(wms: &Wms) -> i64 {
 async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
     let dir = tempfile::tempdir().expect("tempdir");
     let edge_id = format!("rs{}", std::process::id());
-    let mut settings = CloudSettings {
-        data_dir: dir.path().join("a"),
-        ..CloudSettings::default()
-    };
-    settings.broker.embedded_listen = "127.0.0.1:0".parse().expect("addr");
-    if let Ok(url) = std::env::var("DEPOT_TEST_MQTT_URL") {
-        settings.broker.url = Some(url);
-    }
+    let settings = depot_testkit::rig::cloud_settings(dir.path().join("a"));
     let broker = Arc::new(depot_cloud::Broker::start(&settings).await.expect("broker"));
 
     // Cloud A: a business, stock, two confirmed orders, a registered edge.
