@@ -55,7 +55,7 @@ impl Station {
     pub fn new(rules: Rules) -> Self {
         Self {
             rules,
-            task: Task::Idle,
+            task: Task::Idle {},
             packing: None,
             pending: Pending::Nothing,
         }
@@ -130,7 +130,7 @@ impl Station {
                 self.pending = Pending::Plan;
                 return Step::Do(Effect::LoadPlan(*order_id));
             }
-            Task::Idle => "task cleared: scans are refused until a task is set".to_owned(),
+            Task::Idle {} => "task cleared: scans are refused until a task is set".to_owned(),
             Task::Picking {
                 wave_id,
                 order_id: Some(order),
@@ -182,7 +182,7 @@ impl Station {
 
     fn scan(&mut self, code: String) -> Step {
         match &self.task {
-            Task::Idle => refuse(Failure::conflict(format!(
+            Task::Idle {} => refuse(Failure::conflict(format!(
                 "station {0} has no task: set one with PUT /v1/edge/stations/{0}/task",
                 self.rules.name
             ))),
@@ -377,7 +377,7 @@ impl Station {
     /// picks and receptions are written one by one and stay.
     fn release(&mut self) -> Step {
         let message = match &self.task {
-            Task::Idle => format!(
+            Task::Idle {} => format!(
                 "station {} has no task: nothing to release",
                 self.rules.name
             ),
@@ -402,7 +402,7 @@ impl Station {
                 format!("inbound order {inbound_id} released: what was received stays received")
             }
         };
-        let released = std::mem::replace(&mut self.task, Task::Idle);
+        let released = std::mem::replace(&mut self.task, Task::Idle {});
         self.packing = None;
         report(Report::ok(
             message,
@@ -413,7 +413,7 @@ impl Station {
     /// The order is packed: the station waits for its next task.
     fn finish(&mut self) -> String {
         let order = self.packing.take().map(|p| p.plan.order_id);
-        self.task = Task::Idle;
+        self.task = Task::Idle {};
         match order {
             Some(id) => format!("order {id} packed"),
             None => "packed".into(),

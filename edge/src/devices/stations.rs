@@ -165,7 +165,7 @@ pub fn start(
         packaging_g: config.packaging_g,
     });
     let (publish, state) = watch::channel(StationState {
-        task: Task::Idle,
+        task: Task::Idle {},
         packing: None,
         last: None,
     });
@@ -306,7 +306,7 @@ impl Glue {
                     )))
                 }
             }
-            Task::Idle | Task::Packing { .. } => Ok(()),
+            Task::Idle {} | Task::Packing { .. } => Ok(()),
         }
     }
 

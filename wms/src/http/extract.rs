@@ -206,7 +206,11 @@ fn whole_numbers(value: &mut serde_json::Value) -> bool {
     use serde_json::Value;
     match value {
         Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 9.0e15 => {
+            // Up to 2^53, every whole number is a double and a double is
+            // read exactly from its digits: the integer is the one sent.
+            // Past it, digits may have been rounded away, and an id must
+            // not change on the way in: those stay refused.
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 => {
                 *n = serde_json::Number::from(f as i64);
                 true
             }
@@ -471,5 +475,22 @@ mod tests {
             status_and_field(br#"{"sku":1.0,"qty":1}"#),
             (422, Some("sku".into()))
         );
+    }
+
+    #[test]
+    fn whole_numbers_up_to_two_to_the_53_are_read_exactly_and_no_further() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Ids {
+            id: i64,
+        }
+        // What a fuzzer sent for an order id: JSON Schema's integer.
+        let ids: Ids = parse_json(br#"{"id":9007199254740990.0}"#).expect("a whole number");
+        assert_eq!(ids.id, 9_007_199_254_740_990);
+        let ids: Ids = parse_json(br#"{"id":-9007199254740992.0}"#).expect("2^53 itself");
+        assert_eq!(ids.id, -9_007_199_254_740_992);
+        // Past 2^53 the digits may not be the ones sent: refused, not
+        // rounded to another record's id.
+        assert!(parse_json::<Ids>(br#"{"id":9007199254740993.0}"#).is_err());
     }
 }

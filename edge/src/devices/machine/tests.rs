@@ -162,7 +162,7 @@ fn a_packing_task_needs_a_packable_order() {
         }));
         let r = only_report(s.handle(Input::PlanLoaded(Ok(plan(status)))));
         assert_eq!(r.status, 409, "{status:?}");
-        assert_eq!(s.task(), &Task::Idle, "the task is not taken");
+        assert_eq!(s.task(), &Task::Idle {}, "the task is not taken");
     }
     let mut s = Station::new(rules());
     s.handle(Input::SetTask(Task::Packing {
@@ -172,7 +172,7 @@ fn a_packing_task_needs_a_packable_order() {
         "order 8 does not exist",
     )))));
     assert_eq!(r.status, 404);
-    assert_eq!(s.task(), &Task::Idle);
+    assert_eq!(s.task(), &Task::Idle {});
     let mut empty = plan(OrderStatus::Confirmed);
     empty.lines.clear();
     s.handle(Input::SetTask(Task::Packing {
@@ -295,7 +295,7 @@ fn the_last_scan_weighs_packs_and_prints() {
     assert_eq!(r.result["label_job"]["id"], 11);
     assert_eq!(r.result["pack"]["shipment"]["id"], 5);
     assert!(r.message.contains("order 7 packed"), "{}", r.message);
-    assert_eq!(s.task(), &Task::Idle);
+    assert_eq!(s.task(), &Task::Idle {});
     assert_eq!(s.packing(), None);
 }
 
@@ -433,7 +433,7 @@ fn without_a_printer_packing_ends_at_the_pack() {
     };
     let r = only_report(s.handle(Input::Packed(Ok(packed))));
     assert!(r.is_ok() && r.message.contains("950 g"), "{}", r.message);
-    assert_eq!(s.task(), &Task::Idle);
+    assert_eq!(s.task(), &Task::Idle {});
 }
 
 #[test]
@@ -495,7 +495,7 @@ fn a_pack_that_keeps_failing_is_released_and_the_order_stays_packable() {
         r.result,
         json!({"task": {"task": "idle"}, "released": {"task": "packing", "order_id": 7}})
     );
-    assert_eq!((s.task(), s.packing()), (&Task::Idle, None));
+    assert_eq!((s.task(), s.packing()), (&Task::Idle {}, None));
     assert_eq!(only_report(s.handle(Input::Scan("MUG".into()))).status, 409);
     // Released twice: nothing to release, said as such, still accepted.
     let r = only_report(s.handle(Input::Release));
@@ -530,7 +530,7 @@ fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
         assert!(only_report(s.handle(Input::SetTask(task))).is_ok());
         let r = only_report(s.handle(Input::Release));
         assert_eq!((r.status, r.message.as_str()), (200, said));
-        assert_eq!(s.task(), &Task::Idle);
+        assert_eq!(s.task(), &Task::Idle {});
     }
     // Nothing scanned yet: nothing to put aside.
     let mut s = packing(rules());
@@ -566,7 +566,7 @@ fn a_pack_whose_label_cannot_be_queued_is_no_pack_and_can_be_retried() {
 fn a_new_task_replaces_a_packing_in_progress() {
     let mut s = packing(rules());
     only_report(scan(&mut s, "MUG", mug()));
-    let r = only_report(s.handle(Input::SetTask(Task::Idle)));
+    let r = only_report(s.handle(Input::SetTask(Task::Idle {})));
     assert!(r.is_ok());
     assert_eq!(s.packing(), None);
     assert_eq!(only_report(s.handle(Input::Scan("MUG".into()))).status, 409);
@@ -654,10 +654,11 @@ fn tasks_read_as_the_route_documents_them() {
             location: Some("D".into())
         })
     );
-    assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle));
+    assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle {}));
     assert!(parse(json!({"task": "dancing"})).is_err());
     assert!(parse(json!({"task": "picking"})).is_err());
     assert!(parse(json!({"task": "packing", "order_id": 7, "extra": 1})).is_err());
+    assert!(parse(json!({"task": "idle", "extra": 1})).is_err());
 }
 
 #[test]

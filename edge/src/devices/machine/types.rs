@@ -10,8 +10,11 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(tag = "task", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Task {
-    /// Scans are refused until a task is set.
-    Idle,
+    /// Scans are refused until a task is set. A variant with (no) fields,
+    /// not a unit one: serde lets a unit variant of a tagged enum take any
+    /// other field unseen, and a body with a field the route does not take
+    /// is refused here, as everywhere.
+    Idle {},
     /// Each scan is a pick of the wave, restricted to one order's pick list
     /// if `order_id` is given.
     Picking {

@@ -45,7 +45,7 @@ impl Takes {
         // (the servers read them so, as JSON Schema's `integer` does).
         let whole = v.as_i64().or_else(|| {
             v.as_f64()
-                .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                .filter(|f| f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0)
                 .map(|f| f as i64)
         });
         let int = |min: i64, max: i64| whole.is_some_and(|n| (min..=max).contains(&n));
