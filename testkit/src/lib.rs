@@ -7,12 +7,15 @@
 //! - [`cloud`]: a cloud served on a free port, seeded with two tenants;
 //! - [`rig`]: a cloud an edge syncs with, through a broker and perhaps a
 //!   [`link`] that can be cut;
-//! - [`events`]: what the event log holds, for tests of sync.
+//! - [`events`]: what the event log holds, for tests of sync;
+//! - [`pg`]: a PostgreSQL database per test, when `DEPOT_TEST_PG_URL` names
+//!   a server.
 
 pub mod cloud;
 pub mod events;
 pub mod http;
 pub mod link;
+pub mod pg;
 pub mod rig;
 pub mod seed;
 pub mod wait;

@@ -1,0 +1,326 @@
+//! A connection to either database, and the calls the store makes on it.
+//! Each call names its statement as text: on SQLite it is prepared once
+//! and cached by rusqlite; on PostgreSQL it is rewritten (`?N` as `$N`),
+//! prepared once and cached here.
+
+use crate::error::{Error, Result};
+use crate::value::{FromSql, ToSql, ValueRef};
+
+/// Which database a [`Db`] speaks to, for the few statements written
+/// twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Sqlite,
+    Postgres,
+}
+
+/// One connection: SQLite's or PostgreSQL's.
+pub struct Db {
+    inner: Inner,
+}
+
+enum Inner {
+    Sqlite(rusqlite::Connection),
+    #[cfg(feature = "postgres")]
+    Postgres(crate::postgres::PgConn),
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Db({:?})", self.dialect())
+    }
+}
+
+/// A row being read: its columns by position.
+pub struct Row<'r> {
+    inner: RowInner<'r>,
+}
+
+enum RowInner<'r> {
+    Sqlite(&'r rusqlite::Row<'r>),
+    #[cfg(feature = "postgres")]
+    Postgres(&'r ::postgres::Row),
+}
+
+impl Row<'_> {
+    /// Column `idx` (from 0) as `T`.
+    pub fn get<T: FromSql>(&self, idx: usize) -> Result<T> {
+        let value = self.get_ref(idx)?;
+        T::from_sql(value).map_err(|e| Error::conversion(idx, e.0))
+    }
+
+    /// Column `idx` as it is stored.
+    pub fn get_ref(&self, idx: usize) -> Result<ValueRef<'_>> {
+        match &self.inner {
+            RowInner::Sqlite(r) => Ok(from_sqlite(r.get_ref(idx)?)),
+            #[cfg(feature = "postgres")]
+            RowInner::Postgres(r) => crate::postgres::column(r, idx),
+        }
+    }
+}
+
+fn from_sqlite(v: rusqlite::types::ValueRef<'_>) -> ValueRef<'_> {
+    use rusqlite::types::ValueRef as V;
+    match v {
+        V::Null => ValueRef::Null,
+        V::Integer(i) => ValueRef::Integer(i),
+        V::Real(f) => ValueRef::Real(f),
+        // SQLite hands back what was stored; text the engine wrote is
+        // UTF-8, and text that is not reads as its bytes.
+        V::Text(t) => std::str::from_utf8(t).map_or(ValueRef::Blob(t), ValueRef::Text),
+        V::Blob(b) => ValueRef::Blob(b),
+    }
+}
+
+/// A parameter as rusqlite binds it.
+struct SqliteParam<'a>(&'a dyn ToSql);
+
+impl rusqlite::ToSql for SqliteParam<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, ValueRef as V};
+        Ok(ToSqlOutput::Borrowed(match self.0.to_sql() {
+            ValueRef::Null => V::Null,
+            ValueRef::Integer(i) => V::Integer(i),
+            ValueRef::Real(f) => V::Real(f),
+            ValueRef::Text(s) => V::Text(s.as_bytes()),
+            ValueRef::Blob(b) => V::Blob(b),
+        }))
+    }
+}
+
+fn sqlite_params<'a>(params: &'a [&'a dyn ToSql]) -> impl rusqlite::Params + 'a {
+    rusqlite::params_from_iter(params.iter().map(|p| SqliteParam(*p)))
+}
+
+impl Db {
+    /// SQLite, on a connection opened and configured by the caller.
+    pub fn sqlite(conn: rusqlite::Connection) -> Db {
+        Db {
+            inner: Inner::Sqlite(conn),
+        }
+    }
+
+    /// PostgreSQL at `url` (`postgres://user:password@host:port/db`).
+    #[cfg(feature = "postgres")]
+    pub fn connect_postgres(url: &str) -> Result<Db> {
+        Ok(Db {
+            inner: Inner::Postgres(crate::postgres::connect(url)?),
+        })
+    }
+
+    pub fn dialect(&self) -> Dialect {
+        match &self.inner {
+            Inner::Sqlite(_) => Dialect::Sqlite,
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(_) => Dialect::Postgres,
+        }
+    }
+
+    /// The SQLite connection beneath, for what only SQLite has (backups,
+    /// pragmas, hooks); `None` on PostgreSQL.
+    pub fn as_sqlite(&self) -> Option<&rusqlite::Connection> {
+        match &self.inner {
+            Inner::Sqlite(c) => Some(c),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(_) => None,
+        }
+    }
+
+    /// As [`Db::as_sqlite`], mutably (a migration needs it).
+    pub fn as_sqlite_mut(&mut self) -> Option<&mut rusqlite::Connection> {
+        match &mut self.inner {
+            Inner::Sqlite(c) => Some(c),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(_) => None,
+        }
+    }
+
+    /// Runs one statement; the number of rows it changed.
+    pub fn execute(&self, sql: &str, params: &[&dyn ToSql]) -> Result<usize> {
+        match &self.inner {
+            Inner::Sqlite(c) => Ok(c.prepare_cached(sql)?.execute(sqlite_params(params))?),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.execute(sql, params),
+        }
+    }
+
+    /// Statements without parameters, separated by `;` (setup, a
+    /// transaction's `BEGIN`, a savepoint).
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match &self.inner {
+            Inner::Sqlite(c) => Ok(c.execute_batch(sql)?),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.batch(sql),
+        }
+    }
+
+    /// Calls `f` on each row, in order, until the rows end or `f` fails.
+    pub fn query_each(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        mut f: impl FnMut(&Row<'_>) -> Result<()>,
+    ) -> Result<()> {
+        match &self.inner {
+            Inner::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(sqlite_params(params))?;
+                while let Some(r) = rows.next()? {
+                    f(&Row {
+                        inner: RowInner::Sqlite(r),
+                    })?;
+                }
+                Ok(())
+            }
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => {
+                for r in &c.query(sql, params)? {
+                    f(&Row {
+                        inner: RowInner::Postgres(r),
+                    })?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Every row, each mapped by `f`.
+    pub fn query_map<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        mut f: impl FnMut(&Row<'_>) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.query_each(sql, params, |r| {
+            out.push(f(r)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The first row, mapped by `f`; `None` when there is none.
+    pub fn query_opt<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        f: impl FnOnce(&Row<'_>) -> Result<T>,
+    ) -> Result<Option<T>> {
+        match &self.inner {
+            Inner::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(sqlite_params(params))?;
+                match rows.next()? {
+                    Some(r) => Ok(Some(f(&Row {
+                        inner: RowInner::Sqlite(r),
+                    })?)),
+                    None => Ok(None),
+                }
+            }
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => match c.query(sql, params)?.first() {
+                Some(r) => Ok(Some(f(&Row {
+                    inner: RowInner::Postgres(r),
+                })?)),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// The first row, mapped by `f`; [`Error::NoRows`] when there is none.
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        f: impl FnOnce(&Row<'_>) -> Result<T>,
+    ) -> Result<T> {
+        self.query_opt(sql, params, f)?.ok_or(Error::NoRows)
+    }
+
+    /// The first column of the first row.
+    pub fn query_value<T: FromSql>(&self, sql: &str, params: &[&dyn ToSql]) -> Result<T> {
+        self.query_row(sql, params, |r| r.get(0))
+    }
+
+    /// Prepares `sql` without running it: whether the database accepts it
+    /// as written (its names, its types, its syntax).
+    pub fn prepare(&self, sql: &str) -> Result<()> {
+        match &self.inner {
+            Inner::Sqlite(c) => c.prepare_cached(sql).map(|_| ()).map_err(Error::from),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.prepare(sql),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params;
+
+    fn memory() -> Db {
+        Db::sqlite(rusqlite::Connection::open_in_memory().expect("memory"))
+    }
+
+    #[test]
+    fn statements_run_and_rows_read_back_on_sqlite() -> Result<()> {
+        let db = memory();
+        db.execute_batch("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, n INTEGER, b BLOB)")?;
+        let id: i64 = db.query_value(
+            "INSERT INTO t (name, n, b) VALUES (?1, ?2, ?3) RETURNING id",
+            params!["Ωμέγα", 7_i32, vec![0_u8, 255]],
+        )?;
+        assert_eq!(id, 1);
+        assert_eq!(
+            db.execute("UPDATE t SET n = n + ?2 WHERE id = ?1", params![id, 1])?,
+            1
+        );
+        let rows = db.query_map("SELECT name, n, b FROM t", params![], |r| {
+            Ok((r.get::<String>(0)?, r.get::<i64>(1)?, r.get::<Vec<u8>>(2)?))
+        })?;
+        assert_eq!(rows, vec![("Ωμέγα".to_owned(), 8, vec![0, 255])]);
+        assert!(matches!(
+            db.query_row("SELECT id FROM t WHERE id = 99", params![], |r| r
+                .get::<i64>(0)),
+            Err(Error::NoRows)
+        ));
+        assert_eq!(
+            db.query_opt("SELECT id FROM t WHERE id = 99", params![], |r| r
+                .get::<i64>(0))?,
+            None
+        );
+        // A value of the wrong class says which column.
+        let e = db
+            .query_row("SELECT name FROM t", params![], |r| r.get::<i64>(0))
+            .expect_err("text is not an integer");
+        assert!(e.to_string().contains("column 0"), "{e}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_broken_rule_is_named_the_same_way() -> Result<()> {
+        let db = memory();
+        db.execute_batch(
+            "PRAGMA foreign_keys = ON;
+             CREATE TABLE p (id INTEGER PRIMARY KEY, code TEXT UNIQUE, n INTEGER CHECK (n > 0));
+             CREATE TABLE c (p INTEGER REFERENCES p (id));",
+        )?;
+        db.execute("INSERT INTO p (code, n) VALUES ('a', 1)", params![])?;
+        let again = db.execute("INSERT INTO p (code, n) VALUES ('a', 1)", params![]);
+        assert_eq!(
+            again.err().and_then(|e| e.constraint()),
+            Some(crate::Constraint::Unique)
+        );
+        let check = db.execute("INSERT INTO p (code, n) VALUES ('b', 0)", params![]);
+        assert_eq!(
+            check.err().and_then(|e| e.constraint()),
+            Some(crate::Constraint::Check)
+        );
+        let fk = db.execute("INSERT INTO c (p) VALUES (42)", params![]);
+        assert_eq!(
+            fk.err().and_then(|e| e.constraint()),
+            Some(crate::Constraint::ForeignKey)
+        );
+        Ok(())
+    }
+}

@@ -1,0 +1,129 @@
+//! One error for both databases, with the few questions the engine asks of
+//! one (was it a constraint, a full disk, a missing row) answered the same
+//! way whichever database raised it.
+
+use crate::placeholders::Unportable;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Which rule a write broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Constraint {
+    Unique,
+    ForeignKey,
+    Check,
+    NotNull,
+    /// A trigger's refusal (SQLite's `RAISE(ABORT)`, plpgsql's `RAISE`).
+    Refused,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A statement expected a row and found none.
+    #[error("query returned no rows")]
+    NoRows,
+    /// A column could not be read as the type asked for.
+    #[error("column {column}: {message}")]
+    Conversion { column: usize, message: String },
+    /// A statement PostgreSQL cannot run as written.
+    #[error("not portable: {0}")]
+    Unportable(String),
+    /// The database's schema is not one this release can work on.
+    #[error("{0}")]
+    Schema(String),
+    /// The database could not be reached as configured.
+    #[error("cannot connect: {0}")]
+    Connect(String),
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+    #[cfg(feature = "postgres")]
+    #[error("{}", pg_message(.0))]
+    Postgres(#[from] postgres::Error),
+}
+
+impl From<Unportable> for Error {
+    fn from(e: Unportable) -> Self {
+        Error::Unportable(e.0)
+    }
+}
+
+impl Error {
+    /// A row's column could not be read: for a mapping closure that finds
+    /// a stored value it does not know (an unknown status, say).
+    pub fn conversion(column: usize, message: impl Into<String>) -> Self {
+        Error::Conversion {
+            column,
+            message: message.into(),
+        }
+    }
+
+    /// The constraint a write broke, if that is why it failed.
+    pub fn constraint(&self) -> Option<Constraint> {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+            {
+                Some(match f.extended_code {
+                    rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+                    | rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY => Constraint::Unique,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_FOREIGNKEY => Constraint::ForeignKey,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_CHECK => Constraint::Check,
+                    rusqlite::ffi::SQLITE_CONSTRAINT_NOTNULL => Constraint::NotNull,
+                    _ => Constraint::Refused,
+                })
+            }
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => {
+                use postgres::error::SqlState;
+                let code = e.code()?;
+                if *code == SqlState::UNIQUE_VIOLATION {
+                    Some(Constraint::Unique)
+                } else if *code == SqlState::FOREIGN_KEY_VIOLATION {
+                    Some(Constraint::ForeignKey)
+                } else if *code == SqlState::CHECK_VIOLATION {
+                    Some(Constraint::Check)
+                } else if *code == SqlState::NOT_NULL_VIOLATION {
+                    Some(Constraint::NotNull)
+                } else if *code == SqlState::RAISE_EXCEPTION {
+                    Some(Constraint::Refused)
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether the database had no room left to write.
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            Error::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.code() == Some(&postgres::error::SqlState::DISK_FULL),
+            _ => false,
+        }
+    }
+
+    /// Whether the connection itself is gone (a server restarted, a
+    /// socket closed): the caller may connect again and retry.
+    pub fn is_connection_lost(&self) -> bool {
+        match self {
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.is_closed(),
+            _ => false,
+        }
+    }
+}
+
+/// PostgreSQL's own message, with its detail: the `Display` of the
+/// client's error is only "db error".
+#[cfg(feature = "postgres")]
+fn pg_message(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => match db.detail() {
+            Some(detail) => format!("{}: {} ({detail})", db.severity(), db.message()),
+            None => format!("{}: {}", db.severity(), db.message()),
+        },
+        None => e.to_string(),
+    }
+}
