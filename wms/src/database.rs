@@ -7,6 +7,7 @@ use crate::Result;
 use crate::store;
 use std::path::Path;
 
+pub use crate::store::POSTGRES_MIGRATIONS;
 pub use crate::store::backup::{
     Inspection, checkpoint, copy_live, inspect, log_position, looks_like_sqlite, mark_restored,
     settle,

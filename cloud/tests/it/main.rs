@@ -24,6 +24,7 @@ mod oauth;
 mod openapi;
 mod orders;
 mod packing_world;
+mod portable_sql;
 mod pricing;
 mod printing_documents;
 mod quiet_log;

@@ -122,7 +122,7 @@ pub fn set_secret(
     // The right-hand sides of an UPDATE read the row as it was: `secret`
     // there is the one being replaced.
     conn.prepare_cached(
-        "UPDATE webhooks SET previous_secret = CASE WHEN ?3 IS NULL THEN NULL ELSE secret END,
+        "UPDATE webhooks SET previous_secret = CASE WHEN CAST(?3 AS TEXT) IS NULL THEN NULL ELSE secret END,
                              previous_secret_expires_at = ?3, secret = ?2, updated_at = ?4
          WHERE id = ?1",
     )?
@@ -184,8 +184,8 @@ pub fn fan_out(
         "SELECT id, event_types FROM webhooks WHERE business_id = ?1 AND active = 1 AND after_seq < ?2",
     )?;
     let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, status, next_at_ms, retry_from_ms, created_at)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5)",
+        "INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, next_at_ms, retry_from_ms, created_at)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5) ON CONFLICT DO NOTHING",
     )?;
     for (seq, business, kind) in &events {
         let subs = subscribers
@@ -329,8 +329,11 @@ pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<
         return Ok(());
     }
     conn.prepare_cached(
-        "INSERT OR REPLACE INTO webhook_attempts (delivery_id, number, at, duration_ms, status_code, error, response)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO webhook_attempts (delivery_id, number, at, duration_ms, status_code, error, response)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (delivery_id, number) DO UPDATE SET at = excluded.at,
+             duration_ms = excluded.duration_ms, status_code = excluded.status_code,
+             error = excluded.error, response = excluded.response",
     )?
     .execute(params![
         id,
@@ -347,7 +350,7 @@ pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<
         After::Failed => (DeliveryStatus::Failed, None, Some(ts(&a.at))),
     };
     conn.prepare_cached(
-        "UPDATE webhook_deliveries SET status = ?2, attempts = MAX(attempts, ?3), next_at_ms = ?4,
+        "UPDATE webhook_deliveries SET status = ?2, attempts = CASE WHEN attempts > ?3 THEN attempts ELSE ?3 END, next_at_ms = ?4,
              leased_until_ms = NULL, last_status = ?5, last_error = ?6, finished_at = ?7
          WHERE id = ?1",
     )?
@@ -407,7 +410,7 @@ pub fn deliveries(
     let status = status.map(DeliveryStatus::as_str);
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {DELIVERY_COLS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
-         WHERE d.webhook_id = ?1 AND (?2 IS NULL OR d.status = ?2)
+         WHERE d.webhook_id = ?1 AND (d.status = ?2 OR ?2 IS NULL)
          ORDER BY d.event_seq DESC LIMIT ?3 OFFSET ?4"
     ))?;
     let rows = stmt
@@ -419,7 +422,7 @@ pub fn deliveries(
     let count = |status: Option<&str>| -> Result<u64> {
         let n: i64 = conn
             .prepare_cached(
-                "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?1 AND (?2 IS NULL OR status = ?2)",
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?1 AND (status = ?2 OR ?2 IS NULL)",
             )?
             .query_row(params![webhook, status], |r| r.get(0))?;
         Ok(n.max(0) as u64)

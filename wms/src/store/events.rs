@@ -46,7 +46,8 @@ pub fn mark_refused(conn: &Connection, id: EventId) -> Result<()> {
 pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
     let n = conn
         .prepare_cached(
-            "INSERT OR IGNORE INTO events (id, origin, business_id, kind, payload, at, remote_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT DO NOTHING",
         )?
         .execute(params![
             e.id.0.to_string(),
@@ -227,7 +228,7 @@ pub fn for_business(
 ) -> Result<Vec<Event>> {
     let mut stmt = conn.prepare_cached(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM events
-         WHERE business_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3)
+         WHERE business_id = ?1 AND seq > ?2 AND (kind = ?3 OR ?3 IS NULL)
            AND kind NOT LIKE 'key.%' AND refused = 0
          ORDER BY seq LIMIT ?4",
     )?;

@@ -104,8 +104,8 @@ pub fn set_answer(conn: &Connection, row: &Row, answer: Option<&Answer>) -> Resu
 pub fn prune(conn: &Connection, before: &str, limit: u32) -> Result<usize> {
     Ok(conn
         .prepare_cached(
-            "DELETE FROM idempotency_keys WHERE rowid IN (
-                 SELECT rowid FROM idempotency_keys WHERE created_at < ?1
+            "DELETE FROM idempotency_keys WHERE (scope, key) IN (
+                 SELECT scope, key FROM idempotency_keys WHERE created_at < ?1
                  ORDER BY created_at LIMIT ?2)",
         )?
         .execute(params![before, limit])?)

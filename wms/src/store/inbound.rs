@@ -252,9 +252,10 @@ pub fn list(
 pub fn insert_replica(conn: &Connection, o: &InboundOrder) -> Result<bool> {
     let n = conn
         .prepare_cached(
-            "INSERT OR IGNORE INTO inbound_orders (id, business_id, warehouse_id, reference, supplier, status, expected_at,
+            "INSERT INTO inbound_orders (id, business_id, warehouse_id, reference, supplier, status, expected_at,
                                          created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+             ON CONFLICT DO NOTHING",
         )?
         .execute(params![
             o.id,

@@ -82,7 +82,7 @@ pub fn record_as(conn: &Connection, m: &Movement, field: &str) -> Result<i64> {
         conn.prepare_cached(
             "INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (item_id, warehouse_id, lot)
-             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, expiry)",
+             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)",
         )?
         .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
     }

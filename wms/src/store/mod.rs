@@ -75,6 +75,14 @@ pub fn migrations() -> Migrations<'static> {
     ])
 }
 
+/// The schema on PostgreSQL: SQLite's migrations up to 031 as one
+/// baseline, then one file per migration after it, numbered as SQLite's.
+pub const POSTGRES_MIGRATIONS: &[depot_sql::migrate::Migration] =
+    &[depot_sql::migrate::Migration {
+        version: 31,
+        sql: include_str!("schema/postgres/031_baseline.sql"),
+    }];
+
 /// Prepared statements each connection keeps.
 const STATEMENT_CACHE: usize = 256;
 

@@ -21,7 +21,7 @@ pub fn waiting_orders(
     let mut stmt = conn.prepare_cached(
         "SELECT id FROM orders
          WHERE business_id = ?1 AND warehouse_id = ?2 AND status = 'confirmed' AND wave_id IS NULL
-           AND (?3 IS NULL OR carrier = ?3) AND (?4 IS NULL OR created_at < ?4)
+           AND (carrier = ?3 OR ?3 IS NULL) AND (created_at < ?4 OR ?4 IS NULL)
          ORDER BY created_at, id LIMIT ?5",
     )?;
     let rows = stmt.query_map(
@@ -269,7 +269,7 @@ pub fn item_lines(
 ) -> Result<Vec<PickLine>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {LINE_COLS} FROM pick_lines p
-         WHERE wave_id = ?1 AND item_id = ?2 AND (?3 IS NULL OR order_id = ?3)
+         WHERE wave_id = ?1 AND item_id = ?2 AND (order_id = ?3 OR ?3 IS NULL)
            AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = p.order_id AND o.status = 'cancelled')
          ORDER BY seq, id"
     ))?;

@@ -47,7 +47,7 @@ pub fn insert_note(conn: &Connection, release: i64, locale: &str, note: &Note) -
 
 /// A translation arrived: the release changed at `at` (never back in time).
 pub fn touch(conn: &Connection, release: i64, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached("UPDATE releases SET updated_at = max(updated_at, ?2) WHERE id = ?1")?
+    conn.prepare_cached("UPDATE releases SET updated_at = CASE WHEN updated_at > ?2 THEN updated_at ELSE ?2 END WHERE id = ?1")?
         .execute(params![release, ts(at)])?;
     Ok(())
 }

@@ -69,7 +69,8 @@ pub fn item_updated_at(conn: &Connection, item: &Item) -> Result<Option<String>>
 /// Creates the bare row of a replicated item so its fields can be written.
 pub fn insert_item_row(conn: &Connection, item: &Item) -> Result<()> {
     conn.prepare_cached(
-        "INSERT OR IGNORE INTO items (id, business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)",
+        "INSERT INTO items (id, business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT DO NOTHING",
     )?
     .execute(params![item.id.0, item.business_id.0, item.sku, item.name, ts(&item.created_at)])?;
     Ok(())
@@ -117,8 +118,8 @@ pub fn record_conflict<'a>(
 ) -> Result<bool> {
     let e = e.into();
     let n = conn.prepare_cached(
-        "INSERT OR IGNORE INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
     )?
     .execute(params![e.business_id.map(|b| b.0), e.id.0.to_string(), e.origin, e.kind, reason, resolution, ts(at)])?;
     if n == 0 {
@@ -184,8 +185,8 @@ pub fn conflict_page(
     f: &ConflictFilter,
     page: depot_protocol::Page,
 ) -> Result<(Vec<Conflict>, u64, u64)> {
-    const WHERE: &str = "WHERE business_id = ?1 AND (?2 IS NULL OR kind = ?2)
-           AND (?3 IS NULL OR (resolution = 'rejected') = ?3)";
+    const WHERE: &str = "WHERE business_id = ?1 AND (kind = ?2 OR ?2 IS NULL)
+           AND ((resolution = 'rejected') = ?3 OR ?3 IS NULL)";
     let args = params![business.0, f.kind, f.rejected];
     let total: i64 = conn
         .prepare_cached("SELECT COUNT(*) FROM sync_conflicts WHERE business_id = ?1")?
@@ -232,7 +233,7 @@ pub fn conflicts(
 ) -> Result<Vec<Conflict>> {
     let mut stmt = conn.prepare_cached(
         "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts
-         WHERE ?1 IS NULL OR business_id = ?1 ORDER BY id DESC LIMIT ?2",
+         WHERE business_id = ?1 OR ?1 IS NULL ORDER BY id DESC LIMIT ?2",
     )?;
     let rows = stmt.query_map(params![business.map(|b| b.0), limit], conflict_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

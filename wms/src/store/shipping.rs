@@ -89,7 +89,7 @@ pub fn set_status(
 ) -> Result<()> {
     let sql = match status {
         ShipmentStatus::Packed => {
-            "UPDATE shipments SET status = 'packed' WHERE id = ?1 AND ?2 IS NOT NULL"
+            "UPDATE shipments SET status = 'packed' WHERE id = ?1 AND CAST(?2 AS TEXT) IS NOT NULL"
         }
         ShipmentStatus::Dispatched => {
             "UPDATE shipments SET status = 'dispatched', dispatched_at = ?2 WHERE id = ?1"
@@ -290,8 +290,8 @@ pub fn add_event(
 ) -> Result<bool> {
     let n = conn
         .prepare_cached(
-            "INSERT OR IGNORE INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
         )?
         .execute(params![shipment.0, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
     Ok(n == 1)
@@ -513,8 +513,8 @@ pub fn ensure_run(
     at: &Timestamp,
 ) -> Result<()> {
     conn.prepare_cached(
-        "INSERT OR IGNORE INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
-         VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
+        "INSERT INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'open', ?5) ON CONFLICT DO NOTHING",
     )?
     .execute(params![id.0, business.0, warehouse.0, carrier, ts(at)])?;
     Ok(())

@@ -148,7 +148,7 @@ pub fn warehouses(
 ) -> Result<Vec<Warehouse>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {WAREHOUSE_COLS} FROM warehouses
-         WHERE business_id = ?1 AND (?2 IS NULL OR is_visible_sales = ?2) ORDER BY id"
+         WHERE business_id = ?1 AND (is_visible_sales = ?2 OR ?2 IS NULL) ORDER BY id"
     ))?;
     let rows = stmt.query_map(params![business.0, visible], warehouse_row)?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)

@@ -8,6 +8,7 @@ mod local_keys;
 mod node_ids;
 mod recovery;
 mod replication;
+mod schema_pg;
 mod sync_down;
 mod sync_receive;
 mod sync_reset;

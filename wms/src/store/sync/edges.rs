@@ -127,7 +127,8 @@ pub fn set_edge_warehouses(
     conn.prepare_cached("DELETE FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2")?
         .execute(params![business.0, edge])?;
     let mut insert = conn.prepare_cached(
-        "INSERT OR IGNORE INTO edge_warehouses (business_id, edge_id, warehouse_id) VALUES (?1, ?2, ?3)",
+        "INSERT INTO edge_warehouses (business_id, edge_id, warehouse_id) VALUES (?1, ?2, ?3)
+         ON CONFLICT DO NOTHING",
     )?;
     for w in warehouses {
         insert.execute(params![business.0, edge, w.0])?;
@@ -238,12 +239,12 @@ pub fn seen(
     conn.prepare_cached(
         "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
                 reported_head = COALESCE(?5, reported_head),
-                state_at = CASE WHEN online = 1 AND state_session IS ?6 THEN state_at ELSE ?3 END,
-                online_by_state = CASE WHEN ?9 THEN 1
-                                       WHEN online = 1 AND state_session IS ?6 THEN online_by_state
+                state_at = CASE WHEN online = 1 AND state_session IS NOT DISTINCT FROM ?6 THEN state_at ELSE ?3 END,
+                online_by_state = CASE WHEN ?9 <> 0 THEN 1
+                                       WHEN online = 1 AND state_session IS NOT DISTINCT FROM ?6 THEN online_by_state
                                        ELSE 0 END,
                 online = 1, state_session = COALESCE(?6, state_session),
-                taking_back_after = CASE WHEN ?7 THEN ?8 ELSE taking_back_after END
+                taking_back_after = CASE WHEN ?7 <> 0 THEN ?8 ELSE taking_back_after END
          WHERE business_id = ?1 AND edge_id = ?2",
     )?
     .execute(params![

@@ -66,8 +66,8 @@ pub fn install_local_keys(
         // key must belong to one: a stand-in, which the cloud's
         // `business.created` overwrites when it arrives.
         conn.prepare_cached(
-            "INSERT OR IGNORE INTO businesses (id, name, currency, timezone, created_at)
-             VALUES (?1, ?2, 'XXX', 'UTC', ?3)",
+            "INSERT INTO businesses (id, name, currency, timezone, created_at)
+             VALUES (?1, ?2, 'XXX', 'UTC', ?3) ON CONFLICT DO NOTHING",
         )?
         .execute(params![
             business.0,

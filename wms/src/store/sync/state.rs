@@ -22,7 +22,7 @@ pub fn note_refused_here(
     conn.prepare_cached(
         "UPDATE sync_state SET refused_down = refused_down + ?1, refused_up = refused_up + 1 - ?1,
                 last_refused_kind = ?2, last_refused_reason = ?3, last_refused_at = ?4,
-                last_refused_direction = CASE WHEN ?1 THEN 'from_cloud' ELSE 'by_cloud' END
+                last_refused_direction = CASE WHEN ?1 <> 0 THEN 'from_cloud' ELSE 'by_cloud' END
          WHERE singleton = 1",
     )?
     .execute(params![from_cloud, kind, reason, ts(at)])?;
@@ -38,7 +38,8 @@ pub fn state(conn: &Connection) -> Result<(i64, i64)> {
 
 pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE sync_state SET acked = MAX(acked, ?1), last_ack_at = ?2 WHERE singleton = 1",
+        "UPDATE sync_state SET acked = CASE WHEN acked > ?1 THEN acked ELSE ?1 END, last_ack_at = ?2
+         WHERE singleton = 1",
     )?
     .execute(params![through, ts(at)])?;
     Ok(())
@@ -165,7 +166,8 @@ pub fn set_last_applied(conn: &Connection, last: Landmark) -> Result<()> {
 
 pub fn set_down_cursor(conn: &Connection, rev: i64) -> Result<()> {
     conn.prepare_cached(
-        "UPDATE sync_state SET down_cursor = MAX(down_cursor, ?1) WHERE singleton = 1",
+        "UPDATE sync_state SET down_cursor = CASE WHEN down_cursor > ?1 THEN down_cursor ELSE ?1 END
+         WHERE singleton = 1",
     )?
     .execute([rev])?;
     Ok(())
@@ -182,7 +184,7 @@ pub fn set_connected(
     conn.prepare_cached(
         "UPDATE sync_state SET connected = ?1,
                 connected_since = CASE WHEN ?1 = connected THEN connected_since ELSE ?2 END,
-                link_error = CASE WHEN ?1 THEN NULL ELSE COALESCE(?3, link_error) END
+                link_error = CASE WHEN ?1 <> 0 THEN NULL ELSE COALESCE(?3, link_error) END
          WHERE singleton = 1",
     )?
     .execute(params![up, ts(at), why_down])?;
