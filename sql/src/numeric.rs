@@ -29,7 +29,8 @@ pub fn decode(raw: &[u8]) -> Result<Number, String> {
     let ndigits = usize::from(be16(raw, 0)?);
     let weight = i32::from(i16::from_be_bytes(be16(raw, 2)?.to_be_bytes()));
     let sign = be16(raw, 4)?;
-    let dscale = usize::from(be16(raw, 6)?);
+    // Bytes 6 and 7 are the display scale: how many decimals to print,
+    // which a number read as an integer or a double does not need.
     match sign {
         NAN => return Ok(Number::Real(f64::NAN)),
         POSITIVE_INFINITY => return Ok(Number::Real(f64::INFINITY)),
@@ -81,17 +82,8 @@ pub fn decode(raw: &[u8]) -> Result<Number, String> {
     }
     let frac = frac.trim_end_matches('0');
     let negative = sign == NEGATIVE;
-    if frac.is_empty() && dscale == 0 {
-        let text = if negative {
-            format!("-{int}")
-        } else {
-            int.clone()
-        };
-        if let Ok(i) = text.parse::<i64>() {
-            return Ok(Number::Integer(i));
-        }
-    } else if frac.is_empty() {
-        // 12.00: a whole number written with a scale.
+    // A whole number, perhaps written with a scale (12.00), that fits.
+    if frac.is_empty() {
         let text = if negative {
             format!("-{int}")
         } else {

@@ -86,11 +86,12 @@ pub trait FromSql: Sized {
     fn from_sql(value: ValueRef<'_>) -> Result<Self, FromSqlError>;
 }
 
+/// Integers, each with how it becomes SQLite's i64.
 macro_rules! integer {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $to:expr),* $(,)?) => {$(
         impl ToSql for $t {
             fn to_sql(&self) -> ValueRef<'_> {
-                ValueRef::Integer(i64::from(*self))
+                ValueRef::Integer($to(*self))
             }
         }
         impl FromSql for $t {
@@ -104,30 +105,18 @@ macro_rules! integer {
         }
     )*};
 }
-integer!(i8, i16, i32, i64, u8, u16, u32);
 
-/// Larger than SQLite's integers can hold: bound only when they fit.
-macro_rules! wide_integer {
-    ($($t:ty),*) => {$(
-        impl ToSql for $t {
-            fn to_sql(&self) -> ValueRef<'_> {
-                // A value past i64::MAX is bound as the largest there is,
-                // as rusqlite refuses it: counts and sizes never get there.
-                ValueRef::Integer(i64::try_from(*self).unwrap_or(i64::MAX))
-            }
-        }
-        impl FromSql for $t {
-            fn from_sql(value: ValueRef<'_>) -> Result<Self, FromSqlError> {
-                match value {
-                    ValueRef::Integer(i) => <$t>::try_from(i)
-                        .map_err(|_| FromSqlError(format!("{i} is out of range for {}", stringify!($t)))),
-                    other => Err(wrong("integer", other)),
-                }
-            }
-        }
-    )*};
+/// Wider than SQLite's integers: a value past i64::MAX is bound as the
+/// largest there is (rusqlite refuses it; counts and sizes never get there).
+fn saturating<T: TryInto<i64>>(v: T) -> i64 {
+    v.try_into().unwrap_or(i64::MAX)
 }
-wide_integer!(u64, usize, isize);
+
+integer!(
+    i8 => i64::from, i16 => i64::from, i32 => i64::from, i64 => i64::from,
+    u8 => i64::from, u16 => i64::from, u32 => i64::from,
+    u64 => saturating, usize => saturating, isize => saturating,
+);
 
 impl ToSql for bool {
     fn to_sql(&self) -> ValueRef<'_> {
