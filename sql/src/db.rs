@@ -126,15 +126,6 @@ impl Db {
         }
     }
 
-    /// As [`Db::as_sqlite`], mutably (a migration needs it).
-    pub fn as_sqlite_mut(&mut self) -> Option<&mut rusqlite::Connection> {
-        match &mut self.inner {
-            Inner::Sqlite(c) => Some(c),
-            #[cfg(feature = "postgres")]
-            Inner::Postgres(_) => None,
-        }
-    }
-
     /// Runs one statement; the number of rows it changed.
     pub fn execute(&self, sql: &str, params: &[&dyn ToSql]) -> Result<usize> {
         match &self.inner {

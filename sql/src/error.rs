@@ -103,16 +103,6 @@ impl Error {
             _ => false,
         }
     }
-
-    /// Whether the connection itself is gone (a server restarted, a
-    /// socket closed): the caller may connect again and retry.
-    pub fn is_connection_lost(&self) -> bool {
-        match self {
-            #[cfg(feature = "postgres")]
-            Error::Postgres(e) => e.is_closed(),
-            _ => false,
-        }
-    }
 }
 
 /// PostgreSQL's own message, with its detail: the `Display` of the

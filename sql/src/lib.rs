@@ -32,3 +32,40 @@ mod value;
 pub use db::{Db, Dialect, Row};
 pub use error::{Constraint, Error, Result};
 pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef};
+
+/// A PostgreSQL URL with its database name replaced by `name` (a test's
+/// own database, a migration's target), its options kept.
+pub fn with_database(url: &str, name: &str) -> String {
+    let (head, query) = url
+        .split_once('?')
+        .map_or((url, None), |(h, q)| (h, Some(q)));
+    let base = match head.split_once("://") {
+        Some((scheme, rest)) => match rest.split_once('/') {
+            Some((authority, _)) => format!("{scheme}://{authority}"),
+            None => head.to_owned(),
+        },
+        None => head.to_owned(),
+    };
+    match query {
+        Some(q) => format!("{base}/{name}?{q}"),
+        None => format!("{base}/{name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::with_database;
+
+    #[test]
+    fn the_database_name_is_replaced_and_the_options_kept() {
+        assert_eq!(
+            with_database("postgres://u:p@h:5432/postgres?sslmode=disable", "t1"),
+            "postgres://u:p@h:5432/t1?sslmode=disable"
+        );
+        assert_eq!(with_database("postgres://h", "t1"), "postgres://h/t1");
+        assert_eq!(
+            with_database("postgresql://h:1/db", "t2"),
+            "postgresql://h:1/t2"
+        );
+    }
+}

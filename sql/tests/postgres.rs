@@ -5,7 +5,7 @@
 #![cfg(feature = "postgres")]
 
 use depot_sql::migrate::{self, Migration};
-use depot_sql::{Constraint, Db, Dialect, Error, Result, Value, params};
+use depot_sql::{Constraint, Db, Dialect, Error, Result, Value, params, with_database};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A database of its own for one test, on the server the variable names;
@@ -26,17 +26,6 @@ fn fresh() -> Option<String> {
         .and_then(|()| admin.execute_batch(&format!("CREATE DATABASE {name}")))
         .expect("a database for the test");
     Some(with_database(&url, &name))
-}
-
-fn with_database(url: &str, name: &str) -> String {
-    let (head, query) = url
-        .split_once('?')
-        .map_or((url, None), |(h, q)| (h, Some(q)));
-    let base = head.rsplit_once('/').map_or(head, |(b, _)| b);
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! Each database is dropped when its [`PgDatabase`] is.
 
 use depot_sql::migrate::{self, Migration};
-use depot_sql::{Db, params};
+use depot_sql::{Db, params, with_database};
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -20,6 +20,10 @@ pub fn server() -> Option<String> {
         .filter(|u| !u.trim().is_empty())
 }
 
+/// The advisory lock a test process holds while it makes the template
+/// (beside the one migrations hold).
+const TEMPLATE_LOCK: i64 = migrate::LOCK + 1;
+
 /// A database made for one test; dropped with it.
 pub struct PgDatabase {
     pub url: String,
@@ -28,10 +32,6 @@ pub struct PgDatabase {
 }
 
 impl PgDatabase {
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     pub fn connect(&self) -> Db {
         #[allow(clippy::expect_used)]
         Db::connect_postgres(&self.url).expect("the test's database accepts a connection")
@@ -49,24 +49,6 @@ impl Drop for PgDatabase {
     }
 }
 
-/// `url` with its database name replaced by `name`.
-pub fn with_database(url: &str, name: &str) -> String {
-    let (head, query) = url
-        .split_once('?')
-        .map_or((url, None), |(h, q)| (h, Some(q)));
-    let base = match head.split_once("://") {
-        Some((scheme, rest)) => match rest.split_once('/') {
-            Some((authority, _)) => format!("{scheme}://{authority}"),
-            None => head.to_owned(),
-        },
-        None => head.to_owned(),
-    };
-    match query {
-        Some(q) => format!("{base}/{name}?{q}"),
-        None => format!("{base}/{name}"),
-    }
-}
-
 fn unique_name(prefix: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!(
@@ -79,23 +61,6 @@ fn unique_name(prefix: &str) -> String {
 #[allow(clippy::expect_used)]
 fn admin(server: &str) -> Db {
     Db::connect_postgres(server).expect("DEPOT_TEST_PG_URL reaches a PostgreSQL server")
-}
-
-/// An empty database.
-#[allow(clippy::expect_used)]
-pub fn empty() -> Option<PgDatabase> {
-    let server = server()?;
-    let name = unique_name("depot_t");
-    // One statement per call: a batch is one transaction, which CREATE
-    // DATABASE refuses.
-    admin(&server)
-        .execute_batch(&format!("CREATE DATABASE {name}"))
-        .expect("a database for the test");
-    Some(PgDatabase {
-        url: with_database(&server, &name),
-        name,
-        server,
-    })
 }
 
 /// A database at the last of `migrations`, cloned from a template made
@@ -112,7 +77,7 @@ pub fn migrated(migrations: &[Migration]) -> Option<PgDatabase> {
     // Test processes run at once: one makes the template, the others wait
     // on the lock and find it made.
     admin
-        .execute("SELECT pg_advisory_lock(?1)", params![migrate::LOCK + 1])
+        .execute("SELECT pg_advisory_lock(?1)", params![TEMPLATE_LOCK])
         .expect("the template lock");
     let exists: bool = admin
         .query_value(
@@ -136,7 +101,7 @@ pub fn migrated(migrations: &[Migration]) -> Option<PgDatabase> {
             .expect("the template renamed");
     }
     admin
-        .execute("SELECT pg_advisory_unlock(?1)", params![migrate::LOCK + 1])
+        .execute("SELECT pg_advisory_unlock(?1)", params![TEMPLATE_LOCK])
         .expect("the template lock let go");
     let name = unique_name("depot_t");
     admin
@@ -147,22 +112,4 @@ pub fn migrated(migrations: &[Migration]) -> Option<PgDatabase> {
         name,
         server,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_database_name_is_replaced_and_the_options_kept() {
-        assert_eq!(
-            with_database("postgres://u:p@h:5432/postgres?sslmode=disable", "t1"),
-            "postgres://u:p@h:5432/t1?sslmode=disable"
-        );
-        assert_eq!(with_database("postgres://h", "t1"), "postgres://h/t1");
-        assert_eq!(
-            with_database("postgresql://h:1/db", "t2"),
-            "postgresql://h:1/t2"
-        );
-    }
 }
