@@ -15,10 +15,10 @@ use depot_protocol::crm::{
 use depot_protocol::event::EventKind;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, ListEnvelope, Page, now};
+use depot_sql::Db;
 use depot_wms::buyers::{self as buyer_sql, Sighting};
 use depot_wms::sql::append_event;
 use depot_wms::{Result, WmsError};
-use rusqlite::Connection;
 
 /// The window of the contact forms' submission limits.
 const LIMIT_WINDOW_SECS: i64 = 3600;
@@ -33,7 +33,7 @@ pub enum Submitted {
     },
 }
 
-fn load_thread(conn: &Connection, business: BusinessId, id: i64) -> Result<Thread> {
+fn load_thread(conn: &Db, business: BusinessId, id: i64) -> Result<Thread> {
     sql::thread(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("thread {id} does not exist")))
 }
@@ -41,7 +41,7 @@ fn load_thread(conn: &Connection, business: BusinessId, id: i64) -> Result<Threa
 /// Seconds until one of the limit's window's submissions falls out of it
 /// (at least 1), or `None` when the limit leaves room.
 fn over_limit(
-    conn: &Connection,
+    conn: &Db,
     form: i64,
     email: Option<&str>,
     max: i64,

@@ -16,23 +16,19 @@ use depot_protocol::pricing::{
     MAX_RULES, PricingRule, RuleMove, RulePosition, RuleRequest, moved, place,
 };
 use depot_protocol::{BusinessId, FieldError, now};
+use depot_sql::Db;
 use depot_wms::sql::append_event;
 use depot_wms::{Result, WmsError};
-use rusqlite::Connection;
 use serde_json::json;
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<PricingRule> {
+fn load(conn: &Db, business: BusinessId, id: i64) -> Result<PricingRule> {
     sql::rule(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("pricing rule {id} does not exist")))
 }
 
 /// Applies moves in order to the business's rules and writes the positions
 /// that changed, answered as (id, new position).
-fn reposition(
-    conn: &Connection,
-    business: BusinessId,
-    moves: &[RuleMove],
-) -> Result<Vec<(i64, i64)>> {
+fn reposition(conn: &Db, business: BusinessId, moves: &[RuleMove]) -> Result<Vec<(i64, i64)>> {
     let before = sql::order(conn, business)?;
     let mut order = before.clone();
     let mut errors = Vec::new();
@@ -56,7 +52,7 @@ fn reposition(
 }
 
 fn changed_event(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     payload: serde_json::Value,

@@ -9,20 +9,15 @@ use depot_protocol::webhook::{
     Attempt, Changes, Delivery, DeliveryStatus, MAX_WEBHOOKS, Webhook, matches,
 };
 use depot_protocol::{BusinessId, Page, Timestamp, now};
+use depot_sql::Db;
 use depot_wms::{Result, WmsError};
-use rusqlite::Connection;
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<Webhook> {
+fn load(conn: &Db, business: BusinessId, id: i64) -> Result<Webhook> {
     sql::get(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("webhook {id} does not exist")))
 }
 
-fn load_delivery(
-    conn: &Connection,
-    business: BusinessId,
-    webhook: i64,
-    id: &str,
-) -> Result<Delivery> {
+fn load_delivery(conn: &Db, business: BusinessId, webhook: i64, id: &str) -> Result<Delivery> {
     load(conn, business, webhook)?;
     sql::delivery(conn, webhook, id)?
         .ok_or_else(|| WmsError::NotFound(format!("webhook {webhook} has no delivery {id}")))

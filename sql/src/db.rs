@@ -5,6 +5,8 @@
 
 use crate::error::{Error, Result};
 use crate::value::{FromSql, ToSql, ValueRef};
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
 
 /// Which database a [`Db`] speaks to, for the few statements written
 /// twice.
@@ -17,12 +19,15 @@ pub enum Dialect {
 /// One connection: SQLite's or PostgreSQL's.
 pub struct Db {
     inner: Inner,
+    /// On SQLite, the tables written since last taken, filled by the
+    /// update hook once [`Db::track_writes`] installs it.
+    written: Arc<Mutex<BTreeSet<Box<str>>>>,
 }
 
 enum Inner {
     Sqlite(rusqlite::Connection),
     #[cfg(feature = "postgres")]
-    Postgres(crate::postgres::PgConn),
+    Postgres(Box<crate::postgres::PgConn>),
 }
 
 impl std::fmt::Debug for Db {
@@ -47,6 +52,15 @@ impl Row<'_> {
     pub fn get<T: FromSql>(&self, idx: usize) -> Result<T> {
         let value = self.get_ref(idx)?;
         T::from_sql(value).map_err(|e| Error::conversion(idx, e.0))
+    }
+
+    /// How many columns the row has.
+    pub fn column_count(&self) -> usize {
+        match &self.inner {
+            RowInner::Sqlite(r) => r.as_ref().column_count(),
+            #[cfg(feature = "postgres")]
+            RowInner::Postgres(r) => r.len(),
+        }
     }
 
     /// Column `idx` as it is stored.
@@ -97,6 +111,7 @@ impl Db {
     pub fn sqlite(conn: rusqlite::Connection) -> Db {
         Db {
             inner: Inner::Sqlite(conn),
+            written: Arc::default(),
         }
     }
 
@@ -104,7 +119,8 @@ impl Db {
     #[cfg(feature = "postgres")]
     pub fn connect_postgres(url: &str) -> Result<Db> {
         Ok(Db {
-            inner: Inner::Postgres(crate::postgres::connect(url)?),
+            inner: Inner::Postgres(Box::new(crate::postgres::connect(url)?)),
+            written: Arc::default(),
         })
     }
 
@@ -123,6 +139,76 @@ impl Db {
             Inner::Sqlite(c) => Some(c),
             #[cfg(feature = "postgres")]
             Inner::Postgres(_) => None,
+        }
+    }
+
+    /// Starts noting which tables this connection writes, for
+    /// [`Db::take_written`]: on SQLite by its update hook (row by row,
+    /// triggers' writes included), on PostgreSQL from each statement's
+    /// text (always on: read once, when the statement is prepared).
+    pub fn track_writes(&self) {
+        match &self.inner {
+            Inner::Sqlite(c) => {
+                let written = self.written.clone();
+                c.update_hook(Some(
+                    move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
+                        if let Ok(mut w) = written.lock() {
+                            if !w.contains(table) {
+                                w.insert(table.into());
+                            }
+                        }
+                    },
+                ));
+            }
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(_) => {}
+        }
+    }
+
+    /// The tables written since the last call (statements rolled back
+    /// included: a spurious wake-up, never a missed one).
+    pub fn take_written(&self) -> Vec<String> {
+        match &self.inner {
+            Inner::Sqlite(_) => self
+                .written
+                .lock()
+                .map(|mut w| std::mem::take(&mut *w))
+                .unwrap_or_default()
+                .into_iter()
+                .map(String::from)
+                .collect(),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.take_written(),
+        }
+    }
+
+    /// Rows changed by this connection's statements since it opened.
+    pub fn total_changes(&self) -> u64 {
+        match &self.inner {
+            Inner::Sqlite(c) => c.total_changes(),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.total_changes(),
+        }
+    }
+
+    /// Opens a transaction to write in: on SQLite it takes the write lock
+    /// at once (`BEGIN IMMEDIATE`), so a busy database fails here and not
+    /// half-way through; on PostgreSQL, rows are locked as they are
+    /// written.
+    pub fn begin_write(&self) -> Result<()> {
+        self.execute_batch(match self.dialect() {
+            Dialect::Sqlite => "BEGIN IMMEDIATE",
+            Dialect::Postgres => "BEGIN",
+        })
+    }
+
+    /// Closes the connection, saying whether it closed cleanly (SQLite
+    /// checkpoints its write-ahead log when the last one closes).
+    pub fn close(self) -> Result<()> {
+        match self.inner {
+            Inner::Sqlite(c) => c.close().map_err(|(_, e)| Error::from(e)),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => (*c).close(),
         }
     }
 
@@ -226,6 +312,11 @@ impl Db {
         f: impl FnOnce(&Row<'_>) -> Result<T>,
     ) -> Result<T> {
         self.query_opt(sql, params, f)?.ok_or(Error::NoRows)
+    }
+
+    /// Whether the statement returns any row.
+    pub fn exists(&self, sql: &str, params: &[&dyn ToSql]) -> Result<bool> {
+        Ok(self.query_opt(sql, params, |_| Ok(()))?.is_some())
     }
 
     /// The first column of the first row.

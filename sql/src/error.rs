@@ -94,6 +94,46 @@ impl Error {
         }
     }
 
+    /// Whether the database cannot write now for a reason of its own (a
+    /// full disk, an I/O error, a lock, a lost connection, a restart), so
+    /// that the same write may succeed later; anything else would fail the
+    /// same way on every try.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => {
+                use rusqlite::ErrorCode as C;
+                matches!(
+                    f.code,
+                    C::DiskFull
+                        | C::SystemIoFailure
+                        | C::DatabaseBusy
+                        | C::DatabaseLocked
+                        | C::ReadOnly
+                        | C::CannotOpen
+                        | C::OutOfMemory
+                        | C::DatabaseCorrupt
+                        | C::NotADatabase
+                        | C::FileLockingProtocolFailed
+                        | C::OperationInterrupted
+                )
+            }
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => match e.code() {
+                // Classes: 08 connection, 40 rollback (serialization,
+                // deadlock), 53 resources, 55 object state (lock not
+                // available), 57 operator intervention (shutdown), 58
+                // system (I/O), XX internal (corruption).
+                Some(code) => ["08", "40", "53", "55", "57", "58", "XX"]
+                    .iter()
+                    .any(|class| code.code().starts_with(class)),
+                // No answer from the server at all: the connection is gone.
+                None => e.is_closed() || e.as_db_error().is_none(),
+            },
+            Error::Connect(_) => true,
+            _ => false,
+        }
+    }
+
     /// Whether the database had no room left to write.
     pub fn is_disk_full(&self) -> bool {
         match self {

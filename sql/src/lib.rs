@@ -28,10 +28,12 @@ pub mod portability;
 mod postgres;
 pub mod schema;
 mod value;
+#[cfg(feature = "postgres")]
+mod written;
 
 pub use db::{Db, Dialect, Row};
 pub use error::{Constraint, Error, Result};
-pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef};
+pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef, params_from_iter};
 
 /// A PostgreSQL URL with its database name replaced by `name` (a test's
 /// own database, a migration's target), its options kept.

@@ -33,14 +33,11 @@ pub fn statements(dir: &Path) -> std::io::Result<Statements> {
     files.sort();
     for file in files {
         let text = std::fs::read_to_string(&file)?;
-        let text = match text.find("#[cfg(test)]") {
-            Some(at) => &text[..at],
-            None => &text[..],
-        };
-        let literals = literals(text);
-        let consts = constants(text, &literals);
+        let literals = literals(&text);
+        let tests = test_items(&text, &literals);
+        let consts = constants(&text, &literals);
         for lit in &literals {
-            if !starts_statement(&lit.value) {
+            if !starts_statement(&lit.value) || tests.iter().any(|t| t.contains(&lit.start)) {
                 continue;
             }
             match fill(&lit.value, &consts) {
@@ -192,6 +189,50 @@ pub fn literals(src: &str) -> Vec<Literal> {
     out
 }
 
+/// Where the file's test-only items are: each `#[cfg(test)]` and the item
+/// after it, to its `;` (`mod tests;`) or the brace closing its body.
+fn test_items(src: &str, literals: &[Literal]) -> Vec<std::ops::Range<usize>> {
+    let in_literal = |at: usize| literals.iter().any(|l| (l.start..l.end).contains(&at));
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(p) = src[from..].find("#[cfg(test)]") {
+        let start = from + p;
+        from = start + 1;
+        if in_literal(start) {
+            continue;
+        }
+        let mut depth = 0_usize;
+        let mut i = start + "#[cfg(test)]".len();
+        let mut end = b.len();
+        while i < b.len() {
+            if in_literal(i) || src[i..].starts_with("'{'") || src[i..].starts_with("'}'") {
+                i += if in_literal(i) { 1 } else { 3 };
+                continue;
+            }
+            match b[i] {
+                b';' if depth == 0 => {
+                    end = i + 1;
+                    break;
+                }
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        out.push(start..end);
+        from = end;
+    }
+    out
+}
+
 /// `const NAME: &str = "…";` in the file: each name and its value.
 fn constants(src: &str, literals: &[Literal]) -> HashMap<String, String> {
     let mut out = HashMap::new();
@@ -302,6 +343,28 @@ mod tests {
         );
         assert_eq!(fill(values[3], &consts), None);
         assert!(starts_statement(values[1]) && !starts_statement(values[0]));
+    }
+
+    #[test]
+    fn only_test_items_are_left_out() {
+        let src = r##"
+            #[cfg(test)]
+            mod tests;
+            const A: &str = "SELECT 1";
+            #[cfg(test)]
+            fn memory() { let _ = "SELECT '}' AND 2"; let _ = '{'; }
+            fn f() { let _ = "SELECT 3"; }
+            #[cfg(test)]
+            mod more { fn g() { let _ = "SELECT 4"; } }
+        "##;
+        let lits = literals(src);
+        let tests = test_items(src, &lits);
+        let kept: Vec<&str> = lits
+            .iter()
+            .filter(|l| !tests.iter().any(|t| t.contains(&l.start)))
+            .map(|l| l.value.as_str())
+            .collect();
+        assert_eq!(kept, ["SELECT 1", "SELECT 3"]);
     }
 
     #[test]

@@ -18,8 +18,20 @@ use std::sync::Arc;
 const STATEMENT_CACHE: usize = 2048;
 
 pub(crate) struct PgConn {
-    client: RefCell<postgres::Client>,
-    statements: RefCell<HashMap<Box<str>, postgres::Statement>>,
+    /// Always `Some` but while dropped: see the `Drop`.
+    client: RefCell<Option<postgres::Client>>,
+    statements: RefCell<HashMap<Box<str>, Prepared>>,
+    /// Rows this connection's statements changed, as SQLite counts them.
+    changes: std::cell::Cell<u64>,
+    /// Tables written since last taken ([`crate::Db::take_written`]).
+    written: RefCell<std::collections::BTreeSet<Box<str>>>,
+}
+
+/// A statement as the server prepared it, and the table it writes.
+#[derive(Clone)]
+struct Prepared {
+    statement: postgres::Statement,
+    writes: Option<Arc<str>>,
 }
 
 /// Connects to `url` (`postgres://user:password@host:port/db?sslmode=…`):
@@ -32,9 +44,24 @@ pub(crate) fn connect(url: &str) -> Result<PgConn> {
         _ => config.connect(tls()?)?,
     };
     Ok(PgConn {
-        client: RefCell::new(client),
+        client: RefCell::new(Some(client)),
         statements: RefCell::new(HashMap::new()),
+        changes: std::cell::Cell::new(0),
+        written: RefCell::new(std::collections::BTreeSet::new()),
     })
+}
+
+/// The blocking client runs a runtime of its own, which may not be shut
+/// down on a thread that drives another (an async task dropping the last
+/// handle on a pool): it is let go on a thread of its own.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        if let Some(client) = self.client.get_mut().take() {
+            let _ = std::thread::Builder::new()
+                .name("depot-pg-close".into())
+                .spawn(move || drop(client));
+        }
+    }
 }
 
 fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
@@ -51,12 +78,15 @@ fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
 }
 
 impl PgConn {
-    fn statement(&self, sql: &str) -> Result<postgres::Statement> {
+    fn statement(&self, sql: &str) -> Result<Prepared> {
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
         let (text, _) = placeholders::to_postgres(sql)?;
-        let prepared = self.client.borrow_mut().prepare(&text)?;
+        let prepared = Prepared {
+            statement: self.client()?.prepare(&text)?,
+            writes: crate::written::table(sql).map(Arc::from),
+        };
         let mut cache = self.statements.borrow_mut();
         if cache.len() >= STATEMENT_CACHE {
             cache.clear();
@@ -65,24 +95,65 @@ impl PgConn {
         Ok(prepared)
     }
 
+    fn wrote(&self, prepared: &Prepared, rows: u64) {
+        if let Some(table) = &prepared.writes {
+            self.changes.set(self.changes.get().saturating_add(rows));
+            let mut written = self.written.borrow_mut();
+            if !written.contains(&**table) {
+                written.insert(Box::from(&**table));
+            }
+        }
+    }
+
     pub(crate) fn execute(&self, sql: &str, params: &[&dyn ToSql]) -> Result<usize> {
-        let statement = self.statement(sql)?;
+        let prepared = self.statement(sql)?;
         let values = bind(params);
         let refs = refs(&values);
-        let n = self.client.borrow_mut().execute(&statement, &refs)?;
+        let n = self.client()?.execute(&prepared.statement, &refs)?;
+        self.wrote(&prepared, n);
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
     pub(crate) fn query(&self, sql: &str, params: &[&dyn ToSql]) -> Result<Vec<postgres::Row>> {
-        let statement = self.statement(sql)?;
+        let prepared = self.statement(sql)?;
         let values = bind(params);
         let refs = refs(&values);
-        Ok(self.client.borrow_mut().query(&statement, &refs)?)
+        let rows = self.client()?.query(&prepared.statement, &refs)?;
+        // A write answering with its rows (`RETURNING`).
+        self.wrote(&prepared, rows.len() as u64);
+        Ok(rows)
+    }
+
+    pub(crate) fn total_changes(&self) -> u64 {
+        self.changes.get()
+    }
+
+    pub(crate) fn take_written(&self) -> Vec<String> {
+        std::mem::take(&mut *self.written.borrow_mut())
+            .into_iter()
+            .map(String::from)
+            .collect()
     }
 
     /// Statements without parameters, several at once (a migration).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        Ok(self.client.borrow_mut().batch_execute(sql)?)
+        Ok(self.client()?.batch_execute(sql)?)
+    }
+
+    /// Closes the connection, on a thread of its own (see the `Drop`).
+    pub(crate) fn close(self) -> Result<()> {
+        let Some(client) = self.client.borrow_mut().take() else {
+            return Ok(());
+        };
+        match std::thread::scope(|s| s.spawn(|| client.close()).join()) {
+            Ok(closed) => Ok(closed?),
+            Err(_) => Err(Error::Connect("closing the connection panicked".into())),
+        }
+    }
+
+    fn client(&self) -> Result<std::cell::RefMut<'_, postgres::Client>> {
+        std::cell::RefMut::filter_map(self.client.borrow_mut(), Option::as_mut)
+            .map_err(|_| Error::Connect("the connection is closed".into()))
     }
 
     /// Prepares `sql` without running it: whether PostgreSQL accepts it.

@@ -257,6 +257,32 @@ impl FromSql for Value {
     }
 }
 
+macro_rules! value_from {
+    ($($t:ty => $v:ident),+) => {$(
+        impl From<$t> for Value {
+            fn from(v: $t) -> Self {
+                Value::$v(v.into())
+            }
+        }
+    )+};
+}
+
+value_from!(i64 => Integer, i32 => Integer, u32 => Integer, f64 => Real, String => Text, &str => Text, Vec<u8> => Blob);
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Value::Null, Into::into)
+    }
+}
+
+/// Parameters from a list built at run time (a filter's values, a list
+/// of ids), for a statement whose text is built with it.
+pub fn params_from_iter<'a, T: ToSql + 'a>(
+    values: impl IntoIterator<Item = &'a T>,
+) -> Vec<&'a dyn ToSql> {
+    values.into_iter().map(|v| v as &dyn ToSql).collect()
+}
+
 /// Parameters as a slice of [`ToSql`], as rusqlite's macro of the same name.
 #[macro_export]
 macro_rules! params {

@@ -137,17 +137,17 @@ fn broken_rules_are_named_as_on_sqlite() -> Result<()> {
 }
 
 const STEPS: &[Migration] = &[
-    Migration {
-        version: 1,
-        sql: "CREATE TABLE runs (n BIGINT NOT NULL);
-              INSERT INTO runs VALUES (1);",
-    },
-    Migration {
-        version: 2,
-        sql: "CREATE FUNCTION slow() RETURNS void AS $$ BEGIN PERFORM pg_sleep(0.2); END $$ LANGUAGE plpgsql;
-              SELECT slow();
-              INSERT INTO runs VALUES (2);",
-    },
+    Migration::new(
+        1,
+        "CREATE TABLE runs (n BIGINT NOT NULL);
+         INSERT INTO runs VALUES (1);",
+    ),
+    Migration::new(
+        2,
+        "CREATE FUNCTION slow() RETURNS void AS $$ BEGIN PERFORM pg_sleep(0.2); END $$ LANGUAGE plpgsql;
+         SELECT slow();
+         INSERT INTO runs VALUES (2);",
+    ),
 ];
 
 #[test]
@@ -181,10 +181,10 @@ fn migrations_started_twice_at_once_run_once() -> Result<()> {
 fn a_failing_migration_leaves_nothing() -> Result<()> {
     let Some(url) = fresh() else { return Ok(()) };
     let db = Db::connect_postgres(&url)?;
-    let broken = [Migration {
-        version: 1,
-        sql: "CREATE TABLE half (n BIGINT); INSERT INTO nowhere VALUES (1);",
-    }];
+    let broken = [Migration::new(
+        1,
+        "CREATE TABLE half (n BIGINT); INSERT INTO nowhere VALUES (1);",
+    )];
     assert!(migrate::run(&db, &broken).is_err());
     assert_eq!(migrate::version(&db)?, 0);
     let half: bool = db.query_value(

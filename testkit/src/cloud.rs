@@ -22,8 +22,9 @@ pub struct TestCloud {
     pub wms: Wms,
     pub a: Tenant,
     pub b: Tenant,
-    _dir: tempfile::TempDir,
     _stop: oneshot::Sender<()>,
+    _dir: tempfile::TempDir,
+    _database: Option<crate::pg::PgDatabase>,
 }
 
 /// A limit no test reaches by accident.
@@ -43,8 +44,9 @@ pub async fn spawn_cloud_with(rate_limit: RateLimit) -> TestCloud {
 
 /// A cloud whose settings `configure` adjusts.
 pub async fn spawn_cloud_configured(configure: impl FnOnce(&mut Settings)) -> TestCloud {
+    crate::logs();
     let dir = tempfile::tempdir().expect("tempdir");
-    let wms = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("open");
+    let (wms, database) = crate::pg::cloud_engine(dir.path());
     let a = tenant("Alpha").seed(&wms).await;
     let b = tenant("Beta").seed(&wms).await;
     let mut settings = Settings {
@@ -78,8 +80,9 @@ pub async fn spawn_cloud_configured(configure: impl FnOnce(&mut Settings)) -> Te
         wms,
         a,
         b,
-        _dir: dir,
         _stop: stop,
+        _dir: dir,
+        _database: database,
     }
 }
 

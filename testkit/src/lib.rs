@@ -20,4 +20,16 @@ pub mod rig;
 pub mod seed;
 pub mod wait;
 
+/// Prints the servers' logs into the test's output when `DEPOT_TEST_LOG`
+/// says which (`DEPOT_TEST_LOG=warn`, `depot_wms=debug`): what a 500 was
+/// is in the log, not the answer.
+pub fn logs() {
+    if let Ok(filter) = std::env::var("DEPOT_TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
 pub use wait::{PATIENCE, eventually, eventually_seen, eventually_some, eventually_within};

@@ -40,13 +40,24 @@ impl PgDatabase {
 
 impl Drop for PgDatabase {
     fn drop(&mut self) {
-        if let Ok(admin) = Db::connect_postgres(&self.server) {
-            let _ = admin.execute_batch(&format!(
-                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
-                self.name
-            ));
-        }
+        off_runtime(|| {
+            if let Ok(admin) = Db::connect_postgres(&self.server) {
+                let _ = admin.execute_batch(&format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ));
+            }
+        });
     }
+}
+
+/// Runs `f` on a thread of its own: the blocking client cannot run on a
+/// thread that drives an async runtime (an async test's).
+fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| match s.spawn(f).join() {
+        Ok(t) => t,
+        Err(panic) => std::panic::resume_unwind(panic),
+    })
 }
 
 fn unique_name(prefix: &str) -> String {
@@ -68,6 +79,12 @@ fn admin(server: &str) -> Db {
 #[allow(clippy::expect_used)]
 pub fn migrated(migrations: &[Migration]) -> Option<PgDatabase> {
     let server = server()?;
+    Some(off_runtime(|| migrated_on(&server, migrations)))
+}
+
+#[allow(clippy::expect_used)]
+fn migrated_on(server: &str, migrations: &[Migration]) -> PgDatabase {
+    let server = server.to_owned();
     let mut hash = DefaultHasher::new();
     for m in migrations {
         (m.version, m.sql).hash(&mut hash);
@@ -107,9 +124,33 @@ pub fn migrated(migrations: &[Migration]) -> Option<PgDatabase> {
     admin
         .execute_batch(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
         .expect("a database cloned from the template");
-    Some(PgDatabase {
+    PgDatabase {
         url: with_database(&server, &name),
         name,
         server,
-    })
+    }
+}
+
+/// Whether the cloud's engine in tests runs on PostgreSQL: when
+/// `DEPOT_TEST_DATABASE=postgres` and a server is configured (CI runs the
+/// cloud's and the engine's suites once on each database).
+pub fn engine_on_postgres() -> bool {
+    std::env::var("DEPOT_TEST_DATABASE").is_ok_and(|d| d.trim() == "postgres") && server().is_some()
+}
+
+/// A cloud's engine for a test, its files in `dir`: on SQLite
+/// (`dir/cloud.db`), or on a PostgreSQL database of its own when
+/// [`engine_on_postgres`]; that database lives as long as the guard.
+#[allow(clippy::expect_used)]
+pub fn cloud_engine(dir: &std::path::Path) -> (depot_wms::Wms, Option<PgDatabase>) {
+    if engine_on_postgres() {
+        let database = migrated(depot_wms::database::POSTGRES_MIGRATIONS)
+            .expect("a PostgreSQL database for the test");
+        let wms = depot_wms::Wms::open_postgres(&database.url, dir, "cloud")
+            .expect("the engine opens on PostgreSQL");
+        (wms, Some(database))
+    } else {
+        let wms = depot_wms::Wms::open(&dir.join("cloud.db"), "cloud").expect("open");
+        (wms, None)
+    }
 }

@@ -39,6 +39,8 @@ pub struct Rig {
     settings: CloudSettings,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<anyhow::Result<()>>>,
+    /// The cloud's database when it is on PostgreSQL, dropped last.
+    _database: Option<crate::pg::PgDatabase>,
 }
 
 impl Rig {
@@ -56,7 +58,7 @@ impl Rig {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut settings = cloud_settings(dir.path().join("cloud"));
         configure(&mut settings);
-        let cloud = Wms::open(&settings.database(), "cloud").expect("cloud");
+        let (cloud, database) = crate::pg::cloud_engine(&settings.data_dir);
         let tenant = seed::business("B").seed(&cloud).await;
         let node = cloud
             .register_edge(
@@ -99,6 +101,7 @@ impl Rig {
             settings: again,
             stop: Some(stop),
             task: Some(task),
+            _database: database,
         }
     }
 

@@ -7,18 +7,18 @@ use crate::{Result, Wms};
 use depot_protocol::crm::buyers::{BuyerResults, BuyerSearch};
 use depot_protocol::order::Order;
 use depot_protocol::{BusinessId, Page};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 pub use sql::Sighting;
 
 /// Keeps a buyer seen on an order or through a form, inside the caller's
 /// write; answers the buyer's id, or `None` when the sighting names no one.
-pub fn note(conn: &Connection, business: BusinessId, sighting: Sighting) -> Result<Option<i64>> {
+pub fn note(conn: &Db, business: BusinessId, sighting: Sighting) -> Result<Option<i64>> {
     sql::note(conn, business, sighting)
 }
 
 /// Keeps the buyer of an order just ingested, in its transaction.
-pub(crate) fn note_order(conn: &Connection, order: &Order) -> Result<()> {
+pub(crate) fn note_order(conn: &Db, order: &Order) -> Result<()> {
     sql::note(
         conn,
         order.business_id,

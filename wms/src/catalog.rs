@@ -5,14 +5,14 @@ use crate::{Result, Wms, WmsError};
 use depot_protocol::catalog::{Item, ItemCreate, ItemEdit, ItemFields};
 use depot_protocol::event::EventKind;
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 pub use sql::ItemFilter;
 
 /// Checks what only the database knows: SKU and codes not taken by another
 /// item, bin locations in this business's warehouses.
 fn check_unique(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &ItemFields,
     this: Option<ItemId>,
@@ -76,7 +76,7 @@ fn check_unique(
     Ok(())
 }
 
-fn load(conn: &Connection, business: BusinessId, id: ItemId) -> Result<Item> {
+fn load(conn: &Db, business: BusinessId, id: ItemId) -> Result<Item> {
     sql::item(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("item {id} does not exist")))
 }

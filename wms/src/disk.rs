@@ -89,8 +89,20 @@ impl Probe {
     pub async fn read_serving(&self, wms: &Wms) -> Option<Storage> {
         let full_since = wms.writer_stats().full_since();
         let probe = self.clone();
+        let on_server = match wms.database_bytes_on_server().await {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read the database's size");
+                None
+            }
+        };
         match tokio::task::spawn_blocking(move || probe.read(full_since)).await {
-            Ok(Ok(storage)) => Some(storage),
+            // A database on a server is not on this disk: its size is the
+            // server's answer.
+            Ok(Ok(storage)) => Some(Storage {
+                database_bytes: on_server.unwrap_or(storage.database_bytes),
+                ..storage
+            }),
             Ok(Err(error)) => {
                 tracing::warn!(%error, "cannot read the data directory's disk");
                 None

@@ -15,7 +15,7 @@ use depot_protocol::gs1::{self, Scan};
 use depot_protocol::shipping::{DispatchRun, LoadRequest, LoadResult, RunStatus, Shipment};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, DispatchRunId, FieldError, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 /// The SSCC a scan carries, if it is one: a GS1 element string with AI 00,
 /// the AI and 18 digits as a scanner without symbology identifiers sends
@@ -39,7 +39,7 @@ fn not_found(code: &str) -> WmsError {
 }
 
 /// The shipment and package index a scan names.
-fn find(conn: &Connection, business: BusinessId, code: &str) -> Result<(Shipment, u32)> {
+fn find(conn: &Db, business: BusinessId, code: &str) -> Result<(Shipment, u32)> {
     if let Some(s) = sscc_of(code) {
         let (shipment, index) = sql::package_by_sscc(conn, business, s.as_str())?
             .ok_or_else(|| not_found(s.as_str()))?;
@@ -70,7 +70,7 @@ fn find(conn: &Connection, business: BusinessId, code: &str) -> Result<(Shipment
 }
 
 fn load(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     caller: &Caller,
     run_id: DispatchRunId,
@@ -136,7 +136,7 @@ fn load(
 /// Refuses to close a run whose loading has begun with parcels still not
 /// scanned, naming each; `force` closes it all the same.
 pub(crate) fn check_loaded(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     run: &DispatchRun,
     force: bool,

@@ -63,10 +63,7 @@ fn matches_type(content_type: &str, bytes: &[u8]) -> bool {
 
 impl Wms {
     fn documents_dir(&self) -> PathBuf {
-        self.path()
-            .parent()
-            .unwrap_or(Path::new("."))
-            .join("documents")
+        self.data_dir().join("documents")
     }
 
     pub async fn attach(

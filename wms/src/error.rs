@@ -43,7 +43,7 @@ pub enum WmsError {
     Full,
     /// A failure of the storage or the engine itself: logged, never shown.
     #[error("storage: {0}")]
-    Storage(rusqlite::Error),
+    Storage(depot_sql::Error),
     #[error("internal: {0}")]
     Internal(String),
 }
@@ -88,11 +88,12 @@ impl WmsError {
     }
 }
 
-/// A full disk is told apart from the other failures of SQLite: it is the
-/// one a caller can do something about (free space, then send again).
-impl From<rusqlite::Error> for WmsError {
-    fn from(e: rusqlite::Error) -> Self {
-        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+/// A full disk is told apart from the other failures of the database: it
+/// is the one a caller can do something about (free space, then send
+/// again).
+impl From<depot_sql::Error> for WmsError {
+    fn from(e: depot_sql::Error) -> Self {
+        if e.is_disk_full() {
             Self::Full
         } else {
             Self::Storage(e)
@@ -100,9 +101,10 @@ impl From<rusqlite::Error> for WmsError {
     }
 }
 
-impl From<rusqlite_migration::Error> for WmsError {
-    fn from(e: rusqlite_migration::Error) -> Self {
-        Self::Internal(format!("migration: {e}"))
+/// What only SQLite has (connection setup, backups), as the seam's error.
+impl From<rusqlite::Error> for WmsError {
+    fn from(e: rusqlite::Error) -> Self {
+        depot_sql::Error::from(e).into()
     }
 }
 

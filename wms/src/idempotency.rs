@@ -234,7 +234,7 @@ impl Context {
     /// In the write's transaction, after its work succeeded: records the
     /// key, with the answer when the value makes one. `Ok(None)`: nothing
     /// recorded; `Ok(Some(answered))`.
-    fn record(&self, conn: &rusqlite::Connection, value: &dyn Any) -> Result<Option<bool>> {
+    fn record(&self, conn: &depot_sql::Db, value: &dyn Any) -> Result<Option<bool>> {
         let answer = match self.verdict(value) {
             Some(None) => return Ok(None),
             // A server error is no answer to replay.
@@ -340,7 +340,7 @@ impl Wms {
     pub(crate) async fn write_keyed<T, F>(&self, ctx: Arc<Context>, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&rusqlite::Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&depot_sql::Db) -> Result<T> + Send + 'static,
     {
         let keyed = ctx.clone();
         let (value, outcome) = self

@@ -10,11 +10,11 @@ use depot_protocol::inbound::{
 use depot_protocol::stock::{Movement, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, MovementId, Page, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 pub use sql::InboundFilter;
 
-fn load(conn: &Connection, business: BusinessId, id: i64) -> Result<InboundOrder> {
+fn load(conn: &Db, business: BusinessId, id: i64) -> Result<InboundOrder> {
     sql::inbound(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("inbound order {id} does not exist")))
 }
@@ -33,7 +33,7 @@ fn split(line: &CheckedReception, count: Option<i64>) -> (i64, i64) {
 }
 
 fn receive(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     caller: &Caller,
     inbound_id: i64,

@@ -8,7 +8,7 @@ use depot_protocol::stock::{
 };
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, ItemId, MovementId, Page, WarehouseId, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use serde::Serialize;
 
 pub use sql::{Inconsistency, StockFilter};
@@ -69,7 +69,7 @@ fn field(kind: &AdjustKind) -> &'static str {
     }
 }
 
-fn resolve_item(conn: &Connection, business: BusinessId, item: &ItemRef) -> Result<ItemId> {
+fn resolve_item(conn: &Db, business: BusinessId, item: &ItemRef) -> Result<ItemId> {
     let found = match item {
         ItemRef::Id(id) => catalog::item(conn, business, *id)?.map(|i| i.id),
         ItemRef::Sku(sku) => catalog::sku_owner(conn, business, sku)?,
@@ -82,7 +82,7 @@ fn resolve_item(conn: &Connection, business: BusinessId, item: &ItemRef) -> Resu
 
 /// Records one adjustment inside the caller's transaction.
 pub(crate) fn apply(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     a: &Adjustment,

@@ -50,8 +50,8 @@ pub mod sd_notify;
 
 pub use error::{Result, WmsError};
 
+use depot_sql::Db;
 use reader::Reader;
-use rusqlite::Connection;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use writer::Writer;
@@ -76,7 +76,9 @@ struct Inner {
     keys: keycache::KeyCache,
     reader: Reader,
     origin: String,
-    path: PathBuf,
+    /// The data directory: the database file's (on SQLite) and the
+    /// documents'.
+    dir: PathBuf,
     /// Off only for a benchmark's baseline: see [`Wms::set_ownership_checks`].
     unchecked: std::sync::atomic::AtomicBool,
     /// What the own fleet's services take: see [`Wms::set_own_fleet`].
@@ -104,11 +106,56 @@ impl Wms {
     /// Opens the database of node `node` (an edge's number; 0 is the
     /// cloud). A database keeps the node it was first opened as.
     pub fn open_node(path: &Path, origin: &str, node: u32) -> Result<Self> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if !dir.as_os_str().is_empty() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| WmsError::Internal(format!("cannot create {}: {e}", dir.display())))?;
         }
         let conn = store::open_writer(path)?;
+        Self::start(
+            conn,
+            reader::Source::File(path.to_owned()),
+            dir,
+            origin,
+            node,
+        )
+    }
+
+    /// Opens the cloud's database on PostgreSQL at `url`, bringing its
+    /// schema up to date (two instances starting at once take turns);
+    /// `dir` keeps what is not in the database (documents).
+    #[cfg(feature = "postgres")]
+    pub fn open_postgres(url: &str, dir: &Path, origin: &str) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| WmsError::Internal(format!("cannot create {}: {e}", dir.display())))?;
+        // The blocking client runs a runtime of its own for each call,
+        // which cannot start on a thread already driving one (a daemon's
+        // start, a test): the setup runs on a thread of its own. The
+        // connection then lives on the writer's thread.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let conn = depot_sql::Db::connect_postgres(url)?;
+                store::migrate(&conn)?;
+                Self::start(
+                    conn,
+                    reader::Source::Postgres(url.to_owned()),
+                    dir,
+                    origin,
+                    0,
+                )
+            })
+            .join()
+            .unwrap_or_else(|_| Err(WmsError::Internal("opening PostgreSQL panicked".into())))
+        })
+    }
+
+    fn start(
+        conn: depot_sql::Db,
+        source: reader::Source,
+        dir: &Path,
+        origin: &str,
+        node: u32,
+    ) -> Result<Self> {
         store::ids::claim(&conn, node, origin)?;
         let writer = Writer::start(conn)
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
@@ -116,9 +163,9 @@ impl Wms {
             inner: Arc::new(Inner {
                 keys: keycache::KeyCache::new(writer.watch(writer::Watched::ApiKeys)),
                 writer,
-                reader: Reader::new(path.to_owned(), READERS),
+                reader: Reader::new(source, READERS),
                 origin: origin.to_owned(),
-                path: path.to_owned(),
+                dir: dir.to_owned(),
                 unchecked: std::sync::atomic::AtomicBool::new(false),
                 own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
                 long_polls: Arc::default(),
@@ -176,8 +223,15 @@ impl Wms {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.inner.path
+    /// The database's size when a server keeps it (PostgreSQL); `None`
+    /// for a file in the data directory, measured there.
+    pub async fn database_bytes_on_server(&self) -> Result<Option<u64>> {
+        self.read(store::size_on_server).await
+    }
+
+    /// The data directory (documents; the database file on SQLite).
+    pub fn data_dir(&self) -> &Path {
+        &self.inner.dir
     }
 
     /// Changes after every commit that touched print jobs: a job submitted
@@ -274,9 +328,7 @@ impl Wms {
     /// Ready to serve: the schema is at the latest version and the writer
     /// answers a round trip within `within`.
     pub async fn readiness(&self, within: std::time::Duration) -> Result<()> {
-        let pending = self
-            .read(|c| Ok(store::migrations().pending_migrations(c)?))
-            .await?;
+        let pending = self.read(store::pending_migrations).await?;
         if pending != 0 {
             return Err(WmsError::Internal(format!(
                 "{pending} schema migrations are not applied"
@@ -325,7 +377,7 @@ impl Wms {
     pub async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         match idempotency::Context::current() {
             Some(ctx) => self.write_keyed(ctx, f).await,
@@ -337,7 +389,7 @@ impl Wms {
     pub async fn write_unkeyed<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         self.inner.writer.write(f).await
     }
@@ -346,7 +398,7 @@ impl Wms {
     pub async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         self.inner.reader.read(f).await
     }

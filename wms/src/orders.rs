@@ -11,12 +11,12 @@ use depot_protocol::order_request::{AddressChange, NewOrder, OrderCreate};
 use depot_protocol::stock::{Movement, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, ItemId, Money, MovementId, OrderId, Page, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use std::collections::BTreeMap;
 
 pub use sql::OrderFilter;
 
-fn load(conn: &Connection, business: BusinessId, id: OrderId) -> Result<Order> {
+fn load(conn: &Db, business: BusinessId, id: OrderId) -> Result<Order> {
     sql::order(conn, business, id, true)?
         .ok_or_else(|| WmsError::NotFound(format!("order {id} does not exist")))
 }
@@ -24,7 +24,7 @@ fn load(conn: &Connection, business: BusinessId, id: OrderId) -> Result<Order> {
 /// Stores a new order, or finds the one already ingested under the same
 /// (channel, external reference). Answers the order and whether it is new.
 fn ingest(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     o: NewOrder,
@@ -155,7 +155,7 @@ pub(crate) fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
 
 /// Applies a status change inside the caller's transaction.
 pub(crate) fn change_status(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     id: OrderId,
@@ -295,7 +295,7 @@ pub(crate) fn unshippable(order: &Order, to_be: &str) -> WmsError {
 /// Corrects the shipping address of an order not yet packed (a packed one
 /// has its label, printed with the address it had).
 fn change_address(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     id: OrderId,

@@ -24,7 +24,7 @@ use depot_protocol::tenant::Caller;
 use depot_protocol::{
     BusinessId, FieldError, OrderStatus, Page, PickLineId, WarehouseId, WaveId, now,
 };
-use rusqlite::Connection;
+use depot_sql::Db;
 use serde::{Deserialize, Serialize};
 
 pub use sql::WaveFilter;
@@ -45,7 +45,7 @@ pub(crate) struct Take {
     pub quantity: i64,
 }
 
-fn load(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Wave> {
+fn load(conn: &Db, business: BusinessId, id: WaveId) -> Result<Wave> {
     sql::wave(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {id} does not exist")))
 }
@@ -53,7 +53,7 @@ fn load(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Wave> {
 /// The pick lines for one order line: lot-tracked items are split over
 /// lots (FEFO); what no lot covers is left for the picker to choose.
 fn lines_for(
-    conn: &Connection,
+    conn: &Db,
     order: OrderId,
     w: WarehouseId,
     item: depot_protocol::ItemId,
@@ -92,12 +92,7 @@ fn lines_for(
 
 use depot_protocol::OrderId;
 
-fn create_wave(
-    conn: &Connection,
-    origin: &str,
-    business: BusinessId,
-    req: WaveCreate,
-) -> Result<Wave> {
+fn create_wave(conn: &Db, origin: &str, business: BusinessId, req: WaveCreate) -> Result<Wave> {
     let new = req.parse().map_err(WmsError::invalid)?;
     if tenants::warehouse(conn, business, new.warehouse_id)?.is_none() {
         return Err(WmsError::invalid(vec![FieldError::new(
@@ -172,7 +167,7 @@ fn mismatch(name: &str, message: String) -> WmsError {
 /// A scan reads only the lines of the scanned item and sums what is left in
 /// SQL: the writer serves every station, so a scan must not cost a whole
 /// wave's worth of rows.
-fn pick(conn: &Connection, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
+fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
     let business = caller.business_id;
     let wave_id = req.wave_id;
     let warehouse_id = sql::wave_warehouse(conn, business, wave_id)?

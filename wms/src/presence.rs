@@ -10,20 +10,15 @@ use crate::store::{self, sync as sql};
 use depot_protocol::event::EventKind;
 use depot_protocol::sync::EdgeId;
 use depot_protocol::{BusinessId, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use serde_json::json;
 
 /// The edge's backlog as recorded (`None`: unregistered, or head unknown).
-fn backlog(conn: &Connection, business: BusinessId, edge: &EdgeId) -> Result<Option<i64>> {
+fn backlog(conn: &Db, business: BusinessId, edge: &EdgeId) -> Result<Option<i64>> {
     Ok(sql::edge(conn, business, edge.as_str())?.and_then(|r| r.backlog))
 }
 
-fn announce_backlog(
-    conn: &Connection,
-    origin: &str,
-    business: BusinessId,
-    edge: &EdgeId,
-) -> Result<()> {
+fn announce_backlog(conn: &Db, origin: &str, business: BusinessId, edge: &EdgeId) -> Result<()> {
     let Some(r) = sql::edge(conn, business, edge.as_str())? else {
         return Ok(());
     };
@@ -43,7 +38,7 @@ fn announce_backlog(
 
 /// An edge said hello or `online`.
 pub(crate) fn seen(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     edge: &EdgeId,
@@ -73,7 +68,7 @@ pub(crate) fn seen(
 
 /// An edge's goodbye or last will ended `session`.
 pub(crate) fn gone(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     edge: &EdgeId,
@@ -97,7 +92,7 @@ pub(crate) fn gone(
 /// A batch moved the edge's cursor: a backlog it had is announced drained
 /// when it reaches 0.
 pub(crate) fn advanced(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     edge: &EdgeId,
@@ -112,11 +107,7 @@ pub(crate) fn advanced(
 /// Edges shown online by a hello alone, not heard from since `before`, go
 /// offline (nothing else would say so: without a retained state there is
 /// no last will).
-pub(crate) fn expire(
-    conn: &Connection,
-    origin: &str,
-    before: &depot_protocol::Timestamp,
-) -> Result<usize> {
+pub(crate) fn expire(conn: &Db, origin: &str, before: &depot_protocol::Timestamp) -> Result<usize> {
     let gone = sql::expire_unstated(conn, before, &now())?;
     for (business, edge, session) in &gone {
         tracing::info!(%business, %edge, "an edge that said hello but published no state went silent: shown offline");

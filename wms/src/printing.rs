@@ -12,7 +12,7 @@ use depot_protocol::printing::{
 };
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, PrintJobId, PrinterId, now};
-use rusqlite::Connection as Db;
+use depot_sql::Db;
 use std::collections::HashSet;
 
 fn load(conn: &Db, business: BusinessId, id: PrinterId) -> Result<Printer> {

@@ -6,23 +6,43 @@
 
 use crate::error::{Result, WmsError};
 use crate::store;
-use rusqlite::Connection;
+use depot_sql::Db;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Semaphore;
 
+/// Where read connections are opened.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// An SQLite file, opened read-only.
+    File(PathBuf),
+    /// A PostgreSQL database, by URL.
+    #[cfg(feature = "postgres")]
+    Postgres(String),
+}
+
+impl Source {
+    fn open(&self) -> Result<Db> {
+        match self {
+            Source::File(path) => store::open_reader(path),
+            #[cfg(feature = "postgres")]
+            Source::Postgres(url) => Ok(Db::connect_postgres(url)?),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct Reader {
-    path: Arc<PathBuf>,
-    idle: Arc<Mutex<Vec<Connection>>>,
+    source: Arc<Source>,
+    idle: Arc<Mutex<Vec<Db>>>,
     permits: Arc<Semaphore>,
     size: u32,
 }
 
 impl Reader {
-    pub fn new(path: PathBuf, size: usize) -> Self {
+    pub fn new(source: Source, size: usize) -> Self {
         Self {
-            path: Arc::new(path),
+            source: Arc::new(source),
             idle: Arc::new(Mutex::new(Vec::with_capacity(size))),
             permits: Arc::new(Semaphore::new(size.max(1))),
             size: u32::try_from(size.max(1)).unwrap_or(u32::MAX),
@@ -33,7 +53,7 @@ impl Reader {
     pub async fn read<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         let permit = self
             .permits
@@ -46,7 +66,7 @@ impl Reader {
             let _permit = permit;
             let conn = match this.idle.lock().ok().and_then(|mut idle| idle.pop()) {
                 Some(conn) => conn,
-                None => store::open_reader(&this.path)?,
+                None => this.source.open()?,
             };
             let result = f(&conn);
             if let Ok(mut idle) = this.idle.lock() {
@@ -70,7 +90,7 @@ impl Reader {
             Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
         };
         for conn in idle {
-            if let Err((_, e)) = conn.close() {
+            if let Err(e) = conn.close() {
                 tracing::warn!(error = %e, "a read connection did not close cleanly");
             }
         }

@@ -201,7 +201,7 @@ impl Wms {
 /// Marks a database (a restored backup, not open elsewhere) as certain only
 /// through its own newest event, so the daemon takes the rest back from the
 /// cloud before sending anything. Answers that seq.
-pub fn mark_restored(conn: &rusqlite::Connection) -> Result<i64> {
+pub fn mark_restored(conn: &depot_sql::Db) -> Result<i64> {
     let head = events::outgoing_head(conn)?;
     sql::start_recovery(conn, head)?;
     Ok(head)

@@ -9,7 +9,7 @@ use depot_protocol::release::{
     JobError, JobStatus, NewRelease, Note, Product, Release, ReleaseTranslated, TranslationJob,
 };
 use depot_protocol::{Page, Timestamp, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use std::collections::BTreeMap;
 
 pub use sql::{Coverage, Filter as ReleaseFilter};
@@ -41,7 +41,7 @@ pub struct TranslationStep {
 /// Adds the notes of each locale `release` lacks, each logged as a
 /// `release.translated` event; answers the locales added.
 fn add_notes(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     release: &Release,
     notes: &BTreeMap<String, Note>,
@@ -229,18 +229,16 @@ impl Wms {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrations;
 
     #[test]
     fn the_migration_moves_old_releases_to_wms_in_english() -> Result<()> {
-        let mut conn = Connection::open_in_memory()?;
-        migrations().to_version(&mut conn, 8)?;
+        let conn = crate::store::memory(8)?;
         conn.execute_batch(
             "INSERT INTO releases (id, version, title, notes, published_at) VALUES
                 (4, '1.3.0', 'Labels', '- ZPL', '2024-03-02T09:00:00Z'),
                 (5, '1.4.0', 'Faster picking', '', '2024-05-01T10:30:00Z');",
         )?;
-        migrations().to_latest(&mut conn)?;
+        crate::store::migrate(&conn)?;
         let (list, total, filtered) = sql::page(&conn, &ReleaseFilter::default(), Page::default())?;
         assert_eq!((total, filtered), (2, 2));
         let shape: Vec<_> = list

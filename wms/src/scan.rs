@@ -7,7 +7,7 @@ use crate::{Result, Wms, WmsError};
 use chrono::NaiveDate;
 use depot_protocol::gs1::{self, Scan};
 use depot_protocol::{BusinessId, ItemId};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
@@ -31,7 +31,7 @@ fn grams(m: &depot_protocol::gs1::Measure) -> i64 {
 
 /// Resolves a scan in a business. An unreadable GS1 string is a 400; a code
 /// no item answers to is a 404 naming it.
-pub fn resolve(conn: &Connection, business: BusinessId, raw: &str) -> Result<Resolved> {
+pub fn resolve(conn: &Db, business: BusinessId, raw: &str) -> Result<Resolved> {
     let scan = gs1::classify(raw)
         .map_err(|e| WmsError::BadRequest(format!("unreadable scan {raw:?}: {e}")))?;
     let net_weight_g = match &scan {

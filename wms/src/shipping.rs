@@ -14,11 +14,11 @@ use depot_protocol::shipping::{
 };
 use depot_protocol::tenant::{Caller, Warehouse};
 use depot_protocol::{BusinessId, DispatchRunId, OrderStatus, Page, ShipmentId, Timestamp, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 pub use sql::{RunFilter, ShipmentFilter};
 
-fn load(conn: &Connection, business: BusinessId, id: ShipmentId) -> Result<Shipment> {
+fn load(conn: &Db, business: BusinessId, id: ShipmentId) -> Result<Shipment> {
     sql::shipment(conn, business, id)?
         .ok_or_else(|| WmsError::NotFound(format!("shipment {id} does not exist")))
 }
@@ -29,7 +29,7 @@ pub struct Label {
     pub bytes: Vec<u8>,
 }
 
-fn labels(conn: &Connection, business: BusinessId, id: ShipmentId) -> Result<Vec<ShippingLabel>> {
+fn labels(conn: &Db, business: BusinessId, id: ShipmentId) -> Result<Vec<ShippingLabel>> {
     let s = load(conn, business, id)?;
     let order = order_sql::order(conn, business, s.order_id, false)?
         .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
@@ -63,11 +63,7 @@ fn labels(conn: &Connection, business: BusinessId, id: ShipmentId) -> Result<Vec
 
 /// Every package's ZPL label of a shipment, one after another, as
 /// `generate-label` answers them.
-pub(crate) fn zpl_labels(
-    conn: &Connection,
-    business: BusinessId,
-    id: ShipmentId,
-) -> Result<String> {
+pub(crate) fn zpl_labels(conn: &Db, business: BusinessId, id: ShipmentId) -> Result<String> {
     Ok(labels(conn, business, id)?
         .iter()
         .map(depot_labels::shipping_label_zpl)
@@ -76,7 +72,7 @@ pub(crate) fn zpl_labels(
 
 /// Public tracking: the milestones, the estimate and the destination city,
 /// nothing about the buyer.
-fn tracking(conn: &Connection, number: &str) -> Result<Tracking> {
+fn tracking(conn: &Db, number: &str) -> Result<Tracking> {
     let not_found = || WmsError::NotFound(format!("no shipment with tracking number {number}"));
     let s = sql::by_tracking(conn, number)?.ok_or_else(not_found)?;
     let order = order_sql::order(conn, s.business_id, s.order_id, false)?.ok_or_else(not_found)?;
@@ -101,12 +97,7 @@ pub struct EventOutcome {
     pub order_status: OrderStatus,
 }
 
-fn carrier_event(
-    conn: &Connection,
-    origin: &str,
-    carrier: &str,
-    e: CarrierEvent,
-) -> Result<EventOutcome> {
+fn carrier_event(conn: &Db, origin: &str, carrier: &str, e: CarrierEvent) -> Result<EventOutcome> {
     let s = sql::by_tracking(conn, &e.tracking_number)?
         .filter(|s| s.carrier == carrier)
         .ok_or_else(|| {
@@ -172,7 +163,7 @@ fn carrier_event(
 /// carrier's rule, and says so in the log (what subscribers to
 /// `shipment.estimated_delivery_changed` are sent).
 fn revise_estimate(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     s: &Shipment,
     event: &TrackingEvent,
@@ -210,7 +201,7 @@ fn revise_estimate(
 /// The carrier has the parcel: the shipment is dispatched, with its
 /// milestone (keyed, so a node applying another's closing records it once).
 pub(crate) fn hand_over(
-    conn: &Connection,
+    conn: &Db,
     shipment: ShipmentId,
     w: &Warehouse,
     at: &Timestamp,
@@ -228,7 +219,7 @@ pub(crate) fn hand_over(
 
 /// The manifest of a run's shipments as they stand, for the driver to sign.
 pub(crate) fn manifest(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     run: DispatchRunId,
     w: &Warehouse,
@@ -270,7 +261,7 @@ pub(crate) fn manifest(
 /// Closes a run: its orders are dispatched (booking the goods out), its
 /// shipments handed over, and a manifest produced.
 fn close_run(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     caller: &Caller,
     id: DispatchRunId,

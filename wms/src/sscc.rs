@@ -21,12 +21,12 @@ use crate::{Result, WmsError};
 use depot_protocol::event::EventKind;
 use depot_protocol::gs1::sscc::{CompanyPrefix, Sscc};
 use depot_protocol::{BusinessId, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use sql::Block;
 
 /// The business's prefix, if it has one (a stored one that no longer
 /// parses is treated as none: it was checked when set).
-fn prefix(conn: &Connection, business: BusinessId) -> Result<Option<CompanyPrefix>> {
+fn prefix(conn: &Db, business: BusinessId) -> Result<Option<CompanyPrefix>> {
     Ok(tenants::business(conn, business)?
         .and_then(|b| b.gs1_company_prefix)
         .and_then(|p| CompanyPrefix::parse(&p).ok()))
@@ -34,7 +34,7 @@ fn prefix(conn: &Connection, business: BusinessId) -> Result<Option<CompanyPrefi
 
 /// The next serial of a block, or `None` when it is full: one past the
 /// largest used, or its first when none is.
-fn next_in(conn: &Connection, p: &CompanyPrefix, b: &Block) -> Result<Option<i64>> {
+fn next_in(conn: &Db, p: &CompanyPrefix, b: &Block) -> Result<Option<i64>> {
     let (lo, hi) = p.text_bounds(b.first, b.last);
     let used = sql::largest_used(conn, &lo, &hi)?
         .and_then(|s| Sscc::parse(&s).ok())
@@ -47,7 +47,7 @@ fn next_in(conn: &Connection, p: &CompanyPrefix, b: &Block) -> Result<Option<i64
 /// business has no GS1 company prefix. The cloud grants itself a block
 /// when it has none left; an edge that has used every serial granted to it
 /// is refused until the cloud's next grant reaches it.
-pub fn allocate(conn: &Connection, origin: &str, business: BusinessId) -> Result<Option<Sscc>> {
+pub fn allocate(conn: &Db, origin: &str, business: BusinessId) -> Result<Option<Sscc>> {
     let Some(p) = prefix(conn, business)? else {
         return Ok(None);
     };
@@ -93,7 +93,7 @@ pub fn allocate(conn: &Connection, origin: &str, business: BusinessId) -> Result
 /// Grants the business's next block of `p` to `node`, as an event of this
 /// (the cloud's) log.
 fn grant(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business: BusinessId,
     p: &CompanyPrefix,
@@ -132,7 +132,7 @@ fn grant(
 
 /// Cloud: makes sure `node` holds a block of the business's prefix it has
 /// not started, granting one when it does not.
-pub fn keep_ahead(conn: &Connection, origin: &str, business: BusinessId, node: u32) -> Result<()> {
+pub fn keep_ahead(conn: &Db, origin: &str, business: BusinessId, node: u32) -> Result<()> {
     let Some(p) = prefix(conn, business)? else {
         return Ok(());
     };
@@ -150,7 +150,7 @@ pub fn keep_ahead(conn: &Connection, origin: &str, business: BusinessId, node: u
 }
 
 /// A block another node (the cloud) granted, as it arrives here.
-pub fn apply_grant(conn: &Connection, business: BusinessId, b: &Block) -> Result<()> {
+pub fn apply_grant(conn: &Db, business: BusinessId, b: &Block) -> Result<()> {
     let p = CompanyPrefix::parse(&b.prefix).map_err(WmsError::conflict)?;
     let aligned = b.first % p.block_size() == 0 && b.last == b.first + p.block_size() - 1;
     if !aligned || p.block(b.first / p.block_size()).is_none() {
@@ -174,7 +174,7 @@ pub fn apply_grant(conn: &Connection, business: BusinessId, b: &Block) -> Result
 /// Why the SSCCs of a shipment an edge (`node`) packed must not be taken:
 /// one that is not an SSCC, or not in a block granted to that node.
 pub fn foreign(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     node: u32,
     ssccs: &[(u32, &str)],
@@ -211,16 +211,13 @@ pub fn foreign(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrations;
+    use depot_sql::params;
 
     const PREFIX: &str = "401234567890"; // 12 digits: blocks of 100
 
     /// A database of node `node` with one business numbering from PREFIX.
-    fn db(node: u32) -> Result<(Connection, BusinessId)> {
-        let mut conn = Connection::open_in_memory()?;
-        migrations()
-            .to_latest(&mut conn)
-            .map_err(|e| WmsError::Internal(e.to_string()))?;
+    fn db(node: u32) -> Result<(Db, BusinessId)> {
+        let conn = crate::store::memory(u32::MAX)?;
         // Packages of no shipment: what matters here is their SSCCs.
         conn.execute_batch("PRAGMA foreign_keys = OFF;")?;
         if node > 0 {
@@ -228,18 +225,18 @@ mod tests {
         }
         // A new box's log is not known whole until the cloud has said so;
         // these are past that.
-        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = NULL", params![])?;
         let at = now();
         let b = tenants::insert_business(&conn, "B", "EUR", "UTC", &at)?;
         tenants::set_gs1_prefix(&conn, b, Some(PREFIX))?;
         Ok((conn, b))
     }
 
-    fn take(conn: &Connection, b: BusinessId, shipment: i64) -> Result<Sscc> {
+    fn take(conn: &Db, b: BusinessId, shipment: i64) -> Result<Sscc> {
         let s = allocate(conn, "test", b)?.ok_or_else(|| WmsError::Internal("none".into()))?;
         conn.execute(
             "INSERT INTO packages (shipment_id, idx, weight_g, sscc) VALUES (?1, 1, 100, ?2)",
-            rusqlite::params![shipment, s.as_str()],
+            depot_sql::params![shipment, s.as_str()],
         )?;
         Ok(s)
     }
@@ -272,7 +269,7 @@ mod tests {
         assert_eq!(sql::of_node(&conn, b, 0, PREFIX)?.len(), 3);
         let grants: i64 = conn.query_row(
             "SELECT COUNT(*) FROM events WHERE kind = 'sscc.block_granted'",
-            [],
+            params![],
             |r| r.get(0),
         )?;
         assert_eq!(grants, 3);
@@ -289,7 +286,7 @@ mod tests {
         let p = CompanyPrefix::parse(PREFIX).map_err(WmsError::Internal)?;
         conn.execute(
             "INSERT INTO packages (shipment_id, idx, weight_g, sscc) VALUES (1, 1, 100, ?1)",
-            [p.sscc(0).map(|s| s.to_string())],
+            params![p.sscc(0).map(|s| s.to_string())],
         )?;
         keep_ahead(&conn, "cloud", b, 5)?;
         assert_eq!(
@@ -346,7 +343,7 @@ mod tests {
         apply_grant(&conn, b, &block(100, 3))?;
         assert_eq!(serial(&take(&conn, b, 1)?), 0);
         // Restored: parcels 1.. of the first block may be coming back.
-        conn.execute("UPDATE sync_state SET recover_from = 1", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = 1", params![])?;
         assert_eq!(serial(&take(&conn, b, 2)?), 100);
         assert_eq!(serial(&take(&conn, b, 3)?), 101);
         // With no block left it has not started, it waits for the cloud.
@@ -358,7 +355,7 @@ mod tests {
         assert_eq!(serial(&take(&conn, b, 103)?), 300);
         // Whole again: numbering goes on from the newest block (what is
         // left of the first stays unused: serials are many, clashes costly).
-        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = NULL", params![])?;
         store::ids::clear_floors(&conn)?;
         assert_eq!(serial(&take(&conn, b, 104)?), 301);
         Ok(())

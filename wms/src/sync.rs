@@ -14,7 +14,7 @@ use depot_protocol::sync::message::OVERSIZED_KIND;
 use depot_protocol::sync::message::{Change, Landmark};
 use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, WarehouseId, catalogue, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 
 pub use sql::{EdgeRecord, LocalKey, Refused, Sighting, SyncRefusals, SyncSnapshot};
 
@@ -27,7 +27,7 @@ pub struct Ack {
 }
 
 fn receive(
-    conn: &Connection,
+    conn: &Db,
     node: &str,
     business: BusinessId,
     edge: &EdgeId,
@@ -142,7 +142,7 @@ pub enum PageOutcome {
 }
 
 fn page_for(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &EdgeId,
     after: i64,
@@ -190,7 +190,7 @@ fn page_for(
     })
 }
 
-fn apply_page(conn: &Connection, business: BusinessId, page: Page) -> Result<PageOutcome> {
+fn apply_page(conn: &Db, business: BusinessId, page: Page) -> Result<PageOutcome> {
     let (_, cursor) = sql::state(conn)?;
     match downstream::plan_page(cursor, page.from, page.to, &page.changes) {
         PageVerdict::Gap => Ok(PageOutcome::Gap { cursor }),

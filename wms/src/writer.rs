@@ -9,10 +9,10 @@
 
 use crate::error::{Result, WmsError};
 use depot_protocol::Timestamp;
+use depot_sql::{Db, params};
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use rusqlite::Connection;
 use std::cell::{Cell, RefCell};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -27,7 +27,7 @@ type Reply = Box<dyn FnOnce(Result<(), Failed>) + Send>;
 /// A job runs against the open transaction, or, given `None` because no
 /// transaction could be opened, answers the failure without running. It
 /// hands back its reply and whether it failed for a full disk.
-type Job = Box<dyn FnOnce(Option<&Connection>) -> (Reply, bool) + Send>;
+type Job = Box<dyn FnOnce(Option<&Db>) -> (Reply, bool) + Send>;
 
 /// What the writer thread is sent: a job, or the word to finish what is
 /// queued and close its connection (told how that went).
@@ -47,10 +47,10 @@ struct Failed {
 }
 
 impl Failed {
-    fn new(e: &rusqlite::Error) -> Self {
+    fn new(e: &depot_sql::Error) -> Self {
         Self {
             message: e.to_string(),
-            full: e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
+            full: e.is_disk_full(),
         }
     }
 
@@ -158,34 +158,29 @@ impl Writer {
     /// Starts the writer thread on `conn`. The thread ends when every
     /// `Writer` handle is dropped or [`Writer::close`] is called, after
     /// finishing what was queued.
-    pub fn start(conn: Connection) -> std::io::Result<Self> {
+    pub fn start(conn: Db) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel(QUEUE);
         let stats = Arc::new(WriterStats::default());
         let watches = Arc::new(WATCHED.map(|_| watch::Sender::new(0)));
-        let touched = Arc::new(WATCHED.map(|_| AtomicBool::new(false)));
-        let hook = touched.clone();
-        conn.update_hook(Some(
-            move |_: rusqlite::hooks::Action, _: &str, table: &str, _: i64| {
-                if let Some(i) = WATCHED.iter().position(|t| *t == table) {
-                    hook[i].store(true, Ordering::Relaxed);
-                }
-            },
-        ));
-        // Only a group's own COMMIT commits. Any other commit is a statement
-        // of a job running in autocommit after SQLite rolled the group's
-        // transaction back under it, an error the job swallowed: it would
-        // be kept while its job is answered as failed. Returning true turns
-        // that commit into a rollback, and the statement fails.
-        conn.commit_hook(Some(|| !COMMITTING.get()));
+        conn.track_writes();
+        if let Some(sqlite) = conn.as_sqlite() {
+            // Only a group's own COMMIT commits. Any other commit is a
+            // statement of a job running in autocommit after SQLite rolled
+            // the group's transaction back under it, an error the job
+            // swallowed: it would be kept while its job is answered as
+            // failed. Returning true turns that commit into a rollback, and
+            // the statement fails.
+            sqlite.commit_hook(Some(|| !COMMITTING.get()));
+        }
         let thread_stats = stats.clone();
         let bump = watches.clone();
         std::thread::Builder::new()
             .name("depot-writer".into())
             .spawn(move || {
-                run(conn, rx, &thread_stats, || {
-                    for (flag, watch) in touched.iter().zip(bump.iter()) {
-                        if flag.swap(false, Ordering::Relaxed) {
-                            watch.send_modify(|n| *n += 1);
+                run(conn, rx, &thread_stats, |conn| {
+                    for table in conn.take_written() {
+                        if let Some(i) = WATCHED.iter().position(|t| *t == table) {
+                            bump[i].send_modify(|n| *n += 1);
                         }
                     }
                 })
@@ -211,7 +206,7 @@ impl Writer {
     pub async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&Connection) -> Result<T> + Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         let (otx, orx) = oneshot::channel();
         let job: Job = Box::new(move |conn| {
@@ -278,10 +273,10 @@ impl Writer {
 /// What runs after that must not go on in autocommit, each statement
 /// committed on its own: a new transaction is opened at once and the
 /// writer rolls it back (see [`lost_transaction`]).
-pub fn savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-    conn.prepare_cached("SAVEPOINT part")?.execute([])?;
+pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    conn.execute("SAVEPOINT part", params![])?;
     let result = f(conn);
-    if conn.is_autocommit() {
+    if is_autocommit(conn) {
         let failed = match &result {
             Err(e) => Failed {
                 message: e.to_string(),
@@ -295,15 +290,15 @@ pub fn savepoint<T>(conn: &Connection, f: impl FnOnce(&Connection) -> Result<T>)
         LOST.with(|lost| {
             lost.borrow_mut().get_or_insert(failed);
         });
-        conn.execute_batch("BEGIN IMMEDIATE")?;
+        conn.begin_write()?;
         return Err(result.err().unwrap_or(WmsError::Internal(
             "SQLite rolled the transaction back under a write".into(),
         )));
     }
     if result.is_err() {
-        conn.prepare_cached("ROLLBACK TO part")?.execute([])?;
+        conn.execute("ROLLBACK TO part", params![])?;
     }
-    conn.prepare_cached("RELEASE part")?.execute([])?;
+    conn.execute("RELEASE part", params![])?;
     result
 }
 
@@ -318,9 +313,9 @@ thread_local! {
 
 /// Whether the transaction the last job ran in is gone (SQLite rolled it
 /// back), and why. `full`: the job itself failed for a full disk.
-fn lost_transaction(conn: &Connection, full: bool) -> Option<Failed> {
+fn lost_transaction(conn: &Db, full: bool) -> Option<Failed> {
     let lost = LOST.with(|lost| lost.borrow_mut().take());
-    if lost.is_none() && !conn.is_autocommit() {
+    if lost.is_none() && !is_autocommit(conn) {
         return None;
     }
     Some(lost.unwrap_or(Failed {
@@ -329,14 +324,15 @@ fn lost_transaction(conn: &Connection, full: bool) -> Option<Failed> {
     }))
 }
 
+/// Whether no transaction is open: SQLite rolled the job's back under it.
+fn is_autocommit(conn: &Db) -> bool {
+    conn.as_sqlite()
+        .is_some_and(rusqlite::Connection::is_autocommit)
+}
+
 /// `after_commit` runs once a group's transaction has ended and before any
 /// of its callers is answered.
-fn run(
-    conn: Connection,
-    mut rx: mpsc::Receiver<Msg>,
-    stats: &WriterStats,
-    after_commit: impl Fn(),
-) {
+fn run(conn: Db, mut rx: mpsc::Receiver<Msg>, stats: &WriterStats, after_commit: impl Fn(&Db)) {
     let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
     let mut closing = Vec::new();
     let mut take = |msg, group: &mut Vec<Job>, rx: &mut mpsc::Receiver<Msg>| match msg {
@@ -369,14 +365,14 @@ fn run(
             .observe(started.elapsed().as_secs_f64());
         stats.batch_sizes.observe(n as f64);
         stats.group_done(refused_full, conn.total_changes() != changes);
-        after_commit();
+        after_commit(&conn);
         stats.commits.fetch_add(1, Ordering::Relaxed);
         stats.jobs.fetch_add(n, Ordering::Relaxed);
         for (reply, outcome) in replies {
             reply(outcome);
         }
     }
-    let closed = conn.close().map_err(|(_, e)| {
+    let closed = conn.close().map_err(|e| {
         tracing::error!(error = %e, "the writer's connection did not close cleanly");
         format!("the writer's connection did not close cleanly: {e}")
     });
@@ -391,12 +387,12 @@ fn run(
 ///
 /// A transaction SQLite rolled back under a job takes the jobs that ran in
 /// it down with it; those after it run in a new one.
-fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
+fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     let mut answered = Vec::with_capacity(group.len());
     let mut refused_full = 0;
     let mut jobs = group.drain(..).peekable();
     while jobs.peek().is_some() {
-        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE") {
+        if let Err(e) = conn.begin_write() {
             tracing::error!(error = %e, "writer could not begin a transaction");
             let failed = Failed::new(&e);
             for job in jobs.by_ref() {
@@ -424,7 +420,7 @@ fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
                     jobs = open.len(),
                     "SQLite rolled back the transaction under a write: its jobs are refused"
                 );
-                if !conn.is_autocommit() {
+                if !is_autocommit(conn) {
                     let _ = conn.execute_batch("ROLLBACK");
                 }
                 Err(failed)
@@ -441,7 +437,7 @@ fn commit_group(conn: &Connection, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     (answered, refused_full)
 }
 
-fn commit(conn: &Connection) -> Result<(), Failed> {
+fn commit(conn: &Db) -> Result<(), Failed> {
     COMMITTING.set(true);
     let committed = conn.execute_batch("COMMIT");
     COMMITTING.set(false);
@@ -462,7 +458,7 @@ mod tests {
     use super::*;
 
     fn writer() -> Writer {
-        let conn = Connection::open_in_memory().expect("memory db");
+        let conn = crate::store::memory(0).expect("memory db");
         conn.execute_batch("CREATE TABLE t (n INTEGER PRIMARY KEY)")
             .expect("schema");
         Writer::start(conn).expect("start")
@@ -477,7 +473,7 @@ mod tests {
             tasks.spawn(async move {
                 let r = w
                     .write(move |c| {
-                        c.execute("INSERT INTO t (n) VALUES (?1)", [n])?;
+                        c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
                         if n % 7 == 0 {
                             // Fails after writing: the savepoint must undo the insert.
                             return Err(WmsError::conflict("refused"));
@@ -512,14 +508,14 @@ mod tests {
     async fn nothing_is_committed_outside_the_group_commit() {
         let w = writer();
         let kept = w
-            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", [])?))
+            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
             .await;
         assert!(kept.is_ok());
         let swallowed = w
             .write(|c| {
                 // What SQLite does on a full disk or an I/O error.
                 c.execute_batch("ROLLBACK")?;
-                let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", []);
+                let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", params![]);
                 assert!(autocommitted.is_err(), "committed in autocommit");
                 Ok(())
             })
@@ -533,25 +529,29 @@ mod tests {
     /// that needs one fails for a full disk, as it does when the disk
     /// refuses the write.
     fn writer_on_a_full_disk(dir: &std::path::Path) -> Writer {
-        let conn = Connection::open(dir.join("full.db")).expect("open");
+        let conn = Db::sqlite(rusqlite::Connection::open(dir.join("full.db")).expect("open"));
         conn.execute_batch(
             "PRAGMA journal_mode = WAL;
              CREATE TABLE t (n INTEGER PRIMARY KEY, pad BLOB);",
         )
         .expect("schema");
         let pages: i64 = conn
-            .query_row("PRAGMA page_count", [], |r| r.get(0))
+            .query_row("PRAGMA page_count", params![], |r| r.get(0))
             .expect("page count");
-        conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
-            .expect("max page count");
+        conn.query_row(
+            &format!("PRAGMA max_page_count = {pages}"),
+            params![],
+            |_| Ok(()),
+        )
+        .expect("max page count");
         Writer::start(conn).expect("start")
     }
 
-    fn insert(n: i64, pad: usize) -> impl FnOnce(&Connection) -> Result<i64> {
+    fn insert(n: i64, pad: usize) -> impl FnOnce(&Db) -> Result<i64> {
         move |c| {
             c.execute(
                 "INSERT INTO t (n, pad) VALUES (?1, ?2)",
-                (n, vec![0u8; pad]),
+                params![n, vec![0u8; pad]],
             )?;
             Ok(n)
         }
@@ -559,9 +559,9 @@ mod tests {
 
     async fn rows(w: &Writer) -> Vec<i64> {
         w.write(|c| {
-            let mut s = c.prepare("SELECT n FROM t ORDER BY n")?;
-            let rows = s.query_map([], |r| r.get(0))?;
-            Ok(rows.collect::<rusqlite::Result<_>>()?)
+            let s = "SELECT n FROM t ORDER BY n";
+            let rows = c.query_map(s, params![], |r| r.get(0))?;
+            Ok(rows)
         })
         .await
         .expect("read back")
@@ -652,7 +652,7 @@ mod tests {
 
         // Room again: the next write goes through and clears the state.
         w.write(|c| {
-            c.query_row("PRAGMA max_page_count = 100000", [], |_| Ok(()))?;
+            c.query_row("PRAGMA max_page_count = 100000", params![], |_| Ok(()))?;
             Ok(())
         })
         .await
@@ -665,11 +665,11 @@ mod tests {
     async fn a_storage_error_is_answered_not_panicked() {
         let w = writer();
         let r = w
-            .write(|c| Ok(c.execute("INSERT INTO missing (x) VALUES (1)", [])?))
+            .write(|c| Ok(c.execute("INSERT INTO missing (x) VALUES (1)", params![])?))
             .await;
         assert!(matches!(r, Err(WmsError::Storage(_))));
         let r = w
-            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", [])?))
+            .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
             .await;
         assert_eq!(r.ok(), Some(1));
     }

@@ -182,8 +182,8 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
         .edge
         .wms
         .write(|c| {
-            let pages: i64 = c.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-            c.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+            let pages: i64 = c.query_value("PRAGMA page_count", &[])?;
+            c.query_row(&format!("PRAGMA max_page_count = {pages}"), &[], |_| Ok(()))?;
             Ok(())
         })
         .await
@@ -204,7 +204,7 @@ async fn a_full_database_refuses_writes_says_so_and_resumes() {
         .edge
         .wms
         .write(|c| {
-            c.query_row("PRAGMA max_page_count = 1073741823", [], |_| Ok(()))?;
+            c.query_row("PRAGMA max_page_count = 1073741823", &[], |_| Ok(()))?;
             Ok(())
         })
         .await

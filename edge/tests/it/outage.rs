@@ -154,7 +154,7 @@ async fn a_new_run_shows_its_own_link_not_the_last_runs() {
         conn.execute(
             "UPDATE sync_state SET connected = 1, connected_since = '2020-01-01T00:00:00Z',
                     link_error = 'the last run''s trouble'",
-            [],
+            &[],
         )?;
         Ok(())
     })

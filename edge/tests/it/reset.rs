@@ -86,7 +86,7 @@ async fn backup(wms: &Wms, to: &Path) {
     std::fs::create_dir_all(to.parent().expect("parent")).expect("backup dir");
     let to = to.display().to_string();
     wms.read(move |conn| {
-        conn.execute("VACUUM INTO ?1", [to])?;
+        conn.execute("VACUUM INTO ?1", &[&to])?;
         Ok(())
     })
     .await

@@ -13,9 +13,9 @@ use crate::store::pricing as sql;
 use depot_protocol::event::EventKind;
 use depot_protocol::pricing::{ItemFacts, JobSpec, PriceChange, PricingRule, RuleRun, RuleStatus};
 use depot_protocol::{BusinessId, ItemId, Timestamp, now};
+use depot_sql::Db;
 use depot_wms::sql::{append_event, item as catalog_item};
 use depot_wms::{Result, WmsError};
-use rusqlite::Connection;
 use std::collections::BTreeSet;
 
 /// What a job did, or did the first time its key was used.
@@ -29,7 +29,7 @@ pub struct JobOutcome {
 
 /// The rules a job applies: the one it names (whatever its status), or
 /// every active rule, narrowed to the price lists it names.
-fn selected(conn: &Connection, business: BusinessId, spec: &JobSpec) -> Result<Vec<PricingRule>> {
+fn selected(conn: &Db, business: BusinessId, spec: &JobSpec) -> Result<Vec<PricingRule>> {
     let mut rules = match spec.rule_id {
         Some(id) => vec![
             sql::rule(conn, business, id)?
@@ -48,7 +48,7 @@ fn selected(conn: &Connection, business: BusinessId, spec: &JobSpec) -> Result<V
 }
 
 struct Job<'a> {
-    conn: &'a Connection,
+    conn: &'a Db,
     business: BusinessId,
     id: &'a str,
     at: Timestamp,
@@ -113,12 +113,7 @@ impl Job<'_> {
     }
 }
 
-fn execute(
-    conn: &Connection,
-    origin: &str,
-    business: BusinessId,
-    spec: JobSpec,
-) -> Result<JobOutcome> {
+fn execute(conn: &Db, origin: &str, business: BusinessId, spec: JobSpec) -> Result<JobOutcome> {
     let job_id = spec
         .job_id
         .clone()

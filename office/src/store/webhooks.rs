@@ -4,36 +4,38 @@
 use depot_protocol::event::Event;
 use depot_protocol::webhook::{Attempt, Delivery, DeliveryStatus, Webhook};
 use depot_protocol::{BusinessId, EventId, Page, Timestamp};
+use depot_sql::{Db, Row, params};
 use depot_wms::Result;
 use depot_wms::sql::{events_head, events_since, maybe, parse_json, parse_ts, ts};
-use rusqlite::{Connection, Row, params};
 
 const COLS: &str = "id, business_id, url, event_types, description, active, created_at, updated_at,
                     previous_secret_expires_at";
 
-fn row(r: &Row) -> rusqlite::Result<Webhook> {
+fn row(r: &Row) -> depot_sql::Result<Webhook> {
     Ok(Webhook {
         id: r.get(0)?,
         business_id: BusinessId(r.get(1)?),
         url: r.get(2)?,
-        event_types: parse_json(&r.get::<_, String>(3)?)?,
+        event_types: parse_json(&r.get::<String>(3)?)?,
         description: r.get(4)?,
         active: r.get(5)?,
         secret: None,
-        created_at: parse_ts(&r.get::<_, String>(6)?)?,
-        updated_at: parse_ts(&r.get::<_, String>(7)?)?,
+        created_at: parse_ts(&r.get::<String>(6)?)?,
+        updated_at: parse_ts(&r.get::<String>(7)?)?,
         previous_secret_expires_at: r
-            .get::<_, Option<String>>(8)?
+            .get::<Option<String>>(8)?
             .map(|at| parse_ts(&at))
             .transpose()?
             .filter(|at| *at > depot_protocol::now()),
     })
 }
 
-pub fn count(conn: &Connection, business: BusinessId) -> Result<u64> {
-    let n: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM webhooks WHERE business_id = ?1")?
-        .query_row([business.0], |r| r.get(0))?;
+pub fn count(conn: &Db, business: BusinessId) -> Result<u64> {
+    let n: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM webhooks WHERE business_id = ?1",
+        params![business.0],
+        |r| r.get(0),
+    )?;
     Ok(n.max(0) as u64)
 }
 
@@ -47,18 +49,15 @@ pub struct Fields<'a> {
 
 /// Stores a subscription; it takes the events logged after this moment.
 pub fn insert(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &Fields,
     secret: &str,
     at: &Timestamp,
 ) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO webhooks (business_id, url, event_types, secret, description, active, after_seq,
+    let inserted: i64 = conn.query_value("INSERT INTO webhooks (business_id, url, event_types, secret, description, active, after_seq,
                                created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(seq), 0) FROM events), ?7, ?7)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT COALESCE(MAX(seq), 0) FROM events), ?7, ?7) RETURNING id", params![
         business.0,
         f.url,
         serde_json::to_string(f.event_types)?,
@@ -67,38 +66,33 @@ pub fn insert(
         f.active,
         ts(at)
     ])?;
-    Ok(conn.last_insert_rowid())
+    Ok(inserted)
 }
 
-pub fn get(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Webhook>> {
-    maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM webhooks WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id], row),
-    )
+pub fn get(conn: &Db, business: BusinessId, id: i64) -> Result<Option<Webhook>> {
+    maybe(conn.query_row(
+        &format!("SELECT {COLS} FROM webhooks WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id],
+        row,
+    ))
 }
 
 /// A page of the business's subscriptions, oldest first, and how many it has.
-pub fn list(conn: &Connection, business: BusinessId, page: Page) -> Result<(Vec<Webhook>, u64)> {
-    let mut stmt = conn.prepare_cached(&format!(
+pub fn list(conn: &Db, business: BusinessId, page: Page) -> Result<(Vec<Webhook>, u64)> {
+    let stmt = &format!(
         "SELECT {COLS} FROM webhooks WHERE business_id = ?1 ORDER BY id LIMIT ?2 OFFSET ?3"
-    ))?;
-    let rows = stmt
-        .query_map(
-            params![business.0, page.length as i64, page.start as i64],
-            row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    );
+    let rows = conn.query_map(
+        stmt,
+        params![business.0, page.length as i64, page.start as i64],
+        row,
+    )?;
     Ok((rows, count(conn, business)?))
 }
 
-pub fn update(conn: &Connection, id: i64, f: &Fields, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE webhooks SET url = ?2, event_types = ?3, description = ?4, active = ?5, updated_at = ?6
-         WHERE id = ?1",
-    )?
-    .execute(params![
+pub fn update(conn: &Db, id: i64, f: &Fields, at: &Timestamp) -> Result<()> {
+    conn.execute("UPDATE webhooks SET url = ?2, event_types = ?3, description = ?4, active = ?5, updated_at = ?6
+         WHERE id = ?1", params![
         id,
         f.url,
         serde_json::to_string(f.event_types)?,
@@ -113,7 +107,7 @@ pub fn update(conn: &Connection, id: i64, f: &Fields, at: &Timestamp) -> Result<
 /// `keep_previous_until`, or stops at once without it. A secret still in
 /// its overlap is dropped by the next rotation: two at most sign.
 pub fn set_secret(
-    conn: &Connection,
+    conn: &Db,
     id: i64,
     secret: &str,
     keep_previous_until: Option<&Timestamp>,
@@ -121,88 +115,72 @@ pub fn set_secret(
 ) -> Result<()> {
     // The right-hand sides of an UPDATE read the row as it was: `secret`
     // there is the one being replaced.
-    conn.prepare_cached(
-        "UPDATE webhooks SET previous_secret = CASE WHEN CAST(?3 AS TEXT) IS NULL THEN NULL ELSE secret END,
+    conn.execute("UPDATE webhooks SET previous_secret = CASE WHEN CAST(?3 AS TEXT) IS NULL THEN NULL ELSE secret END,
                              previous_secret_expires_at = ?3, secret = ?2, updated_at = ?4
-         WHERE id = ?1",
-    )?
-    .execute(params![id, secret, keep_previous_until.map(ts), ts(at)])?;
+         WHERE id = ?1", params![id, secret, keep_previous_until.map(ts), ts(at)])?;
     Ok(())
 }
 
 /// Deletes a subscription with its deliveries and their attempts.
-pub fn delete(conn: &Connection, id: i64) -> Result<()> {
-    conn.prepare_cached("DELETE FROM webhooks WHERE id = ?1")?
-        .execute([id])?;
+pub fn delete(conn: &Db, id: i64) -> Result<()> {
+    conn.execute("DELETE FROM webhooks WHERE id = ?1", params![id])?;
     Ok(())
 }
 
 /// Whether events wait to be turned into deliveries: the log moved past
 /// the cursor and some subscription is active. (With none active the cursor
 /// may lag: a subscription only takes events after its creation.)
-pub fn behind(conn: &Connection) -> Result<bool> {
+pub fn behind(conn: &Db) -> Result<bool> {
     Ok(conn
-        .prepare_cached(
-            "SELECT (SELECT seq FROM webhook_cursor WHERE id = 1) < (SELECT COALESCE(MAX(seq), 0) FROM events)
-                    AND EXISTS (SELECT 1 FROM webhooks WHERE active = 1)",
-        )?
-        .query_row([], |r| r.get(0))?)
+        .query_row("SELECT (SELECT seq FROM webhook_cursor WHERE id = 1) < (SELECT COALESCE(MAX(seq), 0) FROM events)
+                    AND EXISTS (SELECT 1 FROM webhooks WHERE active = 1)", params![], |r| r.get(0))?)
 }
 
 /// Turns up to `limit` events after the cursor into deliveries, for the
 /// active subscriptions whose types `wants` them, and moves the cursor past
 /// them. Answers whether events are left after the page.
 pub fn fan_out(
-    conn: &Connection,
+    conn: &Db,
     limit: u32,
     now_ms: i64,
     at: &Timestamp,
     wants: impl Fn(&[String], &str) -> bool,
 ) -> Result<bool> {
-    let cursor: i64 = conn
-        .prepare_cached("SELECT seq FROM webhook_cursor WHERE id = 1")?
-        .query_row([], |r| r.get(0))?;
+    let cursor: i64 = conn.query_row(
+        "SELECT seq FROM webhook_cursor WHERE id = 1",
+        params![],
+        |r| r.get(0),
+    )?;
     let head = events_head(conn)?;
     // Only events of businesses with an active subscription are read: the
     // cloud's log is every business's.
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, business_id, kind FROM events
+    let stmt = "SELECT seq, business_id, kind FROM events
          WHERE seq > ?1 AND refused = 0 AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
-         ORDER BY seq LIMIT ?2",
-    )?;
-    let events = stmt
-        .query_map(params![cursor, limit], |r| {
-            Ok((
-                r.get::<_, i64>(0)?,
-                r.get::<_, i64>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+         ORDER BY seq LIMIT ?2";
+    let events = conn.query_map(stmt, params![cursor, limit], |r| {
+        Ok((r.get::<i64>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?))
+    })?;
     let full = events.len() as u64 == u64::from(limit);
-    let mut subscribers = conn.prepare_cached(
-        "SELECT id, event_types FROM webhooks WHERE business_id = ?1 AND active = 1 AND after_seq < ?2",
-    )?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, next_at_ms, retry_from_ms, created_at)
-         VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5) ON CONFLICT DO NOTHING",
-    )?;
+    let subscribers = "SELECT id, event_types FROM webhooks WHERE business_id = ?1 AND active = 1 AND after_seq < ?2";
+    let insert = "INSERT INTO webhook_deliveries (id, webhook_id, event_seq, status, next_at_ms, retry_from_ms, created_at)
+         VALUES (?1, ?2, ?3, 'pending', ?4, ?4, ?5) ON CONFLICT DO NOTHING";
     for (seq, business, kind) in &events {
-        let subs = subscribers
-            .query_map(params![business, seq], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let subs = conn.query_map(subscribers, params![business, seq], |r| {
+            Ok((r.get::<i64>(0)?, r.get::<String>(1)?))
+        })?;
         for (webhook, types) in subs {
             let types: Vec<String> = parse_json(&types)?;
             if wants(&types, kind) {
-                insert.execute(params![
-                    uuid::Uuid::now_v7().to_string(),
-                    webhook,
-                    seq,
-                    now_ms,
-                    ts(at)
-                ])?;
+                conn.execute(
+                    insert,
+                    params![
+                        uuid::Uuid::now_v7().to_string(),
+                        webhook,
+                        seq,
+                        now_ms,
+                        ts(at)
+                    ],
+                )?;
             }
         }
     }
@@ -210,8 +188,10 @@ pub fn fan_out(
         (true, Some((seq, _, _))) => *seq,
         _ => head,
     };
-    conn.prepare_cached("UPDATE webhook_cursor SET seq = ?1 WHERE id = 1 AND seq < ?1")?
-        .execute([through])?;
+    conn.execute(
+        "UPDATE webhook_cursor SET seq = ?1 WHERE id = 1 AND seq < ?1",
+        params![through],
+    )?;
     Ok(full)
 }
 
@@ -225,15 +205,13 @@ pub struct Head {
     pub leased_until_ms: Option<i64>,
 }
 
-pub fn heads(conn: &Connection) -> Result<Vec<Head>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT d.id, d.webhook_id, COALESCE(d.next_at_ms, 0), d.leased_until_ms
+pub fn heads(conn: &Db) -> Result<Vec<Head>> {
+    let stmt = "SELECT d.id, d.webhook_id, COALESCE(d.next_at_ms, 0), d.leased_until_ms
          FROM webhooks w JOIN webhook_deliveries d ON d.id = (
              SELECT id FROM webhook_deliveries
              WHERE webhook_id = w.id AND status = 'pending' ORDER BY event_seq LIMIT 1)
-         WHERE w.active = 1",
-    )?;
-    let rows = stmt.query_map([], |r| {
+         WHERE w.active = 1";
+    let rows = conn.query_map(stmt, params![], |r| {
         Ok(Head {
             delivery_id: r.get(0)?,
             webhook_id: r.get(1)?,
@@ -241,7 +219,7 @@ pub fn heads(conn: &Connection) -> Result<Vec<Head>> {
             leased_until_ms: r.get(3)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// A delivery claimed for one attempt: where it goes, how it is signed,
@@ -262,33 +240,31 @@ pub struct Outgoing {
 
 /// Leases a pending, due, unleased delivery until `until_ms`; `None` if it
 /// is not one (any more).
-pub fn claim(conn: &Connection, id: &str, now_ms: i64, until_ms: i64) -> Result<Option<Outgoing>> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE webhook_deliveries SET leased_until_ms = ?3
+pub fn claim(conn: &Db, id: &str, now_ms: i64, until_ms: i64) -> Result<Option<Outgoing>> {
+    let n = conn.execute(
+        "UPDATE webhook_deliveries SET leased_until_ms = ?3
              WHERE id = ?1 AND status = 'pending' AND COALESCE(next_at_ms, 0) <= ?2
                AND COALESCE(leased_until_ms, 0) <= ?2",
-        )?
-        .execute(params![id, now_ms, until_ms])?;
+        params![id, now_ms, until_ms],
+    )?;
     if n == 0 {
         return Ok(None);
     }
-    let found = maybe(
-        conn.prepare_cached(
-            "SELECT d.webhook_id, w.url, w.secret, d.event_seq, d.retry_from_ms, d.attempts,
+    let found = maybe(conn.query_row(
+        "SELECT d.webhook_id, w.url, w.secret, d.event_seq, d.retry_from_ms, d.attempts,
                     CASE WHEN w.previous_secret_expires_at > ?2 THEN w.previous_secret END
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?1",
-        )?
-        .query_row(params![id, ts(&depot_protocol::now())], |r| {
+        params![id, ts(&depot_protocol::now())],
+        |r| {
             Ok((
-                (r.get::<_, i64>(0)?, r.get::<_, String>(1)?),
-                (r.get::<_, String>(2)?, r.get::<_, Option<String>>(6)?),
-                r.get::<_, i64>(3)?,
-                r.get::<_, i64>(4)?,
-                r.get::<_, i64>(5)?,
+                (r.get::<i64>(0)?, r.get::<String>(1)?),
+                (r.get::<String>(2)?, r.get::<Option<String>>(6)?),
+                r.get::<i64>(3)?,
+                r.get::<i64>(4)?,
+                r.get::<i64>(5)?,
             ))
-        }),
-    )?;
+        },
+    ))?;
     let Some(((webhook_id, url), (secret, previous_secret), seq, retry_from_ms, attempts)) = found
     else {
         return Ok(None);
@@ -319,23 +295,21 @@ pub enum After {
 }
 
 /// Records an attempt and what follows it, and lets the lease go.
-pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<()> {
-    let exists = maybe(
-        conn.prepare_cached("SELECT 1 FROM webhook_deliveries WHERE id = ?1")?
-            .query_row([id], |_| Ok(())),
-    )?;
+pub fn record(conn: &Db, id: &str, a: &Attempt, after: After) -> Result<()> {
+    let exists = maybe(conn.query_row(
+        "SELECT 1 FROM webhook_deliveries WHERE id = ?1",
+        params![id],
+        |_| Ok(()),
+    ))?;
     if exists.is_none() {
         // Its subscription was deleted while the attempt was in flight.
         return Ok(());
     }
-    conn.prepare_cached(
-        "INSERT INTO webhook_attempts (delivery_id, number, at, duration_ms, status_code, error, response)
+    conn.execute("INSERT INTO webhook_attempts (delivery_id, number, at, duration_ms, status_code, error, response)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (delivery_id, number) DO UPDATE SET at = excluded.at,
              duration_ms = excluded.duration_ms, status_code = excluded.status_code,
-             error = excluded.error, response = excluded.response",
-    )?
-    .execute(params![
+             error = excluded.error, response = excluded.response", params![
         id,
         a.number,
         ts(&a.at),
@@ -349,12 +323,9 @@ pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<
         After::RetryAt(ms) => (DeliveryStatus::Pending, Some(ms), None),
         After::Failed => (DeliveryStatus::Failed, None, Some(ts(&a.at))),
     };
-    conn.prepare_cached(
-        "UPDATE webhook_deliveries SET status = ?2, attempts = CASE WHEN attempts > ?3 THEN attempts ELSE ?3 END, next_at_ms = ?4,
+    conn.execute("UPDATE webhook_deliveries SET status = ?2, attempts = CASE WHEN attempts > ?3 THEN attempts ELSE ?3 END, next_at_ms = ?4,
              leased_until_ms = NULL, last_status = ?5, last_error = ?6, finished_at = ?7
-         WHERE id = ?1",
-    )?
-    .execute(params![
+         WHERE id = ?1", params![
         id,
         status.as_str(),
         a.number,
@@ -369,10 +340,8 @@ pub fn record(conn: &Connection, id: &str, a: &Attempt, after: After) -> Result<
 const DELIVERY_COLS: &str = "d.id, d.webhook_id, e.id, e.kind, d.status, d.attempts, d.next_at_ms, \
                              d.last_status, d.last_error, d.created_at, d.finished_at";
 
-fn delivery_row(r: &Row) -> rusqlite::Result<Delivery> {
-    let conv = |i: usize, e: String| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, e.into())
-    };
+fn delivery_row(r: &Row) -> depot_sql::Result<Delivery> {
+    let conv = |i: usize, e: String| depot_sql::Error::conversion(i, e);
     let event: String = r.get(2)?;
     let status: String = r.get(4)?;
     let status = DeliveryStatus::parse(&status).ok_or_else(|| conv(4, status))?;
@@ -391,9 +360,9 @@ fn delivery_row(r: &Row) -> rusqlite::Result<Delivery> {
             .and_then(|ms| chrono::DateTime::from_timestamp((ms + 999).div_euclid(1000), 0)),
         last_status_code: r.get(7)?,
         last_error: r.get(8)?,
-        created_at: parse_ts(&r.get::<_, String>(9)?)?,
+        created_at: parse_ts(&r.get::<String>(9)?)?,
         finished_at: r
-            .get::<_, Option<String>>(10)?
+            .get::<Option<String>>(10)?
             .map(|t| parse_ts(&t))
             .transpose()?,
     })
@@ -402,29 +371,25 @@ fn delivery_row(r: &Row) -> rusqlite::Result<Delivery> {
 /// A page of a subscription's deliveries, newest first, optionally of one
 /// status; with how many it has, and how many of that status.
 pub fn deliveries(
-    conn: &Connection,
+    conn: &Db,
     webhook: i64,
     status: Option<DeliveryStatus>,
     page: Page,
 ) -> Result<(Vec<Delivery>, u64, u64)> {
     let status = status.map(DeliveryStatus::as_str);
-    let mut stmt = conn.prepare_cached(&format!(
+    let stmt = &format!(
         "SELECT {DELIVERY_COLS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
          WHERE d.webhook_id = ?1 AND (d.status = ?2 OR ?2 IS NULL)
          ORDER BY d.event_seq DESC LIMIT ?3 OFFSET ?4"
-    ))?;
-    let rows = stmt
-        .query_map(
-            params![webhook, status, page.length as i64, page.start as i64],
-            delivery_row,
-        )?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    );
+    let rows = conn.query_map(
+        stmt,
+        params![webhook, status, page.length as i64, page.start as i64],
+        delivery_row,
+    )?;
     let count = |status: Option<&str>| -> Result<u64> {
         let n: i64 = conn
-            .prepare_cached(
-                "SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?1 AND (status = ?2 OR ?2 IS NULL)",
-            )?
-            .query_row(params![webhook, status], |r| r.get(0))?;
+            .query_row("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook_id = ?1 AND (status = ?2 OR ?2 IS NULL)", params![webhook, status], |r| r.get(0))?;
         Ok(n.max(0) as u64)
     };
     let total = count(None)?;
@@ -436,57 +401,54 @@ pub fn deliveries(
     Ok((rows, total, filtered))
 }
 
-pub fn delivery(conn: &Connection, webhook: i64, id: &str) -> Result<Option<Delivery>> {
-    maybe(
-        conn.prepare_cached(&format!(
+pub fn delivery(conn: &Db, webhook: i64, id: &str) -> Result<Option<Delivery>> {
+    maybe(conn.query_row(
+        &format!(
             "SELECT {DELIVERY_COLS} FROM webhook_deliveries d JOIN events e ON e.seq = d.event_seq
              WHERE d.webhook_id = ?1 AND d.id = ?2"
-        ))?
-        .query_row(params![webhook, id], delivery_row),
-    )
+        ),
+        params![webhook, id],
+        delivery_row,
+    ))
 }
 
-pub fn attempts(conn: &Connection, delivery: &str) -> Result<Vec<Attempt>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT number, at, duration_ms, status_code, error, response FROM webhook_attempts
-         WHERE delivery_id = ?1 ORDER BY number",
-    )?;
-    let rows = stmt.query_map([delivery], |r| {
+pub fn attempts(conn: &Db, delivery: &str) -> Result<Vec<Attempt>> {
+    let stmt = "SELECT number, at, duration_ms, status_code, error, response FROM webhook_attempts
+         WHERE delivery_id = ?1 ORDER BY number";
+    let rows = conn.query_map(stmt, params![delivery], |r| {
         Ok(Attempt {
             number: r.get(0)?,
-            at: parse_ts(&r.get::<_, String>(1)?)?,
-            duration_ms: r.get::<_, i64>(2)?.max(0) as u64,
+            at: parse_ts(&r.get::<String>(1)?)?,
+            duration_ms: r.get::<i64>(2)?.max(0) as u64,
             status_code: r.get(3)?,
             error: r.get(4)?,
             response_body: r.get(5)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// Makes a finished delivery pending again, due now, with a new retry
 /// period; false if it is pending already.
-pub fn retry(conn: &Connection, id: &str, now_ms: i64) -> Result<bool> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE webhook_deliveries SET status = 'pending', next_at_ms = ?2, retry_from_ms = ?2,
+pub fn retry(conn: &Db, id: &str, now_ms: i64) -> Result<bool> {
+    let n = conn.execute(
+        "UPDATE webhook_deliveries SET status = 'pending', next_at_ms = ?2, retry_from_ms = ?2,
                  leased_until_ms = NULL, finished_at = NULL
              WHERE id = ?1 AND status != 'pending'",
-        )?
-        .execute(params![id, now_ms])?;
+        params![id, now_ms],
+    )?;
     Ok(n == 1)
 }
 
 /// Deletes at most `limit` deliveries that finished (delivered or failed)
 /// before `before`, oldest first, with their attempts; answers how many.
 /// Pending ones are never touched, however old.
-pub fn prune_finished(conn: &Connection, before: &Timestamp, limit: u32) -> Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "DELETE FROM webhook_deliveries WHERE id IN (
+pub fn prune_finished(conn: &Db, before: &Timestamp, limit: u32) -> Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM webhook_deliveries WHERE id IN (
                  SELECT id FROM webhook_deliveries
                  WHERE finished_at IS NOT NULL AND finished_at < ?1 AND status != 'pending'
                  ORDER BY finished_at LIMIT ?2)",
-        )?
-        .execute(params![ts(before), limit])?)
+        params![ts(before), limit],
+    )?)
 }

@@ -19,7 +19,7 @@ use depot_protocol::printing::PrintJob;
 use depot_protocol::shipping::{Milestone, PackRequest, PackResult, Shipment, TrackingEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{FieldError, ItemId, OrderStatus, now};
-use rusqlite::Connection;
+use depot_sql::Db;
 use std::collections::BTreeMap;
 
 /// Compares what was packed with what was ordered, per item: every
@@ -82,7 +82,7 @@ struct Packed {
 /// Packs, calling `step` after each write with its name: the tests inject a
 /// failure there to show that whatever step fails, nothing is left.
 fn pack(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     caller: &Caller,
     req: PackRequest,
@@ -243,7 +243,7 @@ fn pack(
 /// The pack and its documents, in the caller's transaction: a slip that
 /// cannot be rendered undoes the pack.
 fn pack_and_render(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     caller: &Caller,
     req: PackRequest,

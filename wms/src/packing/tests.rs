@@ -7,7 +7,7 @@ use depot_protocol::OrderStatus;
 use depot_protocol::order::Address;
 use depot_protocol::shipping::PackRequest;
 use depot_protocol::tenant::Caller;
-use rusqlite::Connection;
+use depot_sql::{Db, params};
 use serde_json::{Value, json};
 
 struct Fixture {
@@ -115,26 +115,24 @@ impl Fixture {
     }
 }
 
-fn dump(conn: &Connection) -> Vec<String> {
+fn dump(conn: &Db) -> Vec<String> {
     let mut out = Vec::new();
     let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .query_map(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+            params![],
+            |r| r.get(0),
+        )
         .expect("tables");
     for t in tables {
-        let mut stmt = conn
-            .prepare(&format!("SELECT * FROM \"{t}\""))
-            .expect("select");
-        let n = stmt.column_count();
-        let rows: Vec<String> = stmt
-            .query_map([], |r| {
+        let rows: Vec<String> = conn
+            .query_map(&format!("SELECT * FROM \"{t}\""), params![], |r| {
                 let mut row = format!("{t}:");
-                for i in 0..n {
+                for i in 0..r.column_count() {
                     row.push_str(&format!("{:?}|", r.get_ref(i)?));
                 }
                 Ok(row)
             })
-            .and_then(|rows| rows.collect())
             .expect("rows");
         out.extend(rows);
     }
@@ -327,8 +325,8 @@ async fn a_station_pack_prints_its_labels_in_the_same_write_or_does_nothing() {
         .read(move |conn| {
             Ok(conn.query_row(
                 "SELECT data FROM print_jobs WHERE id = ?1",
-                [job.id.0],
-                |r| r.get::<_, Vec<u8>>(0),
+                params![job.id.0],
+                |r| r.get::<Vec<u8>>(0),
             )?)
         })
         .await

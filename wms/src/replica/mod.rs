@@ -21,7 +21,7 @@ use depot_protocol::release::{PublishedPayload, ReleaseTranslated};
 use depot_protocol::stock::Movement;
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
 use depot_protocol::{OrderId, Timestamp, now};
-use rusqlite::Connection;
+use depot_sql::{Db, params};
 use serde::Deserialize;
 
 mod operations;
@@ -62,30 +62,16 @@ enum ApplyError {
 /// full disk, an I/O error, a lock): the write is tried again later. Any
 /// other failure of one event would fail again on every try.
 fn transient(e: &WmsError) -> bool {
-    use rusqlite::ErrorCode as C;
     match e {
         WmsError::Full => true,
-        WmsError::Storage(rusqlite::Error::SqliteFailure(f, _)) => matches!(
-            f.code,
-            C::DiskFull
-                | C::SystemIoFailure
-                | C::DatabaseBusy
-                | C::DatabaseLocked
-                | C::ReadOnly
-                | C::CannotOpen
-                | C::OutOfMemory
-                | C::DatabaseCorrupt
-                | C::NotADatabase
-                | C::FileLockingProtocolFailed
-                | C::OperationInterrupted
-        ),
+        WmsError::Storage(e) => e.is_transient(),
         _ => false,
     }
 }
 
 /// [`apply_kind`], with a failure that is no fault of this node's storage
 /// turned into [`ApplyError::Failed`], a panic included.
-fn attempt(conn: &Connection, e: &RemoteEvent) -> Applied {
+fn attempt(conn: &Db, e: &RemoteEvent) -> Applied {
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply_kind(conn, e)))
         .unwrap_or_else(|panic| {
             let what = panic
@@ -106,13 +92,8 @@ impl From<WmsError> for ApplyError {
         // A uniqueness or reference clash is a property of the event, not a
         // failure of this node: reject it rather than retrying forever.
         match &e {
-            WmsError::Storage(rusqlite::Error::SqliteFailure(f, msg))
-                if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-            {
-                ApplyError::Reject(format!(
-                    "constraint: {}",
-                    msg.as_deref().unwrap_or("violated")
-                ))
+            WmsError::Storage(e) if e.constraint().is_some() => {
+                ApplyError::Reject(format!("constraint: {e}"))
             }
             // What the engine refuses from a request it refuses from another
             // node too: a level that would leave its range, a record that
@@ -126,8 +107,8 @@ impl From<WmsError> for ApplyError {
     }
 }
 
-impl From<rusqlite::Error> for ApplyError {
-    fn from(e: rusqlite::Error) -> Self {
+impl From<depot_sql::Error> for ApplyError {
+    fn from(e: depot_sql::Error) -> Self {
         ApplyError::from(WmsError::from(e))
     }
 }
@@ -167,7 +148,7 @@ fn already_here(what: &str, here: String, arriving: String) -> Applied {
     )))
 }
 
-fn apply_item(conn: &Connection, item: Item) -> Applied {
+fn apply_item(conn: &Db, item: Item) -> Applied {
     // Last writer wins, by the time of the edit.
     if let Some(stored) = sql::item_updated_at(conn, &item)? {
         if stored > store::ts(&item.updated_at) {
@@ -185,7 +166,7 @@ fn apply_item(conn: &Connection, item: Item) -> Applied {
     Ok(None)
 }
 
-fn apply_order(conn: &Connection, order: Order) -> Applied {
+fn apply_order(conn: &Db, order: Order) -> Applied {
     if let Some(here) = order_sql::order_any(conn, order.id)? {
         let key = |o: &Order| {
             format!(
@@ -209,7 +190,7 @@ fn apply_order(conn: &Connection, order: Order) -> Applied {
 
 /// Moves reservations as a transition does, without booking movements: the
 /// movements of a dispatch arrive as their own events.
-fn reservations(conn: &Connection, order: &Order, effect: StockEffect) -> Result<()> {
+fn reservations(conn: &Db, order: &Order, effect: StockEffect) -> Result<()> {
     let delta = match effect {
         StockEffect::Reserve => 1,
         StockEffect::Release | StockEffect::Ship => -1,
@@ -237,7 +218,7 @@ struct AddressChanged {
 
 /// Another node corrected an address: taken while the order is not packed
 /// here; once packed, the label here has the old one, and that stands.
-fn apply_address(conn: &Connection, a: AddressChanged) -> Applied {
+fn apply_address(conn: &Db, a: AddressChanged) -> Applied {
     let order = order_sql::order_any(conn, a.order_id)?
         .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", a.order_id)))?;
     if matches!(
@@ -256,7 +237,7 @@ fn apply_address(conn: &Connection, a: AddressChanged) -> Applied {
     )))
 }
 
-fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
+fn apply_status(conn: &Db, s: StatusChanged) -> Applied {
     let order = order_sql::order_any(conn, s.order_id)?
         .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", s.order_id)))?;
     let to = s.change.to;
@@ -307,7 +288,7 @@ fn apply_status(conn: &Connection, s: StatusChanged) -> Applied {
     }
 }
 
-fn apply_kind(conn: &Connection, e: &RemoteEvent) -> Applied {
+fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
     let not_replicated = || {
         Err(ApplyError::Reject(format!(
             "events of kind {} are not replicated",
@@ -416,15 +397,15 @@ pub enum Guard {
 /// rare); if it answers `None`, an event was refused after writing, so all
 /// it wrote is undone and it runs again with a savepoint per event.
 pub fn optimistic<T>(
-    conn: &Connection,
-    mut body: impl FnMut(&Connection, Guard) -> Result<Option<T>>,
+    conn: &Db,
+    mut body: impl FnMut(&Db, Guard) -> Result<Option<T>>,
 ) -> Result<T> {
-    conn.prepare_cached("SAVEPOINT optimistic")?.execute([])?;
+    conn.execute("SAVEPOINT optimistic", params![])?;
     let first = body(conn, Guard::Batch);
     if !matches!(first, Ok(Some(_))) {
-        conn.prepare_cached("ROLLBACK TO optimistic")?.execute([])?;
+        conn.execute("ROLLBACK TO optimistic", params![])?;
     }
-    conn.prepare_cached("RELEASE optimistic")?.execute([])?;
+    conn.execute("RELEASE optimistic", params![])?;
     match first? {
         Some(done) => Ok(done),
         None => body(conn, Guard::Event)?.ok_or_else(|| {
@@ -434,7 +415,7 @@ pub fn optimistic<T>(
 }
 
 /// Applies one event made elsewhere, inside the caller's transaction.
-pub fn apply(conn: &Connection, e: &RemoteEvent) -> Result<Outcome> {
+pub fn apply(conn: &Db, e: &RemoteEvent) -> Result<Outcome> {
     apply_guarded(conn, e, Guard::Event, None)?
         .ok_or_else(|| WmsError::Internal("an event escaped its savepoint".into()))
 }
@@ -444,7 +425,7 @@ pub fn apply(conn: &Connection, e: &RemoteEvent) -> Result<Outcome> {
 /// its sender's business (see [`ownership`]): an event naming what is not
 /// the sender's is refused before anything of it is applied.
 pub fn apply_guarded(
-    conn: &Connection,
+    conn: &Db,
     e: &RemoteEvent,
     guard: Guard,
     checker: Option<&mut Checker<'_>>,
@@ -466,12 +447,12 @@ pub fn apply_guarded(
         },
         Guard::Event => {
             // Prepared once: a batch with a refusal runs this per event.
-            conn.prepare_cached("SAVEPOINT apply")?.execute([])?;
+            conn.execute("SAVEPOINT apply", params![])?;
             let result = attempt(conn, e);
             if matches!(result, Err(ApplyError::Reject(_) | ApplyError::Failed(_))) {
-                conn.prepare_cached("ROLLBACK TO apply")?.execute([])?;
+                conn.execute("ROLLBACK TO apply", params![])?;
             }
-            conn.prepare_cached("RELEASE apply")?.execute([])?;
+            conn.execute("RELEASE apply", params![])?;
             result
         }
     };
@@ -498,12 +479,7 @@ pub fn apply_guarded(
 
 /// Records an event as refused here: a conflict of its business, kept in
 /// the log but read by nothing as having happened.
-pub(crate) fn refuse(
-    conn: &Connection,
-    e: &RemoteEvent,
-    reason: &str,
-    resolution: &str,
-) -> Result<()> {
+pub(crate) fn refuse(conn: &Db, e: &RemoteEvent, reason: &str, resolution: &str) -> Result<()> {
     sql::record_conflict(conn, e, reason, resolution, &now())?;
     events::mark_refused(conn, e.id)
 }
@@ -576,7 +552,7 @@ mod tests {
     /// logged as it is, a local one is refused.
     #[test]
     fn kinds_are_applied_as_the_catalogue_says() {
-        let conn = Connection::open_in_memory().expect("memory");
+        let conn = crate::store::memory(0).expect("memory");
         for t in CATALOGUE {
             let e = RemoteEvent {
                 id: EventId(uuid::Uuid::nil()),

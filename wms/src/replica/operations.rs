@@ -21,7 +21,7 @@ use depot_protocol::shipping::{
 };
 use depot_protocol::tenant::Warehouse;
 use depot_protocol::{BusinessId, ShipmentId, WarehouseId};
-use rusqlite::Connection;
+use depot_sql::Db;
 use serde::Deserialize;
 
 fn reject<T>(reason: String) -> std::result::Result<T, ApplyError> {
@@ -34,7 +34,7 @@ fn business_of(e: &RemoteEvent) -> std::result::Result<BusinessId, ApplyError> {
 }
 
 fn warehouse(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     id: WarehouseId,
 ) -> std::result::Result<Warehouse, ApplyError> {
@@ -51,7 +51,7 @@ fn wave_key(w: &Wave) -> String {
     format!("warehouse {}, orders {}", w.warehouse_id, orders.join(", "))
 }
 
-pub(super) fn wave(conn: &Connection, w: Wave) -> Applied {
+pub(super) fn wave(conn: &Db, w: Wave) -> Applied {
     if let Some(here) = picking_sql::wave(conn, w.business_id, w.id)? {
         return already_here(&format!("wave {}", w.id), wave_key(&here), wave_key(&w));
     }
@@ -76,7 +76,7 @@ pub(super) fn wave(conn: &Connection, w: Wave) -> Applied {
 /// Books the units of a scan on the lines it took them from. Two nodes
 /// picking one line at once both really picked: the units are in the
 /// totes, so the picks stand and the over-pick is recorded.
-pub(super) fn pick(conn: &Connection, p: PickScanned) -> Applied {
+pub(super) fn pick(conn: &Db, p: PickScanned) -> Applied {
     let wave = p.result.wave_id;
     let mut over = Vec::new();
     for t in &p.takes {
@@ -110,7 +110,7 @@ pub(super) fn pick(conn: &Connection, p: PickScanned) -> Applied {
     }
 }
 
-pub(super) fn shipment(conn: &Connection, s: Shipment) -> Applied {
+pub(super) fn shipment(conn: &Db, s: Shipment) -> Applied {
     if let Some(here) = shipping_sql::shipment(conn, s.business_id, s.id)? {
         let key = |s: &Shipment| format!("order {}, warehouse {}", s.order_id, s.warehouse_id);
         return already_here(&format!("shipment {}", s.id), key(&here), key(&s));
@@ -151,7 +151,7 @@ pub(super) struct MilestoneReported {
     dedup_key: Option<String>,
 }
 
-pub(super) fn milestone(conn: &Connection, e: &RemoteEvent, m: MilestoneReported) -> Applied {
+pub(super) fn milestone(conn: &Db, e: &RemoteEvent, m: MilestoneReported) -> Applied {
     let business = business_of(e)?;
     let Some(s) = shipping_sql::shipment(conn, business, m.shipment_id)? else {
         return reject(format!("shipment {} is not known here", m.shipment_id));
@@ -172,7 +172,7 @@ pub(super) fn milestone(conn: &Connection, e: &RemoteEvent, m: MilestoneReported
 
 /// A run closed elsewhere: the shipments it handed over are dispatched
 /// here too, and the manifest is rendered from them.
-pub(super) fn run_closed(conn: &Connection, r: DispatchRun) -> Applied {
+pub(super) fn run_closed(conn: &Db, r: DispatchRun) -> Applied {
     let Some(closed_at) = r.closed_at else {
         return reject(format!(
             "dispatch run {} arrived without a closing time",
@@ -211,7 +211,7 @@ pub(super) fn run_closed(conn: &Connection, r: DispatchRun) -> Applied {
     Ok(None)
 }
 
-pub(super) fn inbound(conn: &Connection, o: InboundOrder) -> Applied {
+pub(super) fn inbound(conn: &Db, o: InboundOrder) -> Applied {
     if let Some(here) = inbound_sql::inbound(conn, o.business_id, o.id)? {
         let key =
             |o: &InboundOrder| format!("warehouse {}, reference {:?}", o.warehouse_id, o.reference);
@@ -227,7 +227,7 @@ pub(super) struct Received {
     received: Vec<ReceivedLine>,
 }
 
-pub(super) fn received(conn: &Connection, e: &RemoteEvent, r: Received) -> Applied {
+pub(super) fn received(conn: &Db, e: &RemoteEvent, r: Received) -> Applied {
     let business = business_of(e)?;
     let Some(order) = inbound_sql::inbound(conn, business, r.inbound_id)? else {
         return reject(format!("inbound order {} is not known here", r.inbound_id));
@@ -266,7 +266,7 @@ pub(super) fn received(conn: &Connection, e: &RemoteEvent, r: Received) -> Appli
     Ok(None)
 }
 
-pub(super) fn printer(conn: &Connection, p: Printer) -> Applied {
+pub(super) fn printer(conn: &Db, p: Printer) -> Applied {
     printing_sql::upsert_replica(conn, &p)?;
     Ok(None)
 }
@@ -281,7 +281,7 @@ pub(super) struct BlockGranted {
 
 /// A block of SSCCs the cloud granted (to this node or another of the
 /// business): this node numbers only in its own.
-pub(super) fn sscc_block(conn: &Connection, e: &RemoteEvent, g: BlockGranted) -> Applied {
+pub(super) fn sscc_block(conn: &Db, e: &RemoteEvent, g: BlockGranted) -> Applied {
     let business = business_of(e)?;
     let block = crate::store::sscc::Block {
         prefix: g.prefix,
@@ -302,7 +302,7 @@ pub(super) struct Loaded {
 
 /// A package scanned onto its vehicle elsewhere: loaded here too (the
 /// first scan's time stands).
-pub(super) fn loaded(conn: &Connection, e: &RemoteEvent, l: Loaded) -> Applied {
+pub(super) fn loaded(conn: &Db, e: &RemoteEvent, l: Loaded) -> Applied {
     let business = business_of(e)?;
     let Some(s) = shipping_sql::shipment(conn, business, l.shipment_id)? else {
         return reject(format!("shipment {} is not known here", l.shipment_id));

@@ -87,12 +87,7 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn owner(
-        &mut self,
-        conn: &rusqlite::Connection,
-        entity: Entity,
-        id: i64,
-    ) -> Result<Option<Owner>> {
+    fn owner(&mut self, conn: &depot_sql::Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
         if let Some(o) = self.known.get(&(entity, id)) {
             return Ok(Some(*o));
         }
@@ -104,11 +99,7 @@ impl<'a> Checker<'a> {
     }
 
     /// Why the event must not be applied here, if it must not.
-    pub fn refusal(
-        &mut self,
-        conn: &rusqlite::Connection,
-        e: &RemoteEvent,
-    ) -> Result<Option<String>> {
+    pub fn refusal(&mut self, conn: &depot_sql::Db, e: &RemoteEvent) -> Result<Option<String>> {
         let business = self.sender.business;
         if e.business_id.is_some_and(|b| b != business) {
             return Ok(Some(format!(
@@ -157,11 +148,7 @@ impl<'a> Checker<'a> {
     /// The SSCCs of the parcels an edge packed must come from the blocks
     /// granted to that edge: any other would be another node's (or another
     /// company's) number.
-    fn ssccs(
-        &self,
-        conn: &rusqlite::Connection,
-        payload: &serde_json::Value,
-    ) -> Result<Option<String>> {
+    fn ssccs(&self, conn: &depot_sql::Db, payload: &serde_json::Value) -> Result<Option<String>> {
         let Some(edge) = &self.sender.edge else {
             return Ok(None);
         };
@@ -179,7 +166,7 @@ impl<'a> Checker<'a> {
 
     fn check(
         &mut self,
-        conn: &rusqlite::Connection,
+        conn: &depot_sql::Db,
         entity: Entity,
         role: Role,
         id: i64,

@@ -10,14 +10,10 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use depot_protocol::event::RemoteEvent;
 use depot_protocol::printing::{PrintJob, PrintJobCreated, PrintJobUpdated};
 use depot_protocol::{BusinessId, PrinterId, Timestamp};
-use rusqlite::Connection;
+use depot_sql::Db;
 use serde::Deserialize;
 
-fn check_printer(
-    conn: &Connection,
-    printer: PrinterId,
-    business: BusinessId,
-) -> Result<(), ApplyError> {
+fn check_printer(conn: &Db, printer: PrinterId, business: BusinessId) -> Result<(), ApplyError> {
     match sql::printer_business(conn, printer)? {
         Some(owner) if owner == business => Ok(()),
         Some(_) => Err(ApplyError::Reject(format!(
@@ -29,7 +25,7 @@ fn check_printer(
     }
 }
 
-pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) -> Applied {
+pub(super) fn created(conn: &Db, e: &RemoteEvent, c: PrintJobCreated) -> Applied {
     check_printer(conn, c.job.printer_id, c.business_id)?;
     // Before the bytes are decoded: a job already here needs none of them.
     if let Some(here) = sql::job(conn, c.job.id)? {
@@ -60,7 +56,7 @@ pub(super) fn created(conn: &Connection, e: &RemoteEvent, c: PrintJobCreated) ->
     Ok(None)
 }
 
-pub(super) fn updated(conn: &Connection, u: PrintJobUpdated) -> Applied {
+pub(super) fn updated(conn: &Db, u: PrintJobUpdated) -> Applied {
     check_printer(conn, u.printer_id, u.business_id)?;
     if !sql::set_job_status(conn, u.id, u.status, u.error.as_deref(), &u.at)? {
         return Err(ApplyError::Reject(format!(
@@ -85,7 +81,7 @@ pub(crate) struct StateChanged {
 /// there), `offline` when it does not; `last_seen` is the last time it
 /// answered and never goes back. A device bound to no record changes
 /// nothing. Answers whether a record was there to set.
-pub(crate) fn record_state(conn: &Connection, s: &StateChanged) -> crate::Result<bool> {
+pub(crate) fn record_state(conn: &Db, s: &StateChanged) -> crate::Result<bool> {
     let Some(id) = s.printer_id else {
         return Ok(true);
     };
@@ -97,7 +93,7 @@ pub(crate) fn record_state(conn: &Connection, s: &StateChanged) -> crate::Result
     sql::set_printer_status(conn, id, s.business_id, status, seen.as_deref())
 }
 
-pub(super) fn state_changed(conn: &Connection, s: &StateChanged) -> Applied {
+pub(super) fn state_changed(conn: &Db, s: &StateChanged) -> Applied {
     if let Some(id) = s.printer_id {
         check_printer(conn, id, s.business_id)?;
     }

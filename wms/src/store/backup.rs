@@ -3,6 +3,7 @@
 
 use super::maybe;
 use crate::error::{Result, WmsError};
+use depot_sql::{Db, params};
 use rusqlite::backup::{Backup, StepResult};
 use rusqlite::{Connection, ErrorCode};
 use std::io::Read;
@@ -34,10 +35,13 @@ pub fn copy_live(
     let source = super::open_reader(src)?;
     source.execute_batch("BEGIN")?;
     // A deferred transaction takes its snapshot at the first read.
-    let _: i64 = source.query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| r.get(0))?;
+    let _: i64 = source.query_value("SELECT COUNT(*) FROM sqlite_schema", params![])?;
     let mut target = Connection::open(dst)?;
     {
-        let backup = Backup::new(&source, &mut target)?;
+        let sqlite = source
+            .as_sqlite()
+            .ok_or_else(|| WmsError::Internal("a backup copies SQLite".into()))?;
+        let backup = Backup::new(sqlite, &mut target)?;
         let step = i32::try_from(pages_per_step.max(1)).unwrap_or(i32::MAX);
         let mut busy_since: Option<Instant> = None;
         loop {
@@ -86,8 +90,8 @@ pub fn settle(path: &Path) -> Result<()> {
 /// and marks its log as certain only through its own newest event
 /// ([`crate::recovery`]). Answers that seq.
 pub fn mark_restored(path: &Path) -> Result<i64> {
-    let mut conn = Connection::open(path)?;
-    super::migrations().to_latest(&mut conn)?;
+    let conn = Db::sqlite(Connection::open(path)?);
+    super::migrate(&conn)?;
     crate::recovery::mark_restored(&conn)
 }
 
@@ -106,12 +110,11 @@ pub fn log_position(path: &Path) -> Result<(i64, i64)> {
 }
 
 /// [`log_position`] on an open connection.
-pub fn log_position_in(conn: &Connection) -> Result<(i64, i64)> {
-    let head = conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
-    let acked = maybe(conn.query_row(
+pub fn log_position_in(conn: &Db) -> Result<(i64, i64)> {
+    let head = conn.query_value("SELECT COALESCE(MAX(seq), 0) FROM events", params![])?;
+    let acked = maybe(conn.query_value(
         "SELECT acked FROM sync_state WHERE singleton = 1",
-        [],
-        |r| r.get(0),
+        params![],
     ))?;
     Ok((head, acked.unwrap_or(0)))
 }
@@ -193,47 +196,40 @@ pub fn inspect(path: &Path) -> Result<Inspection> {
     if !out.is_ok() {
         return Ok(out);
     }
-    out.pages = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-    out.page_size = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-    out.schema_version = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-    out.schema_known = !matches!(
-        super::migrations().current_version(&conn)?,
-        rusqlite_migration::SchemaVersion::Outside(_)
-    );
+    out.pages = conn.query_value("PRAGMA page_count", params![])?;
+    out.page_size = conn.query_value("PRAGMA page_size", params![])?;
+    out.schema_version = conn.query_value("PRAGMA user_version", params![])?;
+    out.schema_known = depot_sql::migrate::check_not_newer(&conn, super::MIGRATIONS).is_ok();
     let has = |table: &str| -> Result<bool> {
-        Ok(maybe(conn.query_row(
+        Ok(conn.exists(
             "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?1",
-            [table],
-            |r| r.get::<_, i64>(0),
-        ))?
-        .is_some())
+            params![table],
+        )?)
     };
     if has("node")? {
         out.node = maybe(conn.query_row(
             "SELECT number, origin FROM node WHERE singleton = 1",
-            [],
+            params![],
             |r| Ok((r.get(0)?, r.get(1)?)),
         ))?;
     }
     if has("businesses")? {
-        let mut stmt = conn.prepare("SELECT id FROM businesses ORDER BY id")?;
-        out.businesses = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        out.businesses =
+            conn.query_map("SELECT id FROM businesses ORDER BY id", params![], |r| {
+                r.get(0)
+            })?;
     }
     if has("events")? {
-        out.last_seq =
-            conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| r.get(0))?;
+        out.last_seq = conn.query_value("SELECT COALESCE(MAX(seq), 0) FROM events", params![])?;
     }
     Ok(out)
 }
 
 /// `PRAGMA integrity_check`'s findings, at most 10; empty when it said ok.
-fn integrity(conn: &Connection) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare("PRAGMA integrity_check(10)")?;
-    let rows = stmt
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<rusqlite::Result<Vec<String>>>()?;
+fn integrity(conn: &Db) -> depot_sql::Result<Vec<String>> {
+    let rows = conn.query_map("PRAGMA integrity_check(10)", params![], |r| {
+        r.get::<String>(0)
+    })?;
     Ok(match rows.as_slice() {
         [ok] if ok == "ok" => Vec::new(),
         _ => rows,
@@ -242,8 +238,11 @@ fn integrity(conn: &Connection) -> rusqlite::Result<Vec<String>> {
 
 /// The description of an error that means the file is damaged or not a
 /// database, rather than that it could not be read.
-fn damage(e: &rusqlite::Error) -> Option<String> {
-    match e.sqlite_error_code() {
+fn damage(e: &depot_sql::Error) -> Option<String> {
+    let depot_sql::Error::Sqlite(sqlite) = e else {
+        return None;
+    };
+    match sqlite.sqlite_error_code() {
         Some(ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase) => Some(e.to_string()),
         _ => None,
     }

@@ -11,8 +11,8 @@ use depot_protocol::crm::buyers::{
     terms,
 };
 use depot_protocol::{BusinessId, Page, Timestamp};
-use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use depot_sql::Value;
+use depot_sql::{Db, Row, params};
 
 /// A buyer seen somewhere: on an order, or writing through a form.
 #[derive(Debug, Clone, Copy)]
@@ -31,17 +31,14 @@ pub struct Sighting<'a> {
 /// buyers known by nothing else. An email seen with a phone that so far
 /// identified a buyer without an email is that buyer.
 fn find(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     name: Option<&str>,
     email: Option<&str>,
     phone: Option<&str>,
 ) -> Result<Option<i64>> {
     let one = |sql: &str, key: &str| -> Result<Option<i64>> {
-        Ok(conn
-            .prepare_cached(sql)?
-            .query_row(params![business.0, key], |r| r.get(0))
-            .optional()?)
+        Ok(conn.query_opt(sql, params![business.0, key], |r| r.get(0))?)
     };
     if let Some(e) = email {
         let found = one(
@@ -79,7 +76,7 @@ fn clean(v: Option<&str>) -> Option<&str> {
 /// Records a sighting: the buyer it is, updated (the latest name and phone
 /// win; an email, once known, stays), or a new one. `None` when nothing in
 /// it identifies anybody.
-pub fn note(conn: &Connection, business: BusinessId, s: Sighting) -> Result<Option<i64>> {
+pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>> {
     let (name, phone) = (clean(s.name), clean(s.phone));
     let (nk, ek, pk) = (
         name.and_then(name_key),
@@ -93,47 +90,45 @@ pub fn note(conn: &Connection, business: BusinessId, s: Sighting) -> Result<Opti
     let at = ts(s.at);
     let id = match find(conn, business, nk.as_deref(), ek.as_deref(), pk.as_deref())? {
         Some(id) => {
-            conn.prepare_cached(
+            conn.execute(
                 "UPDATE buyers SET name = COALESCE(?2, name), name_key = COALESCE(?3, name_key),
                         email = COALESCE(email, ?4), email_key = COALESCE(email_key, ?4),
                         phone = COALESCE(?5, phone), phone_key = COALESCE(?6, phone_key),
                         order_count = order_count + ?7, thread_count = thread_count + ?8,
-                        first_seen = MIN(first_seen, ?9), last_seen = MAX(last_seen, ?9)
+                        first_seen = CASE WHEN ?9 < first_seen THEN ?9 ELSE first_seen END,
+                        last_seen = CASE WHEN ?9 > last_seen THEN ?9 ELSE last_seen END
                  WHERE id = ?1",
-            )?
-            .execute(params![id, name, nk, ek, phone, pk, orders, threads, at])?;
+                params![id, name, nk, ek, phone, pk, orders, threads, at],
+            )?;
             id
         }
         None => {
-            conn.prepare_cached(
-                "INSERT INTO buyers (business_id, name, name_key, email, email_key, phone, phone_key,
+            let inserted: i64 = conn.query_value("INSERT INTO buyers (business_id, name, name_key, email, email_key, phone, phone_key,
                                      order_count, thread_count, first_seen, last_seen)
-                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?9)",
-            )?
-            .execute(params![business.0, name, nk, ek, phone, pk, orders, threads, at])?;
-            conn.last_insert_rowid()
+                 VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?9) RETURNING id", params![business.0, name, nk, ek, phone, pk, orders, threads, at])?;
+            inserted
         }
     };
     index(conn, business, id)?;
-    conn.prepare_cached(
-        "INSERT OR IGNORE INTO buyer_channels (buyer_id, channel) VALUES (?1, ?2)",
-    )?
-    .execute(params![id, s.channel])?;
+    conn.execute(
+        "INSERT INTO buyer_channels (buyer_id, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+        params![id, s.channel],
+    )?;
     Ok(Some(id))
 }
 
 /// Rewrites a buyer's search terms from its stored keys.
-fn index(conn: &Connection, business: BusinessId, id: i64) -> Result<()> {
-    let (nk, ek, pk): (Option<String>, Option<String>, Option<String>) = conn
-        .prepare_cached("SELECT name_key, email_key, phone_key FROM buyers WHERE id = ?1")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
-    conn.prepare_cached("DELETE FROM buyer_terms WHERE buyer_id = ?1")?
-        .execute([id])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO buyer_terms (business_id, kind, term, buyer_id) VALUES (?1, ?2, ?3, ?4)",
+fn index(conn: &Db, business: BusinessId, id: i64) -> Result<()> {
+    let (nk, ek, pk): (Option<String>, Option<String>, Option<String>) = conn.query_row(
+        "SELECT name_key, email_key, phone_key FROM buyers WHERE id = ?1",
+        params![id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
+    conn.execute("DELETE FROM buyer_terms WHERE buyer_id = ?1", params![id])?;
+    let insert =
+        "INSERT INTO buyer_terms (business_id, kind, term, buyer_id) VALUES (?1, ?2, ?3, ?4)";
     for (kind, term) in terms(nk.as_deref(), ek.as_deref(), pk.as_deref()) {
-        insert.execute(params![business.0, kind.as_str(), term, id])?;
+        conn.execute(insert, params![business.0, kind.as_str(), term, id])?;
     }
     Ok(())
 }
@@ -141,7 +136,7 @@ fn index(conn: &Connection, business: BusinessId, id: i64) -> Result<()> {
 const COLS: &str =
     "b.id, b.name, b.email, b.phone, b.order_count, b.thread_count, b.first_seen, b.last_seen";
 
-fn row(r: &Row) -> rusqlite::Result<BuyerItem> {
+fn row(r: &Row) -> depot_sql::Result<BuyerItem> {
     Ok(BuyerItem {
         id: r.get(0)?,
         name: r.get(1)?,
@@ -149,8 +144,8 @@ fn row(r: &Row) -> rusqlite::Result<BuyerItem> {
         phone: r.get(3)?,
         order_count: r.get(4)?,
         thread_count: r.get(5)?,
-        first_seen: parse_ts(&r.get::<_, String>(6)?)?,
-        last_seen: parse_ts(&r.get::<_, String>(7)?)?,
+        first_seen: parse_ts(&r.get::<String>(6)?)?,
+        last_seen: parse_ts(&r.get::<String>(7)?)?,
         channels: Vec::new(),
     })
 }
@@ -179,7 +174,7 @@ pub fn scan_args(business: BusinessId, scan: &TermScan) -> [Value; 6] {
 
 /// A page of the buyers a search finds, by name (nameless last).
 pub fn search(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     s: &BuyerSearch,
     page: Page,
@@ -210,20 +205,20 @@ pub fn search(
     Ok((buyers, total, filtered))
 }
 
-fn fill_channels(conn: &Connection, buyers: &mut [BuyerItem]) -> Result<()> {
+fn fill_channels(conn: &Db, buyers: &mut [BuyerItem]) -> Result<()> {
     if buyers.is_empty() {
         return Ok(());
     }
     let marks = vec!["?"; buyers.len()].join(", ");
-    let mut stmt = conn.prepare_cached(&format!(
+    let stmt = &format!(
         "SELECT buyer_id, channel FROM buyer_channels WHERE buyer_id IN ({marks}) ORDER BY buyer_id, channel"
-    ))?;
+    );
     let ids: Vec<i64> = buyers.iter().map(|b| b.id).collect();
     let mut by_buyer: std::collections::HashMap<i64, Vec<String>> = Default::default();
-    for r in stmt.query_map(rusqlite::params_from_iter(ids), |r| {
-        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?))
+    for r in conn.query_map(stmt, &depot_sql::params_from_iter(&ids), |r| {
+        Ok((r.get::<i64>(0)?, r.get::<String>(1)?))
     })? {
-        let (id, channel) = r?;
+        let (id, channel) = r;
         by_buyer.entry(id).or_default().push(channel);
     }
     for b in buyers {
@@ -234,11 +229,11 @@ fn fill_channels(conn: &Connection, buyers: &mut [BuyerItem]) -> Result<()> {
 
 /// Writes every buyer's search terms again from its keys: for the
 /// migration that changed how terms are made.
-pub fn reindex(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare("SELECT business_id, id FROM buyers ORDER BY id")?;
-    let buyers = stmt
-        .query_map([], |r| Ok((BusinessId(r.get(0)?), r.get::<_, i64>(1)?)))?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+pub fn reindex(conn: &Db) -> Result<()> {
+    let stmt = "SELECT business_id, id FROM buyers ORDER BY id";
+    let buyers = conn.query_map(stmt, params![], |r| {
+        Ok((BusinessId(r.get(0)?), r.get::<i64>(1)?))
+    })?;
     for (business, id) in buyers {
         index(conn, business, id)?;
     }
@@ -247,20 +242,32 @@ pub fn reindex(conn: &Connection) -> Result<()> {
 
 /// Builds the buyers of orders stored before buyers were kept (the
 /// migration that adds them calls it), oldest order first.
-pub fn backfill(conn: &Connection) -> Result<()> {
-    let mut stmt = conn.prepare(
-        "SELECT business_id, buyer_name, buyer_email, buyer_phone, channel, created_at
-         FROM orders ORDER BY id",
-    )?;
-    let mut rows = stmt.query([])?;
-    while let Some(r) = rows.next()? {
-        let (name, email, phone): (Option<String>, Option<String>, Option<String>) =
-            (r.get(1)?, r.get(2)?, r.get(3)?);
-        let channel: String = r.get(4)?;
-        let at = parse_ts(&r.get::<_, String>(5)?)?;
+pub fn backfill(conn: &Db) -> Result<()> {
+    let stmt = "SELECT business_id, buyer_name, buyer_email, buyer_phone, channel, created_at
+         FROM orders ORDER BY id";
+    type Seen = (
+        i64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        String,
+        String,
+    );
+    let rows: Vec<Seen> = conn.query_map(stmt, params![], |r| {
+        Ok((
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+        ))
+    })?;
+    for (business, name, email, phone, channel, at) in rows {
+        let at = parse_ts(&at)?;
         note(
             conn,
-            BusinessId(r.get(0)?),
+            BusinessId(business),
             Sighting {
                 name: name.as_deref(),
                 email: email.as_deref(),

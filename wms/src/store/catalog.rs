@@ -5,7 +5,7 @@ use crate::error::Result;
 use depot_protocol::barcode::{Barcode, Gtin};
 use depot_protocol::catalog::{BinLocation, Dimensions, Item, ItemFields, Price, PublicationLink};
 use depot_protocol::{BusinessId, ItemId, Money, Page, PriceListId, Timestamp, WarehouseId};
-use rusqlite::{Connection, Row, params};
+use depot_sql::{Db, Row, params};
 
 /// The key a code is unique under: GTINs in their 14-digit form, so the
 /// EAN-13 and the GTIN-14 of one product collide as they should.
@@ -17,20 +17,20 @@ pub fn code_key(code: &str) -> String {
 }
 
 /// The item that already answers to `code` in this business, if any.
-pub fn code_owner(conn: &Connection, business: BusinessId, code: &str) -> Result<Option<ItemId>> {
-    maybe(
-        conn.prepare_cached("SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2")?
-            .query_row(params![business.0, code_key(code)], |r| {
-                Ok(ItemId(r.get(0)?))
-            }),
-    )
+pub fn code_owner(conn: &Db, business: BusinessId, code: &str) -> Result<Option<ItemId>> {
+    maybe(conn.query_row(
+        "SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2",
+        params![business.0, code_key(code)],
+        |r| Ok(ItemId(r.get(0)?)),
+    ))
 }
 
-pub fn sku_owner(conn: &Connection, business: BusinessId, sku: &str) -> Result<Option<ItemId>> {
-    maybe(
-        conn.prepare_cached("SELECT id FROM items WHERE business_id = ?1 AND sku = ?2")?
-            .query_row(params![business.0, sku], |r| Ok(ItemId(r.get(0)?))),
-    )
+pub fn sku_owner(conn: &Db, business: BusinessId, sku: &str) -> Result<Option<ItemId>> {
+    maybe(conn.query_row(
+        "SELECT id FROM items WHERE business_id = ?1 AND sku = ?2",
+        params![business.0, sku],
+        |r| Ok(ItemId(r.get(0)?)),
+    ))
 }
 
 /// What an order line takes from the item it names.
@@ -42,23 +42,16 @@ pub struct LineItem {
     pub list_price: Option<Money>,
 }
 
-pub fn for_order_line(
-    conn: &Connection,
-    business: BusinessId,
-    sku: &str,
-) -> Result<Option<LineItem>> {
+pub fn for_order_line(conn: &Db, business: BusinessId, sku: &str) -> Result<Option<LineItem>> {
     maybe(
-        conn.prepare_cached(
-            "SELECT i.id, i.sku, i.name,
+        conn.query_row("SELECT i.id, i.sku, i.name,
                     (SELECT amount_cents FROM item_prices p WHERE p.item_id = i.id ORDER BY price_list_id LIMIT 1)
-             FROM items i WHERE i.business_id = ?1 AND i.sku = ?2",
-        )?
-        .query_row(params![business.0, sku], |r| {
+             FROM items i WHERE i.business_id = ?1 AND i.sku = ?2", params![business.0, sku], |r| {
             Ok(LineItem {
                 id: ItemId(r.get(0)?),
                 sku: r.get(1)?,
                 name: r.get(2)?,
-                list_price: r.get::<_, Option<i64>>(3)?.map(Money),
+                list_price: r.get::<Option<i64>>(3)?.map(Money),
             })
         }),
     )
@@ -71,56 +64,50 @@ pub fn for_order_line(
 /// this, so each way is one indexed statement (a single compound query with
 /// a preference order cost twice what the two do).
 pub fn scanned(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     code: &str,
     sku: Option<&str>,
 ) -> Result<Option<(ItemId, String, bool)>> {
-    let row = |r: &rusqlite::Row| Ok((ItemId(r.get(0)?), r.get(1)?, r.get(2)?));
-    let by_code = maybe(
-        conn.prepare_cached(
-            "SELECT i.id, i.sku, i.lot_tracked FROM item_codes c JOIN items i ON i.id = c.item_id
+    let row = |r: &depot_sql::Row<'_>| Ok((ItemId(r.get(0)?), r.get(1)?, r.get(2)?));
+    let by_code = maybe(conn.query_row(
+        "SELECT i.id, i.sku, i.lot_tracked FROM item_codes c JOIN items i ON i.id = c.item_id
              WHERE c.business_id = ?1 AND c.code = ?2",
-        )?
-        .query_row(params![business.0, code_key(code)], row),
-    )?;
+        params![business.0, code_key(code)],
+        row,
+    ))?;
     match (by_code, sku) {
-        (None, Some(sku)) => maybe(
-            conn.prepare_cached(
-                "SELECT id, sku, lot_tracked FROM items WHERE business_id = ?1 AND sku = ?2",
-            )?
-            .query_row(params![business.0, sku], row),
-        ),
+        (None, Some(sku)) => maybe(conn.query_row(
+            "SELECT id, sku, lot_tracked FROM items WHERE business_id = ?1 AND sku = ?2",
+            params![business.0, sku],
+            row,
+        )),
         (found, _) => Ok(found),
     }
 }
 
 pub fn insert_item(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &ItemFields,
     at: &Timestamp,
 ) -> Result<ItemId> {
-    conn.prepare_cached("INSERT INTO items (business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4)")?
-        .execute(params![business.0, f.sku, f.name, ts(at)])?;
-    let id = ItemId(conn.last_insert_rowid());
+    let inserted: i64 = conn.query_value("INSERT INTO items (business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?4) RETURNING id", params![business.0, f.sku, f.name, ts(at)])?;
+    let id = ItemId(inserted);
     update_item(conn, business, id, f, at)?;
     Ok(id)
 }
 
 pub fn update_item(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     id: ItemId,
     f: &ItemFields,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE items SET sku = ?3, name = ?4, brand = ?5, category = ?6, gtin = ?7, length_mm = ?8,
+    conn.execute("UPDATE items SET sku = ?3, name = ?4, brand = ?5, category = ?6, gtin = ?7, length_mm = ?8,
                 width_mm = ?9, height_mm = ?10, weight_g = ?11, updated_at = ?12, lot_tracked = ?13
-         WHERE business_id = ?1 AND id = ?2",
-    )?
-    .execute(params![
+         WHERE business_id = ?1 AND id = ?2", params![
         business.0,
         id.0,
         f.sku,
@@ -136,63 +123,49 @@ pub fn update_item(
         f.lot_tracked,
     ])?;
     for table in ["item_codes", "item_prices", "item_links", "item_locations"] {
-        conn.prepare_cached(&format!("DELETE FROM {table} WHERE item_id = ?1"))?
-            .execute([id.0])?;
+        conn.execute(
+            &format!("DELETE FROM {table} WHERE item_id = ?1"),
+            params![id.0],
+        )?;
     }
     write_children(conn, business, id, f)
 }
 
-fn write_children(
-    conn: &Connection,
-    business: BusinessId,
-    id: ItemId,
-    f: &ItemFields,
-) -> Result<()> {
-    let mut code = conn.prepare_cached(
-        "INSERT INTO item_codes (business_id, code, item_id, kind, position, display) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?;
+fn write_children(conn: &Db, business: BusinessId, id: ItemId, f: &ItemFields) -> Result<()> {
+    let code = "INSERT INTO item_codes (business_id, code, item_id, kind, position, display) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
     if let Some(g) = &f.gtin {
-        code.execute(params![
-            business.0,
-            g.to_gtin14(),
-            id.0,
-            "gtin",
-            0,
-            g.as_str()
-        ])?;
+        conn.execute(
+            code,
+            params![business.0, g.to_gtin14(), id.0, "gtin", 0, g.as_str()],
+        )?;
     }
     for (i, b) in f.barcodes.iter().enumerate() {
-        code.execute(params![
-            business.0,
-            code_key(b.as_str()),
-            id.0,
-            "barcode",
-            i as i64,
-            b.as_str()
-        ])?;
+        conn.execute(
+            code,
+            params![
+                business.0,
+                code_key(b.as_str()),
+                id.0,
+                "barcode",
+                i as i64,
+                b.as_str()
+            ],
+        )?;
     }
-    let mut price = conn.prepare_cached(
-        "INSERT INTO item_prices (item_id, price_list_id, amount_cents, currency) VALUES (?1, ?2, ?3, ?4)",
-    )?;
+    let price = "INSERT INTO item_prices (item_id, price_list_id, amount_cents, currency) VALUES (?1, ?2, ?3, ?4)";
     for p in &f.prices {
-        price.execute(params![
-            id.0,
-            p.price_list_id.0,
-            p.amount.cents(),
-            p.currency
-        ])?;
+        conn.execute(
+            price,
+            params![id.0, p.price_list_id.0, p.amount.cents(), p.currency],
+        )?;
     }
-    let mut link = conn.prepare_cached(
-        "INSERT INTO item_links (item_id, position, channel, url) VALUES (?1, ?2, ?3, ?4)",
-    )?;
+    let link = "INSERT INTO item_links (item_id, position, channel, url) VALUES (?1, ?2, ?3, ?4)";
     for (i, l) in f.links.iter().enumerate() {
-        link.execute(params![id.0, i as i64, l.channel, l.url])?;
+        conn.execute(link, params![id.0, i as i64, l.channel, l.url])?;
     }
-    let mut loc = conn.prepare_cached(
-        "INSERT INTO item_locations (item_id, warehouse_id, location) VALUES (?1, ?2, ?3)",
-    )?;
+    let loc = "INSERT INTO item_locations (item_id, warehouse_id, location) VALUES (?1, ?2, ?3)";
     for l in &f.locations {
-        loc.execute(params![id.0, l.warehouse_id.0, l.location])?;
+        conn.execute(loc, params![id.0, l.warehouse_id.0, l.location])?;
     }
     Ok(())
 }
@@ -200,7 +173,7 @@ fn write_children(
 const ITEM_COLS: &str = "id, business_id, sku, name, brand, category, gtin, length_mm, width_mm, height_mm, weight_g, \
                          created_at, updated_at, lot_tracked";
 
-fn item_row(r: &Row) -> rusqlite::Result<Item> {
+fn item_row(r: &Row) -> depot_sql::Result<Item> {
     let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(7)?, r.get(8)?, r.get(9)?);
     Ok(Item {
         id: ItemId(r.get(0)?),
@@ -223,62 +196,47 @@ fn item_row(r: &Row) -> rusqlite::Result<Item> {
         prices: Vec::new(),
         links: Vec::new(),
         locations: Vec::new(),
-        created_at: parse_ts(&r.get::<_, String>(11)?)?,
-        updated_at: parse_ts(&r.get::<_, String>(12)?)?,
+        created_at: parse_ts(&r.get::<String>(11)?)?,
+        updated_at: parse_ts(&r.get::<String>(12)?)?,
         lot_tracked: r.get(13)?,
     })
 }
 
-fn fill_children(conn: &Connection, item: &mut Item) -> Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT display FROM item_codes WHERE item_id = ?1 AND kind = 'barcode' ORDER BY position",
-    )?;
-    item.barcodes = stmt
-        .query_map([item.id.0], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT price_list_id, amount_cents, currency FROM item_prices WHERE item_id = ?1 ORDER BY price_list_id",
-    )?;
-    item.prices = stmt
-        .query_map([item.id.0], |r| {
-            Ok(Price {
-                price_list_id: PriceListId(r.get(0)?),
-                amount: Money(r.get(1)?),
-                currency: r.get(2)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare_cached(
-        "SELECT channel, url FROM item_links WHERE item_id = ?1 ORDER BY position",
-    )?;
-    item.links = stmt
-        .query_map([item.id.0], |r| {
-            Ok(PublicationLink {
-                channel: r.get(0)?,
-                url: r.get(1)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
-    let mut stmt =
-        conn.prepare_cached("SELECT warehouse_id, location FROM item_locations WHERE item_id = ?1 ORDER BY warehouse_id")?;
-    item.locations = stmt
-        .query_map([item.id.0], |r| {
-            Ok(BinLocation {
-                warehouse_id: WarehouseId(r.get(0)?),
-                location: r.get(1)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+fn fill_children(conn: &Db, item: &mut Item) -> Result<()> {
+    let stmt =
+        "SELECT display FROM item_codes WHERE item_id = ?1 AND kind = 'barcode' ORDER BY position";
+    item.barcodes = conn.query_map(stmt, params![item.id.0], |r| r.get(0))?;
+    let stmt = "SELECT price_list_id, amount_cents, currency FROM item_prices WHERE item_id = ?1 ORDER BY price_list_id";
+    item.prices = conn.query_map(stmt, params![item.id.0], |r| {
+        Ok(Price {
+            price_list_id: PriceListId(r.get(0)?),
+            amount: Money(r.get(1)?),
+            currency: r.get(2)?,
+        })
+    })?;
+    let stmt = "SELECT channel, url FROM item_links WHERE item_id = ?1 ORDER BY position";
+    item.links = conn.query_map(stmt, params![item.id.0], |r| {
+        Ok(PublicationLink {
+            channel: r.get(0)?,
+            url: r.get(1)?,
+        })
+    })?;
+    let stmt = "SELECT warehouse_id, location FROM item_locations WHERE item_id = ?1 ORDER BY warehouse_id";
+    item.locations = conn.query_map(stmt, params![item.id.0], |r| {
+        Ok(BinLocation {
+            warehouse_id: WarehouseId(r.get(0)?),
+            location: r.get(1)?,
+        })
+    })?;
     Ok(())
 }
 
-pub fn item(conn: &Connection, business: BusinessId, id: ItemId) -> Result<Option<Item>> {
-    let found = maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {ITEM_COLS} FROM items WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id.0], item_row),
-    )?;
+pub fn item(conn: &Db, business: BusinessId, id: ItemId) -> Result<Option<Item>> {
+    let found = maybe(conn.query_row(
+        &format!("SELECT {ITEM_COLS} FROM items WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id.0],
+        item_row,
+    ))?;
     let Some(mut item) = found else {
         return Ok(None);
     };
@@ -333,7 +291,7 @@ pub(crate) fn like_literal(s: &str) -> String {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &ItemFilter,
     page: Page,

@@ -4,15 +4,12 @@ use super::{maybe, parse_ts, ts};
 use crate::error::Result;
 use depot_protocol::BusinessId;
 use depot_protocol::document::{Document, EntityType};
-use rusqlite::{Connection, Row, params};
+use depot_sql::{Db, Row, params};
 
-pub fn insert(conn: &Connection, d: &Document) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO documents (business_id, entity_type, entity_id, category, filename, content_type, size, sha256,
+pub fn insert(conn: &Db, d: &Document) -> Result<i64> {
+    let inserted: i64 = conn.query_value("INSERT INTO documents (business_id, entity_type, entity_id, category, filename, content_type, size, sha256,
                                 description, actor, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id", params![
         d.business_id.0,
         d.entity_type.as_str(),
         d.entity_id,
@@ -25,18 +22,18 @@ pub fn insert(conn: &Connection, d: &Document) -> Result<i64> {
         d.uploaded_by,
         ts(&d.created_at)
     ])?;
-    Ok(conn.last_insert_rowid())
+    Ok(inserted)
 }
 
 const COLS: &str = "id, business_id, entity_type, entity_id, category, filename, content_type, size, sha256, description, actor, created_at";
 
-fn row(r: &Row) -> rusqlite::Result<Document> {
+fn row(r: &Row) -> depot_sql::Result<Document> {
     let et: String = r.get(2)?;
     Ok(Document {
         id: r.get(0)?,
         business_id: BusinessId(r.get(1)?),
         entity_type: EntityType::parse(&et).ok_or_else(|| {
-            rusqlite::Error::InvalidColumnType(2, et, rusqlite::types::Type::Text)
+            depot_sql::Error::conversion(2, format!("not a value this release knows: {et}"))
         })?,
         entity_id: r.get(3)?,
         category: r.get(4)?,
@@ -46,49 +43,37 @@ fn row(r: &Row) -> rusqlite::Result<Document> {
         sha256: r.get(8)?,
         description: r.get(9)?,
         uploaded_by: r.get(10)?,
-        created_at: parse_ts(&r.get::<_, String>(11)?)?,
+        created_at: parse_ts(&r.get::<String>(11)?)?,
     })
 }
 
-pub fn list(
-    conn: &Connection,
-    business: BusinessId,
-    entity: EntityType,
-    id: i64,
-) -> Result<Vec<Document>> {
-    let mut stmt = conn.prepare_cached(&format!(
+pub fn list(conn: &Db, business: BusinessId, entity: EntityType, id: i64) -> Result<Vec<Document>> {
+    let stmt = &format!(
         "SELECT {COLS} FROM documents WHERE business_id = ?1 AND entity_type = ?2 AND entity_id = ?3 ORDER BY id"
-    ))?;
-    let rows = stmt.query_map(params![business.0, entity.as_str(), id], row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    );
+    let rows = conn.query_map(stmt, params![business.0, entity.as_str(), id], row)?;
+    Ok(rows)
 }
 
-pub fn document(conn: &Connection, business: BusinessId, id: i64) -> Result<Option<Document>> {
-    maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM documents WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id], row),
-    )
+pub fn document(conn: &Db, business: BusinessId, id: i64) -> Result<Option<Document>> {
+    maybe(conn.query_row(
+        &format!("SELECT {COLS} FROM documents WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id],
+        row,
+    ))
 }
 
 /// Whether the entity a document would attach to exists in the business.
-pub fn entity_exists(
-    conn: &Connection,
-    business: BusinessId,
-    entity: EntityType,
-    id: i64,
-) -> Result<bool> {
+pub fn entity_exists(conn: &Db, business: BusinessId, entity: EntityType, id: i64) -> Result<bool> {
     let table = match entity {
         EntityType::Order => "orders",
         EntityType::Shipment => "shipments",
         EntityType::Purchase => "inbound_orders",
     };
-    Ok(maybe(
-        conn.prepare_cached(&format!(
-            "SELECT 1 FROM {table} WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id], |_| Ok(())),
-    )?
+    Ok(maybe(conn.query_row(
+        &format!("SELECT 1 FROM {table} WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id],
+        |_| Ok(()),
+    ))?
     .is_some())
 }

@@ -4,52 +4,51 @@ use crate::error::Result;
 use depot_protocol::event::{Event, EventKind, RemoteEvent};
 use depot_protocol::sync::SyncEvent;
 use depot_protocol::{BusinessId, EventId};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// Appends an event this node made; call it inside the transaction that
 /// made the change. It gets the next `out_seq`: sync sends it up.
 pub fn append(
-    conn: &Connection,
+    conn: &Db,
     origin: &str,
     business_id: Option<BusinessId>,
     kind: EventKind,
     payload: &impl serde::Serialize,
 ) -> Result<i64> {
     let payload = serde_json::to_string(payload)?;
-    conn.prepare_cached(
+    let inserted: i64 = conn.query_value(
         "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-                 (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL))",
-    )?
-    .execute(params![
-        EventId::new().0.to_string(),
-        origin,
-        business_id.map(|b| b.0),
-        kind.as_str(),
-        payload,
-        super::ts(&depot_protocol::now()),
-    ])?;
-    Ok(conn.last_insert_rowid())
+                 (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL)) RETURNING seq",
+        params![
+            EventId::new().0.to_string(),
+            origin,
+            business_id.map(|b| b.0),
+            kind.as_str(),
+            payload,
+            super::ts(&depot_protocol::now()),
+        ],
+    )?;
+    Ok(inserted)
 }
 
 /// Marks an event made elsewhere as refused here: it stays in the log (a
 /// resend is known by its id, its sender can take it back), but no page,
 /// stream, list or webhook reads it as having happened.
-pub fn mark_refused(conn: &Connection, id: EventId) -> Result<()> {
-    conn.prepare_cached("UPDATE events SET refused = 1 WHERE id = ?1")?
-        .execute([id.0.to_string()])?;
+pub fn mark_refused(conn: &Db, id: EventId) -> Result<()> {
+    conn.execute(
+        "UPDATE events SET refused = 1 WHERE id = ?1",
+        params![id.0.to_string()],
+    )?;
     Ok(())
 }
 
 /// Logs an event made elsewhere, once: answers false if its id is already
 /// in the log (a duplicate delivery), in which case it must not be applied.
-pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
+pub fn append_remote(conn: &Db, e: &RemoteEvent) -> Result<bool> {
     let n = conn
-        .prepare_cached(
-            "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-             ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![
+        .execute("INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT DO NOTHING", params![
             e.id.0.to_string(),
             e.origin,
             e.business_id.map(|b| b.0),
@@ -63,77 +62,67 @@ pub fn append_remote(conn: &Connection, e: &RemoteEvent) -> Result<bool> {
 
 /// This node's own events with `out_seq` in `(after, through]`, in order:
 /// what the outbox publishes.
-pub fn outgoing(
-    conn: &Connection,
-    after: i64,
-    through: i64,
-    limit: u32,
-) -> Result<Vec<(i64, Event)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT out_seq, seq, id, origin, business_id, kind, payload, at FROM events
-         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![after, through, limit], |r| {
+pub fn outgoing(conn: &Db, after: i64, through: i64, limit: u32) -> Result<Vec<(i64, Event)>> {
+    let stmt = "SELECT out_seq, seq, id, origin, business_id, kind, payload, at FROM events
+         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3";
+    let rows = conn.query_map(stmt, params![after, through, limit], |r| {
         Ok((r.get(0)?, row_at(r, 1)?))
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// [`outgoing`] as sync sends it up: each payload the JSON text it is
 /// logged as, checked to be JSON but never built into a tree.
-pub fn outgoing_sync(
-    conn: &Connection,
-    after: i64,
-    through: i64,
-    limit: u32,
-) -> Result<Vec<SyncEvent>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT out_seq, id, kind, payload, at FROM events
-         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![after, through, limit], sync_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn outgoing_sync(conn: &Db, after: i64, through: i64, limit: u32) -> Result<Vec<SyncEvent>> {
+    let stmt = "SELECT out_seq, id, kind, payload, at FROM events
+         WHERE out_seq > ?1 AND out_seq <= ?2 ORDER BY out_seq LIMIT ?3";
+    let rows = conn.query_map(stmt, params![after, through, limit], sync_row)?;
+    Ok(rows)
 }
 
 /// Cloud side: the events an edge sent up with seq in `(after, through]`,
 /// by that seq, at most `limit`: what it takes back when its log lost them.
 /// Events applied before seqs were kept are not among them.
 pub fn own_events(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     origin: &str,
     after: i64,
     through: i64,
     limit: u32,
 ) -> Result<Vec<SyncEvent>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT remote_seq, id, kind, payload, at FROM events
+    let stmt = "SELECT remote_seq, id, kind, payload, at FROM events
          WHERE origin = ?1 AND remote_seq > ?2 AND remote_seq <= ?3 AND business_id = ?4
-         ORDER BY remote_seq LIMIT ?5",
+         ORDER BY remote_seq LIMIT ?5";
+    let rows = conn.query_map(
+        stmt,
+        params![origin, after, through, business.0, limit],
+        sync_row,
     )?;
-    let rows = stmt.query_map(params![origin, after, through, business.0, limit], sync_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// Edge side: gives an event taken back from the cloud the place it had in
 /// this node's log.
-pub fn set_out_seq(conn: &Connection, id: EventId, seq: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE events SET out_seq = ?1 WHERE id = ?2")?
-        .execute(params![seq, id.0.to_string()])?;
+pub fn set_out_seq(conn: &Db, id: EventId, seq: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE events SET out_seq = ?1 WHERE id = ?2",
+        params![seq, id.0.to_string()],
+    )?;
     Ok(())
 }
 
 /// Edge side: moves this node's events after `after` up by `by`, keeping
 /// their order. In two steps, since the unique index on `out_seq` is
 /// checked row by row.
-pub fn shift_own(conn: &Connection, after: i64, by: i64) -> Result<usize> {
+pub fn shift_own(conn: &Db, after: i64, by: i64) -> Result<usize> {
     let n = conn.execute(
         "UPDATE events SET out_seq = -out_seq WHERE out_seq > ?1",
-        [after],
+        params![after],
     )?;
     conn.execute(
         "UPDATE events SET out_seq = ?1 - out_seq WHERE out_seq < 0",
-        [by],
+        params![by],
     )?;
     Ok(n)
 }
@@ -141,10 +130,10 @@ pub fn shift_own(conn: &Connection, after: i64, by: i64) -> Result<usize> {
 /// Moves this node's events past `after` down to follow it, closing the
 /// hole a [`shift_own`] left when what it made room for never came back.
 /// Answers how many moved.
-pub fn close_gap(conn: &Connection, after: i64) -> Result<usize> {
+pub fn close_gap(conn: &Db, after: i64) -> Result<usize> {
     let first: Option<i64> = conn.query_row(
         "SELECT MIN(out_seq) FROM events WHERE out_seq > ?1",
-        [after],
+        params![after],
         |r| r.get(0),
     )?;
     let by = first.map_or(0, |first| first - after - 1);
@@ -154,34 +143,35 @@ pub fn close_gap(conn: &Connection, after: i64) -> Result<usize> {
     // Through negatives, as in `shift_own`: no two rows share a seq midway.
     let n = conn.execute(
         "UPDATE events SET out_seq = -out_seq WHERE out_seq > ?1",
-        [after],
+        params![after],
     )?;
     conn.execute(
         "UPDATE events SET out_seq = -out_seq - ?1 WHERE out_seq < 0",
-        [by],
+        params![by],
     )?;
     Ok(n)
 }
 
 /// `seq, id, kind, payload, at` as sync carries it.
-fn sync_row(r: &rusqlite::Row) -> rusqlite::Result<SyncEvent> {
+fn sync_row(r: &depot_sql::Row<'_>) -> depot_sql::Result<SyncEvent> {
     let at: String = r.get(4)?;
     Ok(SyncEvent {
         seq: r.get(0)?,
         id: event_id(r, 1)?,
         kind: r.get(2)?,
-        payload: serde_json::value::RawValue::from_string(r.get(3)?).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
-        })?,
+        payload: serde_json::value::RawValue::from_string(r.get(3)?)
+            .map_err(|e| depot_sql::Error::conversion(3, e.to_string()))?,
         at: super::parse_ts(&at)?,
     })
 }
 
 /// The newest `out_seq` (0 before the first event).
-pub fn outgoing_head(conn: &Connection) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT COALESCE(MAX(out_seq), 0) FROM events WHERE out_seq IS NOT NULL")?
-        .query_row([], |r| r.get(0))?)
+pub fn outgoing_head(conn: &Db) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT COALESCE(MAX(out_seq), 0) FROM events WHERE out_seq IS NOT NULL",
+        params![],
+        |r| r.get(0),
+    )?)
 }
 
 /// Events of a business in `(after, upto]` (log positions), and those of
@@ -189,7 +179,7 @@ pub fn outgoing_head(conn: &Connection) -> Result<i64> {
 /// `exclude_origin`: what one edge should be sent. Two ordered index scans
 /// merged, so a page costs its length however long the log.
 pub fn for_edge(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     exclude_origin: &str,
     kinds: &[&str],
@@ -197,76 +187,82 @@ pub fn for_edge(
     upto: i64,
     limit: u32,
 ) -> Result<Vec<Event>> {
-    let kinds = serde_json::to_string(kinds)?;
-    let mut stmt = conn.prepare_cached(
+    if kinds.is_empty() {
+        return Ok(Vec::new());
+    }
+    // The kinds as parameters ?6, ?7…: one statement per list of kinds,
+    // and an edge asks for the same list every time, so it stays cached.
+    let marks = (0..kinds.len())
+        .map(|i| format!("?{}", i + 6))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let stmt = format!(
         "SELECT seq, id, origin, business_id, kind, payload, at FROM (
              SELECT seq, id, origin, business_id, kind, payload, at FROM events
-             WHERE business_id = ?1 AND seq > ?2 AND seq <= ?6 AND origin != ?3
-               AND kind IN (SELECT value FROM json_each(?4)) AND refused = 0
+             WHERE business_id = ?1 AND seq > ?2 AND seq <= ?5 AND origin != ?3
+               AND kind IN ({marks}) AND refused = 0
              UNION ALL
              SELECT seq, id, origin, business_id, kind, payload, at FROM events
-             WHERE business_id IS NULL AND seq > ?2 AND seq <= ?6 AND origin != ?3
-               AND kind IN (SELECT value FROM json_each(?4)) AND refused = 0)
-         ORDER BY seq LIMIT ?5",
-    )?;
-    let rows = stmt.query_map(
-        params![business.0, after, exclude_origin, kinds, limit, upto],
-        |r| row_at(r, 0),
-    )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+             WHERE business_id IS NULL AND seq > ?2 AND seq <= ?5 AND origin != ?3
+               AND kind IN ({marks}) AND refused = 0) AS merged
+         ORDER BY seq LIMIT ?4"
+    );
+    let mut args: Vec<&dyn depot_sql::ToSql> =
+        vec![&business.0, &after, &exclude_origin, &limit, &upto];
+    args.extend(kinds.iter().map(|k| k as &dyn depot_sql::ToSql));
+    Ok(conn.query_map(&stmt, &args, |r| row_at(r, 0))?)
 }
 
 /// A business's events after `after`, oldest first, optionally of one
 /// kind: what station screens and live streams follow. Key events are not
 /// among them: they carry key hashes, which only sync moves.
 pub fn for_business(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     after: i64,
     kind: Option<&str>,
     limit: u32,
 ) -> Result<Vec<Event>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, id, origin, business_id, kind, payload, at FROM events
+    let stmt = "SELECT seq, id, origin, business_id, kind, payload, at FROM events
          WHERE business_id = ?1 AND seq > ?2 AND (kind = ?3 OR ?3 IS NULL)
            AND kind NOT LIKE 'key.%' AND refused = 0
-         ORDER BY seq LIMIT ?4",
-    )?;
-    let rows = stmt.query_map(params![business.0, after, kind, limit], |r| row_at(r, 0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+         ORDER BY seq LIMIT ?4";
+    let rows = conn.query_map(stmt, params![business.0, after, kind, limit], |r| {
+        row_at(r, 0)
+    })?;
+    Ok(rows)
 }
 
 /// One event by its id.
-pub fn by_id(conn: &Connection, id: EventId) -> Result<Option<Event>> {
-    super::maybe(
-        conn.prepare_cached(
-            "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE id = ?1",
-        )?
-        .query_row([id.0.to_string()], |r| row_at(r, 0)),
-    )
+pub fn by_id(conn: &Db, id: EventId) -> Result<Option<Event>> {
+    super::maybe(conn.query_row(
+        "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE id = ?1",
+        params![id.0.to_string()],
+        |r| row_at(r, 0),
+    ))
 }
 
 /// The newest position of the log (0 when empty).
-pub fn head(conn: &Connection) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT COALESCE(MAX(seq), 0) FROM events")?
-        .query_row([], |r| r.get(0))?)
+pub fn head(conn: &Db) -> Result<i64> {
+    Ok(
+        conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM events", params![], |r| {
+            r.get(0)
+        })?,
+    )
 }
 
 /// Events after `after_seq`, oldest first: those that happened here (what
 /// this node refused to apply from another is left out).
-pub fn since(conn: &Connection, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 AND refused = 0
-         ORDER BY seq LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![after_seq, limit], |r| row_at(r, 0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn since(conn: &Db, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
+    let stmt = "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 AND refused = 0
+         ORDER BY seq LIMIT ?2";
+    let rows = conn.query_map(stmt, params![after_seq, limit], |r| row_at(r, 0))?;
+    Ok(rows)
 }
 
 /// Reads an event from the row's columns starting at `i`: seq, id, origin,
 /// business_id, kind, payload, at.
-fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
+fn row_at(r: &depot_sql::Row<'_>, i: usize) -> depot_sql::Result<Event> {
     let payload: String = r.get(i + 5)?;
     let at: String = r.get(i + 6)?;
     let kind: String = r.get(i + 4)?;
@@ -274,7 +270,7 @@ fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
         seq: r.get(i)?,
         id: event_id(r, i + 1)?,
         origin: r.get(i + 2)?,
-        business_id: r.get::<_, Option<i64>>(i + 3)?.map(BusinessId),
+        business_id: r.get::<Option<i64>>(i + 3)?.map(BusinessId),
         version: depot_protocol::catalogue::version(&kind),
         kind,
         payload: super::parse_json(&payload)?,
@@ -282,17 +278,19 @@ fn row_at(r: &rusqlite::Row, i: usize) -> rusqlite::Result<Event> {
     })
 }
 
-fn event_id(r: &rusqlite::Row, i: usize) -> rusqlite::Result<EventId> {
+fn event_id(r: &depot_sql::Row<'_>, i: usize) -> depot_sql::Result<EventId> {
     let id: String = r.get(i)?;
-    uuid::Uuid::parse_str(&id).map(EventId).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(i, rusqlite::types::Type::Text, Box::new(e))
-    })
+    uuid::Uuid::parse_str(&id)
+        .map(EventId)
+        .map_err(|e| depot_sql::Error::conversion(i, e.to_string()))
 }
 
 /// How many of this node's own events the log holds with an outgoing
 /// sequence number in `after..=through`.
-pub fn own_between(conn: &Connection, after: i64, through: i64) -> Result<i64> {
-    Ok(conn
-        .prepare_cached("SELECT COUNT(*) FROM events WHERE out_seq > ?1 AND out_seq <= ?2")?
-        .query_row([after, through], |row| row.get(0))?)
+pub fn own_between(conn: &Db, after: i64, through: i64) -> Result<i64> {
+    Ok(conn.query_row(
+        "SELECT COUNT(*) FROM events WHERE out_seq > ?1 AND out_seq <= ?2",
+        params![after, through],
+        |row| row.get(0),
+    )?)
 }

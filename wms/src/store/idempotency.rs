@@ -3,7 +3,7 @@
 use super::maybe;
 use crate::error::Result;
 use crate::idempotency::{Answer, Stored};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// What identifies a key's request.
 pub struct Row<'a> {
@@ -16,13 +16,12 @@ pub struct Row<'a> {
 
 /// The key's row, unless there is none or it was created before
 /// `not_before` (expired).
-pub fn find(conn: &Connection, scope: &str, key: &str, not_before: &str) -> Result<Option<Stored>> {
-    let row = maybe(
-        conn.prepare_cached(
-            "SELECT fingerprint, status, content_type, location, body FROM idempotency_keys
+pub fn find(conn: &Db, scope: &str, key: &str, not_before: &str) -> Result<Option<Stored>> {
+    let row = maybe(conn.query_row(
+        "SELECT fingerprint, status, content_type, location, body FROM idempotency_keys
              WHERE scope = ?1 AND key = ?2 AND created_at >= ?3",
-        )?
-        .query_row(params![scope, key, not_before], |r| {
+        params![scope, key, not_before],
+        |r| {
             let status: Option<u16> = r.get(1)?;
             Ok(Stored {
                 fingerprint: r.get(0)?,
@@ -31,13 +30,13 @@ pub fn find(conn: &Connection, scope: &str, key: &str, not_before: &str) -> Resu
                         status,
                         content_type: r.get(2)?,
                         location: r.get(3)?,
-                        body: r.get::<_, Option<Vec<u8>>>(4)?.unwrap_or_default(),
+                        body: r.get::<Option<Vec<u8>>>(4)?.unwrap_or_default(),
                     }),
                     None => None,
                 },
             })
-        }),
-    )?;
+        },
+    ))?;
     Ok(row)
 }
 
@@ -45,24 +44,21 @@ pub fn find(conn: &Connection, scope: &str, key: &str, not_before: &str) -> Resu
 /// key that expired (created before `not_before`) is replaced. `false`
 /// when a live row holds the key.
 pub fn insert(
-    conn: &Connection,
+    conn: &Db,
     row: &Row,
     answer: Option<&Answer>,
     at: &str,
     not_before: &str,
 ) -> Result<bool> {
     let n = conn
-        .prepare_cached(
-            "INSERT INTO idempotency_keys
+        .execute("INSERT INTO idempotency_keys
                  (scope, key, fingerprint, method, path, status, content_type, location, body, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (scope, key) DO UPDATE SET
                  fingerprint = excluded.fingerprint, method = excluded.method, path = excluded.path,
                  status = excluded.status, content_type = excluded.content_type,
                  location = excluded.location, body = excluded.body, created_at = excluded.created_at
-             WHERE idempotency_keys.created_at < ?11",
-        )?
-        .execute(params![
+             WHERE idempotency_keys.created_at < ?11", params![
             row.scope,
             row.key,
             row.fingerprint,
@@ -81,13 +77,11 @@ pub fn insert(
 /// Sets the answer of the key's row (or clears it, `None`: a later write
 /// of the request changed what the answer is). `false` when the request
 /// has no row.
-pub fn set_answer(conn: &Connection, row: &Row, answer: Option<&Answer>) -> Result<bool> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE idempotency_keys SET status = ?4, content_type = ?5, location = ?6, body = ?7
+pub fn set_answer(conn: &Db, row: &Row, answer: Option<&Answer>) -> Result<bool> {
+    let n = conn.execute(
+        "UPDATE idempotency_keys SET status = ?4, content_type = ?5, location = ?6, body = ?7
              WHERE scope = ?1 AND key = ?2 AND fingerprint = ?3",
-        )?
-        .execute(params![
+        params![
             row.scope,
             row.key,
             row.fingerprint,
@@ -95,34 +89,33 @@ pub fn set_answer(conn: &Connection, row: &Row, answer: Option<&Answer>) -> Resu
             answer.and_then(|a| a.content_type.as_deref()),
             answer.and_then(|a| a.location.as_deref()),
             answer.map(|a| a.body.as_slice()),
-        ])?;
+        ],
+    )?;
     Ok(n == 1)
 }
 
 /// Deletes at most `limit` keys created before `before`, oldest first;
 /// answers how many.
-pub fn prune(conn: &Connection, before: &str, limit: u32) -> Result<usize> {
-    Ok(conn
-        .prepare_cached(
-            "DELETE FROM idempotency_keys WHERE (scope, key) IN (
+pub fn prune(conn: &Db, before: &str, limit: u32) -> Result<usize> {
+    Ok(conn.execute(
+        "DELETE FROM idempotency_keys WHERE (scope, key) IN (
                  SELECT scope, key FROM idempotency_keys WHERE created_at < ?1
                  ORDER BY created_at LIMIT ?2)",
-        )?
-        .execute(params![before, limit])?)
+        params![before, limit],
+    )?)
 }
 
 /// Makes every key look created at `at` (tests of their expiry).
-pub fn backdate(conn: &Connection, at: &str) -> Result<usize> {
-    Ok(conn.execute("UPDATE idempotency_keys SET created_at = ?1", [at])?)
+pub fn backdate(conn: &Db, at: &str) -> Result<usize> {
+    Ok(conn.execute("UPDATE idempotency_keys SET created_at = ?1", params![at])?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn db() -> Result<Connection> {
-        let mut conn = Connection::open_in_memory()?;
-        super::super::migrations().to_latest(&mut conn)?;
+    fn db() -> Result<Db> {
+        let conn = crate::store::memory(u32::MAX)?;
         Ok(conn)
     }
 

@@ -7,7 +7,7 @@
 //! into another node's range as soon as one of its rows arrived.
 
 use crate::error::{Result, WmsError};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// Bits of an id below the node number: about a trillion records per node.
 pub const NODE_SHIFT: u32 = 40;
@@ -26,7 +26,7 @@ const TABLES: [&str; 5] = [
 
 /// Records this database as `node`'s, or checks that it already is: a
 /// database never changes hands, since its ids carry the number.
-pub fn claim(conn: &Connection, node: u32, origin: &str) -> Result<()> {
+pub fn claim(conn: &Db, node: u32, origin: &str) -> Result<()> {
     if node > MAX_NODE {
         return Err(WmsError::Internal(format!(
             "node number {node} is above the maximum {MAX_NODE}"
@@ -34,7 +34,7 @@ pub fn claim(conn: &Connection, node: u32, origin: &str) -> Result<()> {
     }
     let current: Option<(u32, String)> = super::maybe(conn.query_row(
         "SELECT number, origin FROM node WHERE singleton = 1",
-        [],
+        params![],
         |r| Ok((r.get(0)?, r.get(1)?)),
     ))?;
     match current {
@@ -53,29 +53,30 @@ pub fn claim(conn: &Connection, node: u32, origin: &str) -> Result<()> {
 }
 
 /// The node this database belongs to (0 until claimed).
-pub fn node(conn: &Connection) -> Result<u32> {
-    Ok(super::maybe(
-        conn.prepare_cached("SELECT number FROM node WHERE singleton = 1")?
-            .query_row([], |r| r.get(0)),
-    )?
+pub fn node(conn: &Db) -> Result<u32> {
+    Ok(super::maybe(conn.query_row(
+        "SELECT number FROM node WHERE singleton = 1",
+        params![],
+        |r| r.get(0),
+    ))?
     .unwrap_or(0))
 }
 
 /// The next id of `table` for this database's node.
-pub fn allocate(conn: &Connection, table: &str) -> Result<i64> {
+pub fn allocate(conn: &Db, table: &str) -> Result<i64> {
     next(conn, table, node(conn)?)
 }
 
 /// The next id of `table` for `node`.
-pub fn next(conn: &Connection, table: &str, node: u32) -> Result<i64> {
+pub fn next(conn: &Db, table: &str, node: u32) -> Result<i64> {
     debug_assert!(TABLES.contains(&table), "{table} is not node-allocated");
     let lo = i64::from(node) << NODE_SHIFT;
     let hi = (i64::from(node) + 1) << NODE_SHIFT;
-    let max: Option<i64> = conn
-        .prepare_cached(&format!(
-            "SELECT MAX(id) FROM {table} WHERE id > ?1 AND id < ?2"
-        ))?
-        .query_row(params![lo, hi], |r| r.get(0))?;
+    let max: Option<i64> = conn.query_row(
+        &format!("SELECT MAX(id) FROM {table} WHERE id > ?1 AND id < ?2"),
+        params![lo, hi],
+        |r| r.get(0),
+    )?;
     let top = max.unwrap_or(lo);
     // The cloud (node 0) never takes its log back from anyone.
     let floor = if node == 0 {
@@ -102,13 +103,13 @@ pub const RECOVERY_GAP: i64 = 1 << 30;
 /// back from the cloud with ids just past the largest here: `table` then
 /// numbers from a floor [`RECOVERY_GAP`] above where it stood when the first
 /// record was made meanwhile, kept until the log is whole.
-fn recovery_floor(conn: &Connection, table: &str, top: i64) -> Result<Option<i64>> {
-    let (recovering, floor): (bool, Option<i64>) = conn
-        .prepare_cached(
-            "SELECT EXISTS (SELECT 1 FROM sync_state WHERE singleton = 1 AND recover_from IS NOT NULL),
+fn recovery_floor(conn: &Db, table: &str, top: i64) -> Result<Option<i64>> {
+    let (recovering, floor): (bool, Option<i64>) = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sync_state WHERE singleton = 1 AND recover_from IS NOT NULL),
                     (SELECT floor FROM id_floors WHERE tbl = ?1)",
-        )?
-        .query_row([table], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        params![table],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     if !recovering {
         return Ok(None);
     }
@@ -116,15 +117,17 @@ fn recovery_floor(conn: &Connection, table: &str, top: i64) -> Result<Option<i64
         return Ok(floor);
     }
     let floor = top + RECOVERY_GAP;
-    conn.prepare_cached("INSERT INTO id_floors (tbl, floor) VALUES (?1, ?2)")?
-        .execute(params![table, floor])?;
+    conn.execute(
+        "INSERT INTO id_floors (tbl, floor) VALUES (?1, ?2)",
+        params![table, floor],
+    )?;
     Ok(Some(floor))
 }
 
 /// The log is whole: tables number on from their largest id again (past any
 /// floor, once something was made above it).
-pub fn clear_floors(conn: &Connection) -> Result<()> {
-    conn.prepare_cached("DELETE FROM id_floors")?.execute([])?;
+pub fn clear_floors(conn: &Db) -> Result<()> {
+    conn.execute("DELETE FROM id_floors", params![])?;
     Ok(())
 }
 
@@ -137,8 +140,8 @@ pub fn node_of(id: i64) -> u32 {
 mod tests {
     use super::*;
 
-    fn db() -> Result<Connection> {
-        let conn = Connection::open_in_memory()?;
+    fn db() -> Result<Db> {
+        let conn = crate::store::memory(0)?;
         conn.execute_batch(
             "CREATE TABLE waves (id INTEGER PRIMARY KEY, note TEXT);
              CREATE TABLE sync_state (singleton INTEGER PRIMARY KEY, recover_from INTEGER,
@@ -150,9 +153,9 @@ mod tests {
         Ok(conn)
     }
 
-    fn make(conn: &Connection, node: u32) -> Result<i64> {
+    fn make(conn: &Db, node: u32) -> Result<i64> {
         let id = next(conn, "waves", node)?;
-        conn.execute("INSERT INTO waves (id) VALUES (?1)", [id])?;
+        conn.execute("INSERT INTO waves (id) VALUES (?1)", params![id])?;
         Ok(id)
     }
 
@@ -163,19 +166,19 @@ mod tests {
         for _ in 0..4 {
             make(&conn, 3)?;
         }
-        conn.execute("UPDATE sync_state SET recover_from = 2", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = 2", params![])?;
         // Made meanwhile: above the floor, and on from there.
         assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 1);
         assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 2);
         // The lost stretch comes back with its own ids.
         for id in 5..=9 {
-            conn.execute("INSERT INTO waves (id) VALUES (?1)", [lo + id])?;
+            conn.execute("INSERT INTO waves (id) VALUES (?1)", params![lo + id])?;
         }
         assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 3);
         // The cloud is never held to a floor, even with the flag set.
         assert_eq!(make(&conn, 0)?, 1);
         // Whole again: numbering goes on from the largest.
-        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = NULL", params![])?;
         clear_floors(&conn)?;
         assert_eq!(make(&conn, 3)?, lo + 4 + RECOVERY_GAP + 4);
         Ok(())
@@ -186,11 +189,11 @@ mod tests {
         let conn = db()?;
         let lo = 3 << NODE_SHIFT;
         make(&conn, 3)?;
-        conn.execute("UPDATE sync_state SET recover_from = 0", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = 0", params![])?;
         assert_eq!(make(&conn, 3)?, lo + 1 + RECOVERY_GAP + 1);
         // The copy is taken here; the box makes one more, then dies.
         let lost = make(&conn, 3)?;
-        conn.execute("DELETE FROM waves WHERE id = ?1", [lost])?;
+        conn.execute("DELETE FROM waves WHERE id = ?1", params![lost])?;
         super::super::sync::start_recovery(&conn, 0)?;
         let made = make(&conn, 3)?;
         assert!(
@@ -204,8 +207,8 @@ mod tests {
     fn a_recovery_with_nothing_made_meanwhile_leaves_the_numbering_alone() -> Result<()> {
         let conn = db()?;
         make(&conn, 3)?;
-        conn.execute("UPDATE sync_state SET recover_from = 1", [])?;
-        conn.execute("UPDATE sync_state SET recover_from = NULL", [])?;
+        conn.execute("UPDATE sync_state SET recover_from = 1", params![])?;
+        conn.execute("UPDATE sync_state SET recover_from = NULL", params![])?;
         clear_floors(&conn)?;
         assert_eq!(make(&conn, 3)?, (3 << NODE_SHIFT) + 2);
         Ok(())
@@ -219,7 +222,7 @@ mod tests {
         for (node, n) in [(0u32, 5), (3, 2), (7, 1)] {
             for _ in 0..n {
                 let id = next(&conn, "waves", node)?;
-                conn.execute("INSERT INTO waves (id) VALUES (?1)", [id])?;
+                conn.execute("INSERT INTO waves (id) VALUES (?1)", params![id])?;
             }
         }
         // Rows of higher nodes do not push node 0 (the cloud) out of its range.
@@ -233,8 +236,7 @@ mod tests {
 
     #[test]
     fn a_database_belongs_to_one_node() -> Result<()> {
-        let mut conn = Connection::open_in_memory()?;
-        super::super::migrations().to_latest(&mut conn)?;
+        let conn = crate::store::memory(u32::MAX)?;
         assert_eq!(node(&conn)?, 0);
         claim(&conn, 4, "edge:mad-1")?;
         claim(&conn, 4, "edge:mad-1")?;

@@ -5,7 +5,7 @@ use super::ts;
 use crate::error::{Result, WmsError};
 use depot_protocol::stock::{MAX_ON_HAND, Movement, StockLevel, next_level};
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// The refusal of a change that would take a stored level or count beyond
 /// `±MAX_ON_HAND`: a 422 naming `field`, the request field it came from.
@@ -22,12 +22,12 @@ pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsErro
 /// recorded (the movement stands: the floor knows better than the books).
 /// A movement that would take the level (or its lot's) beyond
 /// `±MAX_ON_HAND` is refused, naming `delta`, before anything is written.
-pub fn record(conn: &Connection, m: &Movement) -> Result<i64> {
+pub fn record(conn: &Db, m: &Movement) -> Result<i64> {
     record_as(conn, m, "delta")
 }
 
 /// [`record`], naming `field` when the movement is refused.
-pub fn record_as(conn: &Connection, m: &Movement, field: &str) -> Result<i64> {
+pub fn record_as(conn: &Db, m: &Movement, field: &str) -> Result<i64> {
     // The sums are made here, checked, and stored as they are: SQLite
     // would turn an overflowing `+` into a REAL and the level would be
     // unreadable from then on.
@@ -57,12 +57,9 @@ pub fn record_as(conn: &Connection, m: &Movement, field: &str) -> Result<i64> {
         }
         None => None,
     };
-    conn.prepare_cached(
-        "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
+    conn.execute("INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
                                       actor, origin, at, lot, expiry)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", params![
         m.id.0.to_string(),
         m.business_id.0,
         m.item_id.0,
@@ -79,54 +76,43 @@ pub fn record_as(conn: &Connection, m: &Movement, field: &str) -> Result<i64> {
         m.expiry.map(|d| d.to_string()),
     ])?;
     if let (Some(lot), Some(lot_on_hand)) = (&m.lot, lot_on_hand) {
-        conn.prepare_cached(
-            "INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        conn.execute("INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (item_id, warehouse_id, lot)
-             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)",
-        )?
-        .execute(params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
+             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)", params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
     }
-    conn.prepare_cached(
-        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = excluded.on_hand",
-    )?
-    .execute(params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand])?;
+    conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = excluded.on_hand", params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand])?;
     if on_hand < 0 {
-        conn.prepare_cached(
-            "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
+        conn.execute("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
     }
     Ok(on_hand)
 }
 
 /// On-hand of one lot of an item in a warehouse (0 if never moved).
-fn lot_level(conn: &Connection, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<i64> {
-    let found = super::maybe(
-        conn.prepare_cached(
-            "SELECT on_hand FROM stock_lots WHERE item_id = ?1 AND warehouse_id = ?2 AND lot = ?3",
-        )?
-        .query_row(params![item.0, warehouse.0, lot], |r| r.get(0)),
-    )?;
+fn lot_level(conn: &Db, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<i64> {
+    let found = super::maybe(conn.query_row(
+        "SELECT on_hand FROM stock_lots WHERE item_id = ?1 AND warehouse_id = ?2 AND lot = ?3",
+        params![item.0, warehouse.0, lot],
+        |r| r.get(0),
+    ))?;
     Ok(found.unwrap_or(0))
 }
 
 /// On-hand and reserved of one item in one warehouse (zeros if never moved).
-pub fn level(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64)> {
-    let found = super::maybe(
-        conn.prepare_cached(
-            "SELECT on_hand, reserved FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
-        )?
-        .query_row(params![item.0, warehouse.0], |r| Ok((r.get(0)?, r.get(1)?))),
-    )?;
+pub fn level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64)> {
+    let found = super::maybe(conn.query_row(
+        "SELECT on_hand, reserved FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        params![item.0, warehouse.0],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    ))?;
     Ok(found.unwrap_or((0, 0)))
 }
 
 /// Changes the reserved quantity by `delta` (negative releases). A change
 /// that would take it beyond `±MAX_ON_HAND` is refused, naming `quantity`.
 pub fn reserve(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     item: ItemId,
     warehouse: WarehouseId,
@@ -137,7 +123,7 @@ pub fn reserve(
 
 /// [`reserve`], naming `field` when the change is refused.
 pub fn reserve_as(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     item: ItemId,
     warehouse: WarehouseId,
@@ -153,11 +139,8 @@ pub fn reserve_as(
             delta,
         )
     })?;
-    conn.prepare_cached(
-        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved",
-    )?
-    .execute(params![item.0, warehouse.0, business.0, reserved])?;
+    conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved", params![item.0, warehouse.0, business.0, reserved])?;
     Ok(())
 }
 
@@ -172,7 +155,7 @@ pub struct StockFilter {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &StockFilter,
     page: Page,
@@ -235,18 +218,16 @@ pub struct Inconsistency {
 /// Levels whose on-hand differs from the sum of their movements, or whose
 /// reservation differs from what open orders hold. Empty when the books are
 /// consistent.
-pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
-    let mut stmt = conn.prepare(
-        "SELECT s.item_id, s.warehouse_id, s.on_hand,
+pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
+    let stmt = "SELECT s.item_id, s.warehouse_id, s.on_hand,
                 COALESCE((SELECT SUM(delta) FROM stock_movements m
                           WHERE m.item_id = s.item_id AND m.warehouse_id = s.warehouse_id), 0) AS ledger,
                 s.reserved,
                 COALESCE((SELECT SUM(ol.quantity) FROM order_lines ol JOIN orders o ON o.id = ol.order_id
                           WHERE ol.item_id = s.item_id AND o.warehouse_id = s.warehouse_id
                             AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS held
-         FROM stock_levels s",
-    )?;
-    let rows = stmt.query_map([], |r| {
+         FROM stock_levels s";
+    let rows = conn.query_map(stmt, params![], |r| {
         Ok(Inconsistency {
             item_id: ItemId(r.get(0)?),
             warehouse_id: WarehouseId(r.get(1)?),
@@ -257,14 +238,12 @@ pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
             held_by_orders: r.get(5)?,
         })
     })?;
-    let mut all: Vec<Inconsistency> = rows.collect::<rusqlite::Result<_>>()?;
-    let mut stmt = conn.prepare(
-        "SELECT l.item_id, l.warehouse_id, l.lot, l.on_hand,
+    let mut all: Vec<Inconsistency> = rows;
+    let stmt = "SELECT l.item_id, l.warehouse_id, l.lot, l.on_hand,
                 COALESCE((SELECT SUM(delta) FROM stock_movements m
                           WHERE m.item_id = l.item_id AND m.warehouse_id = l.warehouse_id AND m.lot = l.lot), 0)
-         FROM stock_lots l",
-    )?;
-    let lots = stmt.query_map([], |r| {
+         FROM stock_lots l";
+    let lots = conn.query_map(stmt, params![], |r| {
         Ok(Inconsistency {
             item_id: ItemId(r.get(0)?),
             warehouse_id: WarehouseId(r.get(1)?),
@@ -275,7 +254,7 @@ pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
             held_by_orders: 0,
         })
     })?;
-    all.extend(lots.collect::<rusqlite::Result<Vec<_>>>()?);
+    all.extend(lots);
     Ok(all
         .into_iter()
         .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)
@@ -285,13 +264,11 @@ pub fn inconsistencies(conn: &Connection) -> Result<Vec<Inconsistency>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrations;
     use depot_protocol::stock::{MAX_ON_HAND, MovementReason};
     use depot_protocol::{MovementId, now};
 
-    fn conn() -> Result<Connection> {
-        let mut conn = Connection::open_in_memory()?;
-        migrations().to_latest(&mut conn)?;
+    fn conn() -> Result<Db> {
+        let conn = crate::store::memory(u32::MAX)?;
         conn.execute_batch(
             "PRAGMA foreign_keys = OFF; -- the item and warehouse do not matter here",
         )?;
@@ -317,8 +294,12 @@ mod tests {
         }
     }
 
-    fn movements(conn: &Connection) -> Result<i64> {
-        Ok(conn.query_row("SELECT COUNT(*) FROM stock_movements", [], |r| r.get(0))?)
+    fn movements(conn: &Db) -> Result<i64> {
+        Ok(
+            conn.query_row("SELECT COUNT(*) FROM stock_movements", params![], |r| {
+                r.get(0)
+            })?,
+        )
     }
 
     fn refused_naming(r: Result<i64>, field: &str) {

@@ -23,65 +23,56 @@ pub mod tenants;
 pub mod translation_jobs;
 
 use crate::error::{Result, WmsError};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
-use rusqlite_migration::{M, Migrations};
+use depot_sql::migrate::Migration;
+use depot_sql::{Db, params};
+use rusqlite::{Connection, OpenFlags};
 use std::path::Path;
 
-/// The schema, one entry per version. Entries are only ever appended.
-pub fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![
-        M::up(include_str!("schema/001_foundation.sql")),
-        M::up(include_str!("schema/002_row_counts.sql")),
-        M::up(include_str!("schema/003_operations.sql")),
-        M::up(include_str!("schema/004_node.sql")),
-        M::up(include_str!("schema/005_outbound_numbering.sql")),
-        M::up(include_str!("schema/006_sync.sql")),
-        M::up(include_str!("schema/007_link_state.sql")),
-        M::up(include_str!("schema/008_releases.sql")),
-        M::up(include_str!("schema/009_edge_backlog.sql")),
-        M::up(include_str!("schema/010_pick_lines_by_item.sql")),
-        M::up(include_str!("schema/011_last_applied.sql")),
-        M::up(include_str!("schema/012_queued_print_jobs.sql")),
-        M::up(include_str!("schema/013_pricing.sql")),
-        // Buyers are also built from the orders already stored.
-        M::up_with_hook(
-            include_str!("schema/014_crm.sql"),
-            |tx: &rusqlite::Transaction| {
-                buyers::backfill(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
-            },
-        ),
-        M::up(include_str!("schema/015_release_notes.sql")),
-        M::up(include_str!("schema/016_oauth.sql")),
-        M::up(include_str!("schema/017_webhooks.sql")),
-        M::up(include_str!("schema/018_pick_counters.sql")),
-        M::up(include_str!("schema/019_webhook_secret_overlap.sql")),
-        M::up(include_str!("schema/020_webhook_retention.sql")),
-        M::up(include_str!("schema/021_order_left_from_lines.sql")),
-        M::up(include_str!("schema/022_own_log_recovery.sql")),
-        M::up(include_str!("schema/023_id_floors.sql")),
-        M::up(include_str!("schema/024_recovery_stalled.sql")),
-        M::up(include_str!("schema/025_edge_taking_back.sql")),
-        M::up(include_str!("schema/026_link_error.sql")),
-        M::up_with_hook(
-            include_str!("schema/027_buyer_terms_folded.sql"),
-            |tx: &rusqlite::Transaction| {
-                buyers::reindex(tx).map_err(|e| rusqlite_migration::HookError::Hook(e.to_string()))
-            },
-        ),
-        M::up(include_str!("schema/028_idempotency_keys.sql")),
-        M::up(include_str!("schema/029_sync_trust.sql")),
-        M::up(include_str!("schema/030_sscc.sql")),
-        M::up(include_str!("schema/031_printer_bindings.sql")),
-    ])
-}
+/// The schema on SQLite, one entry per version. Entries are only ever
+/// appended.
+pub const MIGRATIONS: &[Migration] = &[
+    Migration::new(1, include_str!("schema/001_foundation.sql")),
+    Migration::new(2, include_str!("schema/002_row_counts.sql")),
+    Migration::new(3, include_str!("schema/003_operations.sql")),
+    Migration::new(4, include_str!("schema/004_node.sql")),
+    Migration::new(5, include_str!("schema/005_outbound_numbering.sql")),
+    Migration::new(6, include_str!("schema/006_sync.sql")),
+    Migration::new(7, include_str!("schema/007_link_state.sql")),
+    Migration::new(8, include_str!("schema/008_releases.sql")),
+    Migration::new(9, include_str!("schema/009_edge_backlog.sql")),
+    Migration::new(10, include_str!("schema/010_pick_lines_by_item.sql")),
+    Migration::new(11, include_str!("schema/011_last_applied.sql")),
+    Migration::new(12, include_str!("schema/012_queued_print_jobs.sql")),
+    Migration::new(13, include_str!("schema/013_pricing.sql")),
+    // Buyers are also built from the orders already stored.
+    Migration::new(14, include_str!("schema/014_crm.sql"))
+        .then(|db| buyers::backfill(db).map_err(|e| e.to_string())),
+    Migration::new(15, include_str!("schema/015_release_notes.sql")),
+    Migration::new(16, include_str!("schema/016_oauth.sql")),
+    Migration::new(17, include_str!("schema/017_webhooks.sql")),
+    Migration::new(18, include_str!("schema/018_pick_counters.sql")),
+    Migration::new(19, include_str!("schema/019_webhook_secret_overlap.sql")),
+    Migration::new(20, include_str!("schema/020_webhook_retention.sql")),
+    Migration::new(21, include_str!("schema/021_order_left_from_lines.sql")),
+    Migration::new(22, include_str!("schema/022_own_log_recovery.sql")),
+    Migration::new(23, include_str!("schema/023_id_floors.sql")),
+    Migration::new(24, include_str!("schema/024_recovery_stalled.sql")),
+    Migration::new(25, include_str!("schema/025_edge_taking_back.sql")),
+    Migration::new(26, include_str!("schema/026_link_error.sql")),
+    Migration::new(27, include_str!("schema/027_buyer_terms_folded.sql"))
+        .then(|db| buyers::reindex(db).map_err(|e| e.to_string())),
+    Migration::new(28, include_str!("schema/028_idempotency_keys.sql")),
+    Migration::new(29, include_str!("schema/029_sync_trust.sql")),
+    Migration::new(30, include_str!("schema/030_sscc.sql")),
+    Migration::new(31, include_str!("schema/031_printer_bindings.sql")),
+];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
 /// baseline, then one file per migration after it, numbered as SQLite's.
-pub const POSTGRES_MIGRATIONS: &[depot_sql::migrate::Migration] =
-    &[depot_sql::migrate::Migration {
-        version: 31,
-        sql: include_str!("schema/postgres/031_baseline.sql"),
-    }];
+pub const POSTGRES_MIGRATIONS: &[Migration] = &[Migration::new(
+    31,
+    include_str!("schema/postgres/031_baseline.sql"),
+)];
 
 /// Prepared statements each connection keeps.
 const STATEMENT_CACHE: usize = 256;
@@ -100,8 +91,8 @@ fn configure(conn: &Connection) -> Result<()> {
 
 /// Opens the database for writing, switching it to WAL and bringing the
 /// schema up to date.
-pub fn open_writer(path: &Path) -> Result<Connection> {
-    let mut conn = Connection::open(path)?;
+pub fn open_writer(path: &Path) -> Result<Db> {
+    let conn = Connection::open(path)?;
     let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {
         return Err(WmsError::Internal(format!(
@@ -115,12 +106,31 @@ pub fn open_writer(path: &Path) -> Result<Connection> {
     // through a syscall per page. A larger cache keeps the indexes a busy
     // writer touches.
     conn.execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;")?;
-    migrations().to_latest(&mut conn)?;
-    Ok(conn)
+    let db = Db::sqlite(conn);
+    migrate(&db)?;
+    Ok(db)
+}
+
+/// Brings `db` to the schema this release writes, on either database.
+pub fn migrate(db: &Db) -> Result<u32> {
+    Ok(depot_sql::migrate::run(db, migrations_for(db))?)
+}
+
+/// How many of this release's migrations `db` lacks.
+pub fn pending_migrations(db: &Db) -> Result<usize> {
+    let at = depot_sql::migrate::version(db)?;
+    Ok(migrations_for(db).iter().filter(|m| m.version > at).count())
+}
+
+fn migrations_for(db: &Db) -> &'static [Migration] {
+    match db.dialect() {
+        depot_sql::Dialect::Sqlite => MIGRATIONS,
+        depot_sql::Dialect::Postgres => POSTGRES_MIGRATIONS,
+    }
 }
 
 /// Opens a read-only connection; it sees the last committed state.
-pub fn open_reader(path: &Path) -> Result<Connection> {
+pub fn open_reader(path: &Path) -> Result<Db> {
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY
@@ -131,14 +141,38 @@ pub fn open_reader(path: &Path) -> Result<Connection> {
     // Lists scan index pages: map the file instead of copying each page
     // through read(), and keep a larger cache per connection.
     conn.execute_batch("PRAGMA mmap_size = 268435456; PRAGMA cache_size = -16384;")?;
-    Ok(conn)
+    Ok(Db::sqlite(conn))
+}
+
+/// A database in memory, configured as a file's and migrated to
+/// `version` (`u32::MAX`: the latest), for tests.
+#[cfg(test)]
+pub(crate) fn memory(version: u32) -> Result<Db> {
+    let conn = Connection::open_in_memory()?;
+    configure(&conn)?;
+    let db = Db::sqlite(conn);
+    depot_sql::migrate::run_to(&db, MIGRATIONS, version)?;
+    Ok(db)
+}
+
+/// The size of a database kept on a server (PostgreSQL), as the server
+/// counts it; `None` for a file, which is measured on its disk.
+pub fn size_on_server(db: &Db) -> Result<Option<u64>> {
+    match db.dialect() {
+        depot_sql::Dialect::Sqlite => Ok(None),
+        depot_sql::Dialect::Postgres => {
+            let bytes: i64 =
+                db.query_value("SELECT pg_database_size(current_database())", params![])?;
+            Ok(Some(u64::try_from(bytes).unwrap_or(0)))
+        }
+    }
 }
 
 /// A filtered, paged list: `FROM … WHERE business_id = ?` grown one filter
 /// at a time, answered with the page and the DataTables counts.
 pub struct ListQuery {
     from: String,
-    args: Vec<rusqlite::types::Value>,
+    args: Vec<depot_sql::Value>,
     business: depot_protocol::BusinessId,
     filtered: bool,
 }
@@ -155,7 +189,7 @@ impl ListQuery {
     }
 
     /// Adds ` AND {clause}`, whose `?`s take `args` in order.
-    pub fn and<const N: usize>(&mut self, clause: &str, args: [rusqlite::types::Value; N]) {
+    pub fn and<const N: usize>(&mut self, clause: &str, args: [depot_sql::Value; N]) {
         self.filtered = true;
         self.from.push_str(" AND ");
         self.from.push_str(clause);
@@ -166,34 +200,36 @@ impl ListQuery {
     /// `row_counts`) and the rows the filters match.
     pub fn run<T>(
         mut self,
-        conn: &Connection,
+        conn: &Db,
         table: &str,
         select: &str,
         order_by: &str,
         page: depot_protocol::Page,
-        row: impl FnMut(&rusqlite::Row) -> rusqlite::Result<T>,
+        row: impl FnMut(&depot_sql::Row<'_>) -> depot_sql::Result<T>,
     ) -> Result<(Vec<T>, u64, u64)> {
-        use rusqlite::params_from_iter;
-        let total: i64 = maybe(
-            conn.prepare_cached("SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = ?2")?
-                .query_row(params![self.business.0, table], |r| r.get(0)),
-        )?
+        use depot_sql::params_from_iter;
+        let total: i64 = maybe(conn.query_row(
+            "SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = ?2",
+            params![self.business.0, table],
+            |r| r.get(0),
+        ))?
         .unwrap_or(0);
         let filtered: i64 = if !self.filtered {
             total
         } else {
-            conn.prepare_cached(&format!("SELECT COUNT(*){}", self.from))?
-                .query_row(params_from_iter(self.args.iter()), |r| r.get(0))?
+            conn.query_row(
+                &format!("SELECT COUNT(*){}", self.from),
+                &params_from_iter(&self.args),
+                |r| r.get(0),
+            )?
         };
         self.args.push((page.length as i64).into());
         self.args.push((page.start as i64).into());
-        let mut stmt = conn.prepare_cached(&format!(
+        let stmt = &format!(
             "SELECT {select}{} ORDER BY {order_by} LIMIT ? OFFSET ?",
             self.from
-        ))?;
-        let rows = stmt
-            .query_map(params_from_iter(self.args.iter()), row)?
-            .collect::<rusqlite::Result<Vec<T>>>()?;
+        );
+        let rows = conn.query_map(stmt, &params_from_iter(&self.args), row)?;
         Ok((rows, total as u64, filtered as u64))
     }
 }
@@ -217,8 +253,12 @@ pub(crate) fn count_within(field: &str, value: i64) -> Result<()> {
 }
 
 /// `query_row` that turns "no row" into `None`.
-pub fn maybe<T>(r: rusqlite::Result<T>) -> Result<Option<T>> {
-    Ok(r.optional()?)
+pub fn maybe<T>(r: depot_sql::Result<T>) -> Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(depot_sql::Error::NoRows) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Timestamps are stored as the spec writes them, so text order is time order.
@@ -226,28 +266,23 @@ pub fn ts(t: &depot_protocol::Timestamp) -> String {
     depot_protocol::format_ts(t)
 }
 
-pub fn parse_ts(s: &str) -> rusqlite::Result<depot_protocol::Timestamp> {
+pub fn parse_ts(s: &str) -> depot_sql::Result<depot_protocol::Timestamp> {
     chrono::DateTime::parse_from_rfc3339(s)
         .map(|d| d.with_timezone(&chrono::Utc))
-        .map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
+        .map_err(|e| depot_sql::Error::conversion(0, e.to_string()))
 }
 
 /// A stored `YYYY-MM-DD` date, if any.
-pub(crate) fn parse_date(s: Option<String>) -> rusqlite::Result<Option<chrono::NaiveDate>> {
+pub(crate) fn parse_date(s: Option<String>) -> depot_sql::Result<Option<chrono::NaiveDate>> {
     s.map(|s| {
-        s.parse().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-        })
+        s.parse()
+            .map_err(|e: chrono::ParseError| depot_sql::Error::conversion(0, e.to_string()))
     })
     .transpose()
 }
 
-pub fn parse_json<T: serde::de::DeserializeOwned>(s: &str) -> rusqlite::Result<T> {
-    serde_json::from_str(s).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
-    })
+pub fn parse_json<T: serde::de::DeserializeOwned>(s: &str) -> depot_sql::Result<T> {
+    serde_json::from_str(s).map_err(|e| depot_sql::Error::conversion(0, e.to_string()))
 }
 
 #[cfg(test)]
@@ -255,26 +290,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn migrations_are_valid() {
-        assert!(migrations().validate().is_ok());
+    fn versions_count_up_from_one_without_a_gap() {
+        // SQLite's user_version counts migrations: version n is entry n.
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1, "entry {i}");
+        }
+        let last = POSTGRES_MIGRATIONS.last().map(|m| m.version);
+        assert_eq!(last, MIGRATIONS.last().map(|m| m.version));
     }
 
     #[test]
     fn row_counts_are_backfilled_and_kept() -> Result<()> {
-        let mut conn = Connection::open_in_memory()?;
-        migrations().to_version(&mut conn, 1)?;
+        let conn = memory(1)?;
         conn.execute_batch(
             "INSERT INTO businesses VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x');
              INSERT INTO items (business_id, sku, name, created_at, updated_at)
              VALUES (1, 'A', 'a', 'x', 'x'), (1, 'B', 'b', 'x', 'x'), (2, 'A', 'a', 'x', 'x');",
         )?;
-        migrations().to_latest(&mut conn)?;
+        migrate(&conn)?;
         conn.execute_batch("INSERT INTO items (business_id, sku, name, created_at, updated_at) VALUES (2, 'B', 'b', 'x', 'x')")?;
         let count = |b: i64| -> Result<i64> {
-            Ok(conn.query_row(
+            Ok(conn.query_value(
                 "SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = 'items'",
-                [b],
-                |r| r.get(0),
+                params![b],
             )?)
         };
         assert_eq!((count(1)?, count(2)?), (2, 2));
@@ -285,8 +323,8 @@ mod tests {
     fn opens_in_wal_with_full_sync() -> Result<()> {
         let dir = tempfile::tempdir().map_err(|e| WmsError::Internal(e.to_string()))?;
         let conn = open_writer(&dir.path().join("t.db"))?;
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-        let sync: i64 = conn.query_row("PRAGMA synchronous", [], |r| r.get(0))?;
+        let mode: String = conn.query_value("PRAGMA journal_mode", params![])?;
+        let sync: i64 = conn.query_value("PRAGMA synchronous", params![])?;
         assert_eq!((mode.as_str(), sync), ("wal", 2));
         Ok(())
     }

@@ -6,7 +6,7 @@ use super::maybe;
 use crate::error::Result;
 use depot_protocol::catalogue::refs::Entity;
 use depot_protocol::{BusinessId, WarehouseId};
-use rusqlite::Connection;
+use depot_sql::{Db, params};
 
 /// A record's owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub struct Owner {
 
 /// The owner of record `id` of `entity`, if there is such a record here.
 /// `Entity::Business` is no table's record: it has none.
-pub fn owner(conn: &Connection, entity: Entity, id: i64) -> Result<Option<Owner>> {
+pub fn owner(conn: &Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
     let sql = match entity {
         Entity::Business => return Ok(None),
         Entity::Warehouse => "SELECT business_id, id FROM warehouses WHERE id = ?1",
@@ -37,10 +37,10 @@ pub fn owner(conn: &Connection, entity: Entity, id: i64) -> Result<Option<Owner>
         Entity::PrintJob => "SELECT business_id, NULL FROM print_jobs WHERE id = ?1",
         Entity::Key => "SELECT business_id, NULL FROM api_keys WHERE id = ?1",
     };
-    maybe(conn.prepare_cached(sql)?.query_row([id], |r| {
+    maybe(conn.query_row(sql, params![id], |r| {
         Ok(Owner {
             business: BusinessId(r.get(0)?),
-            warehouse: r.get::<_, Option<i64>>(1)?.map(WarehouseId),
+            warehouse: r.get::<Option<i64>>(1)?.map(WarehouseId),
         })
     }))
 }

@@ -7,32 +7,31 @@ use depot_protocol::picking::{PickLine, PickList, Wave, WaveStatus};
 use depot_protocol::{
     BusinessId, ItemId, OrderId, Page, PickLineId, Timestamp, WarehouseId, WaveId,
 };
-use rusqlite::{Connection, Row, params};
+use depot_sql::{Db, Row, params};
 
 /// Confirmed orders of a warehouse not yet in a wave, oldest first.
 pub fn waiting_orders(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     warehouse: WarehouseId,
     carrier: Option<&str>,
     cutoff: Option<&Timestamp>,
     limit: u32,
 ) -> Result<Vec<OrderId>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id FROM orders
+    let stmt = "SELECT id FROM orders
          WHERE business_id = ?1 AND warehouse_id = ?2 AND status = 'confirmed' AND wave_id IS NULL
            AND (carrier = ?3 OR ?3 IS NULL) AND (created_at < ?4 OR ?4 IS NULL)
-         ORDER BY created_at, id LIMIT ?5",
-    )?;
-    let rows = stmt.query_map(
+         ORDER BY created_at, id LIMIT ?5";
+    let rows = conn.query_map(
+        stmt,
         params![business.0, warehouse.0, carrier, cutoff.map(ts), limit],
         |r| Ok(OrderId(r.get(0)?)),
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 pub fn insert_wave(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     warehouse: WarehouseId,
     carrier: Option<&str>,
@@ -40,50 +39,39 @@ pub fn insert_wave(
     at: &Timestamp,
 ) -> Result<WaveId> {
     let id = super::ids::allocate(conn, "waves")?;
-    conn.prepare_cached(
+    conn.execute(
         "INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at)
          VALUES (?1, ?2, ?3, 'open', ?4, ?5, ?6)",
-    )?
-    .execute(params![
-        id,
-        business.0,
-        warehouse.0,
-        carrier,
-        cutoff.map(ts),
-        ts(at)
-    ])?;
+        params![id, business.0, warehouse.0, carrier, cutoff.map(ts), ts(at)],
+    )?;
     Ok(WaveId(id))
 }
 
-pub fn set_order_wave(conn: &Connection, order: OrderId, wave: WaveId) -> Result<()> {
-    conn.prepare_cached("UPDATE orders SET wave_id = ?2 WHERE id = ?1")?
-        .execute(params![order.0, wave.0])?;
+pub fn set_order_wave(conn: &Db, order: OrderId, wave: WaveId) -> Result<()> {
+    conn.execute(
+        "UPDATE orders SET wave_id = ?2 WHERE id = ?1",
+        params![order.0, wave.0],
+    )?;
     Ok(())
 }
 
 /// Lots of an item in a warehouse with what is not yet promised to open
 /// pick lines, soonest expiry first (FEFO).
 pub fn free_lots(
-    conn: &Connection,
+    conn: &Db,
     item: ItemId,
     warehouse: WarehouseId,
 ) -> Result<Vec<(String, Option<NaiveDate>, i64)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.lot, s.expiry, s.on_hand - COALESCE((
+    let stmt = "SELECT s.lot, s.expiry, s.on_hand - COALESCE((
                 SELECT SUM(p.quantity) FROM pick_lines p JOIN orders o ON o.id = p.order_id
                 WHERE p.item_id = s.item_id AND p.lot = s.lot AND o.warehouse_id = s.warehouse_id
                   AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS free
          FROM stock_lots s WHERE s.item_id = ?1 AND s.warehouse_id = ?2 AND s.on_hand > 0
-         ORDER BY s.expiry IS NULL, s.expiry, s.lot",
-    )?;
-    let rows = stmt.query_map(params![item.0, warehouse.0], |r| {
+         ORDER BY s.expiry IS NULL, s.expiry, s.lot";
+    let rows = conn.query_map(stmt, params![item.0, warehouse.0], |r| {
         Ok((r.get(0)?, super::parse_date(r.get(1)?)?, r.get(2)?))
     })?;
-    Ok(rows
-        .collect::<rusqlite::Result<Vec<_>>>()?
-        .into_iter()
-        .filter(|(_, _, free)| *free > 0)
-        .collect())
+    Ok(rows.into_iter().filter(|(_, _, free)| *free > 0).collect())
 }
 
 /// A pick line to insert; `seq` is assigned when the wave is laid out.
@@ -97,19 +85,16 @@ pub struct NewLine {
     pub quantity: i64,
 }
 
-pub fn insert_line(conn: &Connection, wave: WaveId, l: &NewLine, seq: i64) -> Result<()> {
+pub fn insert_line(conn: &Db, wave: WaveId, l: &NewLine, seq: i64) -> Result<()> {
     super::count_within("quantity", l.quantity)?;
-    conn.prepare_cached(
-        "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-    )?
-    .execute(params![super::ids::allocate(conn, "pick_lines")?, wave.0, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
+    conn.execute("INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", params![super::ids::allocate(conn, "pick_lines")?, wave.0, l.order_id.0, l.item_id.0, l.sku, l.location, l.lot, l.expiry.map(|d| d.to_string()), l.quantity, seq])?;
     Ok(())
 }
 
 const LINE_COLS: &str = "id, order_id, item_id, sku, location, lot, expiry, quantity, picked";
 
-fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
+fn line_row(r: &Row) -> depot_sql::Result<PickLine> {
     let (quantity, picked): (i64, i64) = (r.get(7)?, r.get(8)?);
     Ok(PickLine {
         id: PickLineId(r.get(0)?),
@@ -126,40 +111,35 @@ fn line_row(r: &Row) -> rusqlite::Result<PickLine> {
 }
 
 /// Every line of a wave in walking order.
-pub fn lines(conn: &Connection, wave: WaveId) -> Result<Vec<PickLine>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LINE_COLS} FROM pick_lines WHERE wave_id = ?1 ORDER BY seq, id"
-    ))?;
-    let rows = stmt.query_map([wave.0], line_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn lines(conn: &Db, wave: WaveId) -> Result<Vec<PickLine>> {
+    let stmt = &format!("SELECT {LINE_COLS} FROM pick_lines WHERE wave_id = ?1 ORDER BY seq, id");
+    let rows = conn.query_map(stmt, params![wave.0], line_row)?;
+    Ok(rows)
 }
 
 /// Lines of one order (in whatever wave), in walking order.
-pub fn order_lines(conn: &Connection, order: OrderId) -> Result<Vec<PickLine>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {LINE_COLS} FROM pick_lines WHERE order_id = ?1 ORDER BY seq, id"
-    ))?;
-    let rows = stmt.query_map([order.0], line_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn order_lines(conn: &Db, order: OrderId) -> Result<Vec<PickLine>> {
+    let stmt = &format!("SELECT {LINE_COLS} FROM pick_lines WHERE order_id = ?1 ORDER BY seq, id");
+    let rows = conn.query_map(stmt, params![order.0], line_row)?;
+    Ok(rows)
 }
 
 /// Orders of a wave cancelled since it was made: their lines are not to be
 /// picked any more.
-pub fn cancelled_orders(conn: &Connection, wave: WaveId) -> Result<Vec<OrderId>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'")?;
-    let rows = stmt.query_map([wave.0], |r| Ok(OrderId(r.get(0)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn cancelled_orders(conn: &Db, wave: WaveId) -> Result<Vec<OrderId>> {
+    let stmt = "SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'";
+    Ok(conn.query_map(stmt, params![wave.0], |r| Ok(OrderId(r.get(0)?)))?)
 }
 
 /// Adds to what a line has picked. The count stays within
 /// `0..=MAX_ON_HAND`: a pick that would take it beyond is refused, naming
 /// `quantity`, before anything is written.
-pub fn add_picked(conn: &Connection, line: PickLineId, quantity: i64) -> Result<()> {
-    let was: i64 = maybe(
-        conn.prepare_cached("SELECT picked FROM pick_lines WHERE id = ?1")?
-            .query_row([line.0], |r| r.get(0)),
-    )?
+pub fn add_picked(conn: &Db, line: PickLineId, quantity: i64) -> Result<()> {
+    let was: i64 = maybe(conn.query_row(
+        "SELECT picked FROM pick_lines WHERE id = ?1",
+        params![line.0],
+        |r| r.get(0),
+    ))?
     .unwrap_or(0);
     let picked = depot_protocol::stock::next_count(was, quantity).ok_or_else(|| {
         WmsError::invalid(vec![depot_protocol::FieldError::new(
@@ -170,47 +150,51 @@ pub fn add_picked(conn: &Connection, line: PickLineId, quantity: i64) -> Result<
             ),
         )])
     })?;
-    conn.prepare_cached("UPDATE pick_lines SET picked = ?2 WHERE id = ?1")?
-        .execute(params![line.0, picked])?;
+    conn.execute(
+        "UPDATE pick_lines SET picked = ?2 WHERE id = ?1",
+        params![line.0, picked],
+    )?;
     Ok(())
 }
 
-pub fn complete_wave(conn: &Connection, wave: WaveId, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached("UPDATE waves SET status = 'completed', completed_at = ?2 WHERE id = ?1")?
-        .execute(params![wave.0, ts(at)])?;
+pub fn complete_wave(conn: &Db, wave: WaveId, at: &Timestamp) -> Result<()> {
+    conn.execute(
+        "UPDATE waves SET status = 'completed', completed_at = ?2 WHERE id = ?1",
+        params![wave.0, ts(at)],
+    )?;
     Ok(())
 }
 
 const WAVE_COLS: &str =
     "id, business_id, warehouse_id, status, carrier, cutoff, created_at, completed_at";
 
-fn wave_row(r: &Row) -> rusqlite::Result<Wave> {
+fn wave_row(r: &Row) -> depot_sql::Result<Wave> {
     let status: String = r.get(3)?;
     Ok(Wave {
         id: WaveId(r.get(0)?),
         business_id: BusinessId(r.get(1)?),
         warehouse_id: WarehouseId(r.get(2)?),
         status: WaveStatus::parse(&status).ok_or_else(|| {
-            rusqlite::Error::InvalidColumnType(3, status, rusqlite::types::Type::Text)
+            depot_sql::Error::conversion(3, format!("not a value this release knows: {status}"))
         })?,
         carrier: r.get(4)?,
         cutoff: r
-            .get::<_, Option<String>>(5)?
+            .get::<Option<String>>(5)?
             .map(|s| parse_ts(&s))
             .transpose()?,
         pick_lists: Vec::new(),
         units_total: 0,
         units_picked: 0,
-        created_at: parse_ts(&r.get::<_, String>(6)?)?,
+        created_at: parse_ts(&r.get::<String>(6)?)?,
         completed_at: r
-            .get::<_, Option<String>>(7)?
+            .get::<Option<String>>(7)?
             .map(|s| parse_ts(&s))
             .transpose()?,
     })
 }
 
 /// Groups a wave's lines into one pick list per order, keeping walking order.
-fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
+fn fill(conn: &Db, w: &mut Wave) -> Result<()> {
     let all = lines(conn, w.id)?;
     w.units_total = all.iter().fold(0i64, |n, l| n.saturating_add(l.quantity));
     w.units_picked = all.iter().fold(0i64, |n, l| n.saturating_add(l.picked));
@@ -228,7 +212,7 @@ fn fill(conn: &Connection, w: &mut Wave) -> Result<()> {
     Ok(())
 }
 
-pub fn wave(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
+pub fn wave(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
     let Some(mut w) = wave_head(conn, business, id)? else {
         return Ok(None);
     };
@@ -238,53 +222,48 @@ pub fn wave(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Optio
 
 /// The warehouse of a wave of the business: all a scan needs of the wave
 /// itself.
-pub fn wave_warehouse(
-    conn: &Connection,
-    business: BusinessId,
-    id: WaveId,
-) -> Result<Option<WarehouseId>> {
-    maybe(
-        conn.prepare_cached("SELECT warehouse_id FROM waves WHERE business_id = ?1 AND id = ?2")?
-            .query_row(params![business.0, id.0], |r| Ok(WarehouseId(r.get(0)?))),
-    )
+pub fn wave_warehouse(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<WarehouseId>> {
+    maybe(conn.query_row(
+        "SELECT warehouse_id FROM waves WHERE business_id = ?1 AND id = ?2",
+        params![business.0, id.0],
+        |r| Ok(WarehouseId(r.get(0)?)),
+    ))
 }
 
 /// A wave without its pick lists.
-fn wave_head(conn: &Connection, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
-    maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id.0], wave_row),
-    )
+fn wave_head(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<Wave>> {
+    maybe(conn.query_row(
+        &format!("SELECT {WAVE_COLS} FROM waves WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id.0],
+        wave_row,
+    ))
 }
 
 /// The lines of a wave for one item (and one order, if given) whose order
 /// is not cancelled, in walking order: the lines a scan can fill.
 pub fn item_lines(
-    conn: &Connection,
+    conn: &Db,
     wave: WaveId,
     item: ItemId,
     order: Option<OrderId>,
 ) -> Result<Vec<PickLine>> {
-    let mut stmt = conn.prepare_cached(&format!(
+    let stmt = &format!(
         "SELECT {LINE_COLS} FROM pick_lines p
          WHERE wave_id = ?1 AND item_id = ?2 AND (order_id = ?3 OR ?3 IS NULL)
            AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.id = p.order_id AND o.status = 'cancelled')
          ORDER BY seq, id"
-    ))?;
-    let rows = stmt.query_map(params![wave.0, item.0, order.map(|o| o.0)], line_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    );
+    let rows = conn.query_map(stmt, params![wave.0, item.0, order.map(|o| o.0)], line_row)?;
+    Ok(rows)
 }
 
 /// Whether an order has lines in a wave.
-pub fn order_in_wave(conn: &Connection, wave: WaveId, order: OrderId) -> Result<bool> {
-    Ok(maybe(
-        conn.prepare_cached(
-            "SELECT 1 FROM pick_lines WHERE wave_id = ?1 AND order_id = ?2 LIMIT 1",
-        )?
-        .query_row(params![wave.0, order.0], |_| Ok(())),
-    )?
+pub fn order_in_wave(conn: &Db, wave: WaveId, order: OrderId) -> Result<bool> {
+    Ok(maybe(conn.query_row(
+        "SELECT 1 FROM pick_lines WHERE wave_id = ?1 AND order_id = ?2 LIMIT 1",
+        params![wave.0, order.0],
+        |_| Ok(()),
+    ))?
     .is_some())
 }
 
@@ -292,15 +271,15 @@ pub fn order_in_wave(conn: &Connection, wave: WaveId, order: OrderId) -> Result<
 /// of its orders: the wave's from the counter the schema's triggers keep
 /// (migration 021), the order's summed over its own few lines (`+wave_id`
 /// keeps the planner on `pick_lines_by_order` rather than the wave's many).
-pub fn remaining(conn: &Connection, wave: WaveId, order: OrderId) -> Result<(i64, i64)> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT units_left,
+pub fn remaining(conn: &Db, wave: WaveId, order: OrderId) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT units_left,
                     COALESCE((SELECT SUM(quantity - picked) FROM pick_lines
                               WHERE order_id = ?2 AND +wave_id = ?1), 0)
              FROM waves WHERE id = ?1",
-        )?
-        .query_row(params![wave.0, order.0], |r| Ok((r.get(0)?, r.get(1)?)))?)
+        params![wave.0, order.0],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
 #[derive(Debug, Clone, Default)]
@@ -310,7 +289,7 @@ pub struct WaveFilter {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &WaveFilter,
     page: Page,
@@ -331,23 +310,19 @@ pub fn list(
 }
 
 /// The bin location of an item in a warehouse.
-pub fn location(conn: &Connection, item: ItemId, warehouse: WarehouseId) -> Result<Option<String>> {
-    maybe(
-        conn.prepare_cached(
-            "SELECT location FROM item_locations WHERE item_id = ?1 AND warehouse_id = ?2",
-        )?
-        .query_row(params![item.0, warehouse.0], |r| r.get(0)),
-    )
+pub fn location(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Option<String>> {
+    maybe(conn.query_row(
+        "SELECT location FROM item_locations WHERE item_id = ?1 AND warehouse_id = ?2",
+        params![item.0, warehouse.0],
+        |r| r.get(0),
+    ))
 }
 
 /// A wave made on another node, with its ids and lines as they were there;
 /// the lines keep the order they were laid out in.
-pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at, completed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
+pub fn insert_replica(conn: &Db, w: &Wave) -> Result<()> {
+    conn.execute("INSERT INTO waves (id, business_id, warehouse_id, status, carrier, cutoff, created_at, completed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", params![
         w.id.0,
         w.business_id.0,
         w.warehouse_id.0,
@@ -366,56 +341,56 @@ pub fn insert_replica(conn: &Connection, w: &Wave) -> Result<()> {
             b.id,
         ))
     });
-    let mut stmt = conn.prepare_cached(
-        "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, picked, seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
+    let stmt = "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, picked, seq)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
     for (seq, l) in lines.into_iter().enumerate() {
         super::count_within("quantity", l.quantity)?;
         super::count_within("picked", l.picked)?;
-        stmt.execute(params![
-            l.id.0,
-            w.id.0,
-            l.order_id.0,
-            l.item_id.0,
-            l.sku,
-            l.location,
-            l.lot,
-            l.expiry.map(|d| d.to_string()),
-            l.quantity,
-            l.picked,
-            seq as i64
-        ])?;
+        conn.execute(
+            stmt,
+            params![
+                l.id.0,
+                w.id.0,
+                l.order_id.0,
+                l.item_id.0,
+                l.sku,
+                l.location,
+                l.lot,
+                l.expiry.map(|d| d.to_string()),
+                l.quantity,
+                l.picked,
+                seq as i64
+            ],
+        )?;
     }
     Ok(())
 }
 
 /// The wave an order is in, if any.
-pub fn order_wave(conn: &Connection, order: OrderId) -> Result<Option<WaveId>> {
-    Ok(maybe(
-        conn.prepare_cached("SELECT wave_id FROM orders WHERE id = ?1")?
-            .query_row([order.0], |r| r.get::<_, Option<i64>>(0)),
-    )?
+pub fn order_wave(conn: &Db, order: OrderId) -> Result<Option<WaveId>> {
+    Ok(maybe(conn.query_row(
+        "SELECT wave_id FROM orders WHERE id = ?1",
+        params![order.0],
+        |r| r.get::<Option<i64>>(0),
+    ))?
     .flatten()
     .map(WaveId))
 }
 
 /// Units still to pick in a wave, leaving out cancelled orders' lines.
-pub fn wave_remaining(conn: &Connection, wave: WaveId) -> Result<i64> {
+pub fn wave_remaining(conn: &Db, wave: WaveId) -> Result<i64> {
     Ok(conn
-        .prepare_cached(
-            "SELECT COALESCE(SUM(p.quantity - p.picked), 0) FROM pick_lines p JOIN orders o ON o.id = p.order_id
-             WHERE p.wave_id = ?1 AND o.status != 'cancelled'",
-        )?
-        .query_row([wave.0], |r| r.get(0))?)
+        .query_row("SELECT COALESCE(SUM(p.quantity - p.picked), 0) FROM pick_lines p JOIN orders o ON o.id = p.order_id
+             WHERE p.wave_id = ?1 AND o.status != 'cancelled'", params![wave.0], |r| r.get(0))?)
 }
 
 /// The wave and remaining units of a pick line.
-pub fn line_state(conn: &Connection, line: PickLineId) -> Result<Option<(WaveId, i64)>> {
-    maybe(
-        conn.prepare_cached("SELECT wave_id, quantity - picked FROM pick_lines WHERE id = ?1")?
-            .query_row([line.0], |r| Ok((WaveId(r.get(0)?), r.get(1)?))),
-    )
+pub fn line_state(conn: &Db, line: PickLineId) -> Result<Option<(WaveId, i64)>> {
+    maybe(conn.query_row(
+        "SELECT wave_id, quantity - picked FROM pick_lines WHERE id = ?1",
+        params![line.0],
+        |r| Ok((WaveId(r.get(0)?), r.get(1)?)),
+    ))
 }
 
 #[cfg(test)]

@@ -4,21 +4,18 @@ use super::{parse_ts, ts};
 use crate::error::Result;
 use depot_protocol::release::{NewRelease, Note, Product, Release};
 use depot_protocol::{Page, Timestamp};
-use rusqlite::types::Value;
-use rusqlite::{Connection, OptionalExtension, Row, params, params_from_iter};
+use depot_sql::Value;
+use depot_sql::{Db, Row, params, params_from_iter};
 use std::collections::BTreeMap;
 
 pub fn insert(
-    conn: &Connection,
+    conn: &Db,
     r: &NewRelease,
     published_by: Option<&str>,
     at: &Timestamp,
 ) -> Result<i64> {
-    conn.prepare_cached(
-        "INSERT INTO releases (product, version, date, default_locale, published_by, published_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)",
-    )?
-    .execute(params![
+    let inserted: i64 = conn.query_value("INSERT INTO releases (product, version, date, default_locale, published_by, published_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6) RETURNING id", params![
         r.product.as_str(),
         r.version,
         r.date.to_string(),
@@ -26,7 +23,7 @@ pub fn insert(
         published_by,
         ts(at)
     ])?;
-    let id = conn.last_insert_rowid();
+    let id = inserted;
     for (locale, note) in &r.notes {
         insert_note(conn, id, locale, note)?;
     }
@@ -35,31 +32,26 @@ pub fn insert(
 
 /// Adds a locale's notes unless the release has that locale already;
 /// answers whether it did.
-pub fn insert_note(conn: &Connection, release: i64, locale: &str, note: &Note) -> Result<bool> {
-    let n = conn
-        .prepare_cached(
-            "INSERT INTO release_notes (release_id, locale, title, body) VALUES (?1, ?2, ?3, ?4)
+pub fn insert_note(conn: &Db, release: i64, locale: &str, note: &Note) -> Result<bool> {
+    let n = conn.execute(
+        "INSERT INTO release_notes (release_id, locale, title, body) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (release_id, locale) DO NOTHING",
-        )?
-        .execute(params![release, locale, note.title, note.body])?;
+        params![release, locale, note.title, note.body],
+    )?;
     Ok(n == 1)
 }
 
 /// A translation arrived: the release changed at `at` (never back in time).
-pub fn touch(conn: &Connection, release: i64, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached("UPDATE releases SET updated_at = CASE WHEN updated_at > ?2 THEN updated_at ELSE ?2 END WHERE id = ?1")?
-        .execute(params![release, ts(at)])?;
+pub fn touch(conn: &Db, release: i64, at: &Timestamp) -> Result<()> {
+    conn.execute("UPDATE releases SET updated_at = CASE WHEN updated_at > ?2 THEN updated_at ELSE ?2 END WHERE id = ?1", params![release, ts(at)])?;
     Ok(())
 }
 
 /// A release published in the cloud, with the cloud's id; a second
 /// delivery changes nothing.
-pub fn insert_replica(conn: &Connection, r: &Release) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO releases (id, product, version, date, default_locale, published_by, published_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING",
-    )?
-    .execute(params![
+pub fn insert_replica(conn: &Db, r: &Release) -> Result<()> {
+    conn.execute("INSERT INTO releases (id, product, version, date, default_locale, published_by, published_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT (id) DO NOTHING", params![
         r.id,
         r.product.as_str(),
         r.version,
@@ -79,16 +71,10 @@ const COLS: &str =
     "id, product, version, date, default_locale, published_by, published_at, updated_at";
 
 /// A release without its notes (`with_notes` adds them).
-fn row(r: &Row) -> rusqlite::Result<Release> {
+fn row(r: &Row) -> depot_sql::Result<Release> {
     let product: String = r.get(1)?;
     let date: String = r.get(3)?;
-    let bad = |what: String| {
-        rusqlite::Error::FromSqlConversionFailure(
-            0,
-            rusqlite::types::Type::Text,
-            Box::<dyn std::error::Error + Send + Sync>::from(what),
-        )
-    };
+    let bad = |what: String| depot_sql::Error::conversion(0, what);
     Ok(Release {
         id: r.get(0)?,
         product: Product::parse(&product).ok_or_else(|| bad(format!("product {product}")))?,
@@ -97,22 +83,25 @@ fn row(r: &Row) -> rusqlite::Result<Release> {
         default_locale: r.get(4)?,
         notes: BTreeMap::new(),
         published_by: r.get(5)?,
-        published_at: parse_ts(&r.get::<_, String>(6)?)?,
-        updated_at: parse_ts(&r.get::<_, String>(7)?)?,
+        published_at: parse_ts(&r.get::<String>(6)?)?,
+        updated_at: parse_ts(&r.get::<String>(7)?)?,
     })
 }
 
 /// Reads the notes of `releases`, in one query.
-fn with_notes(conn: &Connection, mut releases: Vec<Release>) -> Result<Vec<Release>> {
+fn with_notes(conn: &Db, mut releases: Vec<Release>) -> Result<Vec<Release>> {
+    if releases.is_empty() {
+        return Ok(releases);
+    }
     let ids: Vec<i64> = releases.iter().map(|r| r.id).collect();
-    let mut stmt = conn.prepare_cached(
-        "SELECT release_id, locale, title, body FROM release_notes
-         WHERE release_id IN (SELECT value FROM json_each(?1))",
-    )?;
-    let rows = stmt.query_map([serde_json::to_string(&ids)?], |r| {
+    let marks = vec!["?"; ids.len()].join(", ");
+    let stmt = format!(
+        "SELECT release_id, locale, title, body FROM release_notes WHERE release_id IN ({marks})"
+    );
+    let rows = conn.query_map(&stmt, &params_from_iter(&ids), |r| {
         Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
+            r.get::<i64>(0)?,
+            r.get::<String>(1)?,
             Note {
                 title: r.get(2)?,
                 body: r.get(3)?,
@@ -121,7 +110,7 @@ fn with_notes(conn: &Connection, mut releases: Vec<Release>) -> Result<Vec<Relea
     })?;
     let mut by_release: BTreeMap<i64, BTreeMap<String, Note>> = BTreeMap::new();
     for row in rows {
-        let (id, locale, note) = row?;
+        let (id, locale, note) = row;
         by_release.entry(id).or_default().insert(locale, note);
     }
     for r in &mut releases {
@@ -130,21 +119,21 @@ fn with_notes(conn: &Connection, mut releases: Vec<Release>) -> Result<Vec<Relea
     Ok(releases)
 }
 
-pub fn by_id(conn: &Connection, id: i64) -> Result<Option<Release>> {
-    let head = conn
-        .prepare_cached(&format!("SELECT {COLS} FROM releases WHERE id = ?1"))?
-        .query_row([id], row)
-        .optional()?;
+pub fn by_id(conn: &Db, id: i64) -> Result<Option<Release>> {
+    let head = conn.query_opt(
+        &format!("SELECT {COLS} FROM releases WHERE id = ?1"),
+        params![id],
+        row,
+    )?;
     Ok(with_notes(conn, head.into_iter().collect())?.pop())
 }
 
-pub fn by_version(conn: &Connection, product: Product, version: &str) -> Result<Option<Release>> {
-    let head = conn
-        .prepare_cached(&format!(
-            "SELECT {COLS} FROM releases WHERE product = ?1 AND version = ?2"
-        ))?
-        .query_row(params![product.as_str(), version], row)
-        .optional()?;
+pub fn by_version(conn: &Db, product: Product, version: &str) -> Result<Option<Release>> {
+    let head = conn.query_opt(
+        &format!("SELECT {COLS} FROM releases WHERE product = ?1 AND version = ?2"),
+        params![product.as_str(), version],
+        row,
+    )?;
     Ok(with_notes(conn, head.into_iter().collect())?.pop())
 }
 
@@ -159,7 +148,7 @@ pub struct Filter {
 
 /// A page of releases, newest first (by date, then publication), with the
 /// count of all releases and of those the filter matches.
-pub fn page(conn: &Connection, filter: &Filter, page: Page) -> Result<(Vec<Release>, u64, u64)> {
+pub fn page(conn: &Db, filter: &Filter, page: Page) -> Result<(Vec<Release>, u64, u64)> {
     let mut clauses = Vec::new();
     let mut args: Vec<Value> = Vec::new();
     if let Some(p) = filter.product {
@@ -179,23 +168,22 @@ pub fn page(conn: &Connection, filter: &Filter, page: Page) -> Result<(Vec<Relea
     } else {
         format!(" FROM releases WHERE {}", clauses.join(" AND "))
     };
-    let total: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM releases")?
-        .query_row([], |r| r.get(0))?;
+    let total: i64 = conn.query_row("SELECT COUNT(*) FROM releases", params![], |r| r.get(0))?;
     let filtered: i64 = if clauses.is_empty() {
         total
     } else {
-        conn.prepare_cached(&format!("SELECT COUNT(*){from}"))?
-            .query_row(params_from_iter(args.iter()), |r| r.get(0))?
+        conn.query_row(
+            &format!("SELECT COUNT(*){from}"),
+            &params_from_iter(&args),
+            |r| r.get(0),
+        )?
     };
     args.push(i64::try_from(page.length).unwrap_or(i64::MAX).into());
     args.push(i64::try_from(page.start).unwrap_or(i64::MAX).into());
-    let mut stmt = conn.prepare_cached(&format!(
+    let stmt = &format!(
         "SELECT {COLS}{from} ORDER BY date DESC, published_at DESC, id DESC LIMIT ? OFFSET ?"
-    ))?;
-    let heads = stmt
-        .query_map(params_from_iter(args.iter()), row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
+    );
+    let heads = conn.query_map(stmt, &params_from_iter(&args), row)?;
     Ok((with_notes(conn, heads)?, total as u64, filtered as u64))
 }
 
@@ -210,15 +198,15 @@ pub struct Coverage {
 
 /// Every release's locales, oldest release first: what a translation sync
 /// walks.
-pub fn coverage(conn: &Connection) -> Result<Vec<Coverage>> {
-    let mut stmt = conn.prepare_cached(&format!("SELECT {COLS} FROM releases ORDER BY id"))?;
-    let heads = stmt
-        .query_map([], row)?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut stmt = conn.prepare_cached("SELECT release_id, locale FROM release_notes")?;
+pub fn coverage(conn: &Db) -> Result<Vec<Coverage>> {
+    let stmt = &format!("SELECT {COLS} FROM releases ORDER BY id");
+    let heads = conn.query_map(stmt, params![], row)?;
+    let stmt = "SELECT release_id, locale FROM release_notes";
     let mut by_release: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-    for pair in stmt.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
-        let (id, locale) = pair?;
+    for pair in conn.query_map(stmt, params![], |r| {
+        Ok((r.get::<i64>(0)?, r.get::<String>(1)?))
+    })? {
+        let (id, locale) = pair;
         by_release.entry(id).or_default().push(locale);
     }
     Ok(heads

@@ -6,26 +6,20 @@ use depot_protocol::catalog::Item;
 use depot_protocol::event::{Event, EventKind, RemoteEvent};
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
 use depot_protocol::{BusinessId, EventId, Timestamp};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
-pub fn upsert_business(conn: &Connection, b: &Business) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO businesses (id, name, currency, timezone, created_at, gs1_company_prefix) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+pub fn upsert_business(conn: &Db, b: &Business) -> Result<()> {
+    conn.execute("INSERT INTO businesses (id, name, currency, timezone, created_at, gs1_company_prefix) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone,
-                                        created_at = excluded.created_at, gs1_company_prefix = excluded.gs1_company_prefix",
-    )?
-    .execute(params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at), b.gs1_company_prefix])?;
+                                        created_at = excluded.created_at, gs1_company_prefix = excluded.gs1_company_prefix", params![b.id.0, b.name, b.currency, b.timezone, ts(&b.created_at), b.gs1_company_prefix])?;
     Ok(())
 }
 
-pub fn upsert_warehouse(conn: &Connection, w: &Warehouse) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
+pub fn upsert_warehouse(conn: &Db, w: &Warehouse) -> Result<()> {
+    conn.execute("INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
          ON CONFLICT (id) DO UPDATE SET code = excluded.code, name = excluded.name, address = excluded.address,
-                                        is_visible_sales = excluded.is_visible_sales",
-    )?
-    .execute(params![
+                                        is_visible_sales = excluded.is_visible_sales", params![
         w.id.0,
         w.business_id.0,
         w.code,
@@ -37,42 +31,41 @@ pub fn upsert_warehouse(conn: &Connection, w: &Warehouse) -> Result<()> {
     Ok(())
 }
 
-pub fn upsert_key(conn: &Connection, k: &ApiKey, hash: &[u8]) -> Result<()> {
+pub fn upsert_key(conn: &Db, k: &ApiKey, hash: &[u8]) -> Result<()> {
     // The same key provisioned in an edge's configuration (a row of the
     // edge's own, under another id): the cloud's record takes its place, so
     // the cloud's revocation reaches it.
-    conn.prepare_cached("DELETE FROM api_keys WHERE hash = ?1 AND id <> ?2")?
-        .execute(params![hash, k.id.0])?;
-    conn.prepare_cached(
-        "INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at, revoked_at)
+    conn.execute(
+        "DELETE FROM api_keys WHERE hash = ?1 AND id <> ?2",
+        params![hash, k.id.0],
+    )?;
+    conn.execute("INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at, revoked_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-         ON CONFLICT (id) DO UPDATE SET revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)",
-    )?
-    .execute(params![k.id.0, k.business_id.0, hash, k.prefix, k.label, ts(&k.created_at), k.revoked_at.as_ref().map(ts)])?;
+         ON CONFLICT (id) DO UPDATE SET revoked_at = COALESCE(api_keys.revoked_at, excluded.revoked_at)", params![k.id.0, k.business_id.0, hash, k.prefix, k.label, ts(&k.created_at), k.revoked_at.as_ref().map(ts)])?;
     Ok(())
 }
 
-pub fn revoke_key(conn: &Connection, k: &ApiKey) -> Result<()> {
-    conn.prepare_cached("UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1")?
-        .execute(params![k.id.0, k.revoked_at.as_ref().map(ts)])?;
+pub fn revoke_key(conn: &Db, k: &ApiKey) -> Result<()> {
+    conn.execute(
+        "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?2) WHERE id = ?1",
+        params![k.id.0, k.revoked_at.as_ref().map(ts)],
+    )?;
     Ok(())
 }
 
 /// When the stored copy of an item was last changed, if there is one.
-pub fn item_updated_at(conn: &Connection, item: &Item) -> Result<Option<String>> {
-    maybe(
-        conn.prepare_cached("SELECT updated_at FROM items WHERE id = ?1")?
-            .query_row([item.id.0], |r| r.get(0)),
-    )
+pub fn item_updated_at(conn: &Db, item: &Item) -> Result<Option<String>> {
+    maybe(conn.query_row(
+        "SELECT updated_at FROM items WHERE id = ?1",
+        params![item.id.0],
+        |r| r.get(0),
+    ))
 }
 
 /// Creates the bare row of a replicated item so its fields can be written.
-pub fn insert_item_row(conn: &Connection, item: &Item) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO items (id, business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-         ON CONFLICT DO NOTHING",
-    )?
-    .execute(params![item.id.0, item.business_id.0, item.sku, item.name, ts(&item.created_at)])?;
+pub fn insert_item_row(conn: &Db, item: &Item) -> Result<()> {
+    conn.execute("INSERT INTO items (id, business_id, sku, name, created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?5)
+         ON CONFLICT DO NOTHING", params![item.id.0, item.business_id.0, item.sku, item.name, ts(&item.created_at)])?;
     Ok(())
 }
 
@@ -110,26 +103,36 @@ impl<'a> From<&'a RemoteEvent> for Subject<'a> {
 /// Records that an event from elsewhere clashed here, and how it ended.
 /// Answers false when it was already recorded.
 pub fn record_conflict<'a>(
-    conn: &Connection,
+    conn: &Db,
     e: impl Into<Subject<'a>>,
     reason: &str,
     resolution: &str,
     at: &Timestamp,
 ) -> Result<bool> {
     let e = e.into();
-    let n = conn.prepare_cached(
+    let n = conn.execute(
         "INSERT INTO sync_conflicts (business_id, event_id, origin, kind, reason, resolution, at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
-    )?
-    .execute(params![e.business_id.map(|b| b.0), e.id.0.to_string(), e.origin, e.kind, reason, resolution, ts(at)])?;
+        params![
+            e.business_id.map(|b| b.0),
+            e.id.0.to_string(),
+            e.origin,
+            e.kind,
+            reason,
+            resolution,
+            ts(at)
+        ],
+    )?;
     if n == 0 {
         return Ok(false);
     }
     // Into this node's own log too, so whoever follows the log (a station
     // screen, the cloud for an edge) sees it happen.
-    let origin: String = conn
-        .prepare_cached("SELECT origin FROM node WHERE singleton = 1")?
-        .query_row([], |r| r.get(0))?;
+    let origin: String = conn.query_row(
+        "SELECT origin FROM node WHERE singleton = 1",
+        params![],
+        |r| r.get(0),
+    )?;
     let noted = ConflictNoted {
         event_id: e.id.0.to_string(),
         origin: e.origin.to_owned(),
@@ -180,7 +183,7 @@ pub struct ConflictFilter {
 /// A page of a business's conflicts, newest first, with the business's
 /// total and the filtered count.
 pub fn conflict_page(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &ConflictFilter,
     page: depot_protocol::Page,
@@ -188,17 +191,22 @@ pub fn conflict_page(
     const WHERE: &str = "WHERE business_id = ?1 AND (kind = ?2 OR ?2 IS NULL)
            AND ((resolution = 'rejected') = ?3 OR ?3 IS NULL)";
     let args = params![business.0, f.kind, f.rejected];
-    let total: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM sync_conflicts WHERE business_id = ?1")?
-        .query_row([business.0], |r| r.get(0))?;
-    let filtered: i64 = conn
-        .prepare_cached(&format!("SELECT COUNT(*) FROM sync_conflicts {WHERE}"))?
-        .query_row(args, |r| r.get(0))?;
-    let mut stmt = conn.prepare_cached(&format!(
+    let total: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM sync_conflicts WHERE business_id = ?1",
+        params![business.0],
+        |r| r.get(0),
+    )?;
+    let filtered: i64 = conn.query_row(
+        &format!("SELECT COUNT(*) FROM sync_conflicts {WHERE}"),
+        args,
+        |r| r.get(0),
+    )?;
+    let stmt = &format!(
         "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts {WHERE}
          ORDER BY id DESC LIMIT ?4 OFFSET ?5"
-    ))?;
-    let rows = stmt.query_map(
+    );
+    let rows = conn.query_map(
+        stmt,
         params![
             business.0,
             f.kind,
@@ -208,14 +216,10 @@ pub fn conflict_page(
         ],
         conflict_row,
     )?;
-    Ok((
-        rows.collect::<rusqlite::Result<_>>()?,
-        total as u64,
-        filtered as u64,
-    ))
+    Ok((rows, total as u64, filtered as u64))
 }
 
-fn conflict_row(r: &rusqlite::Row) -> rusqlite::Result<Conflict> {
+fn conflict_row(r: &depot_sql::Row<'_>) -> depot_sql::Result<Conflict> {
     Ok(Conflict {
         event_id: r.get(0)?,
         origin: r.get(1)?,
@@ -226,15 +230,9 @@ fn conflict_row(r: &rusqlite::Row) -> rusqlite::Result<Conflict> {
     })
 }
 
-pub fn conflicts(
-    conn: &Connection,
-    business: Option<BusinessId>,
-    limit: u32,
-) -> Result<Vec<Conflict>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts
-         WHERE business_id = ?1 OR ?1 IS NULL ORDER BY id DESC LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(params![business.map(|b| b.0), limit], conflict_row)?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+pub fn conflicts(conn: &Db, business: Option<BusinessId>, limit: u32) -> Result<Vec<Conflict>> {
+    let stmt = "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts
+         WHERE business_id = ?1 OR ?1 IS NULL ORDER BY id DESC LIMIT ?2";
+    let rows = conn.query_map(stmt, params![business.map(|b| b.0), limit], conflict_row)?;
+    Ok(rows)
 }

@@ -10,7 +10,7 @@ use depot_protocol::shipping::{
 use depot_protocol::{
     BusinessId, DispatchRunId, OrderId, Page, ShipmentId, Timestamp, WarehouseId,
 };
-use rusqlite::{Connection, Row, params};
+use depot_sql::{Db, Row, params};
 
 pub struct NewShipment<'a> {
     pub business: BusinessId,
@@ -22,39 +22,38 @@ pub struct NewShipment<'a> {
     pub packed_at: &'a Timestamp,
 }
 
-pub fn insert(conn: &Connection, s: &NewShipment) -> Result<ShipmentId> {
+pub fn insert(conn: &Db, s: &NewShipment) -> Result<ShipmentId> {
     let id = super::ids::allocate(conn, "shipments")?;
-    conn.prepare_cached(
-        "INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'packed', ?7, ?8)",
-    )?
-    .execute(params![id, s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run.0, ts(s.packed_at)])?;
+    conn.execute("INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, status, dispatch_run_id, packed_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'packed', ?7, ?8)", params![id, s.business.0, s.order.0, s.warehouse.0, s.carrier, s.service, s.run.0, ts(s.packed_at)])?;
     Ok(ShipmentId(id))
 }
 
 pub fn set_tracking(
-    conn: &Connection,
+    conn: &Db,
     id: ShipmentId,
     tracking: &str,
     estimate: chrono::NaiveDate,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE shipments SET tracking_number = ?2, estimated_delivery = ?3 WHERE id = ?1",
-    )?
-    .execute(params![id.0, tracking, estimate.to_string()])?;
+        params![id.0, tracking, estimate.to_string()],
+    )?;
     Ok(())
 }
 
-pub fn set_estimate(conn: &Connection, id: ShipmentId, estimate: chrono::NaiveDate) -> Result<()> {
-    conn.prepare_cached("UPDATE shipments SET estimated_delivery = ?2 WHERE id = ?1")?
-        .execute(params![id.0, estimate.to_string()])?;
+pub fn set_estimate(conn: &Db, id: ShipmentId, estimate: chrono::NaiveDate) -> Result<()> {
+    conn.execute(
+        "UPDATE shipments SET estimated_delivery = ?2 WHERE id = ?1",
+        params![id.0, estimate.to_string()],
+    )?;
     Ok(())
 }
 
 /// Stores a package; a weight beyond what a package may weigh (1 to
 /// `MAX_WEIGHT_G` grams, as packing checks it) is refused, so the run's
 /// and shipment's sums of weights stay far inside `i64`.
-pub fn insert_package(conn: &Connection, shipment: ShipmentId, p: &Package) -> Result<()> {
+pub fn insert_package(conn: &Db, shipment: ShipmentId, p: &Package) -> Result<()> {
     let max = depot_protocol::catalog::MAX_WEIGHT_G;
     if !(1..=max).contains(&p.weight_g) {
         return Err(crate::WmsError::invalid(vec![
@@ -64,11 +63,8 @@ pub fn insert_package(conn: &Connection, shipment: ShipmentId, p: &Package) -> R
             ),
         ]));
     }
-    conn.prepare_cached(
-        "INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-    )?
-    .execute(params![
+    conn.execute("INSERT INTO packages (shipment_id, idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)", params![
         shipment.0,
         p.index,
         p.weight_g,
@@ -81,12 +77,7 @@ pub fn insert_package(conn: &Connection, shipment: ShipmentId, p: &Package) -> R
     Ok(())
 }
 
-pub fn set_status(
-    conn: &Connection,
-    id: ShipmentId,
-    status: ShipmentStatus,
-    at: &Timestamp,
-) -> Result<()> {
+pub fn set_status(conn: &Db, id: ShipmentId, status: ShipmentStatus, at: &Timestamp) -> Result<()> {
     let sql = match status {
         ShipmentStatus::Packed => {
             "UPDATE shipments SET status = 'packed' WHERE id = ?1 AND CAST(?2 AS TEXT) IS NOT NULL"
@@ -98,18 +89,18 @@ pub fn set_status(
             "UPDATE shipments SET status = 'delivered', delivered_at = ?2 WHERE id = ?1"
         }
     };
-    conn.prepare_cached(sql)?.execute(params![id.0, ts(at)])?;
+    conn.execute(sql, params![id.0, ts(at)])?;
     Ok(())
 }
 
 const COLS: &str = "id, business_id, order_id, warehouse_id, carrier, service, tracking_number, status, dispatch_run_id, \
                     estimated_delivery, packed_at, dispatched_at, delivered_at";
 
-fn opt_ts(s: Option<String>) -> rusqlite::Result<Option<Timestamp>> {
+fn opt_ts(s: Option<String>) -> depot_sql::Result<Option<Timestamp>> {
     s.map(|s| parse_ts(&s)).transpose()
 }
 
-fn row(r: &Row) -> rusqlite::Result<Shipment> {
+fn row(r: &Row) -> depot_sql::Result<Shipment> {
     let status: String = r.get(7)?;
     Ok(Shipment {
         id: ShipmentId(r.get(0)?),
@@ -118,24 +109,22 @@ fn row(r: &Row) -> rusqlite::Result<Shipment> {
         warehouse_id: WarehouseId(r.get(3)?),
         carrier: r.get(4)?,
         service: r.get(5)?,
-        tracking_number: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+        tracking_number: r.get::<Option<String>>(6)?.unwrap_or_default(),
         status: ShipmentStatus::parse(&status).ok_or_else(|| {
-            rusqlite::Error::InvalidColumnType(7, status, rusqlite::types::Type::Text)
+            depot_sql::Error::conversion(7, format!("not a value this release knows: {status}"))
         })?,
-        dispatch_run_id: r.get::<_, Option<i64>>(8)?.map(DispatchRunId),
+        dispatch_run_id: r.get::<Option<i64>>(8)?.map(DispatchRunId),
         estimated_delivery: super::parse_date(r.get(9)?)?,
         packages: Vec::new(),
-        packed_at: parse_ts(&r.get::<_, String>(10)?)?,
+        packed_at: parse_ts(&r.get::<String>(10)?)?,
         dispatched_at: opt_ts(r.get(11)?)?,
         delivered_at: opt_ts(r.get(12)?)?,
     })
 }
 
-fn packages(conn: &Connection, shipment: ShipmentId) -> Result<Vec<Package>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at FROM packages WHERE shipment_id = ?1 ORDER BY idx",
-    )?;
-    let rows = stmt.query_map([shipment.0], |r| {
+fn packages(conn: &Db, shipment: ShipmentId) -> Result<Vec<Package>> {
+    let stmt = "SELECT idx, weight_g, length_mm, width_mm, height_mm, sscc, loaded_at FROM packages WHERE shipment_id = ?1 ORDER BY idx";
+    let rows = conn.query_map(stmt, params![shipment.0], |r| {
         let dims: (Option<i64>, Option<i64>, Option<i64>) = (r.get(2)?, r.get(3)?, r.get(4)?);
         Ok(Package {
             index: r.get(0)?,
@@ -152,69 +141,49 @@ fn packages(conn: &Connection, shipment: ShipmentId) -> Result<Vec<Package>> {
             loaded_at: opt_ts(r.get(6)?)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// A package of the business found by its SSCC: its shipment's id and its
 /// index.
 pub fn package_by_sscc(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     sscc: &str,
 ) -> Result<Option<(ShipmentId, u32)>> {
-    maybe(
-        conn.prepare_cached(
-            "SELECT p.shipment_id, p.idx FROM packages p JOIN shipments s ON s.id = p.shipment_id
+    maybe(conn.query_row(
+        "SELECT p.shipment_id, p.idx FROM packages p JOIN shipments s ON s.id = p.shipment_id
              WHERE p.sscc = ?1 AND s.business_id = ?2",
-        )?
-        .query_row(params![sscc, business.0], |r| {
-            Ok((ShipmentId(r.get(0)?), r.get(1)?))
-        }),
-    )
+        params![sscc, business.0],
+        |r| Ok((ShipmentId(r.get(0)?), r.get(1)?)),
+    ))
 }
 
 /// Marks a package loaded; false when it already was.
-pub fn set_loaded(
-    conn: &Connection,
-    shipment: ShipmentId,
-    index: u32,
-    at: &Timestamp,
-) -> Result<bool> {
+pub fn set_loaded(conn: &Db, shipment: ShipmentId, index: u32, at: &Timestamp) -> Result<bool> {
     Ok(conn
-        .prepare_cached(
-            "UPDATE packages SET loaded_at = ?3 WHERE shipment_id = ?1 AND idx = ?2 AND loaded_at IS NULL",
-        )?
-        .execute(params![shipment.0, index, ts(at)])?
+        .execute("UPDATE packages SET loaded_at = ?3 WHERE shipment_id = ?1 AND idx = ?2 AND loaded_at IS NULL", params![shipment.0, index, ts(at)])?
         == 1)
 }
 
 /// The packages of a run not yet loaded: shipment, index, SSCC.
-pub fn not_loaded(
-    conn: &Connection,
-    run: DispatchRunId,
-) -> Result<Vec<(ShipmentId, u32, Option<String>)>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT p.shipment_id, p.idx, p.sscc FROM packages p JOIN shipments s ON s.id = p.shipment_id
-         WHERE s.dispatch_run_id = ?1 AND p.loaded_at IS NULL ORDER BY p.shipment_id, p.idx",
-    )?;
-    let rows = stmt.query_map([run.0], |r| {
+pub fn not_loaded(conn: &Db, run: DispatchRunId) -> Result<Vec<(ShipmentId, u32, Option<String>)>> {
+    let stmt = "SELECT p.shipment_id, p.idx, p.sscc FROM packages p JOIN shipments s ON s.id = p.shipment_id
+         WHERE s.dispatch_run_id = ?1 AND p.loaded_at IS NULL ORDER BY p.shipment_id, p.idx";
+    let rows = conn.query_map(stmt, params![run.0], |r| {
         Ok((ShipmentId(r.get(0)?), r.get(1)?, r.get(2)?))
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
-fn one(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Option<Shipment>> {
-    let found = maybe(conn.prepare_cached(sql)?.query_row(args, row))?;
+fn one(conn: &Db, sql: &str, args: &[&dyn depot_sql::ToSql]) -> Result<Option<Shipment>> {
+    let found = maybe(conn.query_row(sql, args, row))?;
     let Some(mut s) = found else { return Ok(None) };
     s.packages = packages(conn, s.id)?;
     Ok(Some(s))
 }
 
-pub fn shipment(
-    conn: &Connection,
-    business: BusinessId,
-    id: ShipmentId,
-) -> Result<Option<Shipment>> {
+pub fn shipment(conn: &Db, business: BusinessId, id: ShipmentId) -> Result<Option<Shipment>> {
     one(
         conn,
         &format!("SELECT {COLS} FROM shipments WHERE business_id = ?1 AND id = ?2"),
@@ -222,11 +191,7 @@ pub fn shipment(
     )
 }
 
-pub fn by_order(
-    conn: &Connection,
-    business: BusinessId,
-    order: OrderId,
-) -> Result<Option<Shipment>> {
+pub fn by_order(conn: &Db, business: BusinessId, order: OrderId) -> Result<Option<Shipment>> {
     one(
         conn,
         &format!("SELECT {COLS} FROM shipments WHERE business_id = ?1 AND order_id = ?2"),
@@ -235,7 +200,7 @@ pub fn by_order(
 }
 
 /// Across businesses: tracking numbers are global.
-pub fn by_tracking(conn: &Connection, tracking: &str) -> Result<Option<Shipment>> {
+pub fn by_tracking(conn: &Db, tracking: &str) -> Result<Option<Shipment>> {
     one(
         conn,
         &format!("SELECT {COLS} FROM shipments WHERE tracking_number = ?1"),
@@ -254,7 +219,7 @@ pub struct ShipmentFilter {
 }
 
 pub fn list(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &ShipmentFilter,
     page: Page,
@@ -282,53 +247,45 @@ pub fn list(
 /// Records a milestone; answers false when an event with this key was
 /// already recorded (carriers deliver webhooks more than once).
 pub fn add_event(
-    conn: &Connection,
+    conn: &Db,
     shipment: ShipmentId,
     e: &TrackingEvent,
     source: &str,
     dedup_key: &str,
 ) -> Result<bool> {
     let n = conn
-        .prepare_cached(
-            "INSERT INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![shipment.0, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
+        .execute("INSERT INTO tracking_events (shipment_id, milestone, description, city, at, source, dedup_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO NOTHING", params![shipment.0, e.milestone.as_str(), e.description, e.city, ts(&e.at), source, dedup_key])?;
     Ok(n == 1)
 }
 
 /// Milestones in the order they happened.
-pub fn events(conn: &Connection, shipment: ShipmentId) -> Result<Vec<TrackingEvent>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT milestone, description, city, at FROM tracking_events WHERE shipment_id = ?1 ORDER BY at, id",
-    )?;
-    let rows = stmt.query_map([shipment.0], |r| {
+pub fn events(conn: &Db, shipment: ShipmentId) -> Result<Vec<TrackingEvent>> {
+    let stmt = "SELECT milestone, description, city, at FROM tracking_events WHERE shipment_id = ?1 ORDER BY at, id";
+    let rows = conn.query_map(stmt, params![shipment.0], |r| {
         let m: String = r.get(0)?;
         Ok(TrackingEvent {
             milestone: Milestone::parse(&m).ok_or_else(|| {
-                rusqlite::Error::InvalidColumnType(0, m, rusqlite::types::Type::Text)
+                depot_sql::Error::conversion(0, format!("not a value this release knows: {m}"))
             })?,
             description: r.get(1)?,
             city: r.get(2)?,
-            at: parse_ts(&r.get::<_, String>(3)?)?,
+            at: parse_ts(&r.get::<String>(3)?)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// The open run of a carrier at a warehouse, opened if there is none.
 pub fn open_run(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     warehouse: WarehouseId,
     carrier: &str,
     at: &Timestamp,
 ) -> Result<DispatchRunId> {
     let found = maybe(
-        conn.prepare_cached(
-            "SELECT id FROM dispatch_runs WHERE business_id = ?1 AND warehouse_id = ?2 AND carrier = ?3 AND status = 'open'",
-        )?
-        .query_row(params![business.0, warehouse.0, carrier], |r| {
+        conn.query_row("SELECT id FROM dispatch_runs WHERE business_id = ?1 AND warehouse_id = ?2 AND carrier = ?3 AND status = 'open'", params![business.0, warehouse.0, carrier], |r| {
             Ok(DispatchRunId(r.get(0)?))
         }),
     )?;
@@ -336,43 +293,37 @@ pub fn open_run(
         return Ok(id);
     }
     let id = super::ids::allocate(conn, "dispatch_runs")?;
-    conn.prepare_cached(
+    conn.execute(
         "INSERT INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
          VALUES (?1, ?2, ?3, ?4, 'open', ?5)",
-    )?
-    .execute(params![id, business.0, warehouse.0, carrier, ts(at)])?;
+        params![id, business.0, warehouse.0, carrier, ts(at)],
+    )?;
     Ok(DispatchRunId(id))
 }
 
-pub fn close_run(
-    conn: &Connection,
-    id: DispatchRunId,
-    at: &Timestamp,
-    manifest: &[u8],
-) -> Result<()> {
-    conn.prepare_cached(
+pub fn close_run(conn: &Db, id: DispatchRunId, at: &Timestamp, manifest: &[u8]) -> Result<()> {
+    conn.execute(
         "UPDATE dispatch_runs SET status = 'closed', closed_at = ?2, manifest = ?3 WHERE id = ?1",
-    )?
-    .execute(params![id.0, ts(at), manifest])?;
+        params![id.0, ts(at), manifest],
+    )?;
     Ok(())
 }
 
 pub fn manifest(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     id: DispatchRunId,
 ) -> Result<Option<Option<Vec<u8>>>> {
-    maybe(
-        conn.prepare_cached(
-            "SELECT manifest FROM dispatch_runs WHERE business_id = ?1 AND id = ?2",
-        )?
-        .query_row(params![business.0, id.0], |r| r.get(0)),
-    )
+    maybe(conn.query_row(
+        "SELECT manifest FROM dispatch_runs WHERE business_id = ?1 AND id = ?2",
+        params![business.0, id.0],
+        |r| r.get(0),
+    ))
 }
 
 const RUN_COLS: &str = "id, business_id, warehouse_id, carrier, status, created_at, closed_at";
 
-fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
+fn run_row(r: &Row) -> depot_sql::Result<DispatchRun> {
     let status: String = r.get(4)?;
     Ok(DispatchRun {
         id: DispatchRunId(r.get(0)?),
@@ -380,25 +331,23 @@ fn run_row(r: &Row) -> rusqlite::Result<DispatchRun> {
         warehouse_id: WarehouseId(r.get(2)?),
         carrier: r.get(3)?,
         status: RunStatus::parse(&status).ok_or_else(|| {
-            rusqlite::Error::InvalidColumnType(4, status, rusqlite::types::Type::Text)
+            depot_sql::Error::conversion(4, format!("not a value this release knows: {status}"))
         })?,
         shipments: Vec::new(),
         packages: 0,
         loaded: 0,
         weight_g: 0,
-        created_at: parse_ts(&r.get::<_, String>(5)?)?,
+        created_at: parse_ts(&r.get::<String>(5)?)?,
         closed_at: opt_ts(r.get(6)?)?,
     })
 }
 
-fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT s.id, s.order_id, COALESCE(s.tracking_number, ''), COUNT(p.idx), COALESCE(SUM(p.weight_g), 0),
+fn fill_run(conn: &Db, run: &mut DispatchRun) -> Result<()> {
+    let stmt = "SELECT s.id, s.order_id, COALESCE(s.tracking_number, ''), COUNT(p.idx), COALESCE(SUM(p.weight_g), 0),
                 COUNT(p.loaded_at)
          FROM shipments s LEFT JOIN packages p ON p.shipment_id = s.id
-         WHERE s.dispatch_run_id = ?1 GROUP BY s.id ORDER BY s.id",
-    )?;
-    let rows = stmt.query_map([run.id.0], |r| {
+         WHERE s.dispatch_run_id = ?1 GROUP BY s.id ORDER BY s.id";
+    let rows = conn.query_map(stmt, params![run.id.0], |r| {
         Ok(RunShipment {
             shipment_id: ShipmentId(r.get(0)?),
             order_id: OrderId(r.get(1)?),
@@ -408,7 +357,7 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
             loaded: r.get(5)?,
         })
     })?;
-    run.shipments = rows.collect::<rusqlite::Result<_>>()?;
+    run.shipments = rows;
     // Saturating: a run is as long as the carrier's day; its totals are
     // shown, never stored.
     run.packages = run
@@ -426,17 +375,12 @@ fn fill_run(conn: &Connection, run: &mut DispatchRun) -> Result<()> {
     Ok(())
 }
 
-pub fn run(
-    conn: &Connection,
-    business: BusinessId,
-    id: DispatchRunId,
-) -> Result<Option<DispatchRun>> {
-    let found = maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {RUN_COLS} FROM dispatch_runs WHERE business_id = ?1 AND id = ?2"
-        ))?
-        .query_row(params![business.0, id.0], run_row),
-    )?;
+pub fn run(conn: &Db, business: BusinessId, id: DispatchRunId) -> Result<Option<DispatchRun>> {
+    let found = maybe(conn.query_row(
+        &format!("SELECT {RUN_COLS} FROM dispatch_runs WHERE business_id = ?1 AND id = ?2"),
+        params![business.0, id.0],
+        run_row,
+    ))?;
     let Some(mut r) = found else { return Ok(None) };
     fill_run(conn, &mut r)?;
     Ok(Some(r))
@@ -450,7 +394,7 @@ pub struct RunFilter {
 }
 
 pub fn runs(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     f: &RunFilter,
     page: Page,
@@ -475,13 +419,10 @@ pub fn runs(
 
 /// A shipment made on another node, with its id, tracking number and
 /// packages as they were there.
-pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
-    conn.prepare_cached(
-        "INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, tracking_number, status,
+pub fn insert_replica(conn: &Db, s: &Shipment) -> Result<()> {
+    conn.execute("INSERT INTO shipments (id, business_id, order_id, warehouse_id, carrier, service, tracking_number, status,
                                 dispatch_run_id, estimated_delivery, packed_at, dispatched_at, delivered_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-    )?
-    .execute(params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)", params![
         s.id.0,
         s.business_id.0,
         s.order_id.0,
@@ -505,39 +446,39 @@ pub fn insert_replica(conn: &Connection, s: &Shipment) -> Result<()> {
 /// A run another node opened, known here by its id (open until its
 /// closing arrives).
 pub fn ensure_run(
-    conn: &Connection,
+    conn: &Db,
     id: DispatchRunId,
     business: BusinessId,
     warehouse: WarehouseId,
     carrier: &str,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "INSERT INTO dispatch_runs (id, business_id, warehouse_id, carrier, status, created_at)
          VALUES (?1, ?2, ?3, ?4, 'open', ?5) ON CONFLICT DO NOTHING",
-    )?
-    .execute(params![id.0, business.0, warehouse.0, carrier, ts(at)])?;
+        params![id.0, business.0, warehouse.0, carrier, ts(at)],
+    )?;
     Ok(())
 }
 
 /// Puts a shipment in a run (or takes it out, with `None`).
-pub fn set_run(conn: &Connection, shipment: ShipmentId, run: Option<DispatchRunId>) -> Result<()> {
-    conn.prepare_cached("UPDATE shipments SET dispatch_run_id = ?2 WHERE id = ?1")?
-        .execute(params![shipment.0, run.map(|r| r.0)])?;
+pub fn set_run(conn: &Db, shipment: ShipmentId, run: Option<DispatchRunId>) -> Result<()> {
+    conn.execute(
+        "UPDATE shipments SET dispatch_run_id = ?2 WHERE id = ?1",
+        params![shipment.0, run.map(|r| r.0)],
+    )?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::migrations;
 
     /// Weights a run sums are bounded where they are stored, whichever node
     /// packed them.
     #[test]
     fn package_weights_are_bounded_where_stored() -> Result<()> {
-        let mut conn = Connection::open_in_memory()?;
-        migrations().to_latest(&mut conn)?;
+        let conn = crate::store::memory(u32::MAX)?;
         conn.execute_batch("PRAGMA foreign_keys = OFF; -- the shipment does not matter here")?;
         let package = |weight_g| Package {
             index: 2,
@@ -556,7 +497,7 @@ mod tests {
             }
         }
         insert_package(&conn, ShipmentId(1), &package(max))?;
-        let n: i64 = conn.query_row("SELECT COUNT(*) FROM packages", [], |r| r.get(0))?;
+        let n: i64 = conn.query_row("SELECT COUNT(*) FROM packages", params![], |r| r.get(0))?;
         assert_eq!(n, 1);
         Ok(())
     }

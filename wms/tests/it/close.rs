@@ -73,7 +73,7 @@ async fn close_commits_what_was_queued_and_removes_the_write_ahead_log() {
 }
 
 async fn keys_in_result(wms: &Wms) -> depot_wms::Result<i64> {
-    wms.read(|c| Ok(c.query_row("SELECT count(*) FROM api_keys", [], |r| r.get(0))?))
+    wms.read(|c| Ok(c.query_value("SELECT count(*) FROM api_keys", &[])?))
         .await
 }
 

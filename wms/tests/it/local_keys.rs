@@ -24,11 +24,13 @@ struct World {
     edge: Wms,
     business: BusinessId,
     _dir: tempfile::TempDir,
+    /// The cloud's database when it is on PostgreSQL.
+    _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
 async fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
@@ -45,6 +47,7 @@ async fn world() -> World {
         edge,
         business: b.id,
         _dir: dir,
+        _database: database,
     }
 }
 

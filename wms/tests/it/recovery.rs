@@ -55,9 +55,12 @@ fn page(m: DownMessage) -> RecoveredPage {
 }
 
 /// A cloud in `dir` with one business and `edge` registered in it, and
-/// the edge's node number.
-async fn cloud(dir: &tempfile::TempDir, edge: &EdgeId) -> (Wms, BusinessId, u32) {
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+/// the edge's node number (and its database, when it is on PostgreSQL).
+async fn cloud(
+    dir: &tempfile::TempDir,
+    edge: &EdgeId,
+) -> (Wms, BusinessId, u32, Option<depot_testkit::pg::PgDatabase>) {
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
@@ -68,14 +71,14 @@ async fn cloud(dir: &tempfile::TempDir, edge: &EdgeId) -> (Wms, BusinessId, u32)
         .await
         .expect("register")
         .node;
-    (cloud, b, node)
+    (cloud, b, node, database)
 }
 
 #[tokio::test]
 async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them() {
     let dir = tempfile::tempdir().expect("tempdir");
     let edge_id = EdgeId::parse("e1").expect("edge id");
-    let (cloud, b, node) = cloud(&dir, &edge_id).await;
+    let (cloud, b, node, _database) = cloud(&dir, &edge_id).await;
     cloud
         .create_warehouse(b, "W", "W", Address::default(), false)
         .await
@@ -224,7 +227,7 @@ async fn wave_of(edge: &Wms, b: BusinessId, w: WarehouseId) -> Wave {
 async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_coming_back() {
     let dir = tempfile::tempdir().expect("tempdir");
     let edge_id = EdgeId::parse("e2").expect("edge id");
-    let (cloud, b, node) = cloud(&dir, &edge_id).await;
+    let (cloud, b, node, _database) = cloud(&dir, &edge_id).await;
     let key = cloud.create_key(b, None).await.expect("key");
     let caller = Caller {
         key_id: key.key.id,
@@ -332,7 +335,7 @@ async fn records_made_before_the_cloud_answers_do_not_take_the_ids_of_those_comi
 async fn a_cloud_restored_while_a_box_takes_its_events_back_ends_the_recovery_without_a_hole() {
     let dir = tempfile::tempdir().expect("tempdir");
     let edge_id = EdgeId::parse("e3").expect("edge id");
-    let (cloud, b, node) = cloud(&dir, &edge_id).await;
+    let (cloud, b, node, _database) = cloud(&dir, &edge_id).await;
     let old = Wms::open_node(&dir.path().join("old.db"), "edge:e3", node).expect("old box");
     assert!(old.cloud_cursor_seen(0, true).await.expect("answer"));
     let sent = scans(&old, b, SENT as usize, "old").await;

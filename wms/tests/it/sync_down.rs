@@ -51,7 +51,7 @@ async fn push(cloud: &Wms, business: BusinessId, edge: &Edge) {
 #[tokio::test]
 async fn edges_converge_through_the_cloud() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, _database) = depot_testkit::pg::cloud_engine(dir.path());
     let seeded = seed::business("B").item("A").seed(&cloud).await;
     let (b, w, k, caller, item) = (
         seeded.business,
@@ -146,7 +146,7 @@ async fn edges_converge_through_the_cloud() {
 #[tokio::test]
 async fn a_page_past_the_cursor_is_a_gap() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, _database) = depot_testkit::pg::cloud_engine(dir.path());
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
@@ -195,7 +195,7 @@ async fn a_page_past_the_cursor_is_a_gap() {
 #[tokio::test]
 async fn a_change_that_fails_to_apply_at_the_edge_is_refused_and_sync_goes_on() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, _database) = depot_testkit::pg::cloud_engine(dir.path());
     let seeded = seed::business("B").item("A").seed(&cloud).await;
     let (b, w, caller, item) = (
         seeded.business,

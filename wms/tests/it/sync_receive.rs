@@ -18,11 +18,13 @@ struct Setup {
     warehouse: WarehouseId,
     item: ItemId,
     _dir: tempfile::TempDir,
+    /// The cloud's database when it is on PostgreSQL.
+    _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
 async fn setup() -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let seeded = seed::business("B").item("A").seed(&cloud).await;
     let edge_id = EdgeId::parse("mad-1").expect("edge id");
     let record = cloud
@@ -51,6 +53,7 @@ async fn setup() -> Setup {
         warehouse: seeded.warehouse,
         item: seeded.items[0],
         _dir: dir,
+        _database: database,
     }
 }
 
@@ -218,22 +221,42 @@ async fn unknown_edges_are_refused() {
     assert!(matches!(again, Err(depot_wms::WmsError::Conflict { .. })));
 }
 
-/// Makes applying a movement of `delta` fail in `db` the way a storage
-/// error would (a runtime error, not a constraint), from a connection of
-/// its own, as a fault injected under the engine.
-fn poison(db: &std::path::Path, delta: i64) {
-    let conn = rusqlite::Connection::open(db).expect("open");
-    conn.execute_batch(&format!(
+/// Makes applying a movement of `delta` fail in the cloud the way a
+/// storage error would (a runtime error, not a constraint): a fault
+/// injected under the engine. Answers how the database words the error.
+async fn poison(cloud: &Wms, delta: i64) -> &'static str {
+    // Each database's own runtime error: malformed JSON, a division by 0.
+    let sqlite = format!(
         "CREATE TRIGGER poison BEFORE INSERT ON stock_movements WHEN NEW.delta = {delta}
          BEGIN SELECT json('{{not json'); END;"
-    ))
-    .expect("trigger");
+    );
+    let postgres = format!(
+        "CREATE FUNCTION poison() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN PERFORM 1 / 0; RETURN NEW; END $$;
+         CREATE TRIGGER poison BEFORE INSERT ON stock_movements FOR EACH ROW
+         WHEN (NEW.delta = {delta}) EXECUTE FUNCTION poison();"
+    );
+    cloud
+        .write(move |c| {
+            Ok(match c.dialect() {
+                depot_sql::Dialect::Sqlite => {
+                    c.execute_batch(&sqlite)?;
+                    "malformed JSON"
+                }
+                depot_sql::Dialect::Postgres => {
+                    c.execute_batch(&postgres)?;
+                    "ERROR: division by zero"
+                }
+            })
+        })
+        .await
+        .expect("trigger")
 }
 
 #[tokio::test]
 async fn an_event_that_fails_to_apply_is_refused_and_sync_goes_on() {
     let s = setup().await;
-    poison(&s._dir.path().join("cloud.db"), 4242);
+    let error = poison(&s.cloud, 4242).await;
     for delta in [4242, 1, 2] {
         let req = serde_json::from_value(
             json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta}),
@@ -253,7 +276,7 @@ async fn an_event_that_fails_to_apply_is_refused_and_sync_goes_on() {
     assert!(
         ack.rejected[0]
             .reason
-            .starts_with("could not be applied here: storage: malformed JSON"),
+            .starts_with(&format!("could not be applied here: storage: {error}")),
         "{}",
         ack.rejected[0].reason
     );
@@ -289,7 +312,7 @@ async fn an_event_that_fails_to_apply_is_refused_and_sync_goes_on() {
     assert_eq!(record.refused, 1);
     let last = record.last_refused.expect("the last refusal");
     assert_eq!(last.kind, "stock.moved");
-    assert!(last.reason.contains("malformed JSON"), "{}", last.reason);
+    assert!(last.reason.contains(error), "{}", last.reason);
     assert_eq!(s.cloud.fleet().await.expect("fleet").refused, 1);
     // Streams and webhooks read only what happened.
     let log = s
@@ -354,7 +377,7 @@ async fn an_edge_online_by_a_hello_alone_goes_offline_when_silent() {
     assert_eq!(gone, 0);
     s.cloud
         .write(|conn| {
-            conn.execute("UPDATE edges SET last_seen = '2020-01-01T00:00:00Z'", [])?;
+            conn.execute("UPDATE edges SET last_seen = '2020-01-01T00:00:00Z'", &[])?;
             Ok(())
         })
         .await

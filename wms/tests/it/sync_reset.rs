@@ -76,7 +76,7 @@ async fn adjust(wms: &Wms, caller: Caller, w: WarehouseId, delta: i64) {
 async fn backup(wms: &Wms, to: &Path) {
     let to = to.display().to_string();
     wms.read(move |conn| {
-        conn.execute("VACUUM INTO ?1", [to])?;
+        conn.execute("VACUUM INTO ?1", &[&to])?;
         Ok(())
     })
     .await

@@ -325,12 +325,23 @@ async fn a_job_that_fails_changes_nothing() {
     let second = item(&app, "F-2", "Acme", "x", &[(1, "20.00", "EUR")], &[]).await;
     create(&app, rule_body(json!({}))).await;
     // The audit refuses the second item's change: the job fails half way.
-    let trigger = format!(
+    let sqlite = format!(
         "CREATE TRIGGER fail_second BEFORE INSERT ON pricing_changes WHEN NEW.item_id = {second}
         BEGIN SELECT RAISE(ABORT, 'injected'); END;"
     );
+    let postgres = format!(
+        "CREATE FUNCTION fail_second() RETURNS trigger LANGUAGE plpgsql AS $$
+         BEGIN RAISE EXCEPTION 'injected'; END $$;
+         CREATE TRIGGER fail_second BEFORE INSERT ON pricing_changes FOR EACH ROW
+         WHEN (NEW.item_id = {second}) EXECUTE FUNCTION fail_second();"
+    );
     app.wms
-        .write(move |c| Ok(c.execute_batch(&trigger)?))
+        .write(move |c| {
+            Ok(c.execute_batch(match c.dialect() {
+                depot_sql::Dialect::Sqlite => &sqlite,
+                depot_sql::Dialect::Postgres => &postgres,
+            })?)
+        })
         .await
         .expect("trigger");
     let events = app.event_count().await;
@@ -346,7 +357,12 @@ async fn a_job_that_fails_changes_nothing() {
 
     // Nothing of the failed run stands, not even its key: the job runs now.
     app.wms
-        .write(|c| Ok(c.execute_batch("DROP TRIGGER fail_second")?))
+        .write(|c| {
+            Ok(c.execute_batch(match c.dialect() {
+                depot_sql::Dialect::Sqlite => "DROP TRIGGER fail_second",
+                depot_sql::Dialect::Postgres => "DROP TRIGGER fail_second ON pricing_changes",
+            })?)
+        })
         .await
         .expect("drop");
     let r = execute(&app, json!({"job_id": "j-1"})).await;

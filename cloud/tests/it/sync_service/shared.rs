@@ -25,7 +25,8 @@ async fn both_online(edge: &mut FakeEdge, sessions: [&str; 2]) {
 
 pub(crate) async fn two_instances(url: &MqttUrl, tag: &str) {
     let w = world(&format!("e1-{tag}")).await;
-    let twin = Wms::open(w.cloud.path(), "cloud").expect("a second instance on the database");
+    let twin = Wms::open(&w.cloud.data_dir().join("cloud.db"), "cloud")
+        .expect("a second instance on the database");
     let mut edge = FakeEdge::connect(url, &w, tag).await;
     let group = format!("depot-cloud-{tag}");
     let a = start_shared_service(&w.cloud, url, &format!("{tag}-a"), Some(group.clone()));

@@ -3,17 +3,15 @@
 
 use super::{SCAN, Sighting, backfill, note, scan_args, search};
 use crate::error::Result;
-use crate::store::migrations;
 use depot_protocol::crm::buyers::{BuyerFilter, BuyerItem, BuyerMatch, parse_search};
 use depot_protocol::{BusinessId, Page, Timestamp};
+use depot_sql::{Db, params};
 use proptest::prelude::*;
-use rusqlite::Connection;
 
 const B: BusinessId = BusinessId(1);
 
-fn db() -> Result<Connection> {
-    let mut conn = Connection::open_in_memory()?;
-    migrations().to_latest(&mut conn)?;
+fn db() -> Result<Db> {
+    let conn = crate::store::memory(u32::MAX)?;
     conn.execute_batch(
         "INSERT INTO businesses (id, name, currency, timezone, created_at)
          VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x')",
@@ -26,7 +24,7 @@ fn at(s: &str) -> Timestamp {
 }
 
 fn seen(
-    conn: &Connection,
+    conn: &Db,
     b: BusinessId,
     (name, email, phone): (Option<&str>, Option<&str>, Option<&str>),
     channel: &str,
@@ -46,18 +44,13 @@ fn seen(
     )
 }
 
-fn find(
-    conn: &Connection,
-    key_type: &str,
-    key: &str,
-    filter: Option<&str>,
-) -> Result<Vec<BuyerItem>> {
+fn find(conn: &Db, key_type: &str, key: &str, filter: Option<&str>) -> Result<Vec<BuyerItem>> {
     let s = parse_search(key_type, Some(key), filter)
         .map_err(|e| crate::WmsError::Internal(format!("{key:?} refused: {e:?}")))?;
     Ok(search(conn, B, &s, Page::default())?.0)
 }
 
-fn buyer(conn: &Connection, id: Option<i64>) -> Result<Option<BuyerItem>> {
+fn buyer(conn: &Db, id: Option<i64>) -> Result<Option<BuyerItem>> {
     Ok(find(conn, "by_id", &id.unwrap_or_default().to_string(), None)?.pop())
 }
 
@@ -317,7 +310,7 @@ fn like_metacharacters_and_quotes_stay_literal() -> Result<()> {
         )?),
         ["x'; drop table buyers; --"]
     );
-    let n: i64 = conn.query_row("SELECT COUNT(*) FROM buyers", [], |r| r.get(0))?;
+    let n: i64 = conn.query_row("SELECT COUNT(*) FROM buyers", params![], |r| r.get(0))?;
     assert_eq!(n, 6);
     Ok(())
 }
@@ -335,14 +328,13 @@ fn every_search_is_a_range_of_the_index() -> Result<()> {
         let BuyerMatch::Terms(scan) = s.by else {
             panic!("{key_type} is not a scan")
         };
-        let mut stmt = conn.prepare(&format!(
+        let stmt = &format!(
             "EXPLAIN QUERY PLAN SELECT b.id FROM buyers b WHERE b.business_id = ? AND {SCAN}"
-        ))?;
-        let mut args = vec![rusqlite::types::Value::from(B.0)];
+        );
+        let mut args = vec![depot_sql::Value::from(B.0)];
         args.extend(scan_args(B, &scan));
-        let plan: Vec<String> = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| r.get(3))?
-            .collect::<rusqlite::Result<_>>()?;
+        let plan: Vec<String> =
+            conn.query_map(stmt, &depot_sql::params_from_iter(&args), |r| r.get(3))?;
         assert!(
             plan.iter()
                 .any(|p| p.contains("PRIMARY KEY (business_id=? AND kind=? AND term>? AND term<?)")),
@@ -375,7 +367,7 @@ fn buyers_are_built_from_orders_already_stored() -> Result<()> {
     assert_eq!(found[0].last_seen, at("2024-02-01T00:00:00Z"));
     let total: i64 = conn.query_row(
         "SELECT n FROM row_counts WHERE business_id = 1 AND tbl = 'buyers'",
-        [],
+        params![],
         |r| r.get(0),
     )?;
     assert_eq!(total, 1);
@@ -466,9 +458,8 @@ fn names_are_found_however_they_are_accented() -> Result<()> {
 /// them written again by its migration.
 #[test]
 fn the_migration_folds_the_terms_already_written() -> Result<()> {
-    let mut conn = Connection::open_in_memory()?;
     let before_folding = 26;
-    migrations().to_version(&mut conn, before_folding)?;
+    let conn = crate::store::memory(before_folding)?;
     conn.execute_batch(
         "INSERT INTO businesses (id, name, currency, timezone, created_at)
          VALUES (1, 'a', 'EUR', 'UTC', 'x');
@@ -480,7 +471,7 @@ fn the_migration_folds_the_terms_already_written() -> Result<()> {
          VALUES (1, 'n', 'ana muñoz', 7), (1, 'n', 'muñoz', 7);",
     )?;
     assert!(find(&conn, "by_name", "munoz", None)?.is_empty());
-    migrations().to_latest(&mut conn)?;
+    crate::store::migrate(&conn)?;
     assert_eq!(
         names(&find(&conn, "by_name", "munoz", None)?),
         ["Ana Muñoz"]
@@ -489,7 +480,7 @@ fn the_migration_folds_the_terms_already_written() -> Result<()> {
         names(&find(&conn, "by_name", "muñoz", None)?),
         ["Ana Muñoz"]
     );
-    let terms: i64 = conn.query_row("SELECT count(*) FROM buyer_terms", [], |r| r.get(0))?;
+    let terms: i64 = conn.query_row("SELECT count(*) FROM buyer_terms", params![], |r| r.get(0))?;
     assert_eq!(terms, 5, "ana munoz, munoz, ana@x.com, and both reversed");
     Ok(())
 }

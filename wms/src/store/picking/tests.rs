@@ -3,26 +3,25 @@
 
 use super::{add_picked, remaining};
 use crate::error::Result;
-use crate::store::migrations;
 use depot_protocol::{OrderId, PickLineId, WaveId};
-use rusqlite::Connection;
+use depot_sql::{Db, params};
 
 /// What `remaining` answered before the counters: the sums over the lines.
-fn summed(conn: &Connection, wave: i64, order: i64) -> Result<(i64, i64)> {
+fn summed(conn: &Db, wave: i64, order: i64) -> Result<(i64, i64)> {
     Ok(conn.query_row(
         "SELECT COALESCE(SUM(quantity - picked), 0),
                 COALESCE(SUM(CASE WHEN order_id = ?2 THEN quantity - picked ELSE 0 END), 0)
          FROM pick_lines
          WHERE wave_id = ?1
            AND order_id NOT IN (SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled')",
-        [wave, order],
+        params![wave, order],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?)
 }
 
 /// Two waves: wave 1 with orders 1..=3 (lines of 5, 3 and 4 units, order 1
 /// with two lines), wave 2 with order 4.
-fn fill(conn: &Connection) -> Result<()> {
+fn fill(conn: &Db) -> Result<()> {
     conn.execute_batch(
         "PRAGMA foreign_keys = OFF; -- the lines' items do not matter here
          INSERT INTO businesses (id, name, currency, timezone, created_at) VALUES (1, 'a', 'EUR', 'UTC', 'x');
@@ -45,7 +44,7 @@ fn fill(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-fn agree(conn: &Connection) -> Result<()> {
+fn agree(conn: &Db) -> Result<()> {
     for (wave, order) in [(1, 1), (1, 2), (1, 3), (2, 4)] {
         assert_eq!(
             remaining(conn, WaveId(wave), OrderId(order))?.0,
@@ -54,7 +53,7 @@ fn agree(conn: &Connection) -> Result<()> {
         );
         let cancelled: bool = conn.query_row(
             "SELECT status = 'cancelled' FROM orders WHERE id = ?1",
-            [order],
+            params![order],
             |r| r.get(0),
         )?;
         // A scan never answers for a cancelled order: its lines are not
@@ -70,18 +69,17 @@ fn agree(conn: &Connection) -> Result<()> {
     Ok(())
 }
 
-fn status(conn: &Connection, order: i64, status: &str) -> Result<()> {
+fn status(conn: &Db, order: i64, status: &str) -> Result<()> {
     conn.execute(
         "UPDATE orders SET status = ?2, updated_at = 'y' WHERE id = ?1",
-        rusqlite::params![order, status],
+        depot_sql::params![order, status],
     )?;
     Ok(())
 }
 
 #[test]
 fn counters_follow_picks_and_cancellations() -> Result<()> {
-    let mut conn = Connection::open_in_memory()?;
-    migrations().to_latest(&mut conn)?;
+    let conn = crate::store::memory(u32::MAX)?;
     fill(&conn)?;
     agree(&conn)?;
     assert_eq!(remaining(&conn, WaveId(1), OrderId(1))?, (13, 6));
@@ -107,14 +105,13 @@ fn counters_follow_picks_and_cancellations() -> Result<()> {
 
 #[test]
 fn the_migration_counts_waves_already_made() -> Result<()> {
-    let mut conn = Connection::open_in_memory()?;
-    migrations().to_version(&mut conn, 17)?;
+    let conn = crate::store::memory(17)?;
     fill(&conn)?;
     conn.execute_batch(
         "UPDATE pick_lines SET picked = 2 WHERE id = 1;
          UPDATE orders SET status = 'cancelled' WHERE id = 3;",
     )?;
-    migrations().to_latest(&mut conn)?;
+    crate::store::migrate(&conn)?;
     agree(&conn)?;
     assert_eq!(remaining(&conn, WaveId(1), OrderId(1))?.0, 7);
     status(&conn, 3, "confirmed")?;
@@ -127,8 +124,7 @@ fn the_migration_counts_waves_already_made() -> Result<()> {
 /// carry one, a scan is checked against what is left.
 #[test]
 fn picked_counts_stay_within_the_ceiling() -> Result<()> {
-    let mut conn = Connection::open_in_memory()?;
-    migrations().to_latest(&mut conn)?;
+    let conn = crate::store::memory(u32::MAX)?;
     fill(&conn)?;
     let max = depot_protocol::stock::MAX_ON_HAND;
     for q in [i64::MAX, i64::MIN, max + 1, -2] {

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::store::{maybe, parse_ts, ts};
 use depot_protocol::sync::message::Landmark;
 use depot_protocol::{BusinessId, Timestamp};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// An edge as the cloud knows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
@@ -50,17 +50,18 @@ pub struct EdgeRecord {
 }
 
 pub fn register_edge(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     name: Option<&str>,
     at: &Timestamp,
 ) -> Result<u32> {
-    let node: u32 = conn.query_row("SELECT COALESCE(MAX(node), 0) + 1 FROM edges", [], |r| {
-        r.get(0)
-    })?;
-    conn.prepare_cached("INSERT INTO edges (business_id, edge_id, node, name, registered_at) VALUES (?1, ?2, ?3, ?4, ?5)")?
-        .execute(params![business.0, edge, node, name, ts(at)])?;
+    let node: u32 = conn.query_row(
+        "SELECT COALESCE(MAX(node), 0) + 1 FROM edges",
+        params![],
+        |r| r.get(0),
+    )?;
+    conn.execute("INSERT INTO edges (business_id, edge_id, node, name, registered_at) VALUES (?1, ?2, ?3, ?4, ?5)", params![business.0, edge, node, name, ts(at)])?;
     Ok(node)
 }
 
@@ -68,7 +69,7 @@ const COLS: &str = "business_id, edge_id, node, name, registered_at, up_cursor, 
                     reported_head, online, state_at, taking_back_after, refused,
                     last_refused_kind, last_refused_reason, last_refused_at";
 
-fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
+fn row(r: &depot_sql::Row<'_>) -> depot_sql::Result<EdgeRecord> {
     let up_cursor: i64 = r.get(5)?;
     let reported_head: Option<i64> = r.get(8)?;
     Ok(EdgeRecord {
@@ -76,7 +77,7 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
         edge_id: r.get(1)?,
         node: r.get(2)?,
         name: r.get(3)?,
-        registered_at: parse_ts(&r.get::<_, String>(4)?)?,
+        registered_at: parse_ts(&r.get::<String>(4)?)?,
         up_cursor,
         last_seen: opt_ts(r, 6)?,
         version: r.get(7)?,
@@ -89,10 +90,10 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
         taking_back_after: r.get(11)?,
         warehouses: Vec::new(),
         refused: r.get(12)?,
-        last_refused: match (r.get::<_, Option<String>>(13)?, opt_ts(r, 15)?) {
+        last_refused: match (r.get::<Option<String>>(13)?, opt_ts(r, 15)?) {
             (Some(kind), Some(at)) => Some(Refused {
                 kind,
-                reason: r.get::<_, Option<String>>(14)?.unwrap_or_default(),
+                reason: r.get::<Option<String>>(14)?.unwrap_or_default(),
                 at,
                 direction: None,
             }),
@@ -103,64 +104,62 @@ fn row(r: &rusqlite::Row) -> rusqlite::Result<EdgeRecord> {
 
 /// The warehouses an edge serves (empty: all of its business's).
 pub fn edge_warehouses(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
 ) -> Result<Vec<depot_protocol::WarehouseId>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT warehouse_id FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2
-         ORDER BY warehouse_id",
-    )?;
-    let rows = stmt.query_map(params![business.0, edge], |r| {
+    let stmt = "SELECT warehouse_id FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2
+         ORDER BY warehouse_id";
+    let rows = conn.query_map(stmt, params![business.0, edge], |r| {
         Ok(depot_protocol::WarehouseId(r.get(0)?))
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// Makes `warehouses` the ones an edge serves (empty: all).
 pub fn set_edge_warehouses(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     warehouses: &[depot_protocol::WarehouseId],
 ) -> Result<()> {
-    conn.prepare_cached("DELETE FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2")?
-        .execute(params![business.0, edge])?;
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO edge_warehouses (business_id, edge_id, warehouse_id) VALUES (?1, ?2, ?3)
-         ON CONFLICT DO NOTHING",
+    conn.execute(
+        "DELETE FROM edge_warehouses WHERE business_id = ?1 AND edge_id = ?2",
+        params![business.0, edge],
     )?;
+    let insert =
+        "INSERT INTO edge_warehouses (business_id, edge_id, warehouse_id) VALUES (?1, ?2, ?3)
+         ON CONFLICT DO NOTHING";
     for w in warehouses {
-        insert.execute(params![business.0, edge, w.0])?;
+        conn.execute(insert, params![business.0, edge, w.0])?;
     }
     Ok(())
 }
 
 /// Cloud side: one of an edge's events was refused here.
 pub fn note_refused(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     kind: &str,
     reason: &str,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE edges SET refused = refused + 1, last_refused_kind = ?3, last_refused_reason = ?4,
                 last_refused_at = ?5
          WHERE business_id = ?1 AND edge_id = ?2",
-    )?
-    .execute(params![business.0, edge, kind, reason, ts(at)])?;
+        params![business.0, edge, kind, reason, ts(at)],
+    )?;
     Ok(())
 }
 
-pub fn edge(conn: &Connection, business: BusinessId, edge: &str) -> Result<Option<EdgeRecord>> {
-    let Some(mut record) = maybe(
-        conn.prepare_cached(&format!(
-            "SELECT {COLS} FROM edges WHERE business_id = ?1 AND edge_id = ?2"
-        ))?
-        .query_row(params![business.0, edge], row),
-    )?
+pub fn edge(conn: &Db, business: BusinessId, edge: &str) -> Result<Option<EdgeRecord>> {
+    let Some(mut record) = maybe(conn.query_row(
+        &format!("SELECT {COLS} FROM edges WHERE business_id = ?1 AND edge_id = ?2"),
+        params![business.0, edge],
+        row,
+    ))?
     else {
         return Ok(None);
     };
@@ -168,12 +167,10 @@ pub fn edge(conn: &Connection, business: BusinessId, edge: &str) -> Result<Optio
     Ok(Some(record))
 }
 
-pub fn edges(conn: &Connection, business: BusinessId) -> Result<Vec<EdgeRecord>> {
-    let mut stmt = conn.prepare_cached(&format!(
-        "SELECT {COLS} FROM edges WHERE business_id = ?1 ORDER BY edge_id"
-    ))?;
-    let rows = stmt.query_map([business.0], row)?;
-    let mut records: Vec<EdgeRecord> = rows.collect::<rusqlite::Result<_>>()?;
+pub fn edges(conn: &Db, business: BusinessId) -> Result<Vec<EdgeRecord>> {
+    let stmt = &format!("SELECT {COLS} FROM edges WHERE business_id = ?1 ORDER BY edge_id");
+    let rows = conn.query_map(stmt, params![business.0], row)?;
+    let mut records: Vec<EdgeRecord> = rows;
     for r in &mut records {
         r.warehouses = edge_warehouses(conn, business, &r.edge_id)?;
     }
@@ -181,7 +178,7 @@ pub fn edges(conn: &Connection, business: BusinessId) -> Result<Vec<EdgeRecord>>
 }
 
 pub fn advance(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     cursor: i64,
@@ -191,12 +188,13 @@ pub fn advance(
     // from going stale between hellos without a write of its own. An edge
     // that never reported a head (an older version) keeps an unknown one,
     // rather than a backlog of 0 that nobody measured.
-    conn.prepare_cached(
-        "UPDATE edges SET up_cursor = MAX(up_cursor, ?3), last_seen = ?4,
-                reported_head = MAX(reported_head, ?3)
+    conn.execute(
+        "UPDATE edges SET up_cursor = CASE WHEN ?3 > up_cursor THEN ?3 ELSE up_cursor END,
+                last_seen = ?4,
+                reported_head = CASE WHEN ?3 > reported_head THEN ?3 ELSE reported_head END
          WHERE business_id = ?1 AND edge_id = ?2",
-    )?
-    .execute(params![business.0, edge, cursor, ts(at)])?;
+        params![business.0, edge, cursor, ts(at)],
+    )?;
     Ok(())
 }
 
@@ -222,22 +220,20 @@ pub struct Sighting {
 /// when this is news: a registered edge that was offline, or a new run of
 /// one (a restart whose last will has not arrived).
 pub fn seen(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     s: &Sighting,
     at: &Timestamp,
 ) -> Result<bool> {
-    let before: Option<(bool, Option<String>)> = maybe(
-        conn.prepare_cached(
-            "SELECT online, state_session FROM edges WHERE business_id = ?1 AND edge_id = ?2",
-        )?
-        .query_row(params![business.0, edge], |r| Ok((r.get(0)?, r.get(1)?))),
-    )?;
+    let before: Option<(bool, Option<String>)> = maybe(conn.query_row(
+        "SELECT online, state_session FROM edges WHERE business_id = ?1 AND edge_id = ?2",
+        params![business.0, edge],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    ))?;
     let news = before
         .is_some_and(|(online, session)| !online || (s.session.is_some() && session != s.session));
-    conn.prepare_cached(
-        "UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
+    conn.execute("UPDATE edges SET last_seen = ?3, version = COALESCE(?4, version),
                 reported_head = COALESCE(?5, reported_head),
                 state_at = CASE WHEN online = 1 AND state_session IS NOT DISTINCT FROM ?6 THEN state_at ELSE ?3 END,
                 online_by_state = CASE WHEN ?9 <> 0 THEN 1
@@ -245,9 +241,7 @@ pub fn seen(
                                        ELSE 0 END,
                 online = 1, state_session = COALESCE(?6, state_session),
                 taking_back_after = CASE WHEN ?7 <> 0 THEN ?8 ELSE taking_back_after END
-         WHERE business_id = ?1 AND edge_id = ?2",
-    )?
-    .execute(params![
+         WHERE business_id = ?1 AND edge_id = ?2", params![
         business.0,
         edge,
         ts(at),
@@ -265,19 +259,17 @@ pub fn seen(
 /// to say when they go) and not heard from since `before`: they go offline.
 /// Answers each with the session that went.
 pub fn expire_unstated(
-    conn: &Connection,
+    conn: &Db,
     before: &Timestamp,
     at: &Timestamp,
 ) -> Result<Vec<(BusinessId, String, String)>> {
-    let mut stmt = conn.prepare_cached(
-        "UPDATE edges SET online = 0, state_at = ?2
+    let stmt = "UPDATE edges SET online = 0, state_at = ?2
          WHERE online = 1 AND online_by_state = 0 AND (last_seen IS NULL OR last_seen < ?1)
-         RETURNING business_id, edge_id, COALESCE(state_session, '')",
-    )?;
-    let rows = stmt.query_map(params![ts(before), ts(at)], |r| {
+         RETURNING business_id, edge_id, COALESCE(state_session, '')";
+    let rows = conn.query_map(stmt, params![ts(before), ts(at)], |r| {
         Ok((BusinessId(r.get(0)?), r.get(1)?, r.get(2)?))
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }
 
 /// An edge's last will (or clean goodbye) said `offline` for `session`.
@@ -285,28 +277,28 @@ pub fn expire_unstated(
 /// which the broker may publish after the next run's `online`, changes
 /// nothing. True when it went offline.
 pub fn gone(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     edge: &str,
     session: &str,
     at: &Timestamp,
 ) -> Result<bool> {
-    let n = conn
-        .prepare_cached(
-            "UPDATE edges SET online = 0, state_at = ?4
+    let n = conn.execute(
+        "UPDATE edges SET online = 0, state_at = ?4
          WHERE business_id = ?1 AND edge_id = ?2 AND online = 1
            AND (state_session IS NULL OR state_session = ?3)",
-        )?
-        .execute(params![business.0, edge, session, ts(at)])?;
+        params![business.0, edge, session, ts(at)],
+    )?;
     Ok(n == 1)
 }
 
 /// Whether the event at `rev` of this log is the one `last` names.
-pub fn holds(conn: &Connection, last: Landmark) -> Result<bool> {
-    let id: Option<String> = maybe(
-        conn.prepare_cached("SELECT id FROM events WHERE seq = ?1")?
-            .query_row([last.rev], |r| r.get(0)),
-    )?;
+pub fn holds(conn: &Db, last: Landmark) -> Result<bool> {
+    let id: Option<String> = maybe(conn.query_row(
+        "SELECT id FROM events WHERE seq = ?1",
+        params![last.rev],
+        |r| r.get(0),
+    ))?;
     Ok(id.is_some_and(|id| id == last.id.0.to_string()))
 }
 
@@ -327,15 +319,13 @@ pub struct FleetGroup {
 }
 
 /// The fleet by `online`: at most two groups.
-pub fn fleet(conn: &Connection) -> Result<Vec<FleetGroup>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT online, COUNT(*),
-                COALESCE(SUM(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                COALESCE(MAX(MAX(COALESCE(reported_head, up_cursor) - up_cursor, 0)), 0),
-                MIN(last_seen), SUM(taking_back_after IS NOT NULL), SUM(refused)
-         FROM edges GROUP BY online",
-    )?;
-    let rows = stmt.query_map([], |r| {
+pub fn fleet(conn: &Db) -> Result<Vec<FleetGroup>> {
+    let stmt = "SELECT online, COUNT(*),
+                COALESCE(SUM(CASE WHEN reported_head > up_cursor THEN reported_head - up_cursor ELSE 0 END), 0),
+                COALESCE(MAX(CASE WHEN reported_head > up_cursor THEN reported_head - up_cursor ELSE 0 END), 0),
+                MIN(last_seen), SUM(CASE WHEN taking_back_after IS NOT NULL THEN 1 ELSE 0 END), SUM(refused)
+         FROM edges GROUP BY online";
+    let rows = conn.query_map(stmt, params![], |r| {
         Ok(FleetGroup {
             online: r.get(0)?,
             count: r.get(1)?,
@@ -346,5 +336,5 @@ pub fn fleet(conn: &Connection) -> Result<Vec<FleetGroup>> {
             refused: r.get(6)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    Ok(rows)
 }

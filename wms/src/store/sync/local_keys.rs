@@ -3,7 +3,7 @@
 use crate::error::Result;
 use crate::store::{maybe, ts};
 use depot_protocol::{BusinessId, Timestamp};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// Edge side: a key provisioned in the box's configuration, by its SHA-256.
 #[derive(Clone, PartialEq, Eq)]
@@ -36,7 +36,7 @@ const LOCAL_LABEL: &str = "provisioned in the edge's configuration";
 /// `replica::upsert_key`), so the cloud's revocation reaches the box, and it
 /// is not installed again next to it.
 pub fn install_local_keys(
-    conn: &Connection,
+    conn: &Db,
     business: BusinessId,
     keys: &[LocalKey],
     at: &Timestamp,
@@ -51,57 +51,51 @@ pub fn install_local_keys(
         i64::from(node) << crate::store::ids::NODE_SHIFT,
         (i64::from(node) + 1) << crate::store::ids::NODE_SHIFT,
     );
-    let installed: Vec<(i64, Vec<u8>, i64)> = conn
-        .prepare_cached("SELECT id, hash, business_id FROM api_keys WHERE id > ?1 AND id < ?2")?
-        .query_map(params![lo, hi], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<rusqlite::Result<_>>()?;
+    let installed: Vec<(i64, Vec<u8>, i64)> = conn.query_map(
+        "SELECT id, hash, business_id FROM api_keys WHERE id > ?1 AND id < ?2",
+        params![lo, hi],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
     for (id, hash, owner) in &installed {
         if *owner != business.0 || !keys.iter().any(|k| k.hash[..] == hash[..]) {
-            conn.prepare_cached("DELETE FROM api_keys WHERE id = ?1")?
-                .execute([id])?;
+            conn.execute("DELETE FROM api_keys WHERE id = ?1", params![id])?;
         }
     }
     if !keys.is_empty() {
         // A box that has never been online has no business row yet, and a
         // key must belong to one: a stand-in, which the cloud's
         // `business.created` overwrites when it arrives.
-        conn.prepare_cached(
+        conn.execute(
             "INSERT INTO businesses (id, name, currency, timezone, created_at)
              VALUES (?1, ?2, 'XXX', 'UTC', ?3) ON CONFLICT DO NOTHING",
-        )?
-        .execute(params![
-            business.0,
-            format!("business {business} (not synced yet)"),
-            ts(at)
-        ])?;
+            params![
+                business.0,
+                format!("business {business} (not synced yet)"),
+                ts(at)
+            ],
+        )?;
     }
     let mut live = 0;
     for k in keys {
-        let known: Option<Option<String>> = maybe(
-            conn.prepare_cached("SELECT revoked_at FROM api_keys WHERE hash = ?1")?
-                .query_row([&k.hash[..]], |r| r.get(0)),
-        )?;
+        let known: Option<Option<String>> = maybe(conn.query_row(
+            "SELECT revoked_at FROM api_keys WHERE hash = ?1",
+            params![&k.hash[..]],
+            |r| r.get(0),
+        ))?;
         match known {
             // Installed before, or the cloud's own key: left as it is.
             Some(revoked) => live += usize::from(revoked.is_none()),
             None => {
-                let next: i64 = conn
-                    .prepare_cached(
-                        "SELECT COALESCE(MAX(id), ?1) + 1 FROM api_keys WHERE id > ?1 AND id < ?2",
-                    )?
-                    .query_row(params![lo, hi], |r| r.get(0))?;
-                conn.prepare_cached(
+                let next: i64 = conn.query_row(
+                    "SELECT COALESCE(MAX(id), ?1) + 1 FROM api_keys WHERE id > ?1 AND id < ?2",
+                    params![lo, hi],
+                    |r| r.get(0),
+                )?;
+                conn.execute(
                     "INSERT INTO api_keys (id, business_id, hash, prefix, label, created_at)
                      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![
-                    next,
-                    business.0,
-                    &k.hash[..],
-                    k.prefix,
-                    LOCAL_LABEL,
-                    ts(at)
-                ])?;
+                    params![next, business.0, &k.hash[..], k.prefix, LOCAL_LABEL, ts(at)],
+                )?;
                 live += 1;
             }
         }

@@ -26,10 +26,10 @@ pub struct Refused {
 }
 
 pub(super) fn opt_ts(
-    r: &rusqlite::Row,
+    r: &depot_sql::Row<'_>,
     i: usize,
-) -> rusqlite::Result<Option<chrono::DateTime<chrono::Utc>>> {
-    r.get::<_, Option<String>>(i)?
+) -> depot_sql::Result<Option<chrono::DateTime<chrono::Utc>>> {
+    r.get::<Option<String>>(i)?
         .map(|s| parse_ts(&s))
         .transpose()
 }

@@ -8,40 +8,39 @@ use crate::error::Result;
 use crate::store::{maybe, ts};
 use depot_protocol::sync::message::Landmark;
 use depot_protocol::{EventId, Timestamp};
-use rusqlite::{Connection, params};
+use depot_sql::{Db, params};
 
 /// Edge side: sync refused an event, `from_cloud` (a change of the cloud's
 /// refused here) or not (one of this box's the cloud refused).
 pub fn note_refused_here(
-    conn: &Connection,
+    conn: &Db,
     from_cloud: bool,
     kind: &str,
     reason: &str,
     at: &Timestamp,
 ) -> Result<()> {
-    conn.prepare_cached(
+    conn.execute(
         "UPDATE sync_state SET refused_down = refused_down + ?1, refused_up = refused_up + 1 - ?1,
                 last_refused_kind = ?2, last_refused_reason = ?3, last_refused_at = ?4,
                 last_refused_direction = CASE WHEN ?1 <> 0 THEN 'from_cloud' ELSE 'by_cloud' END
          WHERE singleton = 1",
-    )?
-    .execute(params![from_cloud, kind, reason, ts(at)])?;
+        params![from_cloud, kind, reason, ts(at)],
+    )?;
     Ok(())
 }
 
 /// Edge side: (acknowledged out_seq, last cloud rev applied).
-pub fn state(conn: &Connection) -> Result<(i64, i64)> {
-    Ok(conn
-        .prepare_cached("SELECT acked, down_cursor FROM sync_state WHERE singleton = 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?)
+pub fn state(conn: &Db) -> Result<(i64, i64)> {
+    Ok(conn.query_row(
+        "SELECT acked, down_cursor FROM sync_state WHERE singleton = 1",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
 }
 
-pub fn set_acked(conn: &Connection, through: i64, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE sync_state SET acked = CASE WHEN acked > ?1 THEN acked ELSE ?1 END, last_ack_at = ?2
-         WHERE singleton = 1",
-    )?
-    .execute(params![through, ts(at)])?;
+pub fn set_acked(conn: &Db, through: i64, at: &Timestamp) -> Result<()> {
+    conn.execute("UPDATE sync_state SET acked = CASE WHEN acked > ?1 THEN acked ELSE ?1 END, last_ack_at = ?2
+         WHERE singleton = 1", params![through, ts(at)])?;
     Ok(())
 }
 
@@ -65,37 +64,36 @@ pub struct Recovery {
 }
 
 /// The recovery under way, if the log is not known whole.
-pub fn recovery(conn: &Connection) -> Result<Option<Recovery>> {
-    maybe(
-        conn.prepare_cached(
-            "SELECT recover_from, recovered, shifted, recover_stalled FROM sync_state
+pub fn recovery(conn: &Db) -> Result<Option<Recovery>> {
+    maybe(conn.query_row(
+        "SELECT recover_from, recovered, shifted, recover_stalled FROM sync_state
              WHERE singleton = 1 AND recover_from IS NOT NULL",
-        )?
-        .query_row([], |r| {
+        params![],
+        |r| {
             let from: i64 = r.get(0)?;
             Ok(Recovery {
                 from,
-                recovered: r.get::<_, Option<i64>>(1)?.unwrap_or(from),
+                recovered: r.get::<Option<i64>>(1)?.unwrap_or(from),
                 shifted: r.get(2)?,
                 stalled: r.get(3)?,
             })
-        }),
-    )
+        },
+    ))
 }
 
 /// Marks the log as certain only through `from`: a restored database.
-pub fn start_recovery(conn: &Connection, from: i64) -> Result<()> {
+pub fn start_recovery(conn: &Db, from: i64) -> Result<()> {
     conn.execute(
         "UPDATE sync_state SET recover_from = ?1, recovered = ?1, shifted = 0, recover_stalled = NULL
          WHERE singleton = 1",
-        [from],
+        params![from],
     )?;
     // A copy taken during a recovery has that recovery's floors, which what
     // it made after the copy was taken also numbered from.
     crate::store::ids::clear_floors(conn)
 }
 
-pub fn set_recovery(conn: &Connection, recovered: i64, shifted: bool) -> Result<()> {
+pub fn set_recovery(conn: &Db, recovered: i64, shifted: bool) -> Result<()> {
     conn.execute(
         "UPDATE sync_state SET recovered = ?1, shifted = ?2 WHERE singleton = 1",
         params![recovered, shifted],
@@ -104,20 +102,20 @@ pub fn set_recovery(conn: &Connection, recovered: i64, shifted: bool) -> Result<
 }
 
 /// Why the recovery cannot go on, or `None` once it can.
-pub fn set_recovery_stalled(conn: &Connection, why: Option<&str>) -> Result<()> {
+pub fn set_recovery_stalled(conn: &Db, why: Option<&str>) -> Result<()> {
     conn.execute(
         "UPDATE sync_state SET recover_stalled = ?1 WHERE singleton = 1",
-        [why],
+        params![why],
     )?;
     Ok(())
 }
 
 /// The log is whole again.
-pub fn end_recovery(conn: &Connection) -> Result<()> {
+pub fn end_recovery(conn: &Db) -> Result<()> {
     conn.execute(
         "UPDATE sync_state SET recover_from = NULL, recovered = NULL, shifted = 0, recover_stalled = NULL
          WHERE singleton = 1",
-        [],
+        params![],
     )?;
     crate::store::ids::clear_floors(conn)
 }
@@ -125,30 +123,34 @@ pub fn end_recovery(conn: &Connection) -> Result<()> {
 /// Edge side: the cloud has less than it acknowledged (restored from an
 /// older backup); the acknowledgement moves back to `to` so the outbox sends
 /// the rest again, after a restart too. Never moves it forward.
-pub fn rewind_acked(conn: &Connection, to: i64) -> Result<()> {
-    conn.prepare_cached("UPDATE sync_state SET acked = ?1 WHERE singleton = 1 AND acked > ?1")?
-        .execute([to.max(0)])?;
+pub fn rewind_acked(conn: &Db, to: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET acked = ?1 WHERE singleton = 1 AND acked > ?1",
+        params![to.max(0)],
+    )?;
     Ok(())
 }
 
 /// Edge side: the cloud cannot serve from the down cursor: start over from
 /// the beginning of its log (applying is idempotent by event id), and count
 /// it.
-pub fn reset_down_cursor(conn: &Connection, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached(
+pub fn reset_down_cursor(conn: &Db, at: &Timestamp) -> Result<()> {
+    conn.execute(
         "UPDATE sync_state SET down_cursor = 0, last_rev = NULL, last_id = NULL,
                 resets = resets + 1, last_reset_at = ?1
          WHERE singleton = 1",
-    )?
-    .execute([ts(at)])?;
+        params![ts(at)],
+    )?;
     Ok(())
 }
 
 /// The last change of the cloud's log applied here.
-pub fn last_applied(conn: &Connection) -> Result<Option<Landmark>> {
-    let (rev, id): (Option<i64>, Option<String>) = conn
-        .prepare_cached("SELECT last_rev, last_id FROM sync_state WHERE singleton = 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+pub fn last_applied(conn: &Db) -> Result<Option<Landmark>> {
+    let (rev, id): (Option<i64>, Option<String>) = conn.query_row(
+        "SELECT last_rev, last_id FROM sync_state WHERE singleton = 1",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     let id = id.and_then(|id| uuid::Uuid::parse_str(&id).ok().map(EventId));
     Ok(match (rev, id) {
         (Some(rev), Some(id)) => Some(Landmark { rev, id }),
@@ -156,55 +158,46 @@ pub fn last_applied(conn: &Connection) -> Result<Option<Landmark>> {
     })
 }
 
-pub fn set_last_applied(conn: &Connection, last: Landmark) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE sync_state SET last_rev = ?1, last_id = ?2 WHERE singleton = 1 AND COALESCE(last_rev, 0) < ?1",
-    )?
-    .execute(params![last.rev, last.id.0.to_string()])?;
+pub fn set_last_applied(conn: &Db, last: Landmark) -> Result<()> {
+    conn.execute("UPDATE sync_state SET last_rev = ?1, last_id = ?2 WHERE singleton = 1 AND COALESCE(last_rev, 0) < ?1", params![last.rev, last.id.0.to_string()])?;
     Ok(())
 }
 
-pub fn set_down_cursor(conn: &Connection, rev: i64) -> Result<()> {
-    conn.prepare_cached(
-        "UPDATE sync_state SET down_cursor = CASE WHEN down_cursor > ?1 THEN down_cursor ELSE ?1 END
-         WHERE singleton = 1",
-    )?
-    .execute([rev])?;
+pub fn set_down_cursor(conn: &Db, rev: i64) -> Result<()> {
+    conn.execute("UPDATE sync_state SET down_cursor = CASE WHEN down_cursor > ?1 THEN down_cursor ELSE ?1 END
+         WHERE singleton = 1", params![rev])?;
     Ok(())
 }
 
 /// Edge side: the link went up or down.
 /// The link is up (`why_down` none), or down and why, if that is known.
-pub fn set_connected(
-    conn: &Connection,
-    up: bool,
-    why_down: Option<&str>,
-    at: &Timestamp,
-) -> Result<()> {
-    conn.prepare_cached(
+pub fn set_connected(conn: &Db, up: bool, why_down: Option<&str>, at: &Timestamp) -> Result<()> {
+    conn.execute(
         "UPDATE sync_state SET connected = ?1,
                 connected_since = CASE WHEN ?1 = connected THEN connected_since ELSE ?2 END,
                 link_error = CASE WHEN ?1 <> 0 THEN NULL ELSE COALESCE(?3, link_error) END
          WHERE singleton = 1",
-    )?
-    .execute(params![up, ts(at), why_down])?;
+        params![up, ts(at), why_down],
+    )?;
     Ok(())
 }
 
 /// Edge side: a new run of the link starts down, from `at`.
-pub fn link_starting(conn: &Connection, at: &Timestamp) -> Result<()> {
-    conn.prepare_cached(
+pub fn link_starting(conn: &Db, at: &Timestamp) -> Result<()> {
+    conn.execute(
         "UPDATE sync_state SET connected = 0, connected_since = ?1, link_error = NULL
          WHERE singleton = 1",
-    )?
-    .execute([ts(at)])?;
+        params![ts(at)],
+    )?;
     Ok(())
 }
 
 /// Connected, but what stands in the way of sync (`None`: nothing).
-pub fn set_link_trouble(conn: &Connection, why: Option<&str>) -> Result<()> {
-    conn.prepare_cached("UPDATE sync_state SET link_error = ?1 WHERE singleton = 1")?
-        .execute([why])?;
+pub fn set_link_trouble(conn: &Db, why: Option<&str>) -> Result<()> {
+    conn.execute(
+        "UPDATE sync_state SET link_error = ?1 WHERE singleton = 1",
+        params![why],
+    )?;
     Ok(())
 }
 
@@ -258,7 +251,7 @@ pub struct SyncRefusals {
     pub last: Option<Refused>,
 }
 
-pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
+pub fn snapshot(conn: &Db) -> Result<SyncSnapshot> {
     type Row = (
         i64,
         i64,
@@ -270,28 +263,27 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
         Option<String>,
     );
     let (acked, cloud_cursor, last_ack_at, connected, connected_since, resets, last_reset_at, link_error): Row = conn
-        .prepare_cached("SELECT acked, down_cursor, last_ack_at, connected, connected_since, resets, last_reset_at, link_error
-                         FROM sync_state WHERE singleton = 1")?
-        .query_row([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)))?;
+        .query_row("SELECT acked, down_cursor, last_ack_at, connected, connected_since, resets, last_reset_at, link_error
+                         FROM sync_state WHERE singleton = 1", params![], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?)))?;
     let head = crate::store::events::outgoing_head(conn)?;
-    let oldest_unacked_at = maybe(
-        conn.prepare_cached("SELECT at FROM events WHERE out_seq = ?1")?
-            .query_row([acked + 1], |r| r.get(0)),
-    )?;
-    let conflicts: i64 = conn
-        .prepare_cached("SELECT COUNT(*) FROM sync_conflicts")?
-        .query_row([], |r| r.get(0))?;
-    let refused = conn
-        .prepare_cached(
-            "SELECT refused_down, refused_up, last_refused_kind, last_refused_reason,
+    let oldest_unacked_at = maybe(conn.query_row(
+        "SELECT at FROM events WHERE out_seq = ?1",
+        params![acked + 1],
+        |r| r.get(0),
+    ))?;
+    let conflicts: i64 = conn.query_row("SELECT COUNT(*) FROM sync_conflicts", params![], |r| {
+        r.get(0)
+    })?;
+    let refused = conn.query_row(
+        "SELECT refused_down, refused_up, last_refused_kind, last_refused_reason,
                     last_refused_at, last_refused_direction
              FROM sync_state WHERE singleton = 1",
-        )?
-        .query_row([], |r| {
-            let last = match (r.get::<_, Option<String>>(2)?, opt_ts(r, 4)?) {
+        params![],
+        |r| {
+            let last = match (r.get::<Option<String>>(2)?, opt_ts(r, 4)?) {
                 (Some(kind), Some(at)) => Some(Refused {
                     kind,
-                    reason: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                    reason: r.get::<Option<String>>(3)?.unwrap_or_default(),
                     at,
                     direction: r.get(5)?,
                 }),
@@ -302,7 +294,8 @@ pub fn snapshot(conn: &Connection) -> Result<SyncSnapshot> {
                 by_cloud: r.get(1)?,
                 last,
             })
-        })?;
+        },
+    )?;
     Ok(SyncSnapshot {
         connected,
         connected_since,

@@ -51,11 +51,13 @@ struct Pair {
     warehouse: WarehouseId,
     item: ItemId,
     _dir: tempfile::TempDir,
+    /// The cloud's database when it is on PostgreSQL.
+    _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
 async fn pair() -> Pair {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let edge = Wms::open_node(&dir.path().join("edge.db"), "edge:mad-1", 1).expect("edge");
     let b = cloud
         .create_business("B", "EUR", "UTC")
@@ -85,6 +87,7 @@ async fn pair() -> Pair {
         warehouse: w.id,
         item: item.id,
         _dir: dir,
+        _database: database,
     };
     let outcomes = exchange(&mut p.cloud, &p.edge).await;
     assert!(

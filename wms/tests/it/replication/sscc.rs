@@ -28,6 +28,8 @@ struct Site {
     /// How much of the edge's log the cloud has.
     sent: i64,
     _dir: tempfile::TempDir,
+    /// The cloud's database when it is on PostgreSQL.
+    _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
 fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
@@ -36,7 +38,7 @@ fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
 
 async fn site() -> Site {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let b = cloud
         .create_business("B", "EUR", "UTC")
         .await
@@ -81,6 +83,7 @@ async fn site() -> Site {
         w,
         sent: 0,
         _dir: dir,
+        _database: database,
     };
     pull(&s).await;
     s

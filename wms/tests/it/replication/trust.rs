@@ -46,6 +46,8 @@ struct World {
     foreign: Records,
     unserved: Records,
     _dir: tempfile::TempDir,
+    /// The cloud's database when it is on PostgreSQL.
+    _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
 fn from<T: serde::de::DeserializeOwned>(v: Value) -> T {
@@ -267,7 +269,7 @@ async fn pull(cloud: &Wms, b: BusinessId, edge: &Wms) {
 
 async fn world() -> World {
     let dir = tempfile::tempdir().expect("tempdir");
-    let cloud = Wms::open(&dir.path().join("cloud.db"), "cloud").expect("cloud");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let a = tenant(&cloud, "A").await;
     let b = tenant(&cloud, "B").await;
     let served = warehouse(&cloud, a.business_id, "A1").await;
@@ -310,6 +312,7 @@ async fn world() -> World {
         foreign,
         unserved,
         _dir: dir,
+        _database: database,
     }
 }
 

@@ -895,3 +895,8 @@ CREATE TRIGGER wave_left_order_changed AFTER UPDATE OF status, wave_id ON orders
     WHEN ((OLD.status = 'cancelled' AND OLD.wave_id IS NOT NULL)
        OR (NEW.status = 'cancelled' AND NEW.wave_id IS NOT NULL))
     EXECUTE FUNCTION wave_left_order_changed();
+
+-- The rows SQLite's migrations seed: the sync state's one row (006) and
+-- the webhook fan-out's cursor (017), at the start of an empty log.
+INSERT INTO sync_state (singleton) VALUES (1);
+INSERT INTO webhook_cursor (id, seq) VALUES (1, 0);
