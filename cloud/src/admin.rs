@@ -306,6 +306,10 @@ impl Cli {
 }
 
 pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
+    if let Some(url) = settings.database.postgres() {
+        return Wms::open_postgres(url, &settings.data_dir, "cloud")
+            .context("opening the database on PostgreSQL (database.url)");
+    }
     let path = settings.database();
     Wms::open(&path, "cloud").with_context(|| format!("opening {}", path.display()))
 }
@@ -316,9 +320,12 @@ pub fn open(settings: &Settings) -> anyhow::Result<Wms> {
 pub fn open_to_serve(settings: &Settings) -> anyhow::Result<Wms> {
     let path = settings.database();
     let probe = settings.storage();
-    let wms = probe
-        .open_to_serve(|| Wms::open(&path, "cloud"))
-        .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?;
+    let wms = match settings.database.postgres() {
+        Some(_) => open(settings)?,
+        None => probe
+            .open_to_serve(|| Wms::open(&path, "cloud"))
+            .map_err(|e| anyhow::anyhow!("opening {}: {e}", path.display()))?,
+    };
     match probe.read(None) {
         Ok(s) if s.state != depot_wms::disk::StorageState::Ok => {
             tracing::warn!("disk: {}", s.summary());

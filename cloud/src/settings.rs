@@ -22,8 +22,11 @@ pub struct Settings {
     /// connection may wait for its next one, and how many connections are
     /// served at once.
     pub http: depot_wms::http::server::HttpSettings,
-    /// Where the database lives (`cloud.db` inside it).
+    /// Where the database lives (`cloud.db` inside it, unless
+    /// `database.url` names a server) and the documents.
     pub data_dir: PathBuf,
+    /// The database on a server, for a cloud past one machine.
+    pub database: DatabaseSettings,
     /// Free space on the data directory's disk, in MiB, below which the
     /// server warns that it is running out: in its log at start and in
     /// `/metrics` (`depot_storage_low`). When the disk is full every
@@ -253,6 +256,24 @@ pub struct CarrierSettings {
     pub webhook_secret: Secret,
 }
 
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseSettings {
+    /// PostgreSQL to keep the cloud's data in, as a URL:
+    /// `postgres://user:password@host:5432/depot?sslmode=require` (TLS by
+    /// the Mozilla roots; `sslmode=disable` for none, `prefer` by default).
+    /// Several instances may share one database. Empty: SQLite, `cloud.db`
+    /// in the data directory.
+    pub url: Secret,
+}
+
+impl DatabaseSettings {
+    /// The PostgreSQL URL, when one is set.
+    pub fn postgres(&self) -> Option<&str> {
+        Some(self.url.0.trim()).filter(|u| !u.is_empty())
+    }
+}
+
 /// A secret: usable, but never printed by `Debug`.
 #[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(transparent)]
@@ -283,6 +304,7 @@ impl Default for Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             http: Default::default(),
             data_dir: PathBuf::from("depot-data"),
+            database: DatabaseSettings::default(),
             low_disk_mib: 1024,
             rate_limit: RateLimit::default(),
             log: "info".into(),
@@ -342,6 +364,11 @@ impl Settings {
                     .to_owned(),
             )));
         }
+        if let Some(url) = settings.database.postgres() {
+            if let Err(e) = depot_sql::check_postgres_url(url) {
+                return Err(Box::new(figment::Error::from(format!("database.url: {e}"))));
+            }
+        }
         if let Err(e) = settings.http.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
@@ -399,10 +426,11 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 13] = [
+const FIELDS: [&str; 14] = [
     "listen",
     "http",
     "data_dir",
+    "database",
     "low_disk_mib",
     "rate_limit",
     "log",
@@ -588,6 +616,27 @@ mod tests {
         keys.sort_unstable();
         fields.sort_unstable();
         assert_eq!(keys, fields);
+    }
+
+    #[test]
+    fn the_database_on_a_server_from_the_environment_never_prints() {
+        figment::Jail::expect_with(|jail| {
+            assert_eq!(
+                Settings::load(None).map_err(|e| *e)?.database.postgres(),
+                None
+            );
+            let url = "postgres://depot:s3cr%C3%A9t@db.internal:5432/depot?sslmode=require";
+            jail.set_env("DEPOT_DATABASE__URL", url);
+            let s = Settings::load(None).map_err(|e| *e)?;
+            assert_eq!(s.database.postgres(), Some(url));
+            assert!(!format!("{s:?}").contains("s3cr"), "{s:?}");
+            for bad in ["mysql://h/db", "postgres://h:notaport/db", "/var/lib/depot"] {
+                jail.set_env("DEPOT_DATABASE__URL", bad);
+                let e = Settings::load(None).expect_err(bad).to_string();
+                assert!(e.contains("database.url"), "{bad}: {e}");
+            }
+            Ok(())
+        });
     }
 
     #[test]

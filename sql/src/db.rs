@@ -202,6 +202,19 @@ impl Db {
         })
     }
 
+    /// Waits for and takes the lock named `key`, held until the open
+    /// transaction ends: writers on several connections to one PostgreSQL
+    /// database take turns. A no-op on SQLite, whose write transaction
+    /// already excludes every other writer of the file.
+    pub fn lock_transaction(&self, key: i64) -> Result<()> {
+        match self.dialect() {
+            Dialect::Sqlite => Ok(()),
+            Dialect::Postgres => self
+                .execute("SELECT pg_advisory_xact_lock(?1)", crate::params![key])
+                .map(|_| ()),
+        }
+    }
+
     /// Closes the connection, saying whether it closed cleanly (SQLite
     /// checkpoints its write-ahead log when the last one closes).
     pub fn close(self) -> Result<()> {

@@ -35,6 +35,18 @@ pub use db::{Db, Dialect, Row};
 pub use error::{Constraint, Error, Result};
 pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef, params_from_iter};
 
+/// Whether `url` is a PostgreSQL URL the client can connect with, and if
+/// not, why (a setting is checked when it is read, not at first use).
+#[cfg(feature = "postgres")]
+pub fn check_postgres_url(url: &str) -> std::result::Result<(), String> {
+    if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err("must start with postgres:// or postgresql://".into());
+    }
+    url.parse::<::postgres::Config>()
+        .map(|_| ())
+        .map_err(|e| format!("not a PostgreSQL URL: {e}"))
+}
+
 /// A PostgreSQL URL with its database name replaced by `name` (a test's
 /// own database, a migration's target), its options kept.
 pub fn with_database(url: &str, name: &str) -> String {

@@ -134,8 +134,11 @@ fn run_locked(db: &Db, migrations: &[Migration], target: u32) -> Result<u32> {
             tracing::error!(version = m.version, error = %e, "a schema migration failed");
             return Err(e);
         }
-        tracing::info!(version = m.version, "schema migrated");
+        tracing::debug!(version = m.version, "schema migrated");
         at = m.version;
+    }
+    if at != from {
+        tracing::info!(from, to = at, "schema migrated");
     }
     Ok(at)
 }

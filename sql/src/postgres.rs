@@ -25,6 +25,11 @@ pub(crate) struct PgConn {
     changes: std::cell::Cell<u64>,
     /// Tables written since last taken ([`crate::Db::take_written`]).
     written: RefCell<std::collections::BTreeSet<Box<str>>>,
+    /// What to connect to again when the server has gone away.
+    url: String,
+    /// Inside `BEGIN` … `COMMIT`/`ROLLBACK`: a connection lost then takes
+    /// the transaction with it, and is not replaced until it ends.
+    in_transaction: std::cell::Cell<bool>,
 }
 
 /// A statement as the server prepared it, and the table it writes.
@@ -38,16 +43,13 @@ struct Prepared {
 /// TLS by rustls with the Mozilla roots when the server offers it
 /// (`sslmode=prefer`, the default) or must (`require`).
 pub(crate) fn connect(url: &str) -> Result<PgConn> {
-    let config: postgres::Config = url.parse()?;
-    let client = match config.get_ssl_mode() {
-        postgres::config::SslMode::Disable => config.connect(postgres::NoTls)?,
-        _ => config.connect(tls()?)?,
-    };
     Ok(PgConn {
-        client: RefCell::new(Some(client)),
+        client: RefCell::new(Some(client(url)?)),
         statements: RefCell::new(HashMap::new()),
         changes: std::cell::Cell::new(0),
         written: RefCell::new(std::collections::BTreeSet::new()),
+        url: url.to_owned(),
+        in_transaction: std::cell::Cell::new(false),
     })
 }
 
@@ -62,6 +64,14 @@ impl Drop for PgConn {
                 .spawn(move || drop(client));
         }
     }
+}
+
+fn client(url: &str) -> Result<postgres::Client> {
+    let config: postgres::Config = url.parse()?;
+    Ok(match config.get_ssl_mode() {
+        postgres::config::SslMode::Disable => config.connect(postgres::NoTls)?,
+        _ => config.connect(tls()?)?,
+    })
 }
 
 fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
@@ -137,6 +147,15 @@ impl PgConn {
 
     /// Statements without parameters, several at once (a migration).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
+        let word = sql.trim_start().get(..8).unwrap_or("").to_ascii_uppercase();
+        if word.starts_with("BEGIN") {
+            self.in_transaction.set(true);
+        } else if word.starts_with("COMMIT")
+            || (word.starts_with("ROLLBACK") && !sql.contains(" TO "))
+        {
+            // Over even if it fails: the server ends the transaction.
+            self.in_transaction.set(false);
+        }
         Ok(self.client()?.batch_execute(sql)?)
     }
 
@@ -151,8 +170,20 @@ impl PgConn {
         }
     }
 
+    /// The client, connected again first if the server went away (a
+    /// restart, a failover) between transactions: the statements prepared
+    /// on the old connection go with it. Within a transaction the lost
+    /// connection's error stands, so that nothing of the transaction runs
+    /// on a new one outside it.
     fn client(&self) -> Result<std::cell::RefMut<'_, postgres::Client>> {
-        std::cell::RefMut::filter_map(self.client.borrow_mut(), Option::as_mut)
+        let mut slot = self.client.borrow_mut();
+        if slot.as_ref().is_some_and(postgres::Client::is_closed) && !self.in_transaction.get() {
+            let fresh = client(&self.url)?;
+            tracing::warn!("the connection to PostgreSQL was lost: connected again");
+            self.statements.borrow_mut().clear();
+            *slot = Some(fresh);
+        }
+        std::cell::RefMut::filter_map(slot, Option::as_mut)
             .map_err(|_| Error::Connect("the connection is closed".into()))
     }
 

@@ -196,3 +196,42 @@ fn a_failing_migration_leaves_nothing() -> Result<()> {
     assert_eq!(migrate::run(&db, &STEPS[..1])?, 1);
     Ok(())
 }
+
+/// The server ends a connection (a restart, a failover, an operator):
+/// the statement that meets the loss fails, the next connects again; and
+/// a transaction the loss took is not carried on outside one.
+#[test]
+fn a_lost_connection_is_made_again_between_transactions_only() -> Result<()> {
+    let Some(url) = fresh() else { return Ok(()) };
+    let db = Db::connect_postgres(&url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT)")?;
+    let admin = Db::connect_postgres(&url)?;
+    let end = |db: &Db| -> Result<()> {
+        let pid: i64 = db.query_value("SELECT pg_backend_pid()", params![])?;
+        admin.query_value::<bool>("SELECT pg_terminate_backend(?1)", params![pid])?;
+        Ok(())
+    };
+
+    end(&db)?;
+    assert!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])
+            .is_err()
+    );
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        0
+    );
+
+    db.begin_write()?;
+    db.execute("INSERT INTO t VALUES (1)", params![])?;
+    end(&db)?;
+    assert!(db.execute("INSERT INTO t VALUES (2)", params![]).is_err());
+    // Still inside the lost transaction: nothing runs on its own.
+    assert!(db.execute("INSERT INTO t VALUES (3)", params![]).is_err());
+    let _ = db.execute_batch("ROLLBACK");
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        0
+    );
+    Ok(())
+}

@@ -392,7 +392,7 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     let mut refused_full = 0;
     let mut jobs = group.drain(..).peekable();
     while jobs.peek().is_some() {
-        if let Err(e) = conn.begin_write() {
+        if let Err(e) = begin_group(conn) {
             tracing::error!(error = %e, "writer could not begin a transaction");
             let failed = Failed::new(&e);
             for job in jobs.by_ref() {
@@ -435,6 +435,22 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
         answered.extend(open.into_iter().map(|r| (r, outcome.clone())));
     }
     (answered, refused_full)
+}
+
+/// The advisory lock a group's transaction holds on PostgreSQL until it
+/// ends: one group at a time across every instance on the database, as
+/// SQLite's write lock makes it on a file. What the engine keeps true by
+/// writing alone (events numbered in commit order, ids one past the
+/// largest, cursors read then written) then holds across instances.
+const WRITE_LOCK: i64 = 0x6465_706f_745f_7772; // "depot_wr"
+
+fn begin_group(conn: &Db) -> depot_sql::Result<()> {
+    conn.begin_write()?;
+    if let Err(e) = conn.lock_transaction(WRITE_LOCK) {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e);
+    }
+    Ok(())
 }
 
 fn commit(conn: &Db) -> Result<(), Failed> {

@@ -47,6 +47,11 @@ struct Args {
     /// Concurrent HTTP clients (closed loop: each waits for its answer).
     #[arg(long, default_value_t = 32)]
     concurrency: usize,
+    /// An empty PostgreSQL database to run on
+    /// (`postgres://user@host/db?sslmode=disable`), instead of SQLite in a
+    /// scratch directory. Its tables are left as the run wrote them.
+    #[arg(long)]
+    database: Option<String>,
 }
 
 /// splitmix64: a deterministic spread of bits, so the data set is the same
@@ -237,7 +242,10 @@ async fn main() -> anyhow::Result<()> {
     let dir =
         TempDir(std::env::temp_dir().join(format!("depot-bench-cloud-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    let wms = Wms::open(&dir.0.join("cloud.db"), "cloud")?;
+    let wms = match &args.database {
+        Some(url) => Wms::open_postgres(url, &dir.0, "cloud")?,
+        None => Wms::open(&dir.0.join("cloud.db"), "cloud")?,
+    };
 
     // --- The data set, written through the engine as the API would.
     let bid = wms.create_business("Bench", "EUR", "UTC").await?.id;
@@ -406,8 +414,16 @@ async fn main() -> anyhow::Result<()> {
     let base = Baseline::of(&hello1, &hello2);
     println!();
     println!(
-        "depot-cloud, {} items, {} orders ({matching} confirmed in the last 60 days), {} clients, {} s each",
-        args.items, args.orders, args.concurrency, args.seconds
+        "depot-cloud on {}, {} items, {} orders ({matching} confirmed in the last 60 days), {} clients, {} s each",
+        if args.database.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
+        args.items,
+        args.orders,
+        args.concurrency,
+        args.seconds
     );
     println!(
         "baseline = mean of two hello-world runs: {:.0} req/s, p50 {:.3} ms, p99 {:.3} ms",

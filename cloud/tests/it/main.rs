@@ -21,6 +21,7 @@ mod live;
 mod metrics;
 mod notify;
 mod oauth;
+mod on_postgres;
 mod openapi;
 mod orders;
 mod packing_world;

@@ -10,11 +10,17 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 const BIN: &str = env!("CARGO_BIN_EXE_depot-cloud");
 
 pub fn admin(dir: &Path, args: &[&str]) -> String {
+    admin_with(dir, &[], args)
+}
+
+/// `admin`, with `env` besides.
+pub fn admin_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     let out = Command::new(BIN)
         .arg("--data-dir")
         .arg(dir)
         .args(args)
         .env("DEPOT_LOG", "warn")
+        .envs(env.iter().copied())
         .output()
         .expect("run admin");
     assert!(
