@@ -57,6 +57,53 @@ pub enum Command {
     /// Publish and list releases of the software (every edge receives them).
     #[command(subcommand)]
     Release(ReleaseCmd),
+    /// Copy a stopped SQLite cloud into an empty PostgreSQL database,
+    /// keeping every id, sequence number and cursor (edges carry on
+    /// without a resync); then set `database.url` to it.
+    MigrateToPostgres {
+        /// The SQLite cloud's data directory (its `cloud.db`).
+        #[arg(long)]
+        from: PathBuf,
+        /// The PostgreSQL database: `postgres://user:password@host/db`.
+        #[arg(long)]
+        to: String,
+    },
+}
+
+/// `migrate-to-postgres`: the copy, told as it goes on standard error,
+/// and what it copied on standard output.
+pub async fn migrate_to_postgres(from: &std::path::Path, to: &str) -> anyhow::Result<()> {
+    depot_sql::check_postgres_url(to).map_err(|e| anyhow::anyhow!("--to: {e}"))?;
+    let path = from.join("cloud.db");
+    let url = to.to_owned();
+    let copied = tokio::task::spawn_blocking(move || {
+        use std::io::IsTerminal;
+        let live = std::io::stderr().is_terminal();
+        depot_wms::database::copy_to_postgres(&path, &url, |table, done, of| {
+            if live {
+                eprint!("\r{table}: {done} of {of} rows\x1b[K");
+            }
+            if done == of {
+                if live {
+                    eprint!("\r\x1b[K");
+                }
+                eprintln!("{table}: {of} rows");
+            }
+        })
+    })
+    .await?
+    .with_context(|| {
+        format!(
+            "copying {} into PostgreSQL",
+            from.join("cloud.db").display()
+        )
+    })?;
+    println!(
+        "copied {} rows of {} tables into PostgreSQL: set database.url to it and start the cloud",
+        copied.rows(),
+        copied.tables.len()
+    );
+    Ok(())
 }
 
 #[derive(Debug, Subcommand)]
@@ -339,7 +386,7 @@ pub fn open_to_serve(settings: &Settings) -> anyhow::Result<Wms> {
 /// Runs an admin command (everything but `serve`), printing its result.
 pub async fn run_admin(wms: &Wms, command: Command) -> anyhow::Result<()> {
     match command {
-        Command::Serve { .. } | Command::Config(_) => {
+        Command::Serve { .. } | Command::Config(_) | Command::MigrateToPostgres { .. } => {
             anyhow::bail!("not an admin command")
         }
         Command::Oauth(cmd) => {

@@ -28,6 +28,10 @@ async fn main() -> anyhow::Result<()> {
     depot_cloud::logging::init(
         tracing_subscriber::EnvFilter::try_new(&settings.log).unwrap_or_else(|_| "info".into()),
     );
+    if let Command::MigrateToPostgres { from, to } = &cli.command {
+        // Works on the two databases it names, not on the settings' one.
+        return admin::migrate_to_postgres(from, to).await;
+    }
     let wms = match cli.command {
         Command::Serve { .. } => admin::open_to_serve(&settings)?,
         _ => admin::open(&settings)?,

@@ -12,8 +12,37 @@ pub use crate::store::backup::{
     Inspection, checkpoint, copy_live, inspect, log_position, looks_like_sqlite, mark_restored,
     settle,
 };
+#[cfg(feature = "postgres")]
+pub use crate::store::copy::Copied;
 pub use crate::store::ids::{MAX_NODE, NODE_SHIFT, RECOVERY_GAP, node_of};
 pub use crate::store::sync::Recovery;
+
+/// Copies the SQLite database at `path` (a stopped cloud's; brought to
+/// this release's schema first) into the empty PostgreSQL database at
+/// `url` (its tables made here), keeping every id, sequence number and
+/// cursor: edges carry on against it without a resync. All or nothing;
+/// `progress(table, copied, of)` as rows go. Runs on the caller's thread,
+/// which must not drive an async runtime (PostgreSQL's client is
+/// blocking).
+#[cfg(feature = "postgres")]
+pub fn copy_to_postgres(
+    path: &Path,
+    url: &str,
+    progress: impl FnMut(&str, u64, u64),
+) -> Result<Copied> {
+    if !path.exists() {
+        return Err(crate::WmsError::NotFound(format!(
+            "{} does not exist",
+            path.display()
+        )));
+    }
+    let from = store::open_writer(path)?;
+    let to = depot_sql::Db::connect_postgres(url)?;
+    store::migrate(&to)?;
+    let copied = store::copy::sqlite_to_postgres(&from, &to, progress);
+    from.close()?;
+    copied
+}
 
 /// Opens the database for writing as node `node` (creating and migrating
 /// it as [`crate::Wms::open_node`] would) and closes it: whether the

@@ -229,6 +229,12 @@ impl Wms {
         self.read(store::size_on_server).await
     }
 
+    /// Has the database gather its planner's statistics now (after a bulk
+    /// load: PostgreSQL plans by them; SQLite does not wait on them).
+    pub async fn gather_statistics(&self) -> Result<()> {
+        self.read(store::gather_statistics).await
+    }
+
     /// The data directory (documents; the database file on SQLite).
     pub fn data_dir(&self) -> &Path {
         &self.inner.dir

@@ -156,3 +156,113 @@ async fn two_instances_share_one_database_and_one_survives_the_others_kill() {
         );
     }
 }
+
+/// What a caller reads of `base`: the answers compared across the move.
+async fn readings(base: &str, key: &str) -> Vec<serde_json::Value> {
+    let client = Client::new(base).with_key(key);
+    let mut out = Vec::new();
+    for path in [
+        "/v1/items/1/list",
+        "/v1/orders/1/list",
+        "/v1/inventory/1/items/list",
+        "/v1/events/1/list?after=0",
+    ] {
+        let r = client.get(path).await;
+        assert_eq!(r.status, 200, "{path}: {:?}", r.body);
+        out.push(r.body);
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
+    let Some(database) = pg::migrated(&[]) else {
+        return;
+    };
+    // A SQLite cloud with a business, an edge, stock, orders and events.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut sqlite, base, key) = crate::process::serve_one_business(dir.path(), &[]).await;
+    crate::process::admin(
+        dir.path(),
+        &["edge", "register", "--business", "1", "--edge", "tienda-1"],
+    );
+    let client = Client::new(&base).with_key(key.as_str());
+    for (n, name) in ["Ελένη Παπαδοπούλου", "山田 太郎", "José Ñúñez"]
+        .iter()
+        .enumerate()
+    {
+        let r = client
+            .post(
+                "/v1/inventory/1/adjust",
+                json!({"warehouse_id": 1, "sku": "CR-1", "reason": "received", "quantity": 5}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        let r = client
+            .post(
+                "/v1/orders/1/create",
+                json!({"channel": "web", "external_ref": format!("MV-{n}"), "warehouse_id": 1,
+                       "shipping_address": {"name": name, "line1": "Odos 1", "postal_code": "54624",
+                                            "city": "Θεσσαλονίκη", "country": "GR"},
+                       "lines": [{"sku": "CR-1", "quantity": 1}]}),
+            )
+            .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+    }
+    let before = readings(&base, &key).await;
+    crate::process::terminate(&mut sqlite);
+
+    let from = dir.path().to_string_lossy().into_owned();
+    let moved = crate::process::run(
+        &[],
+        &[
+            "migrate-to-postgres",
+            "--from",
+            &from,
+            "--to",
+            &database.url,
+        ],
+    );
+    let (out, err) = (
+        String::from_utf8_lossy(&moved.stdout),
+        String::from_utf8_lossy(&moved.stderr),
+    );
+    assert!(moved.status.success(), "{out}\n{err}");
+    assert!(out.starts_with("copied "), "{out}");
+    assert!(err.contains("orders: 3 rows"), "{err}");
+
+    // The same cloud, now on PostgreSQL: the same answers, and new rows
+    // number on after the copied ones.
+    let env = [("DEPOT_DATABASE__URL", database.url.as_str())];
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let (mut pg, base) = serve(elsewhere.path(), &env);
+    assert_eq!(readings(&base, &key).await, before);
+    let r = Client::new(&base)
+        .with_key(key.as_str())
+        .post(
+            "/v1/orders/1/create",
+            json!({"channel": "web", "external_ref": "MV-after", "warehouse_id": 1,
+                   "shipping_address": {"name": "Ana", "line1": "Calle 1", "postal_code": "28009",
+                                        "city": "Madrid", "country": "ES"},
+                   "lines": [{"sku": "CR-1", "quantity": 1}]}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["data"]["id"], 4, "{:?}", r.body);
+    crate::process::terminate(&mut pg);
+
+    // A second copy into a database with rows is refused, and changes nothing.
+    let again = crate::process::run(
+        &[],
+        &[
+            "migrate-to-postgres",
+            "--from",
+            &from,
+            "--to",
+            &database.url,
+        ],
+    );
+    assert!(!again.status.success());
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert!(err.contains("not empty"), "{err}");
+}

@@ -4,6 +4,8 @@
 pub mod backup;
 pub mod buyers;
 pub mod catalog;
+#[cfg(feature = "postgres")]
+pub mod copy;
 pub mod documents;
 pub mod events;
 pub mod idempotency;
@@ -166,6 +168,16 @@ pub fn size_on_server(db: &Db) -> Result<Option<u64>> {
             Ok(Some(u64::try_from(bytes).unwrap_or(0)))
         }
     }
+}
+
+/// Has the database gather the statistics its planner reads (PostgreSQL's
+/// `ANALYZE`, which autovacuum runs on its own after enough writes); a
+/// no-op on SQLite, whose plans do not depend on them unless asked.
+pub fn gather_statistics(db: &Db) -> Result<()> {
+    if db.dialect() == depot_sql::Dialect::Postgres {
+        db.execute_batch("ANALYZE")?;
+    }
+    Ok(())
 }
 
 /// A filtered, paged list: `FROM … WHERE business_id = ?` grown one filter

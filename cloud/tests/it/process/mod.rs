@@ -9,6 +9,16 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_depot-cloud");
 
+/// `depot-cloud` with `args` and `env`, run to its end: what it printed.
+pub fn run(env: &[(&str, &str)], args: &[&str]) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .env("DEPOT_LOG", "warn")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run depot-cloud")
+}
+
 pub fn admin(dir: &Path, args: &[&str]) -> String {
     admin_with(dir, &[], args)
 }
