@@ -33,6 +33,8 @@ pub mod sync;
 
 // Storage: the SQL (private), the one writer and the readers, the file.
 pub mod database;
+#[cfg(feature = "postgres")]
+mod follower;
 pub mod reader;
 pub mod sql;
 mod store;
@@ -159,6 +161,10 @@ impl Wms {
         store::ids::claim(&conn, node, origin)?;
         let writer = Writer::start(conn)
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
+        #[cfg(feature = "postgres")]
+        if let reader::Source::Postgres(url) = &source {
+            writer.follow_events(url.clone());
+        }
         Ok(Self {
             inner: Arc::new(Inner {
                 keys: keycache::KeyCache::new(writer.watch(writer::Watched::ApiKeys)),

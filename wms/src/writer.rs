@@ -197,6 +197,13 @@ impl Writer {
         self.tx.max_capacity() - self.tx.capacity()
     }
 
+    /// Follows the head of the event log `url` holds, so that events
+    /// another instance commits wake what waits here (see `follower.rs`).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn follow_events(&self, url: String) {
+        crate::follower::start(url, Arc::downgrade(&self.watches), Watched::Events as usize);
+    }
+
     /// Changes after every commit that wrote to the table.
     pub fn watch(&self, table: Watched) -> watch::Receiver<u64> {
         self.watches[table as usize].subscribe()

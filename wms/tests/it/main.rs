@@ -12,3 +12,4 @@ mod schema_pg;
 mod sync_down;
 mod sync_receive;
 mod sync_reset;
+mod two_instances;
