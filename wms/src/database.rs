@@ -39,7 +39,22 @@ pub fn copy_to_postgres(
     let from = store::open_writer(path)?;
     let to = depot_sql::Db::connect_postgres(url)?;
     store::migrate(&to)?;
-    let copied = store::copy::sqlite_to_postgres(&from, &to, progress);
+    let documents = path.parent().unwrap_or(Path::new(".")).join("documents");
+    let blob = |sha: &str| -> Result<Vec<u8>> {
+        let file = crate::documents::blob_path(&documents, sha);
+        let bytes = std::fs::read(&file).map_err(|e| {
+            crate::WmsError::Internal(format!("a document's bytes, {}: {e}", file.display()))
+        })?;
+        use sha2::Digest;
+        if hex::encode(sha2::Sha256::digest(&bytes)) != sha {
+            return Err(crate::WmsError::Internal(format!(
+                "{} does not match its SHA-256",
+                file.display()
+            )));
+        }
+        Ok(bytes)
+    };
+    let copied = store::copy::sqlite_to_postgres(&from, &to, blob, progress);
     from.close()?;
     copied
 }

@@ -1,7 +1,8 @@
-//! Documents attached to orders, shipments and purchases. The bytes are
-//! stored on disk under their SHA-256 (written and synced before the record
-//! exists, so a record never points at nothing); the record is in the
-//! database.
+//! Documents attached to orders, shipments and purchases. The record is in
+//! the database; the bytes, under their SHA-256, are in the database too on
+//! PostgreSQL (in the record's own transaction, so every instance of a
+//! cloud reads them), and on disk beside an SQLite database (written and
+//! synced before the record exists, so a record never points at nothing).
 
 use crate::store::{self, documents as sql};
 use crate::{Result, Wms, WmsError};
@@ -26,7 +27,7 @@ pub struct Upload {
     pub bytes: Vec<u8>,
 }
 
-fn blob_path(dir: &Path, sha: &str) -> PathBuf {
+pub(crate) fn blob_path(dir: &Path, sha: &str) -> PathBuf {
     dir.join(&sha[..2]).join(sha)
 }
 
@@ -132,13 +133,18 @@ impl Wms {
             )));
         }
         let sha = hex::encode(Sha256::digest(&u.bytes));
-        let dir = self.documents_dir();
         let size = u.bytes.len() as i64;
-        let (sha_w, bytes) = (sha.clone(), u.bytes);
-        tokio::task::spawn_blocking(move || store_blob(&dir, &sha_w, &bytes))
-            .await
-            .map_err(|e| WmsError::Internal(format!("storing a document: {e}")))?
-            .map_err(|e| WmsError::Internal(format!("storing a document: {e}")))?;
+        let in_database = self.inner.blobs_in_database;
+        let bytes = if in_database {
+            Some(u.bytes)
+        } else {
+            let (dir, sha_w, bytes) = (self.documents_dir(), sha.clone(), u.bytes);
+            tokio::task::spawn_blocking(move || store_blob(&dir, &sha_w, &bytes))
+                .await
+                .map_err(|e| WmsError::Internal(format!("storing a document: {e}")))?
+                .map_err(|e| WmsError::Internal(format!("storing a document: {e}")))?;
+            None
+        };
         let origin = self.origin().to_owned();
         self.write(move |conn| {
             // The entity is checked again inside the transaction that records
@@ -163,6 +169,9 @@ impl Wms {
                 uploaded_by: caller.actor(),
                 created_at: now(),
             };
+            if let Some(bytes) = &bytes {
+                sql::put_blob(conn, &d.sha256, bytes)?;
+            }
             d.id = sql::insert(conn, &d)?;
             store::events::append(
                 conn,
@@ -212,14 +221,21 @@ impl Wms {
                     entity.as_str()
                 ))
             })?;
-        let path = blob_path(&self.documents_dir(), &d.sha256);
-        let bytes = tokio::task::spawn_blocking(move || std::fs::read(path))
-            .await
-            .map_err(|e| WmsError::Internal(format!("reading a document: {e}")))?
-            .map_err(|e| WmsError::Internal(format!("reading document {id}: {e}")))?;
+        let bytes = if self.inner.blobs_in_database {
+            let sha = d.sha256.clone();
+            self.read(move |conn| sql::blob(conn, &sha))
+                .await?
+                .ok_or_else(|| WmsError::Internal(format!("document {id} has no bytes stored")))?
+        } else {
+            let path = blob_path(&self.documents_dir(), &d.sha256);
+            tokio::task::spawn_blocking(move || std::fs::read(path))
+                .await
+                .map_err(|e| WmsError::Internal(format!("reading a document: {e}")))?
+                .map_err(|e| WmsError::Internal(format!("reading document {id}: {e}")))?
+        };
         if hex::encode(Sha256::digest(&bytes)) != d.sha256 {
             return Err(WmsError::Internal(format!(
-                "document {id} does not match its SHA-256 on disk"
+                "document {id} does not match its SHA-256 as stored"
             )));
         }
         Ok((d, bytes))

@@ -78,9 +78,12 @@ struct Inner {
     keys: keycache::KeyCache,
     reader: Reader,
     origin: String,
-    /// The data directory: the database file's (on SQLite) and the
-    /// documents'.
+    /// The data directory: the database file's and the documents' (on
+    /// SQLite).
     dir: PathBuf,
+    /// Documents' bytes are kept in the database (PostgreSQL, shared by
+    /// every instance), not as files in `dir`.
+    blobs_in_database: bool,
     /// Off only for a benchmark's baseline: see [`Wms::set_ownership_checks`].
     unchecked: std::sync::atomic::AtomicBool,
     /// What the own fleet's services take: see [`Wms::set_own_fleet`].
@@ -165,6 +168,7 @@ impl Wms {
         if let reader::Source::Postgres(url) = &source {
             writer.follow_events(url.clone());
         }
+        let blobs_in_database = !matches!(source, reader::Source::File(_));
         Ok(Self {
             inner: Arc::new(Inner {
                 keys: keycache::KeyCache::new(writer.watch(writer::Watched::ApiKeys)),
@@ -172,6 +176,7 @@ impl Wms {
                 reader: Reader::new(source, READERS),
                 origin: origin.to_owned(),
                 dir: dir.to_owned(),
+                blobs_in_database,
                 unchecked: std::sync::atomic::AtomicBool::new(false),
                 own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
                 long_polls: Arc::default(),

@@ -209,6 +209,20 @@ async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
             .await;
         assert_eq!(r.status, 200, "{:?}", r.body);
     }
+    // A document: on SQLite its bytes are a file beside the database.
+    use crate::printing_documents::{BOUNDARY, PDF, PDF_SHA256, invoice, multipart};
+    let document = "/v1/documents/1/order/1";
+    let r = client
+        .raw("POST", document)
+        .header(
+            "Content-Type",
+            format!("multipart/form-data; boundary={BOUNDARY}"),
+        )
+        .body(multipart(&invoice(PDF)))
+        .send()
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    assert_eq!(r.body["data"]["sha256"], PDF_SHA256);
     let before = readings(&base, &key).await;
     crate::process::terminate(&mut sqlite);
 
@@ -230,6 +244,7 @@ async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
     assert!(moved.status.success(), "{out}\n{err}");
     assert!(out.starts_with("copied "), "{out}");
     assert!(err.contains("orders: 3 rows"), "{err}");
+    assert!(err.contains("document_blobs: 1 rows"), "{err}");
 
     // The same cloud, now on PostgreSQL: the same answers, and new rows
     // number on after the copied ones.
@@ -237,6 +252,14 @@ async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
     let elsewhere = tempfile::tempdir().expect("tempdir");
     let (mut pg, base) = serve(elsewhere.path(), &env);
     assert_eq!(readings(&base, &key).await, before);
+    // The document's bytes came along into the database.
+    let bytes = Client::new(&base)
+        .with_key(key.as_str())
+        .raw("GET", &format!("{document}/1"))
+        .send()
+        .await;
+    assert_eq!(bytes.status, 200);
+    assert_eq!(bytes.bytes, PDF);
     let r = Client::new(&base)
         .with_key(key.as_str())
         .post(

@@ -7,11 +7,12 @@ use depot_testkit::cloud::{Res, TestCloud, assert_error, spawn_cloud};
 use serde_json::{Value, json};
 
 const LABEL: &[u8] = b"^XA^FO50,50^A0N,40,40^FDHello^FS^XZ";
-const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n";
+pub(crate) const PDF: &[u8] = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n";
 /// `printf '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\n%%EOF\n' | sha256sum`
-const PDF_SHA256: &str = "4579fbf2740104b473bd355e10bad2bc7534f0496119a9390915199f1db01180";
+pub(crate) const PDF_SHA256: &str =
+    "4579fbf2740104b473bd355e10bad2bc7534f0496119a9390915199f1db01180";
 const HTML: &[u8] = b"<html><body>not a pdf</body></html>";
-const BOUNDARY: &str = "depot-test-boundary-5f1c9a";
+pub(crate) const BOUNDARY: &str = "depot-test-boundary-5f1c9a";
 const MIB: usize = 1024 * 1024;
 
 /// The `data` of a 200 answer.
@@ -40,7 +41,7 @@ async fn refused(app: &TestCloud, before: usize, r: &Res, status: u16) -> Vec<St
 }
 
 /// One part of a multipart/form-data body.
-enum Part<'a> {
+pub(crate) enum Part<'a> {
     Text(&'a str, &'a str),
     /// The `file` field: filename, content type, bytes.
     File(&'a str, &'a str, &'a [u8]),
@@ -58,14 +59,14 @@ fn form<'a>(category: &'a str, file: Option<Part<'a>>) -> Vec<Part<'a>> {
 }
 
 /// An invoice PDF named `x.pdf`, the usual upload.
-fn invoice(bytes: &[u8]) -> Vec<Part<'_>> {
+pub(crate) fn invoice(bytes: &[u8]) -> Vec<Part<'_>> {
     form("invoice", Some(pdf(bytes)))
 }
 
 /// Builds a multipart/form-data body by hand (reqwest's `multipart` feature
 /// is off): each part opens with the boundary and its headers, then a blank
 /// line, the content and CRLF; the closing boundary ends with `--`.
-fn multipart(parts: &[Part]) -> Vec<u8> {
+pub(crate) fn multipart(parts: &[Part]) -> Vec<u8> {
     let mut out = Vec::new();
     for part in parts {
         let (head, content) = match part {

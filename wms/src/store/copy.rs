@@ -91,11 +91,13 @@ fn rows_beyond_seeds(to: &Db, tables: &[String]) -> Result<Option<String>> {
 }
 
 /// Copies everything in `from` (SQLite, at this release's schema) into
-/// `to` (PostgreSQL, migrated to the same version and empty), calling
-/// `progress(table, copied, of)` as rows go.
+/// `to` (PostgreSQL, migrated to the same version and empty), the bytes of
+/// its documents (files beside it, read by `blob(sha256)`) into the
+/// database, calling `progress(table, copied, of)` as rows go.
 pub fn sqlite_to_postgres(
     from: &Db,
     to: &Db,
+    mut blob: impl FnMut(&str) -> Result<Vec<u8>>,
     mut progress: impl FnMut(&str, u64, u64),
 ) -> Result<Copied> {
     if from.dialect() != Dialect::Sqlite || to.dialect() != Dialect::Postgres {
@@ -122,10 +124,12 @@ pub fn sqlite_to_postgres(
             )));
         }
         to.begin_write()?;
-        let done = copy_all(from, to, &tables, &mut progress).and_then(|copied| {
-            to.execute_batch("COMMIT")?;
-            Ok(copied)
-        });
+        let done = copy_all(from, to, &tables, &mut progress)
+            .and_then(|copied| copy_blobs(from, to, &mut blob, &mut progress, copied))
+            .and_then(|copied| {
+                to.execute_batch("COMMIT")?;
+                Ok(copied)
+            });
         if done.is_err() {
             let _ = to.execute_batch("ROLLBACK");
         }
@@ -133,6 +137,26 @@ pub fn sqlite_to_postgres(
     })();
     let _ = from.execute_batch("COMMIT");
     copied
+}
+
+/// The documents' bytes, from the files beside the SQLite database into
+/// `document_blobs`.
+fn copy_blobs(
+    from: &Db,
+    to: &Db,
+    blob: &mut impl FnMut(&str) -> Result<Vec<u8>>,
+    progress: &mut impl FnMut(&str, u64, u64),
+    mut copied: Copied,
+) -> Result<Copied> {
+    let hashes = super::documents::hashes(from)?;
+    let total = hashes.len() as u64;
+    progress("document_blobs", 0, total);
+    for (n, sha) in hashes.iter().enumerate() {
+        super::documents::put_blob(to, sha, &blob(sha)?)?;
+        progress("document_blobs", n as u64 + 1, total);
+    }
+    copied.tables.insert("document_blobs".into(), total);
+    Ok(copied)
 }
 
 fn copy_all(

@@ -1,4 +1,5 @@
-//! Document records (the bytes live on disk, named by their SHA-256).
+//! Document records, and their bytes where the database keeps them
+//! (PostgreSQL; on SQLite they are files named by their SHA-256).
 
 use super::{maybe, parse_ts, ts};
 use crate::error::Result;
@@ -76,4 +77,33 @@ pub fn entity_exists(conn: &Db, business: BusinessId, entity: EntityType, id: i6
         |_| Ok(()),
     ))?
     .is_some())
+}
+
+/// Keeps a document's bytes under their SHA-256 (once: the same bytes
+/// attached twice are stored once).
+pub fn put_blob(conn: &Db, sha256: &str, bytes: &[u8]) -> Result<()> {
+    conn.execute(
+        "INSERT INTO document_blobs (sha256, bytes) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+        params![sha256, bytes],
+    )?;
+    Ok(())
+}
+
+/// The bytes kept under `sha256`, if any.
+pub fn blob(conn: &Db, sha256: &str) -> Result<Option<Vec<u8>>> {
+    maybe(conn.query_value(
+        "SELECT bytes FROM document_blobs WHERE sha256 = ?1",
+        params![sha256],
+    ))
+}
+
+/// The hashes of every document recorded, once each (for a copy into
+/// PostgreSQL).
+#[cfg(feature = "postgres")]
+pub fn hashes(conn: &Db) -> Result<Vec<String>> {
+    Ok(conn.query_map(
+        "SELECT DISTINCT sha256 FROM documents ORDER BY sha256",
+        params![],
+        |r| r.get(0),
+    )?)
 }

@@ -67,14 +67,15 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(29, include_str!("schema/029_sync_trust.sql")),
     Migration::new(30, include_str!("schema/030_sscc.sql")),
     Migration::new(31, include_str!("schema/031_printer_bindings.sql")),
+    Migration::new(32, include_str!("schema/032_document_blobs.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
 /// baseline, then one file per migration after it, numbered as SQLite's.
-pub const POSTGRES_MIGRATIONS: &[Migration] = &[Migration::new(
-    31,
-    include_str!("schema/postgres/031_baseline.sql"),
-)];
+pub const POSTGRES_MIGRATIONS: &[Migration] = &[
+    Migration::new(31, include_str!("schema/postgres/031_baseline.sql")),
+    Migration::new(32, include_str!("schema/postgres/032_document_blobs.sql")),
+];
 
 /// Prepared statements each connection keeps.
 const STATEMENT_CACHE: usize = 256;
