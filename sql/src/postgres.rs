@@ -147,12 +147,14 @@ impl PgConn {
 
     /// Statements without parameters, several at once (a migration).
     pub(crate) fn batch(&self, sql: &str) -> Result<()> {
-        let word = sql.trim_start().get(..8).unwrap_or("").to_ascii_uppercase();
-        if word.starts_with("BEGIN") {
+        let mut words = sql
+            .split(|c: char| c.is_whitespace() || c == ';')
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_uppercase);
+        let (first, second) = (words.next().unwrap_or_default(), words.next());
+        if first == "BEGIN" {
             self.in_transaction.set(true);
-        } else if word.starts_with("COMMIT")
-            || (word.starts_with("ROLLBACK") && !sql.contains(" TO "))
-        {
+        } else if first == "COMMIT" || (first == "ROLLBACK" && second.as_deref() != Some("TO")) {
             // Over even if it fails: the server ends the transaction.
             self.in_transaction.set(false);
         }
