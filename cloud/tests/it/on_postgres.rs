@@ -57,25 +57,7 @@ async fn two_instances_share_one_database_and_one_survives_the_others_kill() {
         tempfile::tempdir().expect("tempdir"),
         tempfile::tempdir().expect("tempdir"),
     );
-    admin_with(
-        dir_a.path(),
-        &env,
-        &["business", "create", "--name", "Θεσσαλονίκη Α.Ε."],
-    );
-    admin_with(
-        dir_a.path(),
-        &env,
-        &[
-            "warehouse",
-            "create",
-            "--business",
-            "1",
-            "--code",
-            "W1",
-            "--name",
-            "Main",
-        ],
-    );
+    crate::process::business_with_a_warehouse(dir_a.path(), &env, "Θεσσαλονίκη Α.Ε.");
     // The other instance's admin sees what the first made.
     let key = admin_with(dir_b.path(), &env, &["key", "create", "--business", "1"]);
     assert!(key.starts_with("dpk_"), "{key}");
@@ -227,16 +209,17 @@ async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
     crate::process::terminate(&mut sqlite);
 
     let from = dir.path().to_string_lossy().into_owned();
-    let moved = crate::process::run(
-        &[],
-        &[
+    let migrate = || {
+        let args = [
             "migrate-to-postgres",
             "--from",
             &from,
             "--to",
             &database.url,
-        ],
-    );
+        ];
+        crate::process::run(&[], &args)
+    };
+    let moved = migrate();
     let (out, err) = (
         String::from_utf8_lossy(&moved.stdout),
         String::from_utf8_lossy(&moved.stderr),
@@ -275,16 +258,7 @@ async fn a_sqlite_cloud_moves_to_postgres_whole_and_numbers_on() {
     crate::process::terminate(&mut pg);
 
     // A second copy into a database with rows is refused, and changes nothing.
-    let again = crate::process::run(
-        &[],
-        &[
-            "migrate-to-postgres",
-            "--from",
-            &from,
-            "--to",
-            &database.url,
-        ],
-    );
+    let again = migrate();
     assert!(!again.status.success());
     let err = String::from_utf8_lossy(&again.stderr);
     assert!(err.contains("not empty"), "{err}");

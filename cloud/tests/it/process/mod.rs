@@ -23,6 +23,23 @@ pub fn admin(dir: &Path, args: &[&str]) -> String {
     admin_with(dir, &[], args)
 }
 
+/// Business 1, `name`, with warehouse 1 (`W1`), made by the admin
+/// commands with `env`.
+pub fn business_with_a_warehouse(dir: &Path, env: &[(&str, &str)], name: &str) {
+    admin_with(dir, env, &["business", "create", "--name", name]);
+    let warehouse = [
+        "warehouse",
+        "create",
+        "--business",
+        "1",
+        "--code",
+        "W1",
+        "--name",
+        "Main",
+    ];
+    admin_with(dir, env, &warehouse);
+}
+
 /// `admin`, with `env` besides.
 pub fn admin_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
     let out = Command::new(BIN)
@@ -45,20 +62,7 @@ pub fn admin_with(dir: &Path, env: &[(&str, &str)], args: &[&str]) -> String {
 /// commands; then `depot-cloud serve` with `env` besides. Answers the
 /// server, its address and the key.
 pub async fn serve_one_business(dir: &Path, env: &[(&str, &str)]) -> (Child, String, String) {
-    admin(dir, &["business", "create", "--name", "Test"]);
-    admin(
-        dir,
-        &[
-            "warehouse",
-            "create",
-            "--business",
-            "1",
-            "--code",
-            "W1",
-            "--name",
-            "Main",
-        ],
-    );
+    business_with_a_warehouse(dir, &[], "Test");
     let key = admin(dir, &["key", "create", "--business", "1"]);
     assert!(key.starts_with("dpk_"), "{key}");
     // Each admin command closes the database behind it.
