@@ -440,10 +440,14 @@ async fn converged(o: &Older, ids: &[String]) {
                 let doubled = got.values().filter(|n| **n > 1).count();
                 format!("{missing} missing, {foreign} unknown, {doubled} more than once")
             };
+            let log = std::fs::read_to_string(o.data.join("daemon.log")).unwrap_or_default();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
             panic!(
-                "movements never converged: cloud {}, edge {}",
+                "movements never converged: cloud {}, edge {}\nthe box's log, last lines:\n{}",
                 differs(&cloud),
-                differs(&local)
+                differs(&local),
+                tail.join("\n")
             );
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;

@@ -67,10 +67,22 @@ pub fn spawn_with_file_limit(env: &[(&str, String)], files: u64) -> Edge {
 }
 
 fn spawn_command(mut cmd: Command, env: &[(&str, String)]) -> Edge {
+    // The daemon's log goes to `daemon.log` in its data directory, so a
+    // test that gives up can say what the box was doing.
+    let log = env
+        .iter()
+        .find(|(k, _)| *k == "DEPOT_DATA_DIR")
+        .and_then(|(_, dir)| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(std::path::Path::new(dir).join("daemon.log"))
+                .ok()
+        });
     cmd.arg("serve")
-        .env("DEPOT_LOG", "warn")
+        .env("DEPOT_LOG", if log.is_some() { "info" } else { "warn" })
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
+        .stderr(log.map_or_else(Stdio::null, Stdio::from));
     for (k, v) in env {
         cmd.env(k, v);
     }
