@@ -45,8 +45,7 @@ pub fn copy_to_postgres(
         let bytes = std::fs::read(&file).map_err(|e| {
             crate::WmsError::Internal(format!("a document's bytes, {}: {e}", file.display()))
         })?;
-        use sha2::Digest;
-        if hex::encode(sha2::Sha256::digest(&bytes)) != sha {
+        if crate::documents::sha256_hex(&bytes) != sha {
             return Err(crate::WmsError::Internal(format!(
                 "{} does not match its SHA-256",
                 file.display()

@@ -27,6 +27,11 @@ pub struct Upload {
     pub bytes: Vec<u8>,
 }
 
+/// A document's name by content: its SHA-256 in hex.
+pub(crate) fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
 pub(crate) fn blob_path(dir: &Path, sha: &str) -> PathBuf {
     dir.join(&sha[..2]).join(sha)
 }
@@ -132,7 +137,7 @@ impl Wms {
                 entity.as_str()
             )));
         }
-        let sha = hex::encode(Sha256::digest(&u.bytes));
+        let sha = sha256_hex(&u.bytes);
         let size = u.bytes.len() as i64;
         let in_database = self.inner.blobs_in_database;
         let bytes = if in_database {
@@ -233,7 +238,7 @@ impl Wms {
                 .map_err(|e| WmsError::Internal(format!("reading a document: {e}")))?
                 .map_err(|e| WmsError::Internal(format!("reading document {id}: {e}")))?
         };
-        if hex::encode(Sha256::digest(&bytes)) != d.sha256 {
+        if sha256_hex(&bytes) != d.sha256 {
             return Err(WmsError::Internal(format!(
                 "document {id} does not match its SHA-256 as stored"
             )));
