@@ -8,7 +8,12 @@
 //! cloud's own sync client leaves so at every stop, as does the edge's
 //! doctor after its check, so every stop of a cloud ended on an error in
 //! its log, which teaches people to overlook errors. Those two events are
-//! dropped; rumqttd's other errors are kept. A router that really died
+//! dropped, and so is a third: "disconnected" with a connection reset by
+//! the peer, which a client that closes its socket the moment it has sent
+//! DISCONNECT can cause, as can a box whose power or network went. rumqttd
+//! itself logs a peer's abort at INFO; a reset is the same news, and the
+//! cloud's own view of each edge (online, offline, last seen) tells it
+//! better. rumqttd's other errors are kept. A router that really died
 //! still shows: its thread's panic is printed, and the cloud's own link to
 //! the broker goes down (`/metrics`, the systemd status line).
 
@@ -29,7 +34,7 @@ pub fn init(filter: EnvFilter) {
         .init();
 }
 
-/// Drops rumqttd's two errors for a clean disconnection, and nothing else.
+/// Drops rumqttd's errors for a client that left, and nothing else.
 pub struct QuietDoubleDisconnect;
 
 impl<S: Subscriber> Layer<S> for QuietDoubleDisconnect {
@@ -48,7 +53,13 @@ impl<S: Subscriber> Layer<S> for QuietDoubleDisconnect {
         let router_drop = target.starts_with("rumqttd::server")
             && message == "router-drop"
             && fields.error.as_deref() == Some("Recv(Disconnected)");
-        !(already_gone || router_drop)
+        let reset = target.starts_with("rumqttd::server")
+            && message == "disconnected"
+            && fields
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("ConnectionReset"));
+        !(already_gone || router_drop || reset)
     }
 }
 
@@ -111,10 +122,16 @@ mod tests {
             tracing::error!(target: "rumqttd::server::broker", error = ?late, "router-drop");
             tracing::error!(target: "rumqttd::server::broker", "router-drop");
             tracing::info!(target: "rumqttd::server::broker", error = ?gone, "router-drop");
+            let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+            tracing::error!(target: "rumqttd::server::broker", error = ?reset, "disconnected");
+            let refused = std::io::Error::from(std::io::ErrorKind::InvalidData);
+            tracing::error!(target: "rumqttd::server::broker", error = ?refused, "disconnected");
         });
         let text = String::from_utf8(captured.0.lock().expect("lock").clone()).expect("utf-8");
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 7, "{text}");
+        assert_eq!(lines.len(), 8, "{text}");
+        assert!(!text.contains("ConnectionReset"), "{text}");
+        assert!(text.contains("InvalidData"), "{text}");
         assert!(!text.contains("id 7 is already gone\n"), "{text}");
         assert!(text.contains("already gone, and more"), "{text}");
         assert!(text.contains("disconnected"), "{text}");

@@ -16,13 +16,15 @@ use tokio::sync::watch;
 pub const EVERY: Duration = Duration::from_millis(250);
 
 /// Follows the head of the log `url` holds, bumping `events` when it
-/// moves, until the writer that owns `events` is gone.
-pub fn start(url: String, events: Weak<[watch::Sender<u64>; 4]>, index: usize) {
+/// moves past `head` (read as the instance opened, so an event committed
+/// while this thread connects still wakes), until the writer that owns
+/// `events` is gone.
+pub fn start(url: String, head: i64, events: Weak<[watch::Sender<u64>; 4]>, index: usize) {
     let spawned = std::thread::Builder::new()
         .name("depot-head".into())
         .spawn(move || {
             let mut db: Option<Db> = None;
-            let mut seen = None;
+            let mut seen = head;
             while let Some(watches) = events.upgrade() {
                 if db.is_none() {
                     db = Db::connect_postgres(&url)
@@ -32,10 +34,10 @@ pub fn start(url: String, events: Weak<[watch::Sender<u64>; 4]>, index: usize) {
                 if let Some(conn) = &db {
                     match store::events::head(conn) {
                         Ok(head) => {
-                            if seen.is_some_and(|s| s != head) {
+                            if seen != head {
                                 watches[index].send_modify(|n| *n += 1);
                             }
-                            seen = Some(head);
+                            seen = head;
                         }
                         Err(e) => tracing::warn!(error = %e, "cannot read the event log's head"),
                     }

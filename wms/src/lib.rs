@@ -162,11 +162,15 @@ impl Wms {
         node: u32,
     ) -> Result<Self> {
         store::ids::claim(&conn, node, origin)?;
+        // The head as this instance opens: what other instances commit from
+        // here on wakes its waiters, however long the follower takes to start.
+        #[cfg(feature = "postgres")]
+        let head = store::events::head(&conn)?;
         let writer = Writer::start(conn)
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
         #[cfg(feature = "postgres")]
         if let reader::Source::Postgres(url) = &source {
-            writer.follow_events(url.clone());
+            writer.follow_events(url.clone(), head);
         }
         let blobs_in_database = !matches!(source, reader::Source::File(_));
         Ok(Self {

@@ -200,8 +200,13 @@ impl Writer {
     /// Follows the head of the event log `url` holds, so that events
     /// another instance commits wake what waits here (see `follower.rs`).
     #[cfg(feature = "postgres")]
-    pub(crate) fn follow_events(&self, url: String) {
-        crate::follower::start(url, Arc::downgrade(&self.watches), Watched::Events as usize);
+    pub(crate) fn follow_events(&self, url: String, head: i64) {
+        crate::follower::start(
+            url,
+            head,
+            Arc::downgrade(&self.watches),
+            Watched::Events as usize,
+        );
     }
 
     /// Changes after every commit that wrote to the table.

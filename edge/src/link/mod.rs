@@ -238,7 +238,16 @@ impl Link {
         };
         Some(match taken {
             Recovered::NotNeeded => TakenBack::NotNeeded,
-            Recovered::Gap { stale: true, .. } => TakenBack::Stale,
+            Recovered::Gap {
+                recovered,
+                stale: true,
+            } => {
+                tracing::info!(
+                    recovered,
+                    "an old page of own events, already taken: ignored"
+                );
+                TakenBack::Stale
+            }
             Recovered::Gap { recovered, .. } => {
                 tracing::info!(recovered, "a page of own events was lost: asking again");
                 TakenBack::Lost

@@ -50,5 +50,10 @@ pub(super) fn say(notice: &Notice) {
             %reason,
             "the cloud cannot serve this edge from its cursor: reloading its changes from the start"
         ),
+        Notice::PageIgnored { after, session } => tracing::info!(
+            after,
+            session = session.as_deref().unwrap_or("none"),
+            "a page of this box's own events not asked for in this run: ignored"
+        ),
     }
 }

@@ -48,6 +48,12 @@ pub enum Notice {
         cloud_has: i64,
     },
     Reset(String),
+    /// A page of own events not taken: not recovering, or asked for by an
+    /// earlier run of this box (`session`).
+    PageIgnored {
+        after: i64,
+        session: Option<String>,
+    },
 }
 
 /// What the shell must do, in order.

@@ -369,7 +369,9 @@ impl LinkState {
                     more,
                 });
             }
-            DownMessage::Recovered { .. } => {}
+            DownMessage::Recovered { after, session, .. } => {
+                out.push(Do::Say(Notice::PageIgnored { after, session }));
+            }
             // Heard, but not served: the hello every HELLO_EVERY asks
             // again, and the first acknowledgement clears this.
             DownMessage::Refused { reason } => out.extend(self.refused(reason)),

@@ -103,7 +103,13 @@ fn own_events_taken_back_end_recovery_as_an_answer_to_a_hello() {
         more: false,
         session: Some("an earlier run".into()),
     });
-    assert_eq!(l.message("down", &earlier, now), vec![]);
+    assert_eq!(
+        l.message("down", &earlier, now),
+        vec![Do::Say(Notice::PageIgnored {
+            after: 0,
+            session: Some("an earlier run".into())
+        })]
+    );
     assert!(matches!(
         l.message("down", &page, now)[..],
         [Do::TakeBack { through: 3, .. }]
@@ -113,7 +119,13 @@ fn own_events_taken_back_end_recovery_as_an_answer_to_a_hello() {
     assert_eq!(out, vec![Do::Prune { through: 3 }, Do::Pump]);
     assert!(!l.is_recovering());
     // A page that comes late is not taken.
-    assert_eq!(l.message("down", &page, now), vec![]);
+    assert_eq!(
+        l.message("down", &page, now),
+        vec![Do::Say(Notice::PageIgnored {
+            after: 0,
+            session: Some("boot".into())
+        })]
+    );
 }
 
 #[test]
