@@ -400,6 +400,19 @@ impl Wms {
             .await
     }
 
+    /// Cloud: the edges whose downlink the instance of sync session `owner`
+    /// holds (it answered their last hello): several instances sharing the
+    /// edges each page only their own.
+    pub async fn downlinks_of(&self, owner: String) -> Result<Vec<(BusinessId, EdgeId)>> {
+        self.read(move |conn| {
+            Ok(sql::downlinks_of(conn, &owner)?
+                .into_iter()
+                .filter_map(|(b, e)| EdgeId::parse(&e).ok().map(|e| (b, e)))
+                .collect())
+        })
+        .await
+    }
+
     /// Cloud: edges shown online by a hello alone (no retained state, so
     /// no last will) and silent for `after` are shown offline; answers how
     /// many.

@@ -32,5 +32,6 @@ mod quiet_log;
 mod ratelimit;
 mod slow_callers;
 mod sync_service;
+mod two_clouds;
 mod validation;
 mod webhooks;

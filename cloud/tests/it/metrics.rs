@@ -128,6 +128,7 @@ async fn edges_online_offline_and_their_backlog() {
         head: Some(5),
         taking_back_after: Some(None),
         by_state: false,
+        downlink_owner: None,
     };
     let edge = EdgeId::parse("dock-1").expect("edge id");
     app.wms.edge_seen(b, edge, sighting).await.expect("seen");

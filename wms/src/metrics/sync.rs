@@ -318,6 +318,7 @@ mod tests {
                 head,
                 taking_back_after,
                 by_state: taking_back_after.is_none(),
+                downlink_owner: None,
             };
             let edge = EdgeId::parse(id).expect("id");
             wms.edge_seen(b.id, edge, sighting).await.expect("seen");

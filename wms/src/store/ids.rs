@@ -32,24 +32,24 @@ pub fn claim(conn: &Db, node: u32, origin: &str) -> Result<()> {
             "node number {node} is above the maximum {MAX_NODE}"
         )));
     }
-    let current: Option<(u32, String)> = super::maybe(conn.query_row(
+    // Two instances of a cloud may start at once on an empty database:
+    // the second's insert changes nothing, and both then read the one row.
+    conn.execute(
+        "INSERT INTO node (singleton, number, origin) VALUES (1, ?1, ?2)
+         ON CONFLICT (singleton) DO NOTHING",
+        params![node, origin],
+    )?;
+    let (n, o): (u32, String) = conn.query_row(
         "SELECT number, origin FROM node WHERE singleton = 1",
         params![],
         |r| Ok((r.get(0)?, r.get(1)?)),
-    ))?;
-    match current {
-        None => {
-            conn.execute(
-                "INSERT INTO node (singleton, number, origin) VALUES (1, ?1, ?2)",
-                params![node, origin],
-            )?;
-            Ok(())
-        }
-        Some((n, o)) if n == node && o == origin => Ok(()),
-        Some((n, o)) => Err(WmsError::Internal(format!(
-            "this database belongs to node {n} ({o}), not to node {node} ({origin})"
-        ))),
+    )?;
+    if n == node && o == origin {
+        return Ok(());
     }
+    Err(WmsError::Internal(format!(
+        "this database belongs to node {n} ({o}), not to node {node} ({origin})"
+    )))
 }
 
 /// The node this database belongs to (0 until claimed).

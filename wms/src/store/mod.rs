@@ -68,6 +68,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(30, include_str!("schema/030_sscc.sql")),
     Migration::new(31, include_str!("schema/031_printer_bindings.sql")),
     Migration::new(32, include_str!("schema/032_document_blobs.sql")),
+    Migration::new(33, include_str!("schema/033_downlink_owner.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -75,6 +76,7 @@ pub const MIGRATIONS: &[Migration] = &[
 pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(31, include_str!("schema/postgres/031_baseline.sql")),
     Migration::new(32, include_str!("schema/postgres/032_document_blobs.sql")),
+    Migration::new(33, include_str!("schema/postgres/033_downlink_owner.sql")),
 ];
 
 /// Prepared statements each connection keeps.

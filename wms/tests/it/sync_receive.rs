@@ -342,6 +342,7 @@ async fn an_edge_online_by_a_hello_alone_goes_offline_when_silent() {
         head: Some(0),
         taking_back_after: (!by_state).then_some(None),
         by_state,
+        downlink_owner: None,
     };
     s.cloud
         .edge_seen(s.business, s.edge_id.clone(), sighting(false))
@@ -447,4 +448,52 @@ async fn a_movement_past_the_stock_ceiling_is_refused_not_stored() {
         .await
         .expect("level");
     assert_eq!(level.0, 14);
+}
+
+/// Cloud instances sharing the edges: the instance that answered an
+/// edge's last hello owns its downlink, and a state message (which no
+/// instance answers) leaves the owner as it was.
+#[tokio::test]
+async fn the_instance_that_answered_the_last_hello_owns_the_downlink() {
+    use depot_wms::sync::Sighting;
+    let s = setup().await;
+    let other = EdgeId::parse("bcn-1").expect("id");
+    s.cloud
+        .register_edge(s.business, other.clone(), None)
+        .await
+        .expect("register");
+    let hello = |owner: Option<&str>| Sighting {
+        session: Some("run-1".into()),
+        taking_back_after: owner.map(|_| None),
+        by_state: owner.is_none(),
+        downlink_owner: owner.map(str::to_owned),
+        ..Sighting::default()
+    };
+    let seen = |edge: &EdgeId, owner: Option<&str>| {
+        let (cloud, b, e, sighting) = (s.cloud.clone(), s.business, edge.clone(), hello(owner));
+        async move { cloud.edge_seen(b, e, sighting).await.expect("seen") }
+    };
+    let owned = |owner: &str| {
+        let (cloud, owner) = (s.cloud.clone(), owner.to_owned());
+        async move {
+            let mut edges: Vec<String> = cloud
+                .downlinks_of(owner)
+                .await
+                .expect("downlinks")
+                .into_iter()
+                .map(|(_, e)| e.as_str().to_owned())
+                .collect();
+            edges.sort();
+            edges
+        }
+    };
+    assert!(owned("instance-a").await.is_empty());
+    seen(&s.edge_id, Some("instance-a")).await;
+    seen(&other, Some("instance-a")).await;
+    assert_eq!(owned("instance-a").await, ["bcn-1", s.edge_id.as_str()]);
+    // The next hello reached B: B pages that edge now, A the other.
+    seen(&s.edge_id, Some("instance-b")).await;
+    seen(&s.edge_id, None).await;
+    assert_eq!(owned("instance-a").await, ["bcn-1"]);
+    assert_eq!(owned("instance-b").await, [s.edge_id.as_str()]);
 }

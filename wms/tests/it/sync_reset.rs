@@ -215,6 +215,7 @@ async fn the_cloud_keeps_what_each_edge_reports() {
         head,
         taking_back_after: None,
         by_state: true,
+        downlink_owner: None,
     };
     let record = || async {
         cloud

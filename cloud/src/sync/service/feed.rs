@@ -87,6 +87,9 @@ impl Service {
             return;
         }
         self.scan().await;
+        if self.options.share_group.is_some() && self.edges.values().any(|d| d.pending) {
+            self.keep_own_downlinks().await;
+        }
         let due: Vec<EdgeKey> = self
             .edges
             .iter()
@@ -104,6 +107,30 @@ impl Service {
                 Progress::Failed => {}
             }
         }
+    }
+
+    /// Several instances share the edges: an edge's hello may reach any of
+    /// them, and the one that answered last owns its downlink (recorded
+    /// with the hello). The others stop paging it, so an edge is fed by
+    /// one instance, not by each it ever said hello to. When the owner
+    /// cannot be read, paging goes on: an edge fed twice skips what it
+    /// holds; one fed by nobody waits for its next hello.
+    async fn keep_own_downlinks(&mut self) {
+        let owned = match self.wms.downlinks_of(self.options.session.clone()).await {
+            Ok(owned) => owned.into_iter().collect::<std::collections::HashSet<_>>(),
+            Err(e) => {
+                tracing::warn!(reason = %e, "cannot read which edges this instance pages");
+                return;
+            }
+        };
+        self.edges.retain(|key, _| {
+            let mine = owned.contains(key);
+            if !mine {
+                let (business, edge) = key;
+                tracing::info!(%business, %edge, "another instance answered the edge's last hello: it pages the edge now");
+            }
+            mine
+        });
     }
 
     /// Up to a round's worth of pages for one edge.

@@ -85,6 +85,9 @@ impl Service {
             head,
             taking_back_after: Some(taking_back_after),
             by_state: false,
+            // Answering takes the edge's downlink: another instance that
+            // answered an earlier hello stops paging it at its next round.
+            downlink_owner: Some(self.options.session.clone()),
         };
         if let Err(e) = self.wms.edge_seen(business, edge.clone(), sighting).await {
             tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");

@@ -3,7 +3,7 @@
 //! does not read (said why).
 
 use depot_protocol::sync::message::{Hello, decode};
-use depot_protocol::sync::topic::{Channel, EdgeTopic};
+use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeTopic};
 use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
 use rumqttc::Publish;
 
@@ -26,6 +26,9 @@ pub(super) enum Decoded {
 pub(super) enum Message {
     Hello(EdgeTopic, Hello),
     State(EdgeTopic, StateMessage),
+    /// The cloud's own retained state, as an instance of it (this one or
+    /// another sharing the edges) set it.
+    CloudState(StateMessage),
     /// A retained state being cleared.
     Cleared,
     /// What the cloud does not read: logged, and acknowledged to the broker
@@ -44,6 +47,15 @@ impl Decoded {
                 reason,
             })
         };
+        if publish.topic == CLOUD_STATE {
+            if publish.payload.is_empty() {
+                return Decoded::Other(Message::Cleared);
+            }
+            return match decode::<StateMessage>(&publish.payload) {
+                Ok(state) => Decoded::Other(Message::CloudState(state)),
+                Err(e) => ignored(e.to_string()),
+            };
+        }
         let topic = match EdgeTopic::parse(&publish.topic) {
             Ok(topic) => topic,
             Err(e) => return ignored(e.to_string()),

@@ -184,11 +184,26 @@ impl Service {
     async fn connected(&mut self, generation: u64) {
         self.connected = true;
         let up = up_filter(self.options.share_group.as_deref());
-        for filter in [up, state_filter()] {
+        let mut filters = vec![up, state_filter()];
+        // Sharing the edges with other instances: the cloud's state is
+        // watched too, for another's last will (see `cloud_state`).
+        if self.options.share_group.is_some() {
+            filters.push(CLOUD_STATE.to_owned());
+        }
+        for filter in filters {
             if let Err(e) = self.client.subscribe(filter, QoS::AtLeastOnce).await {
                 tracing::warn!(error = %e, "cannot subscribe");
             }
         }
+        self.say_online().await;
+        tracing::debug!(generation, edges = self.edges.len(), "sync subscribed");
+        // Pages sent while the connection broke may be lost: an edge that
+        // sees a hole asks again with a hello.
+        self.dirty = true;
+    }
+
+    /// Publishes the cloud's retained `online`, with this instance's session.
+    async fn say_online(&self) {
         let online = encode(&StateMessage::Online {
             version: self.options.version.clone(),
             session: self.options.session.clone(),
@@ -201,16 +216,28 @@ impl Service {
         {
             tracing::warn!(error = %e, "cannot publish the cloud's state");
         }
-        tracing::debug!(generation, edges = self.edges.len(), "sync subscribed");
-        // Pages sent while the connection broke may be lost: an edge that
-        // sees a hole asks again with a hello.
-        self.dirty = true;
+    }
+
+    /// The cloud's retained state, watched while sharing the edges with
+    /// other instances: the state topic is one for them all, so another
+    /// instance's last will (or goodbye) says the cloud is offline while
+    /// this one serves. This one says `online` again, with its session:
+    /// edges that see a session new to them say hello, and this instance
+    /// answers.
+    async fn cloud_state(&mut self, state: StateMessage) {
+        if let StateMessage::Offline { session } = state {
+            if session != self.options.session && self.connected {
+                tracing::info!(%session, "another instance of the cloud went offline: this one says it serves");
+                self.say_online().await;
+            }
+        }
     }
 
     async fn dispatch(&mut self, message: Message) {
         match message {
             Message::Hello(topic, hello) => self.hello(topic, hello).await,
             Message::State(topic, state) => self.state(topic, state).await,
+            Message::CloudState(state) => self.cloud_state(state).await,
             Message::Cleared => {}
             Message::Ignored { topic, reason } => {
                 tracing::warn!(%topic, %reason, "ignored a message");
@@ -288,6 +315,7 @@ impl Service {
                     head,
                     taking_back_after: None,
                     by_state: true,
+                    downlink_owner: None,
                 };
                 self.wms.edge_seen(business, edge, sighting).await
             }

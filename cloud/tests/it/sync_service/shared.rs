@@ -90,6 +90,52 @@ pub(crate) async fn two_instances(url: &MqttUrl, tag: &str) {
         .filter(|e| e.origin.starts_with("edge:"))
         .count();
     assert_eq!(applied, events.len(), "each event applied once");
+
+    // Hellos reach either instance; the one that answered the last pages
+    // the edge, and the other, which answered an earlier one, stops: a
+    // change made in the cloud comes down once, not once per instance.
+    let mut owners = std::collections::HashSet::new();
+    for _ in 0..32 {
+        let (_, cursor) = w.edge.sync_state().await.expect("state");
+        edge.hello(&session, cursor).await;
+        edge.until(WAIT, "the hello's answer", |m| {
+            matches!(m, DownMessage::Ack { hello: true, .. })
+        })
+        .await;
+        for instance in [&a.session, &b.session] {
+            let owned = w
+                .cloud
+                .downlinks_of(instance.clone())
+                .await
+                .expect("owners");
+            if !owned.is_empty() {
+                owners.insert(instance.clone());
+            }
+        }
+        if owners.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(owners.len(), 2, "both instances answered a hello");
+    while timeout(Duration::from_millis(300), edge.down())
+        .await
+        .is_ok()
+    {}
+    let req = serde_json::from_value(json!({
+        "warehouse_id": w.warehouse.0, "sku": "A", "reason": "adjusted", "delta": 1
+    }))
+    .expect("adjust request");
+    w.cloud
+        .adjust(w.caller, req)
+        .await
+        .expect("adjust in the cloud");
+    let mut pages = 0;
+    while let Ok(m) = timeout(Duration::from_millis(1500), edge.down()).await {
+        if matches!(&m, DownMessage::Changes { changes, .. } if !changes.is_empty()) {
+            pages += 1;
+        }
+    }
+    assert_eq!(pages, 1, "the change came down from one instance");
     a.shut_down().await;
     b.shut_down().await;
     edge.leave().await;

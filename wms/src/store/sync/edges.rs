@@ -212,6 +212,9 @@ pub struct Sighting {
     /// Said by the edge's retained `online` state (which comes with a last
     /// will), not by a hello.
     pub by_state: bool,
+    /// The cloud instance (its sync session) that answered this hello and
+    /// now pages the log down to the edge; `None` leaves the owner as is.
+    pub downlink_owner: Option<String>,
 }
 
 /// An edge said hello or `online`: it is there, now, in this session. The
@@ -240,7 +243,8 @@ pub fn seen(
                                        WHEN online = 1 AND state_session IS NOT DISTINCT FROM ?6 THEN online_by_state
                                        ELSE 0 END,
                 online = 1, state_session = COALESCE(?6, state_session),
-                taking_back_after = CASE WHEN ?7 <> 0 THEN ?8 ELSE taking_back_after END
+                taking_back_after = CASE WHEN ?7 <> 0 THEN ?8 ELSE taking_back_after END,
+                downlink_owner = COALESCE(?10, downlink_owner)
          WHERE business_id = ?1 AND edge_id = ?2", params![
         business.0,
         edge,
@@ -250,9 +254,20 @@ pub fn seen(
         s.session,
         s.taking_back_after.is_some(),
         s.taking_back_after.flatten(),
-        s.by_state
+        s.by_state,
+        s.downlink_owner
     ])?;
     Ok(news)
+}
+
+/// The edges whose downlink `owner` (a cloud instance's sync session)
+/// holds: those whose last hello it answered.
+pub fn downlinks_of(conn: &Db, owner: &str) -> Result<Vec<(BusinessId, String)>> {
+    Ok(conn.query_map(
+        "SELECT business_id, edge_id FROM edges WHERE downlink_owner = ?1",
+        params![owner],
+        |r| Ok((BusinessId(r.get(0)?), r.get(1)?)),
+    )?)
 }
 
 /// Edges shown online by a hello alone (no retained state, so no last will
