@@ -22,6 +22,7 @@ pub mod scan;
 pub mod shipping;
 pub mod sscc;
 pub mod tenants;
+mod tickets;
 
 // Sync: what another node did applied here, and what this node knows of
 // the others.

@@ -4,9 +4,10 @@
 //!
 //! - **Auth**: the `X-API-KEY` header, or for browsers (which cannot set
 //!   headers on a websocket) `?ticket=`, a short-lived single-use ticket
-//!   from `POST /v1/events/{business_id}/tickets`. Tickets live in the
-//!   memory of the instance that issued them. A stream ends when its key is
-//!   revoked.
+//!   from `POST /v1/events/{business_id}/tickets`. Tickets are kept in
+//!   the database (as their SHA-256), so on a cloud of several instances
+//!   one issued by any opens a stream on any. A stream ends when its key
+//!   is revoked.
 //! - **Filters**: `kinds` (`order.status_changed,pick.*`), `warehouse_id`,
 //!   `station` (see [`Subscription`]).
 //! - **Resume**: `after=<seq>` sends what came after that event first,
@@ -34,19 +35,17 @@ use depot_protocol::event::Event;
 use depot_protocol::subscription::Subscription;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{DataEnvelope, ErrorBody, FieldError};
-use rand::RngCore;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::broadcast;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 /// How long a ticket may wait to be used.
 pub const TICKET_TTL: Duration = Duration::from_secs(60);
-/// The most tickets waiting at once, so issuing cannot fill memory.
-pub const MAX_TICKETS: usize = 10_000;
+/// The most tickets waiting at once, so issuing cannot fill the database.
+pub const MAX_TICKETS: u32 = 10_000;
 /// A client that takes no frame for this long is dropped.
 pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 /// Events read from the log at once when a stream catches up.
@@ -54,39 +53,10 @@ const PAGE: u32 = 1000;
 /// How often a stream checks that its key still holds, and pings.
 const RECHECK: Duration = Duration::from_secs(5);
 
-/// What the routes share: tickets and the feed.
+/// What the routes share: the feed.
 #[derive(Default)]
 pub struct Live {
-    tickets: Tickets,
     feed: Arc<feed::Feed>,
-}
-
-/// Tickets issued and not used yet.
-#[derive(Default)]
-pub struct Tickets(Mutex<HashMap<String, (Caller, Instant)>>);
-
-impl Tickets {
-    fn issue(&self, caller: Caller) -> Result<String, ApiError> {
-        let mut bytes = [0u8; 24];
-        rand::thread_rng().fill_bytes(&mut bytes);
-        let ticket = format!("wst_{}", hex::encode(bytes));
-        let now = Instant::now();
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.retain(|_, (_, at)| now.duration_since(*at) < TICKET_TTL);
-        if map.len() >= MAX_TICKETS {
-            return Err(ApiError::RateLimited { wait_secs: 60 });
-        }
-        map.insert(ticket.clone(), (caller, now));
-        Ok(ticket)
-    }
-
-    /// The caller of an unexpired ticket, which is spent.
-    fn redeem(&self, ticket: &str) -> Option<Caller> {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        map.remove(ticket)
-            .filter(|(_, at)| at.elapsed() < TICKET_TTL)
-            .map(|(caller, _)| caller)
-    }
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -104,10 +74,13 @@ pub struct Ticket {
         (status = 429, body = ErrorBody)),
     security(("api_key" = [])))]
 pub async fn ticket(
+    State(wms): State<Wms>,
     t: Tenant,
-    Extension(live): Extension<Arc<Live>>,
 ) -> Result<Json<DataEnvelope<Ticket>>, ApiError> {
-    let ticket = live.tickets.issue(t.0)?;
+    let ticket = wms
+        .issue_ticket(t.0, TICKET_TTL, MAX_TICKETS)
+        .await?
+        .ok_or(ApiError::RateLimited { wait_secs: 60 })?;
     Ok(Json(DataEnvelope {
         data: Ticket {
             ticket,
@@ -149,9 +122,9 @@ pub async fn stream(
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     let caller = match q.ticket.as_deref() {
-        Some(ticket) => live
-            .tickets
-            .redeem(ticket)
+        Some(ticket) => wms
+            .redeem_ticket(ticket)
+            .await?
             .filter(|c| c.business_id.0 == business)
             .ok_or_else(|| {
                 ApiError::unauthorized(
@@ -357,49 +330,10 @@ impl Stream {
     }
 }
 
-/// The routes, with the ticket store they share.
+/// The routes, with the feed they share.
 pub fn routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::new()
         .routes(routes!(ticket))
         .routes(routes!(stream))
         .layer(Extension(Arc::new(Live::default())))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use depot_protocol::{BusinessId, KeyId};
-
-    fn caller(b: i64) -> Caller {
-        Caller {
-            key_id: KeyId(b * 10),
-            business_id: BusinessId(b),
-        }
-    }
-
-    #[test]
-    fn a_ticket_is_spent_once() {
-        let t = Tickets::default();
-        let a = t.issue(caller(1)).expect("ticket");
-        let b = t.issue(caller(2)).expect("ticket");
-        assert_ne!(a, b);
-        assert!(a.starts_with("wst_") && a.len() == 4 + 48);
-        assert_eq!(t.redeem(&a).map(|c| c.business_id), Some(BusinessId(1)));
-        assert_eq!(t.redeem(&a), None);
-        assert_eq!(t.redeem("wst_unknown"), None);
-        assert_eq!(t.redeem(&b).map(|c| c.business_id), Some(BusinessId(2)));
-    }
-
-    #[test]
-    fn expired_tickets_are_refused_and_forgotten() {
-        let t = Tickets::default();
-        let a = t.issue(caller(1)).expect("ticket");
-        if let Some(at) = Instant::now().checked_sub(TICKET_TTL) {
-            t.0.lock().expect("lock").insert(a.clone(), (caller(1), at));
-            assert_eq!(t.redeem(&a), None);
-            t.0.lock().expect("lock").insert(a.clone(), (caller(1), at));
-            t.issue(caller(1)).expect("ticket");
-            assert!(!t.0.lock().expect("lock").contains_key(&a));
-        }
-    }
 }

@@ -22,6 +22,7 @@ pub mod shipping;
 pub mod sscc;
 pub mod sync;
 pub mod tenants;
+pub mod tickets;
 pub mod translation_jobs;
 
 use crate::error::{Result, WmsError};
@@ -69,6 +70,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(31, include_str!("schema/031_printer_bindings.sql")),
     Migration::new(32, include_str!("schema/032_document_blobs.sql")),
     Migration::new(33, include_str!("schema/033_downlink_owner.sql")),
+    Migration::new(34, include_str!("schema/034_live_tickets.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -77,6 +79,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(31, include_str!("schema/postgres/031_baseline.sql")),
     Migration::new(32, include_str!("schema/postgres/032_document_blobs.sql")),
     Migration::new(33, include_str!("schema/postgres/033_downlink_owner.sql")),
+    Migration::new(34, include_str!("schema/postgres/034_live_tickets.sql")),
 ];
 
 /// Prepared statements each connection keeps.

@@ -34,3 +34,35 @@ async fn an_event_written_on_one_instance_wakes_the_others_waiters() {
     a.close().await.expect("close a");
     b.close().await.expect("close b");
 }
+
+/// A live-feed ticket issued by one instance opens a stream on another,
+/// once: tickets are kept in the database, not in the issuer's memory.
+#[tokio::test]
+async fn a_ticket_issued_on_one_instance_is_spent_on_the_other_once() {
+    let Some(database) = pg::migrated(POSTGRES_MIGRATIONS) else {
+        return;
+    };
+    let (dir_a, dir_b) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
+    let a = Wms::open_postgres(&database.url, dir_a.path(), "cloud").expect("instance a");
+    let b = Wms::open_postgres(&database.url, dir_b.path(), "cloud").expect("instance b");
+    let tenant = seed::business("Ωμέγα Α.Ε.").seed(&a).await;
+    let ticket = a
+        .issue_ticket(tenant.caller, Duration::from_secs(60), 100)
+        .await
+        .expect("issue")
+        .expect("room for a ticket");
+    assert_eq!(
+        b.redeem_ticket(&ticket).await.expect("redeem"),
+        Some(tenant.caller)
+    );
+    assert_eq!(
+        a.redeem_ticket(&ticket).await.expect("again"),
+        None,
+        "spent"
+    );
+    a.close().await.expect("close a");
+    b.close().await.expect("close b");
+}
