@@ -1,0 +1,222 @@
+//! The writer's thread: it takes the jobs queued, runs them in one
+//! transaction (each in a savepoint of its own), commits, and only then
+//! answers them.
+
+use super::{Answer, Failed, Job, MAX_GROUP, Msg, WriterStats};
+use crate::error::{Result, WmsError};
+use depot_sql::{Db, params};
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use tokio::sync::mpsc;
+
+/// Runs `f` in a savepoint (nested in the job's own, when called from a
+/// job): an error undoes what `f` wrote and nothing else. The statements are
+/// prepared once and cached: parsing them for every job cost more than some
+/// jobs themselves.
+///
+/// Some errors (a full disk, an I/O error) make SQLite roll back the whole
+/// transaction, the group's other jobs included, not just the statement.
+/// What runs after that must not go on in autocommit, each statement
+/// committed on its own: a new transaction is opened at once and the
+/// writer rolls it back (see [`lost_transaction`]).
+pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    conn.execute("SAVEPOINT part", params![])?;
+    let result = f(conn);
+    if is_autocommit(conn) {
+        let failed = match &result {
+            Err(e) => Failed {
+                message: e.to_string(),
+                full: matches!(e, WmsError::Full),
+            },
+            Ok(_) => Failed {
+                message: "SQLite rolled the transaction back under a write".into(),
+                full: false,
+            },
+        };
+        LOST.with(|lost| {
+            lost.borrow_mut().get_or_insert(failed);
+        });
+        conn.begin_write()?;
+        return Err(result.err().unwrap_or(WmsError::Internal(
+            "SQLite rolled the transaction back under a write".into(),
+        )));
+    }
+    if result.is_err() {
+        conn.execute("ROLLBACK TO part", params![])?;
+    }
+    conn.execute("RELEASE part", params![])?;
+    result
+}
+
+thread_local! {
+    /// Set on the writer's thread when SQLite rolled back the open
+    /// transaction under a job: why.
+    static LOST: RefCell<Option<Failed>> = const { RefCell::new(None) };
+    /// Set on the writer's thread while it commits a group: the one commit
+    /// its connection allows.
+    pub(super) static COMMITTING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether the transaction the last job ran in is gone (SQLite rolled it
+/// back), and why. `full`: the job itself failed for a full disk.
+fn lost_transaction(conn: &Db, full: bool) -> Option<Failed> {
+    let lost = LOST.with(|lost| lost.borrow_mut().take());
+    if lost.is_none() && !is_autocommit(conn) {
+        return None;
+    }
+    Some(lost.unwrap_or(Failed {
+        message: "SQLite rolled the transaction back under a write".into(),
+        full,
+    }))
+}
+
+/// Whether no transaction is open: SQLite rolled the job's back under it.
+fn is_autocommit(conn: &Db) -> bool {
+    conn.as_sqlite()
+        .is_some_and(rusqlite::Connection::is_autocommit)
+}
+
+/// `after_commit` runs once a group's transaction has ended and before any
+/// of its callers is answered.
+pub(super) fn run(
+    conn: Db,
+    mut rx: mpsc::Receiver<Msg>,
+    stats: &WriterStats,
+    after_commit: impl Fn(&Db),
+) {
+    let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
+    let mut closing = Vec::new();
+    let mut take = |msg, group: &mut Vec<Job>, rx: &mut mpsc::Receiver<Msg>| match msg {
+        Msg::Job(job) => group.push(job),
+        Msg::Close(done) => {
+            // What is already queued is still taken; nothing more is.
+            rx.close();
+            closing.push(done);
+        }
+    };
+    while let Some(first) = rx.blocking_recv() {
+        take(first, &mut group, &mut rx);
+        while group.len() < MAX_GROUP {
+            match rx.try_recv() {
+                Ok(msg) => take(msg, &mut group, &mut rx),
+                Err(_) => break,
+            }
+        }
+        if group.is_empty() {
+            continue;
+        }
+        let n = group.len() as u64;
+        let started = Instant::now();
+        let changes = conn.total_changes();
+        let (replies, refused_full) = commit_group(&conn, &mut group);
+        // Before anyone is answered, so a caller that wrote sees its commit
+        // counted.
+        stats
+            .commit_seconds
+            .observe(started.elapsed().as_secs_f64());
+        stats.batch_sizes.observe(n as f64);
+        stats.group_done(refused_full, conn.total_changes() != changes);
+        after_commit(&conn);
+        stats.commits.fetch_add(1, Ordering::Relaxed);
+        stats.jobs.fetch_add(n, Ordering::Relaxed);
+        for (reply, outcome) in replies {
+            reply(outcome);
+        }
+    }
+    let closed = conn.close().map_err(|e| {
+        tracing::error!(error = %e, "the writer's connection did not close cleanly");
+        format!("the writer's connection did not close cleanly: {e}")
+    });
+    for done in closing {
+        let _ = done.send(closed.clone().map_err(WmsError::Internal));
+    }
+}
+
+/// Runs a group in one transaction. Answers are handed back only after the
+/// commit, so nobody is told "done" for data that is not yet durable. Also
+/// counts the jobs answered "the disk is full".
+///
+/// A transaction SQLite rolled back under a job takes the jobs that ran in
+/// it down with it; those after it run in a new one.
+fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
+    let mut answered = Vec::with_capacity(group.len());
+    let mut refused_full = 0;
+    let mut jobs = group.drain(..).peekable();
+    while jobs.peek().is_some() {
+        if let Err(e) = begin_group(conn) {
+            tracing::error!(error = %e, "writer could not begin a transaction");
+            let failed = Failed::new(&e);
+            for job in jobs.by_ref() {
+                refused_full += u64::from(failed.full);
+                answered.push((job(None).0, Err(failed.clone())));
+            }
+            break;
+        }
+        let mut open = Vec::new();
+        let mut full_jobs = 0;
+        let mut lost = None;
+        for job in jobs.by_ref() {
+            let (reply, full) = job(Some(conn));
+            full_jobs += u64::from(full);
+            open.push(reply);
+            lost = lost_transaction(conn, full);
+            if lost.is_some() {
+                break;
+            }
+        }
+        let outcome = match lost {
+            Some(failed) => {
+                tracing::warn!(
+                    error = failed.message,
+                    jobs = open.len(),
+                    "SQLite rolled back the transaction under a write: its jobs are refused"
+                );
+                if !is_autocommit(conn) {
+                    let _ = conn.execute_batch("ROLLBACK");
+                }
+                Err(failed)
+            }
+            None => commit(conn),
+        };
+        refused_full += match &outcome {
+            Ok(()) => full_jobs,
+            Err(f) if f.full => open.len() as u64,
+            Err(_) => 0,
+        };
+        answered.extend(open.into_iter().map(|r| (r, outcome.clone())));
+    }
+    (answered, refused_full)
+}
+
+/// The advisory lock a group's transaction holds on PostgreSQL until it
+/// ends: one group at a time across every instance on the database, as
+/// SQLite's write lock makes it on a file. What the engine keeps true by
+/// writing alone (events numbered in commit order, ids one past the
+/// largest, cursors read then written) then holds across instances.
+const WRITE_LOCK: i64 = 0x6465_706f_745f_7772; // "depot_wr"
+
+fn begin_group(conn: &Db) -> depot_sql::Result<()> {
+    conn.begin_write()?;
+    if let Err(e) = conn.lock_transaction(WRITE_LOCK) {
+        let _ = conn.execute_batch("ROLLBACK");
+        return Err(e);
+    }
+    Ok(())
+}
+
+fn commit(conn: &Db) -> Result<(), Failed> {
+    COMMITTING.set(true);
+    let committed = conn.execute_batch("COMMIT");
+    COMMITTING.set(false);
+    committed.map_err(|e| {
+        let failed = Failed::new(&e);
+        if failed.full {
+            tracing::warn!(error = %e, "group commit refused: the disk is full; rolling back");
+        } else {
+            tracing::error!(error = %e, "group commit failed; rolling back");
+        }
+        let _ = conn.execute_batch("ROLLBACK");
+        failed
+    })
+}

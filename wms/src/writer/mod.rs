@@ -1,0 +1,219 @@
+//! The one writer. Every write of the engine runs here, on a dedicated
+//! thread that owns the only writing connection. Jobs queued while a commit
+//! is on its way are committed together (group commit): one fsync for many
+//! writes, so throughput grows with load while every answer still waits for
+//! its own data to be on disk (`synchronous=FULL`).
+//!
+//! Each job runs inside a savepoint, so a job that fails leaves nothing
+//! behind and does not disturb the others of its group.
+//!
+//! Here the handle callers hold (`Writer`) and what it sends the thread;
+//! `group.rs` the thread's loop, a group's transaction and the savepoint
+//! around each job; `stats.rs` the counters it keeps.
+
+mod group;
+mod stats;
+#[cfg(test)]
+mod tests;
+
+pub use group::savepoint;
+pub use stats::WriterStats;
+
+use group::{COMMITTING, run};
+
+use crate::error::{Result, WmsError};
+use depot_sql::Db;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot, watch};
+
+/// How many jobs one transaction takes at most: bounds the latency a job
+/// can add to the others of its group.
+const MAX_GROUP: usize = 256;
+/// Jobs that may wait before callers are slowed down (backpressure).
+const QUEUE: usize = 4096;
+
+type Reply = Box<dyn FnOnce(Result<(), Failed>) + Send>;
+/// A job runs against the open transaction, or, given `None` because no
+/// transaction could be opened, answers the failure without running. It
+/// hands back its reply and whether it failed for a full disk.
+type Job = Box<dyn FnOnce(Option<&Db>) -> (Reply, bool) + Send>;
+
+/// What the writer thread is sent: a job, or the word to finish what is
+/// queued and close its connection (told how that went).
+enum Msg {
+    Job(Job),
+    Close(oneshot::Sender<Result<()>>),
+}
+
+/// A job's reply with how its transaction ended.
+type Answer = (Reply, Result<(), Failed>);
+
+/// Why a group's transaction did not commit, told to each of its jobs.
+#[derive(Debug, Clone)]
+struct Failed {
+    message: String,
+    full: bool,
+}
+
+impl Failed {
+    fn new(e: &depot_sql::Error) -> Self {
+        Self {
+            message: e.to_string(),
+            full: e.is_disk_full(),
+        }
+    }
+
+    fn answer(&self) -> WmsError {
+        if self.full {
+            WmsError::Full
+        } else {
+            WmsError::Internal(format!("commit failed: {}", self.message))
+        }
+    }
+}
+
+/// Tables whose commits others wait for or cache against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Watched {
+    /// The key cache.
+    ApiKeys = 0,
+    /// The edge's print spooler.
+    PrintJobs = 1,
+    /// Readers following the event log (long polls).
+    Events = 2,
+    /// The edge's spoolers, waiting for their printer records.
+    Printers = 3,
+}
+
+/// Table names, indexed by [`Watched`].
+const WATCHED: [&str; 4] = ["api_keys", "print_jobs", "events", "printers"];
+
+#[derive(Clone)]
+pub struct Writer {
+    tx: mpsc::Sender<Msg>,
+    stats: Arc<WriterStats>,
+    /// One per [`Watched`] table, bumped after each commit (or rollback)
+    /// that wrote to it.
+    watches: Arc<[watch::Sender<u64>; 4]>,
+}
+
+impl Writer {
+    /// Starts the writer thread on `conn`. The thread ends when every
+    /// `Writer` handle is dropped or [`Writer::close`] is called, after
+    /// finishing what was queued.
+    pub fn start(conn: Db) -> std::io::Result<Self> {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let stats = Arc::new(WriterStats::default());
+        let watches = Arc::new(WATCHED.map(|_| watch::Sender::new(0)));
+        conn.track_writes();
+        if let Some(sqlite) = conn.as_sqlite() {
+            // Only a group's own COMMIT commits. Any other commit is a
+            // statement of a job running in autocommit after SQLite rolled
+            // the group's transaction back under it, an error the job
+            // swallowed: it would be kept while its job is answered as
+            // failed. Returning true turns that commit into a rollback, and
+            // the statement fails.
+            sqlite.commit_hook(Some(|| !COMMITTING.get()));
+        }
+        let thread_stats = stats.clone();
+        let bump = watches.clone();
+        std::thread::Builder::new()
+            .name("depot-writer".into())
+            .spawn(move || {
+                run(conn, rx, &thread_stats, |conn| {
+                    for table in conn.take_written() {
+                        if let Some(i) = WATCHED.iter().position(|t| *t == table) {
+                            bump[i].send_modify(|n| *n += 1);
+                        }
+                    }
+                })
+            })?;
+        Ok(Self { tx, stats, watches })
+    }
+
+    pub fn stats(&self) -> &WriterStats {
+        &self.stats
+    }
+
+    /// Jobs queued and not yet taken into a group.
+    pub fn queue_depth(&self) -> usize {
+        self.tx.max_capacity() - self.tx.capacity()
+    }
+
+    /// Follows the head of the event log `url` holds, so that events
+    /// another instance commits wake what waits here (see `follower.rs`).
+    #[cfg(feature = "postgres")]
+    pub(crate) fn follow_events(&self, url: String, head: i64) {
+        crate::follower::start(
+            url,
+            head,
+            Arc::downgrade(&self.watches),
+            Watched::Events as usize,
+        );
+    }
+
+    /// Changes after every commit that wrote to the table.
+    pub fn watch(&self, table: Watched) -> watch::Receiver<u64> {
+        self.watches[table as usize].subscribe()
+    }
+
+    /// Runs `f` in the writer's transaction and answers once it is committed.
+    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
+    {
+        let (otx, orx) = oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            let outcome = match conn {
+                Some(conn) => savepoint(conn, f),
+                None => Err(WmsError::Internal(
+                    "no write transaction could be opened".into(),
+                )),
+            };
+            let full = matches!(outcome, Err(WmsError::Full));
+            let reply: Reply = Box::new(move |commit| {
+                let answer = match commit {
+                    Ok(()) => outcome,
+                    Err(e) => Err(e.answer()),
+                };
+                let _ = otx.send(answer);
+            });
+            (reply, full)
+        });
+        self.tx
+            .send(Msg::Job(job))
+            .await
+            .map_err(|_| WmsError::Internal("the writer has stopped".into()))?;
+        orx.await
+            .map_err(|_| WmsError::Internal("the writer dropped a job".into()))?
+    }
+
+    /// Makes the writer thread hang for good, as one stuck on a lock or a
+    /// dead disk would: the jobs queued behind it are never answered. Only
+    /// for tests of what notices a hung writer (the watchdog, `/readyz`).
+    #[doc(hidden)]
+    pub async fn hang_for_tests(&self) {
+        let job: Job = Box::new(|_| {
+            loop {
+                std::thread::park();
+            }
+        });
+        let _ = self.tx.send(Msg::Job(job)).await;
+    }
+
+    /// Commits what is queued, refuses what comes after, and closes the
+    /// connection. When it is the database's last, SQLite checkpoints the
+    /// write-ahead log into the database and removes it: the clean stop a
+    /// restart, a backup or a copy of the data directory expects. Closing a
+    /// writer already closed is not an error.
+    pub async fn close(&self) -> Result<()> {
+        let (done, closed) = oneshot::channel();
+        if self.tx.send(Msg::Close(done)).await.is_err() {
+            return Ok(());
+        }
+        // The thread is gone without answering only if an earlier close
+        // took it down.
+        closed.await.unwrap_or(Ok(()))
+    }
+}

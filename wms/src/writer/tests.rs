@@ -1,0 +1,220 @@
+use super::*;
+use depot_sql::params;
+use std::sync::atomic::Ordering;
+
+fn writer() -> Writer {
+    let conn = crate::store::memory(0).expect("memory db");
+    conn.execute_batch("CREATE TABLE t (n INTEGER PRIMARY KEY)")
+        .expect("schema");
+    Writer::start(conn).expect("start")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_failing_job_leaves_its_group_intact() {
+    let w = writer();
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..200i64 {
+        let w = w.clone();
+        tasks.spawn(async move {
+            let r = w
+                .write(move |c| {
+                    c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
+                    if n % 7 == 0 {
+                        // Fails after writing: the savepoint must undo the insert.
+                        return Err(WmsError::conflict("refused"));
+                    }
+                    Ok(n)
+                })
+                .await;
+            (n, r.is_ok())
+        });
+    }
+    let mut ok = Vec::new();
+    while let Some(done) = tasks.join_next().await {
+        let (n, succeeded) = done.expect("task");
+        assert_eq!(succeeded, n % 7 != 0);
+        if succeeded {
+            ok.push(n);
+        }
+    }
+    ok.sort_unstable();
+    let stored = rows(&w).await;
+    assert_eq!(stored, ok);
+    let commits = w.stats().commits.load(Ordering::Relaxed);
+    let jobs = w.stats().jobs.load(Ordering::Relaxed);
+    assert_eq!(jobs, 201);
+    assert!(commits <= jobs);
+}
+
+/// A job that swallows the error of a statement SQLite answered by
+/// rolling the transaction back, and writes on: what it writes after
+/// is not committed on its own, and the job is answered as failed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nothing_is_committed_outside_the_group_commit() {
+    let w = writer();
+    let kept = w
+        .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
+        .await;
+    assert!(kept.is_ok());
+    let swallowed = w
+        .write(|c| {
+            // What SQLite does on a full disk or an I/O error.
+            c.execute_batch("ROLLBACK")?;
+            let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", params![]);
+            assert!(autocommitted.is_err(), "committed in autocommit");
+            Ok(())
+        })
+        .await;
+    assert!(swallowed.is_err(), "answered Ok for a lost transaction");
+    let stored = rows(&w).await;
+    assert_eq!(stored, [1]);
+}
+
+/// A writer on a file whose database may not grow by a page: a row
+/// that needs one fails for a full disk, as it does when the disk
+/// refuses the write.
+fn writer_on_a_full_disk(dir: &std::path::Path) -> Writer {
+    let conn = Db::sqlite(rusqlite::Connection::open(dir.join("full.db")).expect("open"));
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         CREATE TABLE t (n INTEGER PRIMARY KEY, pad BLOB);",
+    )
+    .expect("schema");
+    let pages: i64 = conn
+        .query_row("PRAGMA page_count", params![], |r| r.get(0))
+        .expect("page count");
+    conn.query_row(
+        &format!("PRAGMA max_page_count = {pages}"),
+        params![],
+        |_| Ok(()),
+    )
+    .expect("max page count");
+    Writer::start(conn).expect("start")
+}
+
+fn insert(n: i64, pad: usize) -> impl FnOnce(&Db) -> Result<i64> {
+    move |c| {
+        c.execute(
+            "INSERT INTO t (n, pad) VALUES (?1, ?2)",
+            params![n, vec![0u8; pad]],
+        )?;
+        Ok(n)
+    }
+}
+
+async fn rows(w: &Writer) -> Vec<i64> {
+    w.write(|c| {
+        let s = "SELECT n FROM t ORDER BY n";
+        let rows = c.query_map(s, params![], |r| r.get(0))?;
+        Ok(rows)
+    })
+    .await
+    .expect("read back")
+}
+
+fn spawn_insert(w: &Writer, n: i64, pad: usize) -> tokio::task::JoinHandle<Result<i64>> {
+    let w = w.clone();
+    tokio::spawn(async move { w.write(insert(n, pad)).await })
+}
+
+/// SQLite answers a full disk by rolling back the whole transaction,
+/// not just the statement: the jobs before in the group are lost with
+/// it and must be told so, and those after must neither run outside a
+/// transaction (committed one statement at a time, answered as failed)
+/// nor share its fate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_what_it_rolled_back_and_nothing_else() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = writer_on_a_full_disk(dir.path());
+    // Holds the writer so that the next three form one group.
+    let (held, hold) = std::sync::mpsc::channel::<()>();
+    let (holds, holding_now) = oneshot::channel::<()>();
+    let holding = w.clone();
+    let holder = tokio::spawn(async move {
+        holding
+            .write(move |_| {
+                let _ = holds.send(());
+                let _ = hold.recv_timeout(std::time::Duration::from_secs(10));
+                Ok(())
+            })
+            .await
+    });
+    holding_now.await.expect("the writer runs the holding job");
+    let before = spawn_insert(&w, 1, 10);
+    while w.queue_depth() < 1 {
+        tokio::task::yield_now().await;
+    }
+    let big = spawn_insert(&w, 2, 64 * 1024);
+    while w.queue_depth() < 2 {
+        tokio::task::yield_now().await;
+    }
+    let after = spawn_insert(&w, 3, 10);
+    while w.queue_depth() < 3 {
+        tokio::task::yield_now().await;
+    }
+    held.send(()).expect("release the writer");
+    holder.await.expect("join").expect("held job");
+    let before = before.await.expect("join");
+    let big = big.await.expect("join");
+    let after = after.await.expect("join");
+    assert!(matches!(before, Err(WmsError::Full)), "{before:?}");
+    assert!(matches!(big, Err(WmsError::Full)), "{big:?}");
+    assert_eq!(after.ok(), Some(3));
+    let rows = rows(&w).await;
+    assert_eq!(rows, vec![3], "what was answered Ok, and only that");
+    assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), 2);
+    assert!(w.stats().full_since().is_some());
+    // A group that writes without a refusal: there is room again.
+    assert_eq!(w.write(insert(4, 10)).await.ok(), Some(4));
+    assert_eq!(w.stats().full_since(), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn under_a_full_disk_every_answer_is_true_to_the_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let w = writer_on_a_full_disk(dir.path());
+    let mut tasks = tokio::task::JoinSet::new();
+    for n in 0..300i64 {
+        // Most rows fit in the pages there are; every fifth needs more.
+        let pad = if n % 5 == 0 { 8 * 1024 } else { 8 };
+        let w = w.clone();
+        tasks.spawn(async move { w.write(insert(n, pad)).await });
+    }
+    let (mut ok, mut full) = (Vec::new(), 0);
+    while let Some(done) = tasks.join_next().await {
+        match done.expect("task") {
+            Ok(n) => ok.push(n),
+            Err(WmsError::Full) => full += 1,
+            Err(e) => panic!("only a full disk may refuse a write here: {e}"),
+        }
+    }
+    ok.sort_unstable();
+    let rows = rows(&w).await;
+    assert_eq!(rows, ok, "every row answered Ok is there, and no other");
+    assert!(full >= 60, "the rows that need a page are refused: {full}");
+    assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), full);
+    assert!(w.stats().full_since().is_some());
+
+    // Room again: the next write goes through and clears the state.
+    w.write(|c| {
+        c.query_row("PRAGMA max_page_count = 100000", params![], |_| Ok(()))?;
+        Ok(())
+    })
+    .await
+    .expect("room");
+    assert_eq!(w.write(insert(1000, 64 * 1024)).await.ok(), Some(1000));
+    assert_eq!(w.stats().full_since(), None);
+}
+
+#[tokio::test]
+async fn a_storage_error_is_answered_not_panicked() {
+    let w = writer();
+    let r = w
+        .write(|c| Ok(c.execute("INSERT INTO missing (x) VALUES (1)", params![])?))
+        .await;
+    assert!(matches!(r, Err(WmsError::Storage(_))));
+    let r = w
+        .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
+        .await;
+    assert_eq!(r.ok(), Some(1));
+}
