@@ -175,6 +175,11 @@ async fn browsers_use_a_ticket_once_and_bad_requests_are_refused() {
     let (seen, _) = events(&mut ws, 1).await;
     assert_eq!(seen[0]["payload"]["sku"], "TICKET-1");
     assert_eq!(connect(&url, None).await.err(), Some(401), "spent");
+    // Whatever a ticket is made of, an unknown one is refused, not an error.
+    for made_up in ["%CE%A9".repeat(1000), "wst_".into(), "%00".into()] {
+        let url = ws_url(&app, a, &format!("?ticket={made_up}"));
+        assert_eq!(connect(&url, None).await.err(), Some(401), "{made_up:.40}");
+    }
 
     // A ticket of A on B's path, no credentials, a key of another business.
     let r = app

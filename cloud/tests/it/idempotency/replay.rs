@@ -360,8 +360,9 @@ async fn a_refusal_that_wrote_nothing_is_not_kept() {
     assert_eq!(app.stock(item).await.0, 1);
 }
 
-/// A route that writes nothing to the database (a websocket ticket) has
-/// its answer stored after it: the retry gets the same ticket.
+/// A route whose answer is not its write's result (a websocket ticket:
+/// the write keeps only its hash) has its answer stored after it: the
+/// retry gets the same ticket.
 #[tokio::test]
 async fn an_answer_without_a_write_is_stored_after_it() {
     let app = spawn_cloud().await;
