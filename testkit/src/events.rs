@@ -12,3 +12,17 @@ pub async fn event_ids(wms: &Wms) -> HashMap<String, usize> {
     }
     ids
 }
+
+/// How many times each stock movement (by its id) is in `wms`'s log: a
+/// write that arrived twice or not at all shows in the counts.
+pub async fn movement_ids(wms: &Wms) -> HashMap<String, usize> {
+    let mut seen = HashMap::new();
+    for e in wms.events_since(0, u32::MAX).await.expect("events") {
+        if e.kind == "stock.moved" {
+            if let Some(id) = e.payload["id"].as_str() {
+                *seen.entry(id.to_owned()).or_insert(0) += 1;
+            }
+        }
+    }
+    seen
+}

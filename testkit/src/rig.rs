@@ -2,8 +2,8 @@
 //! edge registered, the cloud serving and syncing through a broker (the
 //! embedded one, or `DEPOT_TEST_MQTT_URL`), perhaps reached through a
 //! [`Link`] that can be cut; and the settings an edge starts from to sync
-//! with it. How the edge itself is run (with which faults) is the edge
-//! tests' business.
+//! with it. [`serve_edge`] runs a plain edge in the test's process; how
+//! an edge runs with devices or faults is the edge tests' business.
 
 use crate::link::Link;
 use crate::seed;
@@ -173,6 +173,24 @@ pub fn cloud_settings(data_dir: std::path::PathBuf) -> CloudSettings {
         settings.broker.url = Some(url);
     }
     settings
+}
+
+/// Serves the edge `wms` with `settings` in this process on a fresh port,
+/// as `depot-edge serve` would: its address, the sender that stops it,
+/// and its task.
+pub async fn serve_edge(
+    wms: Wms,
+    settings: EdgeSettings,
+) -> (String, oneshot::Sender<()>, JoinHandle<anyhow::Result<()>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!("http://{}", listener.local_addr().expect("addr"));
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(
+        depot_edge::Daemon::new(wms, settings).serve(listener, async {
+            let _ = stopped.await;
+        }),
+    );
+    (base, stop, task)
 }
 
 /// Serves `cloud` with `settings` through `broker` on a fresh port: its

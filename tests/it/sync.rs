@@ -66,17 +66,8 @@ async fn cloud_and_edge_converge_over_mqtt() {
         ..EdgeSettings::default()
     };
     let edge = depot_edge::open(&edge_settings).expect("edge");
-    let edge_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let edge_base = format!("http://{}", edge_listener.local_addr().expect("addr"));
-    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
-    let edge_task = tokio::spawn(depot_edge::Daemon::new(edge.clone(), edge_settings).serve(
-        edge_listener,
-        async {
-            let _ = edge_stopped.await;
-        },
-    ));
+    let (edge_base, stop_edge, edge_task) =
+        depot_testkit::rig::serve_edge(edge.clone(), edge_settings).await;
 
     // Down: the catalog and the key reach the edge.
     eventually("the item at the edge", || async {

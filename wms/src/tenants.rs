@@ -20,10 +20,12 @@ pub fn hash_key(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
-fn new_secret() -> String {
+/// A secret nobody can guess (192 random bits, in hex) after `prefix`,
+/// which says what it is: an API key, a websocket ticket.
+pub(crate) fn new_secret(prefix: &str) -> String {
     let mut bytes = [0u8; 24];
     rand::thread_rng().fill_bytes(&mut bytes);
-    format!("{KEY_PREFIX}{}", hex::encode(bytes))
+    format!("{prefix}{}", hex::encode(bytes))
 }
 
 /// A key just created: the secret exists only in this value.
@@ -212,7 +214,7 @@ impl Wms {
                     "business {business} does not exist"
                 )));
             }
-            let secret = new_secret();
+            let secret = new_secret(KEY_PREFIX);
             let prefix: String = secret.chars().take(KEY_PREFIX.len() + 8).collect();
             let at = now();
             let id = sql::insert_key(
@@ -332,8 +334,8 @@ mod tests {
 
     #[test]
     fn secrets_are_distinct_and_shaped() {
-        let a = new_secret();
-        let b = new_secret();
+        let a = new_secret(KEY_PREFIX);
+        let b = new_secret(KEY_PREFIX);
         assert_ne!(a, b);
         assert!(a.starts_with(KEY_PREFIX));
         assert_eq!(a.len(), KEY_PREFIX.len() + 48);

@@ -7,15 +7,9 @@ use crate::documents::sha256_hex;
 use crate::store::tickets as sql;
 use crate::{Result, Wms};
 use depot_protocol::tenant::Caller;
-use rand::RngCore;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// Milliseconds since the epoch, now.
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+use crate::tenants::new_secret;
+use depot_protocol::now;
+use std::time::Duration;
 
 impl Wms {
     /// A new ticket for `caller`, valid once within `ttl`; `None` when
@@ -26,11 +20,9 @@ impl Wms {
         ttl: Duration,
         max: u32,
     ) -> Result<Option<String>> {
-        let mut bytes = [0u8; 24];
-        rand::thread_rng().fill_bytes(&mut bytes);
-        let ticket = format!("wst_{}", hex::encode(bytes));
+        let ticket = new_secret("wst_");
         let hash = sha256_hex(ticket.as_bytes());
-        let now = now_ms();
+        let now = now().timestamp_millis();
         let expires_at = now.saturating_add(i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX));
         let kept = self
             .write(move |conn| sql::issue(conn, &hash, caller, now, expires_at, max))
@@ -41,7 +33,7 @@ impl Wms {
     /// Spends `ticket`: whose it was, if it is known and unexpired.
     pub async fn redeem_ticket(&self, ticket: &str) -> Result<Option<Caller>> {
         let hash = sha256_hex(ticket.as_bytes());
-        let now = now_ms();
+        let now = now().timestamp_millis();
         self.write(move |conn| sql::redeem(conn, &hash, now)).await
     }
 }

@@ -12,7 +12,9 @@ use depot_protocol::sync::StateMessage;
 use depot_protocol::sync::message::decode;
 use depot_protocol::sync::topic::CLOUD_STATE;
 use depot_protocol::{BusinessId, ItemId, WarehouseId};
+use depot_testkit::events::movement_ids;
 use depot_testkit::http::Client;
+use depot_testkit::rig::serve_edge;
 use depot_testkit::{eventually, pg};
 use depot_wms::Wms;
 use serde_json::json;
@@ -60,19 +62,6 @@ fn stations(base: &str, key: &str, stop: &Arc<AtomicBool>) -> tokio::task::JoinS
         });
     }
     set
-}
-
-/// The `stock.moved` events of `wms`, by movement id: how many of each.
-async fn movements(wms: &Wms) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for e in wms.events_since(0, u32::MAX).await.expect("events") {
-        if e.kind == "stock.moved" {
-            if let Some(id) = e.payload["id"].as_str() {
-                *seen.entry(id.to_owned()).or_insert(0) += 1;
-            }
-        }
-    }
-    seen
 }
 
 /// Every state the cloud publishes, as a client subscribed to it from
@@ -204,17 +193,7 @@ async fn an_edge_syncs_through_two_instances_and_one_is_killed_mid_stream() {
         ..EdgeSettings::default()
     };
     let edge = depot_edge::open(&settings).expect("edge");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let edge_base = format!("http://{}", listener.local_addr().expect("addr"));
-    let (stop_edge, edge_stopped) = tokio::sync::oneshot::channel::<()>();
-    let edge_task = tokio::spawn(depot_edge::Daemon::new(edge.clone(), settings).serve(
-        listener,
-        async {
-            let _ = edge_stopped.await;
-        },
-    ));
+    let (edge_base, stop_edge, edge_task) = serve_edge(edge.clone(), settings).await;
     eventually("the item and the key at the edge", || async {
         edge.item(BusinessId(1), ItemId(1)).await.is_ok()
             && matches!(edge.authenticate(&key).await, Ok(Some(_)))
@@ -253,9 +232,9 @@ async fn an_edge_syncs_through_two_instances_and_one_is_killed_mid_stream() {
         "cloud",
     )
     .expect("a reader of the database");
-    let before = movements(&cloud).await.len();
+    let before = movement_ids(&cloud).await.len();
     eventually("the edge's writes applied with A dead", || async {
-        movements(&cloud).await.len() > before + 20
+        movement_ids(&cloud).await.len() > before + 20
     })
     .await;
     let later = Client::new(&base_b)
@@ -284,7 +263,7 @@ async fn an_edge_syncs_through_two_instances_and_one_is_killed_mid_stream() {
     let want: HashMap<String, usize> = answered.iter().map(|id| (id.clone(), 1)).collect();
     assert_eq!(want.len(), answered.len(), "movement ids repeat");
     eventually("every answered write in the cloud, once", || async {
-        movements(&cloud).await == want
+        movement_ids(&cloud).await == want
     })
     .await;
     eventually("the edge's outbox drained", || async {

@@ -6,7 +6,8 @@
 //! live database as it was.
 
 use crate::common;
-use common::process::{BIN, movements, spawn};
+use common::process::{BIN, spawn};
+use depot_testkit::events::movement_ids;
 use depot_testkit::http::Client;
 use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
@@ -223,7 +224,7 @@ async fn a_backup_under_load_restores_every_write_answered_before_it() {
     let seen = depot_wms::database::inspect(&db).expect("inspect");
     assert!(seen.is_ok(), "integrity_check: {:?}", seen.problems);
     let wms = Wms::open_node(&db, &format!("edge:{edge_id}"), rig.node).expect("edge db");
-    let held = movements(&wms).await;
+    let held = movement_ids(&wms).await;
     drop(wms);
     let edge = spawn(&env);
     for id in &before {
@@ -429,7 +430,7 @@ async fn converged(o: &Older, ids: &[String]) {
     // waits longer than `eventually` and says what differs if it gives up.
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
     loop {
-        let (cloud, local) = (movements(&o.rig.cloud).await, movements(&edge).await);
+        let (cloud, local) = (movement_ids(&o.rig.cloud).await, movement_ids(&edge).await);
         if cloud == want && local == want {
             break;
         }

@@ -4,7 +4,8 @@
 //! in the cloud too.
 
 use crate::common;
-use common::process::{movements, spawn};
+use common::process::spawn;
+use depot_testkit::events::movement_ids;
 use depot_testkit::http::Client;
 use depot_testkit::{eventually, rig::Rig};
 use depot_wms::Wms;
@@ -115,8 +116,8 @@ async fn answered_writes_survive_kills_and_reach_the_cloud_once() {
             .is_ok_and(|s| s.depth == 0 && s.acked > 0)
     })
     .await;
-    let at_edge = movements(&edge_db).await;
-    let at_cloud = movements(&cloud).await;
+    let at_edge = movement_ids(&edge_db).await;
+    let at_cloud = movement_ids(&cloud).await;
     for id in &answered {
         assert_eq!(at_edge.get(id), Some(&1), "movement {id} at the edge");
         assert_eq!(at_cloud.get(id), Some(&1), "movement {id} in the cloud");

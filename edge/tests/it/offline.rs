@@ -17,16 +17,7 @@ async fn the_floor_keeps_working_without_the_cloud() {
         key,
     } = offline;
 
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let base = format!("http://{}", listener.local_addr().expect("addr"));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(
-        depot_edge::Daemon::new(wms.clone(), settings.clone()).serve(listener, async {
-            let _ = stopped.await;
-        }),
-    );
+    let (base, stop, server) = depot_testkit::rig::serve_edge(wms.clone(), settings.clone()).await;
 
     let client = Client::new(&base);
     for q in [3, 4, 5] {

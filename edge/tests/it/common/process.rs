@@ -1,7 +1,5 @@
 //! The real `depot-edge` process, for tests that kill it or run its CLI.
 
-use depot_wms::Wms;
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
@@ -99,19 +97,6 @@ fn spawn_command(mut cmd: Command, env: &[(&str, String)]) -> Edge {
         .to_owned();
     assert!(base.starts_with("http://127.0.0.1:"), "{line}");
     Edge { child, base }
-}
-
-/// Counts, per movement id, how often it appears in a node's event log.
-pub async fn movements(wms: &Wms) -> HashMap<String, usize> {
-    let mut seen = HashMap::new();
-    for e in wms.events_since(0, u32::MAX).await.expect("events") {
-        if e.kind == "stock.moved" {
-            if let Some(id) = e.payload["id"].as_str() {
-                *seen.entry(id.to_owned()).or_insert(0) += 1;
-            }
-        }
-    }
-    seen
 }
 
 /// Runs a one-shot `depot-edge` command (`status`, `sync --wait`,
