@@ -5,10 +5,10 @@
 
 use crate::documents::sha256_hex;
 use crate::store::tickets as sql;
-use crate::{Result, Wms};
-use depot_protocol::tenant::Caller;
 use crate::tenants::new_secret;
+use crate::{Result, Wms};
 use depot_protocol::now;
+use depot_protocol::tenant::Caller;
 use std::time::Duration;
 
 impl Wms {
