@@ -46,8 +46,8 @@ fn receive(
     let at = now();
     let mut received = Vec::new();
     for (i, line) in lines.iter().enumerate() {
-        let s = scan::resolve(conn, business, &line.code)?;
         let field = |name: &str| format!("lines[{i}].{name}");
+        let s = scan::resolve(conn, business, &line.code, &field("code"))?;
         let lot = match (&line.lot, &s.lot) {
             (Some(a), Some(b)) if a != b => {
                 return Err(WmsError::invalid(vec![FieldError::new(

@@ -172,7 +172,7 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
     let wave_id = req.wave_id;
     let warehouse_id = sql::wave_warehouse(conn, business, wave_id)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {wave_id} does not exist")))?;
-    let s = scan::resolve(conn, business, &req.code)?;
+    let s = scan::resolve(conn, business, &req.code, "code")?;
     let of_item = sql::item_lines(conn, wave_id, s.item_id, req.order_id)?;
     if of_item.is_empty() {
         // A cancelled order has no lines to offer: only then is it worth

@@ -6,7 +6,7 @@ use crate::store::catalog;
 use crate::{Result, Wms, WmsError};
 use chrono::NaiveDate;
 use depot_protocol::gs1::{self, Scan};
-use depot_protocol::{BusinessId, ItemId};
+use depot_protocol::{BusinessId, FieldError, ItemId};
 use depot_sql::Db;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,11 +29,16 @@ fn grams(m: &depot_protocol::gs1::Measure) -> i64 {
     (i64::from(m.value) * 1000 + scale / 2) / scale
 }
 
-/// Resolves a scan in a business. An unreadable GS1 string is a 400; a code
-/// no item answers to is a 404 naming it.
-pub fn resolve(conn: &Db, business: BusinessId, raw: &str) -> Result<Resolved> {
-    let scan = gs1::classify(raw)
-        .map_err(|e| WmsError::BadRequest(format!("unreadable scan {raw:?}: {e}")))?;
+/// Resolves a scan in a business. An unreadable GS1 string is a 422 naming
+/// `field` (the body itself was well-formed; its scan was not); a code no
+/// item answers to is a 404 naming it.
+pub fn resolve(conn: &Db, business: BusinessId, raw: &str, field: &str) -> Result<Resolved> {
+    let scan = gs1::classify(raw).map_err(|e| {
+        WmsError::invalid(vec![FieldError::new(
+            field,
+            format!("unreadable scan {raw:?}: {e}"),
+        )])
+    })?;
     let net_weight_g = match &scan {
         Scan::Gs1(g) => g.net_weight_kg.as_ref().map(grams),
         _ => None,
@@ -90,7 +95,8 @@ pub fn resolve(conn: &Db, business: BusinessId, raw: &str) -> Result<Resolved> {
 impl Wms {
     /// [`resolve`] on a read connection: what a station's scan names.
     pub async fn resolve_scan(&self, business: BusinessId, raw: String) -> Result<Resolved> {
-        self.read(move |conn| resolve(conn, business, &raw)).await
+        self.read(move |conn| resolve(conn, business, &raw, "code"))
+            .await
     }
 }
 

@@ -55,6 +55,24 @@ async fn receive_pick_pack_ship_deliver() {
     let po = ok(&app, "POST", &format!("/v1/inbounds/{b}/orders/create"), json!({"warehouse_id": w, "reference": "PO-100",
         "supplier": "Acme Supplies", "lines": [{"sku": "A-1", "quantity": 10}, {"sku": "L-1", "quantity": 6}]})).await;
     let po_id = po["id"].as_i64().expect("po id");
+    // What the fuzzer sent: a group separator makes it GS1, and GS1 carries
+    // only ASCII. The body was well-formed, so the scan is a wrong field
+    // (422 naming it), and the line after it is not received either.
+    let r = app
+        .post(
+            &format!("/v1/inbounds/{b}/reception"),
+            json!({"inbound_id": po_id, "lines": [{"code": GTIN_A, "quantity": 1},
+                {"code": "\t\u{10afef}\u{a3}\u{1d}\u{c}"}]}),
+        )
+        .await;
+    assert_error(&r, 422);
+    assert_eq!(r.body["errors"][0]["name"], "lines[1].code", "{:?}", r.body);
+    let list = app.get(&format!("/v1/inbounds/{b}/orders/list")).await;
+    assert_eq!(
+        list.body["data"][0]["lines"][0]["accepted"], 0,
+        "{:?}",
+        list.body
+    );
     let r = ok(&app, "POST", &format!("/v1/inbounds/{b}/reception"), json!({"inbound_id": po_id, "location": "DOCK-1", "lines": [
         {"code": GTIN_A, "quantity": 8},
         {"code": format!("(01){GTIN_L}(17)271231(10)LOT42"), "accepted": 5, "rejected": 1, "reason": "leaking"}
@@ -132,7 +150,7 @@ async fn receive_pick_pack_ship_deliver() {
     );
     assert_error(
         &app.post(&p, scan("]C101123".into(), None, None)).await,
-        400,
+        422,
     );
     assert_error(&app.post(&p, scan(GTIN_A.into(), Some(5), None)).await, 409);
     let w_now = app.get(&format!("/v1/picking/{b}/waves/list")).await;

@@ -90,7 +90,7 @@ pub async fn create(
 
 /// Validates one picking scan against the wave's open lines. A good scan
 /// answers what is left. A bad one is refused with a status per cause:
-/// 400 unreadable scan, 404 unknown barcode, 422 item not on the pick list,
+/// 422 unreadable scan or item not on the pick list, 404 unknown barcode,
 /// 409 over-pick, 412 wrong lot or expiry. The first scan of an order moves
 /// it to `picking`.
 #[utoipa::path(post, path = "/v1/picking/{business_id}/item/scan", tag = "picking",

@@ -107,8 +107,8 @@ fn pack(
         )));
     }
     let mut packed: BTreeMap<ItemId, (String, i64)> = BTreeMap::new();
-    for it in &items {
-        let s = scan::resolve(conn, business, &it.code)?;
+    for (i, it) in items.iter().enumerate() {
+        let s = scan::resolve(conn, business, &it.code, &format!("items[{i}].code"))?;
         let q = it.quantity.or(s.count).unwrap_or(1);
         // Saturating: a sum beyond any order's is a difference all the same.
         let e = packed
