@@ -202,17 +202,40 @@ impl Db {
         })
     }
 
-    /// Waits for and takes the lock named `key`, held until the open
-    /// transaction ends: writers on several connections to one PostgreSQL
-    /// database take turns. A no-op on SQLite, whose write transaction
-    /// already excludes every other writer of the file.
-    pub fn lock_transaction(&self, key: i64) -> Result<()> {
-        match self.dialect() {
-            Dialect::Sqlite => Ok(()),
-            Dialect::Postgres => self
-                .execute("SELECT pg_advisory_xact_lock(?1)", crate::params![key])
-                .map(|_| ()),
+    /// Waits for and takes the locks named `shared` (in shared mode: any
+    /// number of holders, excluding only an exclusive holder of the key)
+    /// then those named `exclusive`, in the order given, each held until
+    /// the open transaction ends: writers on several connections to one
+    /// PostgreSQL database take turns. Callers that take several give them
+    /// sorted, so that two transactions never each wait for a lock the
+    /// other holds. A no-op on SQLite, whose write transaction already
+    /// excludes every other writer of the file.
+    ///
+    /// On PostgreSQL the transaction is then given its id, before it
+    /// writes anything: every snapshot taken from then on lists it as in
+    /// progress until it ends, even one taken between a sequence handing
+    /// it a number and its first row (which is when PostgreSQL would
+    /// otherwise give it one). Readers rely on this to tell which numbers
+    /// may still appear (the engine's safe head of its event log).
+    pub fn lock_transaction(&self, shared: &[i64], exclusive: &[i64]) -> Result<()> {
+        if self.dialect() == Dialect::Sqlite {
+            return Ok(());
         }
+        // Integers of our own making, in one simple-protocol statement: a
+        // prepared one per combination of keys would only fill the cache.
+        // Evaluated left to right: the locks in order, then the id, so a
+        // transaction waiting for its turn holds no reader back.
+        let calls: Vec<String> = shared
+            .iter()
+            .map(|k| format!("pg_advisory_xact_lock_shared({k})"))
+            .chain(
+                exclusive
+                    .iter()
+                    .map(|k| format!("pg_advisory_xact_lock({k})")),
+            )
+            .chain(std::iter::once("pg_current_xact_id()".to_owned()))
+            .collect();
+        self.execute_batch(&format!("SELECT {}", calls.join(", ")))
     }
 
     /// Closes the connection, saying whether it closed cleanly (SQLite

@@ -30,6 +30,9 @@ pub(crate) struct PgConn {
     /// Inside `BEGIN` … `COMMIT`/`ROLLBACK`: a connection lost then takes
     /// the transaction with it, and is not replaced until it ends.
     in_transaction: std::cell::Cell<bool>,
+    /// A call failed with no answer from the server (a reset, a closed
+    /// socket): the client may not know yet that its connection is gone.
+    lost: std::cell::Cell<bool>,
 }
 
 /// A statement as the server prepared it, and the table it writes.
@@ -50,6 +53,7 @@ pub(crate) fn connect(url: &str) -> Result<PgConn> {
         written: RefCell::new(std::collections::BTreeSet::new()),
         url: url.to_owned(),
         in_transaction: std::cell::Cell::new(false),
+        lost: std::cell::Cell::new(false),
     })
 }
 
@@ -94,7 +98,7 @@ impl PgConn {
         }
         let (text, _) = placeholders::to_postgres(sql)?;
         let prepared = Prepared {
-            statement: self.client()?.prepare(&text)?,
+            statement: self.noted(self.client()?.prepare(&text))?,
             writes: crate::written::table(sql).map(Arc::from),
         };
         let mut cache = self.statements.borrow_mut();
@@ -119,7 +123,7 @@ impl PgConn {
         let prepared = self.statement(sql)?;
         let values = bind(params);
         let refs = refs(&values);
-        let n = self.client()?.execute(&prepared.statement, &refs)?;
+        let n = self.noted(self.client()?.execute(&prepared.statement, &refs))?;
         self.wrote(&prepared, n);
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
@@ -128,7 +132,7 @@ impl PgConn {
         let prepared = self.statement(sql)?;
         let values = bind(params);
         let refs = refs(&values);
-        let rows = self.client()?.query(&prepared.statement, &refs)?;
+        let rows = self.noted(self.client()?.query(&prepared.statement, &refs))?;
         // A write answering with its rows (`RETURNING`).
         self.wrote(&prepared, rows.len() as u64);
         Ok(rows)
@@ -158,7 +162,7 @@ impl PgConn {
             // Over even if it fails: the server ends the transaction.
             self.in_transaction.set(false);
         }
-        Ok(self.client()?.batch_execute(sql)?)
+        self.noted(self.client()?.batch_execute(sql))
     }
 
     /// Closes the connection, on a thread of its own (see the `Drop`).
@@ -179,7 +183,9 @@ impl PgConn {
     /// on a new one outside it.
     fn client(&self) -> Result<std::cell::RefMut<'_, postgres::Client>> {
         let mut slot = self.client.borrow_mut();
-        if slot.as_ref().is_some_and(postgres::Client::is_closed) && !self.in_transaction.get() {
+        let gone = self.lost.get() || slot.as_ref().is_some_and(postgres::Client::is_closed);
+        if gone && !self.in_transaction.get() {
+            self.lost.set(false);
             let fresh = client(&self.url)?;
             tracing::warn!("the connection to PostgreSQL was lost: connected again");
             self.statements.borrow_mut().clear();
@@ -187,6 +193,23 @@ impl PgConn {
         }
         std::cell::RefMut::filter_map(slot, Option::as_mut)
             .map_err(|_| Error::Connect("the connection is closed".into()))
+    }
+
+    /// Notes a call whose connection is gone: no answer from the server
+    /// (a reset, a closed socket), or a fatal one (the server ending the
+    /// session: a shutdown, `pg_terminate_backend`). The client learns of
+    /// it only when its background task does, which may be after the next
+    /// call has been sent on the dead socket.
+    fn noted<T>(&self, r: std::result::Result<T, postgres::Error>) -> Result<T> {
+        r.map_err(|e| {
+            let fatal = e
+                .as_db_error()
+                .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
+            if fatal || e.is_closed() || (e.code().is_none() && e.as_db_error().is_none()) {
+                self.lost.set(true);
+            }
+            e.into()
+        })
     }
 
     /// Prepares `sql` without running it: whether PostgreSQL accepts it.

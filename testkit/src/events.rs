@@ -26,3 +26,19 @@ pub async fn movement_ids(wms: &Wms) -> HashMap<String, usize> {
     }
     seen
 }
+
+/// The events `wms` made itself after log position `after`, in log order,
+/// with the position read through: what a cloud's sync pages to its edges
+/// (the cloud numbers nothing outgoing on PostgreSQL, so its own events
+/// are read by their place in its log).
+pub async fn own_since(wms: &Wms, after: i64) -> (i64, Vec<depot_protocol::event::Event>) {
+    let head = wms.events_head().await.expect("head");
+    let events = wms
+        .events_since(after, u32::MAX)
+        .await
+        .expect("events")
+        .into_iter()
+        .filter(|e| e.origin == wms.origin() && e.seq <= head)
+        .collect();
+    (head, events)
+}

@@ -85,7 +85,7 @@ impl Wms {
     pub async fn create_item(&self, business: BusinessId, req: ItemCreate) -> Result<Item> {
         let fields = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(business, move |conn| {
             check_unique(conn, business, &fields, None)?;
             let id = sql::insert_item(conn, business, &fields, &now())?;
             let item = load(conn, business, id)?;
@@ -102,7 +102,7 @@ impl Wms {
         edit: ItemEdit,
     ) -> Result<Item> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(business, move |conn| {
             let current = load(conn, business, id)?;
             let fields = edit
                 .apply(sql::fields(&current))

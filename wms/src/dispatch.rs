@@ -188,7 +188,9 @@ impl Wms {
             )]));
         }
         let origin = self.origin().to_owned();
-        self.write(move |conn| load(conn, &origin, &caller, run, &code))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            load(conn, &origin, &caller, run, &code)
+        })
+        .await
     }
 }

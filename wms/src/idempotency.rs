@@ -17,6 +17,7 @@
 
 use crate::error::{Result, WmsError};
 use crate::store;
+use crate::writer::Lane;
 use crate::{Wms, store::idempotency as sql};
 use depot_protocol::FieldError;
 use std::any::Any;
@@ -337,14 +338,18 @@ fn after_keyed_commit() {
 impl Wms {
     /// `write` for a request with a key: the key recorded in the same
     /// transaction (see the module).
-    pub(crate) async fn write_keyed<T, F>(&self, ctx: Arc<Context>, f: F) -> Result<T>
+    pub(crate) async fn write_keyed<T, F>(&self, ctx: Arc<Context>, lane: Lane, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&depot_sql::Db) -> Result<T> + Send + 'static,
     {
         let keyed = ctx.clone();
+        // A key's scope is one API key's (or one token's), of one
+        // business: the job's lane covers the key's row.
         let (value, outcome) = self
-            .write_unkeyed(move |conn| {
+            .inner
+            .writer
+            .write(lane, move |conn| {
                 let value = f(conn)?;
                 let outcome = keyed.record(conn, &value)?;
                 Ok((value, outcome))

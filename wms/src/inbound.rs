@@ -174,7 +174,7 @@ impl Wms {
     ) -> Result<InboundOrder> {
         let new = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(business, move |conn| {
             if tenants::warehouse(conn, business, new.warehouse_id)?.is_none() {
                 return Err(WmsError::invalid(vec![FieldError::new(
                     "warehouse_id",
@@ -229,8 +229,10 @@ impl Wms {
     pub async fn receive(&self, caller: Caller, req: ReceptionRequest) -> Result<ReceptionResult> {
         let (inbound_id, location, lines) = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| receive(conn, &origin, &caller, inbound_id, location, lines))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            receive(conn, &origin, &caller, inbound_id, location, lines)
+        })
+        .await
     }
 
     pub async fn inbound(&self, business: BusinessId, id: i64) -> Result<InboundOrder> {

@@ -147,7 +147,7 @@ impl Wms {
     pub async fn adjust(&self, caller: Caller, req: AdjustRequest) -> Result<AdjustResult> {
         let adjustment = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(caller.business_id, move |conn| {
             apply(
                 conn,
                 &origin,

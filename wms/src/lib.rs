@@ -53,11 +53,12 @@ pub mod sd_notify;
 
 pub use error::{Result, WmsError};
 
+use depot_protocol::BusinessId;
 use depot_sql::Db;
 use reader::Reader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use writer::Writer;
+use writer::{Lane, Writer};
 
 /// Read connections: enough to keep every core busy while some reads wait
 /// on I/O, few enough that each keeps its prepared statements warm.
@@ -91,7 +92,16 @@ struct Inner {
     own_fleet: std::sync::RwLock<carriers::OwnFleetSettings>,
     /// Calls to the event log waiting for an event: see [`Wms::long_poll`].
     long_polls: Arc<std::sync::atomic::AtomicI64>,
+    /// On PostgreSQL, the event log's safe head (`follower.rs`), `None`
+    /// until first known; on SQLite no reader needs one.
+    #[cfg(feature = "postgres")]
+    safe_head: Option<tokio::sync::watch::Receiver<Option<follower::Published>>>,
 }
+
+/// The longest a reader of the whole log waits for its safe head to be
+/// first known (the follower connecting, a long transaction ending).
+#[cfg(feature = "postgres")]
+const SAFE_HEAD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// One call to the event log waiting for an event, counted while it lives.
 pub struct LongPoll(Arc<std::sync::atomic::AtomicI64>);
@@ -163,16 +173,17 @@ impl Wms {
         node: u32,
     ) -> Result<Self> {
         store::ids::claim(&conn, node, origin)?;
-        // The head as this instance opens: what other instances commit from
-        // here on wakes its waiters, however long the follower takes to start.
-        #[cfg(feature = "postgres")]
-        let head = store::events::head(&conn)?;
         let writer = Writer::start(conn)
             .map_err(|e| WmsError::Internal(format!("cannot start the writer: {e}")))?;
         #[cfg(feature = "postgres")]
-        if let reader::Source::Postgres(url) = &source {
-            writer.follow_events(url.clone(), head);
-        }
+        let safe_head = match &source {
+            reader::Source::Postgres(url) => {
+                let (tx, rx) = tokio::sync::watch::channel(None);
+                writer.follow_events(url.clone(), tx);
+                Some(rx)
+            }
+            _ => None,
+        };
         let blobs_in_database = !matches!(source, reader::Source::File(_));
         Ok(Self {
             inner: Arc::new(Inner {
@@ -185,6 +196,8 @@ impl Wms {
                 unchecked: std::sync::atomic::AtomicBool::new(false),
                 own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
                 long_polls: Arc::default(),
+                #[cfg(feature = "postgres")]
+                safe_head,
             }),
         })
     }
@@ -277,11 +290,11 @@ impl Wms {
     /// a weighing, for the station screens (and, synced, the cloud's record).
     pub async fn station_event(
         &self,
-        business: depot_protocol::BusinessId,
+        business: BusinessId,
         payload: serde_json::Value,
     ) -> Result<depot_protocol::event::Event> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(business, move |conn| {
             let seq = store::events::append(
                 conn,
                 &origin,
@@ -289,7 +302,7 @@ impl Wms {
                 depot_protocol::event::EventKind::StationScanned,
                 &payload,
             )?;
-            store::events::since(conn, seq - 1, 1)?
+            store::events::since(conn, seq - 1, seq, 1)?
                 .into_iter()
                 .next()
                 .ok_or_else(|| WmsError::Internal("event vanished".into()))
@@ -303,7 +316,7 @@ impl Wms {
     /// does in the cloud.
     pub async fn device_event(
         &self,
-        business: depot_protocol::BusinessId,
+        business: BusinessId,
         kind: depot_protocol::event::EventKind,
         payload: serde_json::Value,
     ) -> Result<()> {
@@ -395,15 +408,36 @@ impl Wms {
 
     /// Runs `f` in the writer's transaction; answers after the commit.
     /// Under a request with an `Idempotency-Key` ([`idempotency`]), the
-    /// key is recorded in the same transaction.
+    /// key is recorded in the same transaction. `f` may write anything:
+    /// on PostgreSQL no other writer runs beside it (see [`Lane`]).
     pub async fn write<T, F>(&self, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
+        self.write_in(Lane::All, f).await
+    }
+
+    /// [`Wms::write`] for a job that writes only `business`'s rows (see
+    /// [`Lane::Business`] for what that allows): on PostgreSQL, writes of
+    /// other businesses run beside it, on this instance's other groups and
+    /// on other instances.
+    pub async fn write_for<T, F>(&self, business: BusinessId, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
+    {
+        self.write_in(Lane::Business(business), f).await
+    }
+
+    async fn write_in<T, F>(&self, lane: Lane, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
+    {
         match idempotency::Context::current() {
-            Some(ctx) => self.write_keyed(ctx, f).await,
-            None => self.write_unkeyed(f).await,
+            Some(ctx) => self.write_keyed(ctx, lane, f).await,
+            None => self.inner.writer.write(lane, f).await,
         }
     }
 
@@ -413,7 +447,7 @@ impl Wms {
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
-        self.inner.writer.write(f).await
+        self.inner.writer.write(Lane::All, f).await
     }
 
     /// Runs `f` on a read connection.
@@ -425,19 +459,60 @@ impl Wms {
         self.inner.reader.read(f).await
     }
 
-    /// The last sequence number of the local log (0 when it is empty).
+    /// The last sequence number of the log (0 when it is empty) that a
+    /// reader of the whole log may read up to: on PostgreSQL its safe head
+    /// (see `follower.rs`), below which no event can still appear.
     pub async fn events_head(&self) -> Result<i64> {
-        self.read(store::events::head).await
+        match self.safe_head().await? {
+            Some(head) => Ok(head),
+            None => self.read(store::events::head).await,
+        }
     }
 
-    /// Events of the local log after `after_seq`.
+    /// Events of the log after `after_seq`, oldest first, up to the head
+    /// [`Wms::events_head`] answers: a cursor moved to the last of them
+    /// never passes an event still to commit.
     pub async fn events_since(
         &self,
         after_seq: i64,
         limit: u32,
     ) -> Result<Vec<depot_protocol::event::Event>> {
-        self.read(move |c| store::events::since(c, after_seq, limit))
+        let upto = self.safe_head().await?.unwrap_or(i64::MAX);
+        self.read(move |c| store::events::since(c, after_seq, upto, limit))
             .await
+    }
+
+    /// The safe head on PostgreSQL, once it covers every commit of this
+    /// instance that wrote events before the call (so a caller reads its
+    /// own writes); `None` on SQLite, where events commit in the order they
+    /// are numbered.
+    #[cfg(feature = "postgres")]
+    async fn safe_head(&self) -> Result<Option<i64>> {
+        let Some(rx) = &self.inner.safe_head else {
+            return Ok(None);
+        };
+        let written = self.inner.writer.events_written();
+        let covers = move |p: &Option<follower::Published>| p.is_some_and(|p| p.covers >= written);
+        let now = *rx.borrow();
+        if let Some(p) = now.filter(|p| p.covers >= written) {
+            return Ok(Some(p.head));
+        }
+        let mut rx = rx.clone();
+        match tokio::time::timeout(SAFE_HEAD_WAIT, rx.wait_for(covers)).await {
+            Ok(Ok(p)) => Ok(p.map(|p| p.head)),
+            Ok(Err(_)) => Err(WmsError::Internal(
+                "the event log's follower has stopped".into(),
+            )),
+            Err(_) => Err(WmsError::Internal(format!(
+                "the event log's safe head is not known after {SAFE_HEAD_WAIT:?}: \
+                 PostgreSQL unreachable, or a transaction held open on it"
+            ))),
+        }
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    async fn safe_head(&self) -> Result<Option<i64>> {
+        Ok(None)
     }
 
     /// Stock levels that disagree with their ledger or with open orders'

@@ -340,7 +340,7 @@ impl Wms {
     ) -> Result<Order> {
         let (address, note) = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(caller.business_id, move |conn| {
             change_address(
                 conn,
                 &origin,
@@ -359,8 +359,10 @@ impl Wms {
     pub async fn create_order(&self, caller: Caller, req: OrderCreate) -> Result<(Order, bool)> {
         let new = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| ingest(conn, &origin, caller.business_id, new, &caller.actor()))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            ingest(conn, &origin, caller.business_id, new, &caller.actor())
+        })
+        .await
     }
 
     pub async fn set_order_status(
@@ -371,7 +373,7 @@ impl Wms {
         note: Option<String>,
     ) -> Result<Order> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| {
+        self.write_for(caller.business_id, move |conn| {
             change_status(
                 conn,
                 &origin,

@@ -382,15 +382,19 @@ impl Wms {
 
     pub async fn create_wave(&self, business: BusinessId, req: WaveCreate) -> Result<Wave> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| create_wave(conn, &origin, business, req))
-            .await
+        self.write_for(business, move |conn| {
+            create_wave(conn, &origin, business, req)
+        })
+        .await
     }
 
     pub async fn pick_scan(&self, caller: Caller, req: ScanRequest) -> Result<ScanResult> {
         let req = req.parse().map_err(WmsError::invalid)?;
         let origin = self.origin().to_owned();
-        self.write(move |conn| pick(conn, &origin, &caller, req))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            pick(conn, &origin, &caller, req)
+        })
+        .await
     }
 
     pub async fn wave(&self, business: BusinessId, id: WaveId) -> Result<Wave> {

@@ -195,8 +195,10 @@ impl Wms {
         fields: PrinterFields,
     ) -> Result<Printer> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| save(conn, &origin, business, None, fields))
-            .await
+        self.write_for(business, move |conn| {
+            save(conn, &origin, business, None, fields)
+        })
+        .await
     }
 
     pub async fn edit_printer(
@@ -206,8 +208,10 @@ impl Wms {
         fields: PrinterFields,
     ) -> Result<Printer> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| save(conn, &origin, business, Some(id), fields))
-            .await
+        self.write_for(business, move |conn| {
+            save(conn, &origin, business, Some(id), fields)
+        })
+        .await
     }
 
     /// Edge: the printer record the configured device `device` prints
@@ -270,8 +274,10 @@ impl Wms {
         data: Vec<u8>,
     ) -> Result<PrintJob> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| submit(conn, &origin, &caller, printer, &data))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            submit(conn, &origin, &caller, printer, &data)
+        })
+        .await
     }
 
     /// Queued jobs of some printers, oldest first, with their bytes, but

@@ -431,8 +431,10 @@ impl Wms {
         force: bool,
     ) -> Result<DispatchRun> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| close_run(conn, &origin, &caller, id, force))
-            .await
+        self.write_for(caller.business_id, move |conn| {
+            close_run(conn, &origin, &caller, id, force)
+        })
+        .await
     }
 
     /// The manifest PDF of a closed run.

@@ -15,6 +15,7 @@ use depot_protocol::sync::message::{Change, Landmark};
 use depot_protocol::sync::{EdgeId, Rejection, SyncEvent, inbox};
 use depot_protocol::{BusinessId, WarehouseId, catalogue, now};
 use depot_sql::Db;
+use std::collections::BTreeMap;
 
 pub use sql::{EdgeRecord, LocalKey, Refused, Sighting, SyncRefusals, SyncSnapshot};
 
@@ -360,31 +361,57 @@ impl Wms {
     ) -> Result<Ack> {
         let node = self.origin().to_owned();
         let checked = self.ownership_checked();
-        self.write(move |conn| receive(conn, &node, business, &edge, events, checked))
-            .await
+        self.write_for(business, move |conn| {
+            receive(conn, &node, business, &edge, events, checked)
+        })
+        .await
     }
 
-    /// Cloud: several batches (of one edge or many) in one transaction, in
-    /// order, each as [`Wms::receive_batch`] would apply it: a batch that is
-    /// refused leaves the others applied. A burst of batches then costs one
-    /// commit instead of one each.
+    /// Cloud: several batches (of one edge or many), each as
+    /// [`Wms::receive_batch`] would apply it, a business's in order in one
+    /// job: a batch that is refused leaves the others applied. The jobs are
+    /// queued together, so the writer commits a burst in one transaction
+    /// (group commit); on PostgreSQL each business's job takes only its
+    /// business's turn.
     pub async fn receive_batches(
         &self,
         batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
     ) -> Result<Vec<Result<Ack>>> {
         let node = self.origin().to_owned();
         let checked = self.ownership_checked();
-        self.write(move |conn| {
-            Ok(batches
-                .into_iter()
-                .map(|(business, edge, events)| {
-                    crate::writer::savepoint(conn, |conn| {
-                        receive(conn, &node, business, &edge, events, checked)
+        let mut by_business: BTreeMap<BusinessId, Vec<(usize, EdgeId, Vec<SyncEvent>)>> =
+            BTreeMap::new();
+        let n = batches.len();
+        for (i, (business, edge, events)) in batches.into_iter().enumerate() {
+            by_business
+                .entry(business)
+                .or_default()
+                .push((i, edge, events));
+        }
+        let jobs = by_business.into_iter().map(|(business, batches)| {
+            let node = node.clone();
+            self.write_for(business, move |conn| {
+                Ok(batches
+                    .into_iter()
+                    .map(|(i, edge, events)| {
+                        let ack = crate::writer::savepoint(conn, |conn| {
+                            receive(conn, &node, business, &edge, events, checked)
+                        });
+                        (i, ack)
                     })
-                })
-                .collect())
-        })
-        .await
+                    .collect::<Vec<_>>())
+            })
+        });
+        let mut acks: Vec<Option<Result<Ack>>> = (0..n).map(|_| None).collect();
+        for job in futures_util::future::join_all(jobs).await {
+            for (i, ack) in job? {
+                acks[i] = Some(ack);
+            }
+        }
+        Ok(acks
+            .into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(WmsError::Internal("a batch went unanswered".into()))))
+            .collect())
     }
 
     /// Cloud: an edge said hello or `online`: when, in which session, which
@@ -396,8 +423,10 @@ impl Wms {
         sighting: Sighting,
     ) -> Result<()> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| presence::seen(conn, &origin, business, &edge, &sighting))
-            .await
+        self.write_for(business, move |conn| {
+            presence::seen(conn, &origin, business, &edge, &sighting)
+        })
+        .await
     }
 
     /// Cloud: the edges whose downlink the instance of sync session `owner`
@@ -432,8 +461,10 @@ impl Wms {
         session: String,
     ) -> Result<()> {
         let origin = self.origin().to_owned();
-        self.write(move |conn| presence::gone(conn, &origin, business, &edge, &session))
-            .await
+        self.write_for(business, move |conn| {
+            presence::gone(conn, &origin, business, &edge, &session)
+        })
+        .await
     }
 
     /// Edge: (acknowledged out_seq, last cloud rev applied).

@@ -151,6 +151,9 @@ pub fn fan_out(
         params![],
         |r| r.get(0),
     )?;
+    // Run in the writer's whole-database lane: no other writer's
+    // transaction is open while this one reads, so no event at or below
+    // the head can still appear behind the cursor.
     let head = events_head(conn)?;
     // Only events of businesses with an active subscription are read: the
     // cloud's log is every business's.
@@ -269,7 +272,7 @@ pub fn claim(conn: &Db, id: &str, now_ms: i64, until_ms: i64) -> Result<Option<O
     else {
         return Ok(None);
     };
-    let Some(event) = events_since(conn, seq - 1, 1)?
+    let Some(event) = events_since(conn, seq - 1, seq, 1)?
         .into_iter()
         .find(|e| e.seq == seq)
     else {

@@ -150,7 +150,7 @@ pub async fn stream(
     })?;
     let after = match q.after {
         Some(a) => a,
-        None => wms.event_head().await?,
+        None => wms.events_head().await?,
     };
     Ok(upgrade
         .on_upgrade(move |socket| {

@@ -285,7 +285,7 @@ impl Wms {
     ) -> Result<(PackResult, PrintJob)> {
         let origin = self.origin().to_owned();
         let fleet = self.own_fleet();
-        self.write(move |conn| {
+        self.write_for(caller.business_id, move |conn| {
             let packed = pack_and_render(conn, &origin, &caller, req, &fleet, &mut |_| Ok(()))?;
             let zpl = crate::shipping::zpl_labels(conn, caller.business_id, packed.shipment.id)?;
             let job = crate::printing::submit(conn, &origin, &caller, printer, zpl.as_bytes())
@@ -309,7 +309,7 @@ impl Wms {
     pub async fn pack_order(&self, caller: Caller, req: PackRequest) -> Result<PackResult> {
         let origin = self.origin().to_owned();
         let fleet = self.own_fleet();
-        self.write(move |conn| {
+        self.write_for(caller.business_id, move |conn| {
             pack_and_render(conn, &origin, &caller, req, &fleet, &mut |_| Ok(()))
         })
         .await

@@ -534,11 +534,6 @@ impl Wms {
         self.read(move |conn| events::for_business(conn, business, after, kind.as_deref(), limit))
             .await
     }
-
-    /// The newest position of the log (0 when empty).
-    pub async fn event_head(&self) -> Result<i64> {
-        self.read(events::head).await
-    }
 }
 
 #[cfg(test)]

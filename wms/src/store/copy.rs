@@ -237,6 +237,7 @@ fn copy_all(
             params![],
         )?;
     }
+    super::ids::reset_sequences(to)?;
     // Every table as many rows as the source: checked before the commit.
     for (t, n) in &copied.tables {
         let there: i64 = to.query_value(&format!("SELECT COUNT(*) FROM {t}"), params![])?;

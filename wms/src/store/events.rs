@@ -4,10 +4,11 @@ use crate::error::Result;
 use depot_protocol::event::{Event, EventKind, RemoteEvent};
 use depot_protocol::sync::SyncEvent;
 use depot_protocol::{BusinessId, EventId};
-use depot_sql::{Db, params};
+use depot_sql::{Db, Dialect, params};
 
 /// Appends an event this node made; call it inside the transaction that
-/// made the change. It gets the next `out_seq`: sync sends it up.
+/// made the change. On SQLite it gets the next `out_seq`: an edge's sync
+/// sends it up.
 pub fn append(
     conn: &Db,
     origin: &str,
@@ -16,10 +17,23 @@ pub fn append(
     payload: &impl serde::Serialize,
 ) -> Result<i64> {
     let payload = serde_json::to_string(payload)?;
+    let stmt = match conn.dialect() {
+        Dialect::Sqlite => {
+            "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6,
+                     (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL)) RETURNING seq"
+        }
+        // Only edges send their own events up, and only clouds run on
+        // PostgreSQL, where writers of different businesses run side by
+        // side: one number after the largest would be read by two of
+        // them at once.
+        Dialect::Postgres => {
+            "INSERT INTO events (id, origin, business_id, kind, payload, at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq"
+        }
+    };
     let inserted: i64 = conn.query_value(
-        "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-                 (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL)) RETURNING seq",
+        stmt,
         params![
             EventId::new().0.to_string(),
             origin,
@@ -251,12 +265,31 @@ pub fn head(conn: &Db) -> Result<i64> {
     )
 }
 
-/// Events after `after_seq`, oldest first: those that happened here (what
-/// this node refused to apply from another is left out).
-pub fn since(conn: &Db, after_seq: i64, limit: u32) -> Result<Vec<Event>> {
-    let stmt = "SELECT seq, id, origin, business_id, kind, payload, at FROM events WHERE seq > ?1 AND refused = 0
-         ORDER BY seq LIMIT ?2";
-    let rows = conn.query_map(stmt, params![after_seq, limit], |r| row_at(r, 0))?;
+/// PostgreSQL: the newest position of the log with the snapshot it was
+/// read in, as its `xmin` and `xmax` (see `follower.rs`).
+#[cfg(feature = "postgres")]
+pub fn head_in_snapshot(conn: &Db) -> Result<(i64, u64, u64)> {
+    let (head, xmin, xmax): (i64, String, String) = conn.query_row(
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM events),
+                pg_snapshot_xmin(s)::text, pg_snapshot_xmax(s)::text
+         FROM pg_current_snapshot() AS s",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let id = |t: &str| {
+        t.parse::<u64>()
+            .map_err(|e| depot_sql::Error::conversion(1, format!("transaction id {t:?}: {e}")))
+    };
+    Ok((head, id(&xmin)?, id(&xmax)?))
+}
+
+/// Events in `(after_seq, upto]`, oldest first: those that happened here
+/// (what this node refused to apply from another is left out).
+pub fn since(conn: &Db, after_seq: i64, upto: i64, limit: u32) -> Result<Vec<Event>> {
+    let stmt = "SELECT seq, id, origin, business_id, kind, payload, at FROM events
+         WHERE seq > ?1 AND seq <= ?2 AND refused = 0
+         ORDER BY seq LIMIT ?3";
+    let rows = conn.query_map(stmt, params![after_seq, upto, limit], |r| row_at(r, 0))?;
     Ok(rows)
 }
 

@@ -7,7 +7,7 @@
 //! into another node's range as soon as one of its rows arrived.
 
 use crate::error::{Result, WmsError};
-use depot_sql::{Db, params};
+use depot_sql::{Db, Dialect, params};
 
 /// Bits of an id below the node number: about a trillion records per node.
 pub const NODE_SHIFT: u32 = 40;
@@ -70,6 +70,9 @@ pub fn allocate(conn: &Db, table: &str) -> Result<i64> {
 /// The next id of `table` for `node`.
 pub fn next(conn: &Db, table: &str, node: u32) -> Result<i64> {
     debug_assert!(TABLES.contains(&table), "{table} is not node-allocated");
+    if conn.dialect() == Dialect::Postgres {
+        return from_sequence(conn, table, node);
+    }
     let lo = i64::from(node) << NODE_SHIFT;
     let hi = (i64::from(node) + 1) << NODE_SHIFT;
     let max: Option<i64> = conn.query_row(
@@ -91,6 +94,36 @@ pub fn next(conn: &Db, table: &str, node: u32) -> Result<i64> {
         )));
     }
     Ok(id)
+}
+
+/// On PostgreSQL, which holds only clouds, writers of different
+/// businesses run side by side: node 0's ids come from a sequence per
+/// table (migration 035) rather than one past the largest, which two of
+/// them could read at once. A sequence's numbers are not taken back by a
+/// rollback; a gap in ids means nothing.
+fn from_sequence(conn: &Db, table: &str, node: u32) -> Result<i64> {
+    if node != 0 {
+        return Err(WmsError::Internal(format!(
+            "a database on PostgreSQL is a cloud's (node 0), not node {node}'s"
+        )));
+    }
+    Ok(conn.query_value(&format!("SELECT nextval('{table}_node_ids')"), params![])?)
+}
+
+/// Sets node 0's sequences past the largest id of their tables' range:
+/// after rows were copied in with their ids.
+#[cfg(feature = "postgres")]
+pub fn reset_sequences(conn: &Db) -> Result<()> {
+    for table in TABLES {
+        conn.query_value::<i64>(
+            &format!(
+                "SELECT setval('{table}_node_ids',
+                               COALESCE((SELECT MAX(id) FROM {table} WHERE id < ?1), 0) + 1, false)"
+            ),
+            params![1i64 << NODE_SHIFT],
+        )?;
+    }
+    Ok(())
 }
 
 /// How far apart what a node made before its log was cut short and what it

@@ -71,6 +71,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(32, include_str!("schema/032_document_blobs.sql")),
     Migration::new(33, include_str!("schema/033_downlink_owner.sql")),
     Migration::new(34, include_str!("schema/034_live_tickets.sql")),
+    Migration::new(35, include_str!("schema/035_node_id_sequences.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -80,6 +81,10 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(32, include_str!("schema/postgres/032_document_blobs.sql")),
     Migration::new(33, include_str!("schema/postgres/033_downlink_owner.sql")),
     Migration::new(34, include_str!("schema/postgres/034_live_tickets.sql")),
+    Migration::new(
+        35,
+        include_str!("schema/postgres/035_node_id_sequences.sql"),
+    ),
 ];
 
 /// Prepared statements each connection keeps.

@@ -2,7 +2,7 @@
 //! transaction (each in a savepoint of its own), commits, and only then
 //! answers them.
 
-use super::{Answer, Failed, Job, MAX_GROUP, Msg, WriterStats};
+use super::{Answer, Failed, Job, Lane, MAX_GROUP, Msg, WriterStats};
 use crate::error::{Result, WmsError};
 use depot_sql::{Db, params};
 use std::cell::{Cell, RefCell};
@@ -142,14 +142,15 @@ pub(super) fn run(
 fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     let mut answered = Vec::with_capacity(group.len());
     let mut refused_full = 0;
+    let locks = Locks::of(group.iter().map(|j| j.lane));
     let mut jobs = group.drain(..).peekable();
     while jobs.peek().is_some() {
-        if let Err(e) = begin_group(conn) {
+        if let Err(e) = begin_group(conn, &locks) {
             tracing::error!(error = %e, "writer could not begin a transaction");
             let failed = Failed::new(&e);
             for job in jobs.by_ref() {
                 refused_full += u64::from(failed.full);
-                answered.push((job(None).0, Err(failed.clone())));
+                answered.push(((job.run)(None).0, Err(failed.clone())));
             }
             break;
         }
@@ -157,7 +158,7 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
         let mut full_jobs = 0;
         let mut lost = None;
         for job in jobs.by_ref() {
-            let (reply, full) = job(Some(conn));
+            let (reply, full) = (job.run)(Some(conn));
             full_jobs += u64::from(full);
             open.push(reply);
             lost = lost_transaction(conn, full);
@@ -189,16 +190,52 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     (answered, refused_full)
 }
 
-/// The advisory lock a group's transaction holds on PostgreSQL until it
-/// ends: one group at a time across every instance on the database, as
-/// SQLite's write lock makes it on a file. What the engine keeps true by
-/// writing alone (events numbered in commit order, ids one past the
-/// largest, cursors read then written) then holds across instances.
-const WRITE_LOCK: i64 = 0x6465_706f_745f_7772; // "depot_wr"
+/// The advisory lock every group's transaction holds on PostgreSQL until
+/// it ends: exclusively when a job of the group may write anything
+/// ([`Lane::All`]), one group at a time across every instance on the
+/// database, as SQLite's write lock makes it on a file; shared otherwise,
+/// beside the lock of each business the group writes.
+pub(super) const WRITE_LOCK: i64 = 0x6465_706f_745f_7772; // "depot_wr"
+/// Where the locks of businesses start: business ids stay below 2^53, so
+/// theirs never reach [`WRITE_LOCK`] or the migrations' lock.
+pub(super) const BUSINESS_LOCKS: i64 = 1 << 61;
+const _: () = assert!(BUSINESS_LOCKS + depot_protocol::MAX_ID < WRITE_LOCK);
+const _: () = assert!(BUSINESS_LOCKS + depot_protocol::MAX_ID < depot_sql::migrate::LOCK);
 
-fn begin_group(conn: &Db) -> depot_sql::Result<()> {
+/// The locks a group takes, sorted: two groups on two instances that
+/// share businesses wait for each other in one order, never in a circle.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Locks {
+    pub(super) shared: Vec<i64>,
+    pub(super) exclusive: Vec<i64>,
+}
+
+impl Locks {
+    pub(super) fn of(lanes: impl Iterator<Item = Lane>) -> Self {
+        let mut businesses = Vec::new();
+        for lane in lanes {
+            match lane {
+                Lane::All => {
+                    return Self {
+                        shared: Vec::new(),
+                        exclusive: vec![WRITE_LOCK],
+                    };
+                }
+                Lane::Business(b) => businesses.push(BUSINESS_LOCKS + b.0),
+            }
+        }
+        businesses.sort_unstable();
+        businesses.dedup();
+        Self {
+            shared: vec![WRITE_LOCK],
+            exclusive: businesses,
+        }
+    }
+}
+
+fn begin_group(conn: &Db, locks: &Locks) -> depot_sql::Result<()> {
     conn.begin_write()?;
-    if let Err(e) = conn.lock_transaction(WRITE_LOCK) {
+    if let Err(e) = conn.lock_transaction(&locks.shared, &locks.exclusive) {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e);
     }

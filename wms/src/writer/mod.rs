@@ -22,8 +22,10 @@ pub use stats::WriterStats;
 use group::{COMMITTING, run};
 
 use crate::error::{Result, WmsError};
+use depot_protocol::BusinessId;
 use depot_sql::Db;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// How many jobs one transaction takes at most: bounds the latency a job
@@ -36,7 +38,31 @@ type Reply = Box<dyn FnOnce(Result<(), Failed>) + Send>;
 /// A job runs against the open transaction, or, given `None` because no
 /// transaction could be opened, answers the failure without running. It
 /// hands back its reply and whether it failed for a full disk.
-type Job = Box<dyn FnOnce(Option<&Db>) -> (Reply, bool) + Send>;
+type Run = Box<dyn FnOnce(Option<&Db>) -> (Reply, bool) + Send>;
+
+/// A job and what it may write.
+struct Job {
+    lane: Lane,
+    run: Run,
+}
+
+/// What a job may write, so that writers on several connections to one
+/// PostgreSQL database (several instances of the cloud) take turns only
+/// where they must. On SQLite one transaction writes the file at a time
+/// anyway, and lanes change nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Lane {
+    /// Anything in the database: the job's transaction runs with no other
+    /// writer's beside it. What the engine keeps true by writing alone
+    /// (ids one past the largest, cursors read then written) holds.
+    All,
+    /// Only the rows of one business, and what no other job reads then
+    /// writes (its own events, rows numbered by sequences, counters kept
+    /// per business). Jobs of different businesses run side by side;
+    /// those of one business one after the other, so its events are
+    /// numbered in the order they commit.
+    Business(BusinessId),
+}
 
 /// What the writer thread is sent: a job, or the word to finish what is
 /// queued and close its connection (told how that went).
@@ -95,6 +121,14 @@ pub struct Writer {
     /// One per [`Watched`] table, bumped after each commit (or rollback)
     /// that wrote to it.
     watches: Arc<[watch::Sender<u64>; 4]>,
+    /// Commits (and rollbacks) that wrote events, counted after each ends:
+    /// what a reader of the log here has a right to see.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    events_written: Arc<AtomicU64>,
+    /// Told after each of those, for the follower of the log's safe head
+    /// (PostgreSQL) to take when it starts.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    wrote_events: Arc<std::sync::Mutex<Option<std::sync::mpsc::Receiver<()>>>>,
 }
 
 impl Writer {
@@ -117,6 +151,11 @@ impl Writer {
         }
         let thread_stats = stats.clone();
         let bump = watches.clone();
+        // One waiting word is enough: the follower reads the head once for
+        // all the commits made while it was busy.
+        let (wrote, wrote_events) = std::sync::mpsc::sync_channel(1);
+        let events_written = Arc::new(AtomicU64::new(0));
+        let written = events_written.clone();
         std::thread::Builder::new()
             .name("depot-writer".into())
             .spawn(move || {
@@ -124,11 +163,21 @@ impl Writer {
                     for table in conn.take_written() {
                         if let Some(i) = WATCHED.iter().position(|t| *t == table) {
                             bump[i].send_modify(|n| *n += 1);
+                            if i == Watched::Events as usize {
+                                written.fetch_add(1, Ordering::Release);
+                                let _ = wrote.try_send(());
+                            }
                         }
                     }
                 })
             })?;
-        Ok(Self { tx, stats, watches })
+        Ok(Self {
+            tx,
+            stats,
+            watches,
+            events_written,
+            wrote_events: Arc::new(std::sync::Mutex::new(Some(wrote_events))),
+        })
     }
 
     pub fn stats(&self) -> &WriterStats {
@@ -140,16 +189,39 @@ impl Writer {
         self.tx.max_capacity() - self.tx.capacity()
     }
 
-    /// Follows the head of the event log `url` holds, so that events
-    /// another instance commits wake what waits here (see `follower.rs`).
+    /// Commits of this writer that wrote events so far (see
+    /// `follower::Published::covers`).
     #[cfg(feature = "postgres")]
-    pub(crate) fn follow_events(&self, url: String, head: i64) {
-        crate::follower::start(
-            url,
-            head,
-            Arc::downgrade(&self.watches),
-            Watched::Events as usize,
-        );
+    pub(crate) fn events_written(&self) -> u64 {
+        self.events_written.load(Ordering::Acquire)
+    }
+
+    /// Follows the event log `url` holds: its safe head, published on
+    /// `safe`, and the events another instance commits wake what waits
+    /// here (see `follower.rs`). Once per writer.
+    #[cfg(feature = "postgres")]
+    pub(crate) fn follow_events(
+        &self,
+        url: String,
+        safe: watch::Sender<Option<crate::follower::Published>>,
+    ) {
+        let taken = self
+            .wrote_events
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(commits) = taken {
+            crate::follower::start(
+                url,
+                safe,
+                Arc::downgrade(&self.watches),
+                Watched::Events as usize,
+                crate::follower::Commits {
+                    counted: self.events_written.clone(),
+                    told: commits,
+                },
+            );
+        }
     }
 
     /// Changes after every commit that wrote to the table.
@@ -157,14 +229,15 @@ impl Writer {
         self.watches[table as usize].subscribe()
     }
 
-    /// Runs `f` in the writer's transaction and answers once it is committed.
-    pub async fn write<T, F>(&self, f: F) -> Result<T>
+    /// Runs `f` in the writer's transaction and answers once it is
+    /// committed. `lane`: what `f` may write.
+    pub async fn write<T, F>(&self, lane: Lane, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
         let (otx, orx) = oneshot::channel();
-        let job: Job = Box::new(move |conn| {
+        let run: Run = Box::new(move |conn| {
             let outcome = match conn {
                 Some(conn) => savepoint(conn, f),
                 None => Err(WmsError::Internal(
@@ -182,7 +255,7 @@ impl Writer {
             (reply, full)
         });
         self.tx
-            .send(Msg::Job(job))
+            .send(Msg::Job(Job { lane, run }))
             .await
             .map_err(|_| WmsError::Internal("the writer has stopped".into()))?;
         orx.await
@@ -194,11 +267,15 @@ impl Writer {
     /// for tests of what notices a hung writer (the watchdog, `/readyz`).
     #[doc(hidden)]
     pub async fn hang_for_tests(&self) {
-        let job: Job = Box::new(|_| {
+        let run: Run = Box::new(|_| {
             loop {
                 std::thread::park();
             }
         });
+        let job = Job {
+            lane: Lane::All,
+            run,
+        };
         let _ = self.tx.send(Msg::Job(job)).await;
     }
 

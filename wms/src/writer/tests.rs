@@ -17,7 +17,7 @@ async fn a_failing_job_leaves_its_group_intact() {
         let w = w.clone();
         tasks.spawn(async move {
             let r = w
-                .write(move |c| {
+                .write(Lane::All, move |c| {
                     c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
                     if n % 7 == 0 {
                         // Fails after writing: the savepoint must undo the insert.
@@ -53,11 +53,13 @@ async fn a_failing_job_leaves_its_group_intact() {
 async fn nothing_is_committed_outside_the_group_commit() {
     let w = writer();
     let kept = w
-        .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
+        .write(Lane::All, |c| {
+            Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?)
+        })
         .await;
     assert!(kept.is_ok());
     let swallowed = w
-        .write(|c| {
+        .write(Lane::All, |c| {
             // What SQLite does on a full disk or an I/O error.
             c.execute_batch("ROLLBACK")?;
             let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", params![]);
@@ -103,7 +105,7 @@ fn insert(n: i64, pad: usize) -> impl FnOnce(&Db) -> Result<i64> {
 }
 
 async fn rows(w: &Writer) -> Vec<i64> {
-    w.write(|c| {
+    w.write(Lane::All, |c| {
         let s = "SELECT n FROM t ORDER BY n";
         let rows = c.query_map(s, params![], |r| r.get(0))?;
         Ok(rows)
@@ -114,7 +116,7 @@ async fn rows(w: &Writer) -> Vec<i64> {
 
 fn spawn_insert(w: &Writer, n: i64, pad: usize) -> tokio::task::JoinHandle<Result<i64>> {
     let w = w.clone();
-    tokio::spawn(async move { w.write(insert(n, pad)).await })
+    tokio::spawn(async move { w.write(Lane::All, insert(n, pad)).await })
 }
 
 /// SQLite answers a full disk by rolling back the whole transaction,
@@ -132,7 +134,7 @@ async fn a_full_disk_refuses_what_it_rolled_back_and_nothing_else() {
     let holding = w.clone();
     let holder = tokio::spawn(async move {
         holding
-            .write(move |_| {
+            .write(Lane::All, move |_| {
                 let _ = holds.send(());
                 let _ = hold.recv_timeout(std::time::Duration::from_secs(10));
                 Ok(())
@@ -165,7 +167,7 @@ async fn a_full_disk_refuses_what_it_rolled_back_and_nothing_else() {
     assert_eq!(w.stats().refused_full.load(Ordering::Relaxed), 2);
     assert!(w.stats().full_since().is_some());
     // A group that writes without a refusal: there is room again.
-    assert_eq!(w.write(insert(4, 10)).await.ok(), Some(4));
+    assert_eq!(w.write(Lane::All, insert(4, 10)).await.ok(), Some(4));
     assert_eq!(w.stats().full_since(), None);
 }
 
@@ -178,7 +180,7 @@ async fn under_a_full_disk_every_answer_is_true_to_the_database() {
         // Most rows fit in the pages there are; every fifth needs more.
         let pad = if n % 5 == 0 { 8 * 1024 } else { 8 };
         let w = w.clone();
-        tasks.spawn(async move { w.write(insert(n, pad)).await });
+        tasks.spawn(async move { w.write(Lane::All, insert(n, pad)).await });
     }
     let (mut ok, mut full) = (Vec::new(), 0);
     while let Some(done) = tasks.join_next().await {
@@ -196,13 +198,16 @@ async fn under_a_full_disk_every_answer_is_true_to_the_database() {
     assert!(w.stats().full_since().is_some());
 
     // Room again: the next write goes through and clears the state.
-    w.write(|c| {
+    w.write(Lane::All, |c| {
         c.query_row("PRAGMA max_page_count = 100000", params![], |_| Ok(()))?;
         Ok(())
     })
     .await
     .expect("room");
-    assert_eq!(w.write(insert(1000, 64 * 1024)).await.ok(), Some(1000));
+    assert_eq!(
+        w.write(Lane::All, insert(1000, 64 * 1024)).await.ok(),
+        Some(1000)
+    );
     assert_eq!(w.stats().full_since(), None);
 }
 
@@ -210,11 +215,30 @@ async fn under_a_full_disk_every_answer_is_true_to_the_database() {
 async fn a_storage_error_is_answered_not_panicked() {
     let w = writer();
     let r = w
-        .write(|c| Ok(c.execute("INSERT INTO missing (x) VALUES (1)", params![])?))
+        .write(Lane::All, |c| {
+            Ok(c.execute("INSERT INTO missing (x) VALUES (1)", params![])?)
+        })
         .await;
     assert!(matches!(r, Err(WmsError::Storage(_))));
     let r = w
-        .write(|c| Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?))
+        .write(Lane::All, |c| {
+            Ok(c.execute("INSERT INTO t (n) VALUES (1)", params![])?)
+        })
         .await;
     assert_eq!(r.ok(), Some(1));
+}
+
+/// A group of one business's jobs and another's locks both businesses,
+/// sorted and once each, beside the shared lock; a job that may write
+/// anything makes the whole group exclusive.
+#[test]
+fn a_group_locks_its_businesses_in_order_or_everything() {
+    use super::group::{BUSINESS_LOCKS, Locks, WRITE_LOCK};
+    let b = |n| Lane::Business(BusinessId(n));
+    let l = Locks::of([b(9), b(2), b(9), b(5)].into_iter());
+    assert_eq!(l.shared, [WRITE_LOCK]);
+    assert_eq!(l.exclusive, [2, 5, 9].map(|n| BUSINESS_LOCKS + n));
+    let l = Locks::of([b(9), Lane::All, b(2)].into_iter());
+    assert!(l.shared.is_empty());
+    assert_eq!(l.exclusive, [WRITE_LOCK]);
 }

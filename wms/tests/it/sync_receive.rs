@@ -35,14 +35,7 @@ async fn setup() -> Setup {
     let edge =
         Wms::open_node(&dir.path().join("edge.db"), "edge:mad-1", record.node).expect("edge");
     // The edge starts from the cloud's catalog.
-    let head = cloud.outgoing_head().await.expect("head");
-    let events = cloud
-        .outgoing(0, head, 10_000)
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
+    let (_, events) = depot_testkit::events::own_since(&cloud, 0).await;
     edge.apply_remote(events).await.expect("bootstrap");
     Setup {
         cloud,

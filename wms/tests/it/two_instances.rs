@@ -1,10 +1,14 @@
 //! Two engines on one PostgreSQL database, as two cloud instances are
 //! (DEPOT_TEST_PG_URL; skipped without it): what one writes wakes what
-//! waits on the other.
+//! waits on the other, businesses write side by side, and no reader of the
+//! whole log skips a write that commits late.
 
+use depot_protocol::BusinessId;
+use depot_protocol::event::EventKind;
 use depot_testkit::{pg, seed};
 use depot_wms::Wms;
 use depot_wms::database::POSTGRES_MIGRATIONS;
+use serde_json::json;
 use std::time::Duration;
 
 /// Two engines on one migrated database, each with a directory of its
@@ -12,7 +16,7 @@ use std::time::Duration;
 struct Pair {
     a: Wms,
     b: Wms,
-    _database: pg::PgDatabase,
+    database: pg::PgDatabase,
     _dirs: [tempfile::TempDir; 2],
 }
 
@@ -26,7 +30,7 @@ impl Pair {
         Some(Self {
             a: open(&dirs[0]),
             b: open(&dirs[1]),
-            _database: database,
+            database,
             _dirs: dirs,
         })
     }
@@ -80,4 +84,125 @@ async fn a_ticket_issued_on_one_instance_is_spent_on_the_other_once() {
     );
     a.close().await.expect("close a");
     b.close().await.expect("close b");
+}
+
+/// Appends a `station.scanned` event of `business` in `conn`'s open
+/// transaction: its log position.
+fn append(conn: &depot_sql::Db, business: BusinessId, n: u32) -> depot_wms::Result<i64> {
+    depot_wms::sql::append_event(
+        conn,
+        "cloud",
+        Some(business),
+        EventKind::StationScanned,
+        &json!({"station": "Σταθμός-1", "n": n}),
+    )
+}
+
+/// One business's write held open on A after taking its log position,
+/// while B commits another business's events numbered after it: B's write
+/// does not wait for A's (businesses take turns only among themselves).
+/// A reader of the whole log on C, which wrote nothing, stops below the
+/// open write until it commits, then reads on without skipping it; one on
+/// B, which must see its own writes, waits for the open write to end.
+#[tokio::test]
+async fn a_write_held_open_is_never_skipped_by_a_reader_of_the_whole_log() {
+    let Some(pair) = Pair::open() else {
+        return;
+    };
+    let (a, b) = (&pair.a, &pair.b);
+    let c_dir = tempfile::tempdir().expect("tempdir");
+    let c = Wms::open_postgres(&pair.database.url, c_dir.path(), "cloud").expect("C");
+    let x = seed::business("Χ Α.Ε.").seed(a).await.business;
+    let y = seed::business("Υ Ο.Ε.").seed(a).await.business;
+    let start = c.events_head().await.expect("head");
+
+    let (taken, held_at) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let held = tokio::spawn({
+        let a = a.clone();
+        async move {
+            a.write_for(x, move |conn| {
+                let seq = append(conn, x, 0)?;
+                let _ = taken.send(seq);
+                // Until the test says so, or gives up (the sender dropped).
+                let _ = released.recv_timeout(Duration::from_secs(20));
+                Ok(seq)
+            })
+            .await
+        }
+    });
+    let held_seq = held_at.await.expect("A's write took its position");
+
+    let mut later = Vec::new();
+    for n in 1..=3 {
+        let seq = tokio::time::timeout(
+            Duration::from_secs(10),
+            b.write_for(y, move |conn| append(conn, y, n)),
+        )
+        .await
+        .expect("B's write for another business did not wait for A's")
+        .expect("B's write");
+        assert!(seq > held_seq, "numbered after the open write");
+        later.push(seq);
+    }
+    // Committed, as a reader of Y alone sees...
+    let of_y = c.business_events(y, held_seq, None, 10).await.expect("Y's");
+    assert_eq!(of_y.iter().map(|e| e.seq).collect::<Vec<_>>(), later);
+    // ...but the whole log stays below the open write, however long.
+    let b_reads = tokio::spawn({
+        let b = b.clone();
+        async move { b.events_since(start, 1000).await }
+    });
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let head = c.events_head().await.expect("head");
+    assert!(
+        head < held_seq,
+        "safe head {head} passed the open write at {held_seq}"
+    );
+    let mut cursor = start;
+    let mut read = Vec::new();
+    for e in c.events_since(cursor, 1000).await.expect("events") {
+        assert!(e.seq < held_seq, "read {} while {held_seq} is open", e.seq);
+        read.push(e.seq);
+        cursor = e.seq;
+    }
+    assert!(
+        !b_reads.is_finished(),
+        "B read past an open write before its own"
+    );
+
+    release.send(()).expect("the held job waits");
+    let committed = held.await.expect("join").expect("A's write");
+    assert_eq!(committed, held_seq);
+    let want: Vec<i64> = std::iter::once(held_seq).chain(later).collect();
+    let of_b: Vec<i64> = b_reads
+        .await
+        .expect("join")
+        .expect("B's read")
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert!(
+        want.iter().all(|s| of_b.contains(s)),
+        "B read {of_b:?}, not all of {want:?}"
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !want.iter().all(|s| read.contains(s)) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "C read {read:?}, not all of {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        for e in c.events_since(cursor, 1000).await.expect("events") {
+            read.push(e.seq);
+            cursor = e.seq;
+        }
+    }
+    let mut sorted = read.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted, read, "each event read once, in order");
+    for w in [a, b, &c] {
+        w.close().await.expect("close");
+    }
 }

@@ -37,14 +37,7 @@ pub async fn bootstrap(cloud_dir: &Path, data_dir: &Path, edge_id: &str) -> (Off
         ..Settings::default()
     };
     let wms = depot_edge::open(&settings).expect("open edge");
-    let head = cloud.outgoing_head().await.expect("head");
-    let events = cloud
-        .outgoing(0, head, 1000)
-        .await
-        .expect("events")
-        .into_iter()
-        .map(|(_, e)| e)
-        .collect();
+    let (_, events) = depot_testkit::events::own_since(&cloud, 0).await;
     wms.apply_remote(events).await.expect("bootstrap");
     let offline = Offline {
         settings,

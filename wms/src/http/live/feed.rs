@@ -90,7 +90,7 @@ async fn read(feed: Arc<Feed>, wms: Wms, tx: broadcast::Sender<Arc<Batch>>) {
     commits.borrow_and_update();
     // Streams read what came before they subscribed from the log: the
     // reader starts at the head.
-    let mut after = match wms.event_head().await {
+    let mut after = match wms.events_head().await {
         Ok(head) => head,
         Err(e) => {
             tracing::error!(error = %e, "the live feed cannot read the log");

@@ -26,19 +26,32 @@ struct Node {
     sent: i64,
 }
 
-/// Applies `from`'s new own events on `to`.
+/// Applies `from`'s new own events on `to`: an edge's by their outgoing
+/// numbers, as its outbox sends them; the cloud's by their place in its
+/// log, as its sync pages them (the cloud numbers nothing outgoing on
+/// PostgreSQL).
 async fn exchange(from: &mut Node, to: &Node) -> Vec<Outcome> {
-    let head = from.wms.outgoing_head().await.expect("head");
-    let events: Vec<_> = from
-        .wms
-        .outgoing(from.sent, head, 100_000)
-        .await
-        .expect("outgoing")
-        .into_iter()
-        .map(|(_, e)| e)
+    let cloud = from.wms.origin() == "cloud";
+    let (head, events) = if cloud {
+        let (head, events) = depot_testkit::events::own_since(&from.wms, from.sent).await;
         // As sync does: the cloud sends an edge only the kinds it applies.
-        .filter(|e| from.wms.origin() != "cloud" || catalogue::sent_to_edges().any(|k| k == e.kind))
-        .collect();
+        let events = events
+            .into_iter()
+            .filter(|e| catalogue::sent_to_edges().any(|k| k == e.kind))
+            .collect();
+        (head, events)
+    } else {
+        let head = from.wms.outgoing_head().await.expect("head");
+        let events = from
+            .wms
+            .outgoing(from.sent, head, 100_000)
+            .await
+            .expect("outgoing")
+            .into_iter()
+            .map(|(_, e)| e)
+            .collect();
+        (head, events)
+    };
     from.sent = head;
     to.wms.apply_remote(events).await.expect("apply")
 }

@@ -529,13 +529,10 @@ async fn the_edge_takes_only_its_own_business_from_the_cloud() {
     // A record of another business at the edge, as a database that was
     // tampered with (or a bug) would hold one: what a page makes must not
     // take it over.
-    let foreign: Vec<_> = w
-        .cloud
-        .outgoing(0, w.cloud.outgoing_head().await.expect("head"), 100_000)
+    let foreign: Vec<_> = depot_testkit::events::own_since(&w.cloud, 0)
         .await
-        .expect("log")
+        .1
         .into_iter()
-        .map(|(_, e)| e)
         .filter(|e| {
             e.business_id == Some(b)
                 && ["business.created", "warehouse.created", "item.created"]
