@@ -10,7 +10,12 @@ use depot_protocol::webhook::{
 };
 use depot_protocol::{BusinessId, Page, Timestamp, now};
 use depot_sql::Db;
-use depot_wms::{Result, WmsError};
+use depot_wms::{Lane, Result, WmsError};
+
+/// The writes of the delivery queue (fan-out, leases, attempts, retention):
+/// they read then write only the queue and its cursor, so on PostgreSQL
+/// they take turns among themselves and run beside businesses' writes.
+const DELIVERIES: Lane = Lane::Own("webhook deliveries");
 
 fn load(conn: &Db, business: BusinessId, id: i64) -> Result<Webhook> {
     sql::get(conn, business, id)?
@@ -176,8 +181,13 @@ impl Office {
         if !self.read(sql::behind).await? {
             return Ok(false);
         }
-        self.write(move |conn| sql::fan_out(conn, limit, now_ms, &now(), matches))
-            .await
+        // Up to the log's safe head: beside businesses' writes, an event
+        // below the head may still be on its way (see `Lane::Own`).
+        let upto = self.events_head().await?;
+        self.write_in(DELIVERIES, move |conn| {
+            sql::fan_out(conn, limit, now_ms, &now(), upto, matches)
+        })
+        .await
     }
 
     /// The oldest pending delivery of every active subscription.
@@ -192,8 +202,10 @@ impl Office {
         now_ms: i64,
         until_ms: i64,
     ) -> Result<Option<Outgoing>> {
-        self.write(move |conn| sql::claim(conn, &id, now_ms, until_ms))
-            .await
+        self.write_in(DELIVERIES, move |conn| {
+            sql::claim(conn, &id, now_ms, until_ms)
+        })
+        .await
     }
 
     pub async fn record_webhook_attempt(
@@ -202,14 +214,18 @@ impl Office {
         attempt: Attempt,
         after: After,
     ) -> Result<()> {
-        self.write(move |conn| sql::record(conn, &id, &attempt, after))
-            .await
+        self.write_in(DELIVERIES, move |conn| {
+            sql::record(conn, &id, &attempt, after)
+        })
+        .await
     }
 
     /// Deletes up to `limit` deliveries finished before `before`, with
     /// their attempts, in one write; answers how many went.
     pub async fn prune_webhook_deliveries(&self, before: Timestamp, limit: u32) -> Result<usize> {
-        self.write(move |conn| sql::prune_finished(conn, &before, limit))
-            .await
+        self.write_in(DELIVERIES, move |conn| {
+            sql::prune_finished(conn, &before, limit)
+        })
+        .await
     }
 }

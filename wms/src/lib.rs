@@ -58,7 +58,8 @@ use depot_sql::Db;
 use reader::Reader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use writer::{Lane, Writer};
+pub use writer::Lane;
+use writer::Writer;
 
 /// Read connections: enough to keep every core busy while some reads wait
 /// on I/O, few enough that each keeps its prepared statements warm.
@@ -430,7 +431,8 @@ impl Wms {
         self.write_in(Lane::Business(business), f).await
     }
 
-    async fn write_in<T, F>(&self, lane: Lane, f: F) -> Result<T>
+    /// [`Wms::write`] in a lane of the caller's choosing: see [`Lane`].
+    pub async fn write_in<T, F>(&self, lane: Lane, f: F) -> Result<T>
     where
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T> + Send + 'static,

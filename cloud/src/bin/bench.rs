@@ -52,6 +52,12 @@ struct Args {
     /// scratch directory. Its tables are left as the run wrote them.
     #[arg(long)]
     database: Option<String>,
+    /// Engines on the one PostgreSQL database, each serving on its own
+    /// port, as instances behind a load balancer: requests go to each in
+    /// turn. One process on one machine: what a second instance costs or
+    /// adds in coordination, not in cores.
+    #[arg(long, default_value_t = 1, requires = "database")]
+    instances: usize,
 }
 
 /// splitmix64: a deterministic spread of bits, so the data set is the same
@@ -134,7 +140,8 @@ enum Scenario {
 /// What every client worker shares.
 struct Target {
     client: reqwest::Client,
-    base: String,
+    /// One per instance: requests go to each in turn.
+    bases: Vec<String>,
     key: String,
     business: i64,
     warehouse: WarehouseId,
@@ -147,15 +154,19 @@ struct Target {
 }
 
 impl Target {
+    /// The instance the `n`-th request goes to.
+    fn base(&self, n: u64) -> &str {
+        &self.bases[(n % self.bases.len() as u64) as usize]
+    }
+
     fn request(&self, s: Scenario, r: u64) -> reqwest::RequestBuilder {
-        let (base, b) = (&self.base, self.business);
         let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        let (base, b) = (self.base(n), self.business);
         let req = match s {
             Scenario::Hello => return self.client.get(format!("{base}/hello")),
-            Scenario::OrderList => {
-                self.client
-                    .get(format!("{}&start={}", self.list, (n % 10) * 50))
-            }
+            Scenario::OrderList => self
+                .client
+                .get(format!("{base}{}&start={}", self.list, (n % 10) * 50)),
             Scenario::OrderCreate => self
                 .client
                 .post(format!("{base}/v1/orders/{b}/create"))
@@ -216,13 +227,16 @@ async fn measure_picks(t: &Arc<Target>, walks: Vec<Walk>, secs: u64) -> anyhow::
     .await
 }
 
-/// The group-commit writer's (jobs, commits) so far.
-fn writer_counts(wms: &Wms) -> (u64, u64) {
-    let s = wms.writer_stats();
-    (
-        s.jobs.load(Ordering::Relaxed),
-        s.commits.load(Ordering::Relaxed),
-    )
+/// The group-commit writers' (jobs, commits) so far, summed over the
+/// instances.
+fn writer_counts(engines: &[Wms]) -> (u64, u64) {
+    engines.iter().fold((0, 0), |(jobs, commits), wms| {
+        let s = wms.writer_stats();
+        (
+            jobs + s.jobs.load(Ordering::Relaxed),
+            commits + s.commits.load(Ordering::Relaxed),
+        )
+    })
 }
 
 /// How well the writer batched between two snapshots.
@@ -324,7 +338,7 @@ async fn main() -> anyhow::Result<()> {
     .await?;
     let load_secs = loading.elapsed().as_secs_f64();
     let writes = items.len() * 2 + orders.len() + changes.iter().map(|c| c.1.len()).sum::<usize>();
-    let loaded = writer_counts(&wms);
+    let loaded = writer_counts(std::slice::from_ref(&wms));
     // PostgreSQL plans by statistics its autovacuum gathers within a
     // minute of a bulk load; the measurement starts seconds after one, so
     // they are gathered now. (SQLite's plans do not wait on statistics.)
@@ -339,31 +353,42 @@ async fn main() -> anyhow::Result<()> {
         },
         ..Settings::default()
     };
-    let (router, _) = depot_cloud::Daemon::new(wms.clone(), settings.clone())
-        .router()
-        .await?;
-    let router = router.route("/hello", axum::routing::get(|| async { "hello" }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base = format!("http://{}", listener.local_addr()?);
-    // Served as the daemon serves it: its timeouts and connection cap.
-    let http = settings.http;
-    let server = tokio::spawn(depot_wms::http::server::serve(
-        listener,
-        router,
-        http,
-        std::future::pending(),
-    ));
+    let mut engines = vec![wms.clone()];
+    if let Some(url) = &args.database {
+        for i in 1..args.instances {
+            let dir = dir.0.join(format!("instance-{i}"));
+            std::fs::create_dir_all(&dir)?;
+            engines.push(Wms::open_postgres(url, &dir, "cloud")?);
+        }
+    }
+    let mut bases = Vec::new();
+    let mut servers = Vec::new();
+    for engine in &engines {
+        let (router, _) = depot_cloud::Daemon::new(engine.clone(), settings.clone())
+            .router()
+            .await?;
+        let router = router.route("/hello", axum::routing::get(|| async { "hello" }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        bases.push(format!("http://{}", listener.local_addr()?));
+        // Served as the daemon serves it: its timeouts and connection cap.
+        servers.push(tokio::spawn(depot_wms::http::server::serve(
+            listener,
+            router,
+            settings.http,
+            std::future::pending(),
+        )));
+    }
 
     let target = Arc::new(Target {
         client: reqwest::Client::builder()
             .timeout(Duration::from_secs(30))
             .build()?,
         list: format!(
-            "{base}/v1/orders/{bid}/list?status=confirmed&length=50&date_from={}&date_to={}",
+            "/v1/orders/{bid}/list?status=confirmed&length=50&date_from={}&date_to={}",
             (now - Duration::from_secs(60 * DAY)).format("%Y-%m-%d"),
             now.format("%Y-%m-%d")
         ),
-        base,
+        bases,
         key: key.secret.clone(),
         business: bid.0,
         warehouse: w1.id,
@@ -396,9 +421,9 @@ async fn main() -> anyhow::Result<()> {
     let hello1 = measure(&target, Scenario::Hello, "hello (1st run)", secs).await?;
     let list = measure(&target, Scenario::OrderList, "order list", secs).await?;
     let create = measure(&target, Scenario::OrderCreate, "order create", secs).await?;
-    let created = writer_counts(&wms);
+    let created = writer_counts(&engines);
     let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
-    let adjusted = writer_counts(&wms);
+    let adjusted = writer_counts(&engines);
     // Built here rather than with the data set, so the scenarios above see
     // the same data as before: these orders are confirmed, and would count
     // in the list filter.
@@ -407,22 +432,24 @@ async fn main() -> anyhow::Result<()> {
     let (pick, walks) =
         picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
     let setup_secs = setting_up.elapsed().as_secs_f64();
-    let set_up = writer_counts(&wms);
+    let set_up = writer_counts(&engines);
     let scanners = walks.len();
     let scans = measure_picks(&target, walks, secs).await?;
     let ran_out = scans.ran_out;
-    let picked = writer_counts(&wms);
+    let picked = writer_counts(&engines);
     let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
-    server.abort();
+    for server in servers {
+        server.abort();
+    }
 
     let base = Baseline::of(&hello1, &hello2);
     println!();
     println!(
         "depot-cloud on {}, {} items, {} orders ({matching} confirmed in the last 60 days), {} clients, {} s each",
-        if args.database.is_some() {
-            "PostgreSQL"
-        } else {
-            "SQLite"
+        match (&args.database, args.instances) {
+            (None, _) => "SQLite".to_owned(),
+            (Some(_), 1) => "PostgreSQL".to_owned(),
+            (Some(_), n) => format!("PostgreSQL, {n} instances"),
         },
         args.items,
         args.orders,

@@ -136,14 +136,16 @@ pub fn behind(conn: &Db) -> Result<bool> {
                     AND EXISTS (SELECT 1 FROM webhooks WHERE active = 1)", params![], |r| r.get(0))?)
 }
 
-/// Turns up to `limit` events after the cursor into deliveries, for the
-/// active subscriptions whose types `wants` them, and moves the cursor past
-/// them. Answers whether events are left after the page.
+/// Turns up to `limit` events after the cursor (and not past `upto`) into
+/// deliveries, for the active subscriptions whose types `wants` them, and
+/// moves the cursor past them. Answers whether events are left after the
+/// page.
 pub fn fan_out(
     conn: &Db,
     limit: u32,
     now_ms: i64,
     at: &Timestamp,
+    upto: i64,
     wants: impl Fn(&[String], &str) -> bool,
 ) -> Result<bool> {
     let cursor: i64 = conn.query_row(
@@ -151,16 +153,17 @@ pub fn fan_out(
         params![],
         |r| r.get(0),
     )?;
-    // Run in the writer's whole-database lane: no other writer's
-    // transaction is open while this one reads, so no event at or below
-    // the head can still appear behind the cursor.
-    let head = events_head(conn)?;
+    // Only up to `upto`, the log's safe head read before this transaction
+    // (on PostgreSQL other businesses write beside this job, and an event
+    // below the newest may still be on its way); never past the newest.
+    let head = events_head(conn)?.min(upto);
     // Only events of businesses with an active subscription are read: the
     // cloud's log is every business's.
     let stmt = "SELECT seq, business_id, kind FROM events
-         WHERE seq > ?1 AND refused = 0 AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
+         WHERE seq > ?1 AND seq <= ?3 AND refused = 0
+           AND business_id IN (SELECT business_id FROM webhooks WHERE active = 1)
          ORDER BY seq LIMIT ?2";
-    let events = conn.query_map(stmt, params![cursor, limit], |r| {
+    let events = conn.query_map(stmt, params![cursor, limit, head], |r| {
         Ok((r.get::<i64>(0)?, r.get::<i64>(1)?, r.get::<String>(2)?))
     })?;
     let full = events.len() as u64 == u64::from(limit);

@@ -199,8 +199,11 @@ pub(super) const WRITE_LOCK: i64 = 0x6465_706f_745f_7772; // "depot_wr"
 /// Where the locks of businesses start: business ids stay below 2^53, so
 /// theirs never reach [`WRITE_LOCK`] or the migrations' lock.
 pub(super) const BUSINESS_LOCKS: i64 = 1 << 61;
+/// Where the locks of [`Lane::Own`] names start, below businesses'.
+pub(super) const OWN_LOCKS: i64 = 1 << 60;
 const _: () = assert!(BUSINESS_LOCKS + depot_protocol::MAX_ID < WRITE_LOCK);
 const _: () = assert!(BUSINESS_LOCKS + depot_protocol::MAX_ID < depot_sql::migrate::LOCK);
+const _: () = assert!(OWN_LOCKS + (u32::MAX as i64) < BUSINESS_LOCKS);
 
 /// The locks a group takes, sorted: two groups on two instances that
 /// share businesses wait for each other in one order, never in a circle.
@@ -222,6 +225,7 @@ impl Locks {
                     };
                 }
                 Lane::Business(b) => businesses.push(BUSINESS_LOCKS + b.0),
+                Lane::Own(name) => businesses.push(OWN_LOCKS + own_key(name)),
             }
         }
         businesses.sort_unstable();
@@ -231,6 +235,15 @@ impl Locks {
             exclusive: businesses,
         }
     }
+}
+
+/// A name's lock, the same in every instance and every release: 32 bits
+/// of FNV-1a, so names stay below businesses' locks.
+pub(super) fn own_key(name: &str) -> i64 {
+    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    });
+    i64::from(hash)
 }
 
 fn begin_group(conn: &Db, locks: &Locks) -> depot_sql::Result<()> {

@@ -62,6 +62,10 @@ pub enum Lane {
     /// those of one business one after the other, so its events are
     /// numbered in the order they commit.
     Business(BusinessId),
+    /// Rows of the whole database that only jobs of this name read then
+    /// write (a cursor, a queue), reading the event log only up to its safe
+    /// head: one such job at a time, beside businesses' jobs.
+    Own(&'static str),
 }
 
 /// What the writer thread is sent: a job, or the word to finish what is

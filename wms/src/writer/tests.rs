@@ -241,4 +241,14 @@ fn a_group_locks_its_businesses_in_order_or_everything() {
     let l = Locks::of([b(9), Lane::All, b(2)].into_iter());
     assert!(l.shared.is_empty());
     assert_eq!(l.exclusive, [WRITE_LOCK]);
+    // A name's lock is its own, below every business's.
+    let l = Locks::of([b(1), Lane::Own("webhook deliveries"), b(1)].into_iter());
+    assert_eq!(l.shared, [WRITE_LOCK]);
+    assert_eq!(l.exclusive.len(), 2);
+    assert!(l.exclusive[0] < BUSINESS_LOCKS && l.exclusive[0] >= super::group::OWN_LOCKS);
+    assert_eq!(l.exclusive[1], BUSINESS_LOCKS + 1);
+    assert_ne!(
+        Locks::of([Lane::Own("a")].into_iter()),
+        Locks::of([Lane::Own("b")].into_iter())
+    );
 }

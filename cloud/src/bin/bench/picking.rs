@@ -42,7 +42,12 @@ pub async fn setup(
 /// worker early and is not an error; its refused scan is not counted.
 pub async fn scan(t: &Target, walk: &Walk, deadline: Instant) -> Tally {
     let mut tally = Tally::default();
-    let url = format!("{}/v1/picking/{}/item/scan", t.base, t.business);
+    // A scanner stays on one instance, as a station's connection would.
+    let url = format!(
+        "{}/v1/picking/{}/item/scan",
+        t.base(walk.wave.0 as u64),
+        t.business
+    );
     let mut walker = walk.start();
     while Instant::now() < deadline {
         let Some(l) = walker.line() else {
