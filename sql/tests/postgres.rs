@@ -8,29 +8,55 @@ use depot_sql::migrate::{self, Migration};
 use depot_sql::{Constraint, Db, Dialect, Error, Result, Value, params, with_database};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A database of its own for one test, on the server the variable names;
-/// `None` (the test is skipped) without one.
-fn fresh() -> Option<String> {
-    let url = std::env::var("DEPOT_TEST_PG_URL").ok()?;
+/// A database of its own for one test, on the server the variable names,
+/// dropped when the test ends (passed or failed); `None` (the test is
+/// skipped) without one.
+fn fresh() -> Option<Scratch> {
+    let server = std::env::var("DEPOT_TEST_PG_URL").ok()?;
     static N: AtomicU32 = AtomicU32::new(0);
     let name = format!(
         "depot_sql_{}_{}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)
     );
-    let admin = Db::connect_postgres(&url).expect("DEPOT_TEST_PG_URL reaches a server");
+    let admin = Db::connect_postgres(&server).expect("DEPOT_TEST_PG_URL reaches a server");
     // One statement each: a batch of several is one transaction, which
     // CREATE DATABASE refuses.
     admin
         .execute_batch(&format!("DROP DATABASE IF EXISTS {name}"))
         .and_then(|()| admin.execute_batch(&format!("CREATE DATABASE {name}")))
         .expect("a database for the test");
-    Some(with_database(&url, &name))
+    Some(Scratch {
+        url: with_database(&server, &name),
+        server,
+        name,
+    })
+}
+
+struct Scratch {
+    url: String,
+    server: String,
+    name: String,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // FORCE: a connection the test left open does not keep it.
+        if let Ok(admin) = Db::connect_postgres(&self.server) {
+            let _ = admin.execute_batch(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
 }
 
 #[test]
 fn values_cross_as_sqlite_would_take_them() -> Result<()> {
-    let Some(url) = fresh() else { return Ok(()) };
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let url = scratch.url.clone();
     let db = Db::connect_postgres(&url)?;
     assert_eq!(db.dialect(), Dialect::Postgres);
     db.execute_batch(
@@ -103,7 +129,10 @@ fn values_cross_as_sqlite_would_take_them() -> Result<()> {
 
 #[test]
 fn broken_rules_are_named_as_on_sqlite() -> Result<()> {
-    let Some(url) = fresh() else { return Ok(()) };
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let url = scratch.url.clone();
     let db = Db::connect_postgres(&url)?;
     db.execute_batch(
         "CREATE TABLE p (id BIGINT PRIMARY KEY, code TEXT UNIQUE, n BIGINT CHECK (n > 0));
@@ -152,7 +181,10 @@ const STEPS: &[Migration] = &[
 
 #[test]
 fn migrations_started_twice_at_once_run_once() -> Result<()> {
-    let Some(url) = fresh() else { return Ok(()) };
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let url = scratch.url.clone();
     let handles: Vec<_> = (0..2)
         .map(|_| {
             let url = url.clone();
@@ -179,7 +211,10 @@ fn migrations_started_twice_at_once_run_once() -> Result<()> {
 
 #[test]
 fn a_failing_migration_leaves_nothing() -> Result<()> {
-    let Some(url) = fresh() else { return Ok(()) };
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let url = scratch.url.clone();
     let db = Db::connect_postgres(&url)?;
     let broken = [Migration::new(
         1,
@@ -202,7 +237,10 @@ fn a_failing_migration_leaves_nothing() -> Result<()> {
 /// a transaction the loss took is not carried on outside one.
 #[test]
 fn a_lost_connection_is_made_again_between_transactions_only() -> Result<()> {
-    let Some(url) = fresh() else { return Ok(()) };
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let url = scratch.url.clone();
     let db = Db::connect_postgres(&url)?;
     db.execute_batch("CREATE TABLE t (n BIGINT)")?;
     let admin = Db::connect_postgres(&url)?;

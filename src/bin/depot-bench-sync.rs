@@ -72,6 +72,11 @@ struct Args {
     /// Give up on the drain after this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
+    /// An empty PostgreSQL database for the cloud
+    /// (`postgres://user@host/db?sslmode=disable`), instead of SQLite in a
+    /// scratch directory. Its tables are left as the run wrote them.
+    #[arg(long)]
+    database: Option<String>,
 }
 
 /// Removes a directory however `main` ends.
@@ -515,7 +520,10 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         ..CloudSettings::default()
     };
     cloud_settings.broker.url = Some(url.to_owned());
-    let cloud = Wms::open(&cloud_settings.database(), "cloud")?;
+    if let Some(database) = &args.database {
+        cloud_settings.database.url = depot_cloud::settings::Secret(database.clone());
+    }
+    let cloud = depot_cloud::admin::open(&cloud_settings)?;
     let broker = depot_cloud::Broker::start(&cloud_settings).await?;
     let cloud_listener = TcpListener::bind("127.0.0.1:0").await?;
     let cloud_server = {
@@ -605,6 +613,14 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         }
     );
     println!("machine: {machine}");
+    println!(
+        "the cloud on {}",
+        if args.database.is_some() {
+            "PostgreSQL (--database)"
+        } else {
+            "SQLite"
+        }
+    );
     println!(
         "timed from starting the edge's link until the cloud's cursor for the edge reached the edge's last event (all applied, durable); three edges of three businesses, drained one after the other: ownership checks off, on, off"
     );

@@ -171,10 +171,23 @@ async fn a_write_held_open_is_never_skipped_by_a_reader_of_the_whole_log() {
         "B read past an open write before its own"
     );
 
+    // A write of the open write's business waits for it, on any instance.
+    let same = tokio::spawn({
+        let b = b.clone();
+        async move { b.write_for(x, move |conn| append(conn, x, 4)).await }
+    });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !same.is_finished(),
+        "B wrote X's event beside A's open write of X"
+    );
+
     release.send(()).expect("the held job waits");
     let committed = held.await.expect("join").expect("A's write");
     assert_eq!(committed, held_seq);
-    let want: Vec<i64> = std::iter::once(held_seq).chain(later).collect();
+    let after = same.await.expect("join").expect("B's write of X");
+    assert!(after > held_seq);
+    let mut want: Vec<i64> = std::iter::once(held_seq).chain(later).collect();
     let of_b: Vec<i64> = b_reads
         .await
         .expect("join")
@@ -186,6 +199,8 @@ async fn a_write_held_open_is_never_skipped_by_a_reader_of_the_whole_log() {
         want.iter().all(|s| of_b.contains(s)),
         "B read {of_b:?}, not all of {want:?}"
     );
+    // B began reading before its write of X: C reads that one too.
+    want.push(after);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while !want.iter().all(|s| read.contains(s)) {
         assert!(
