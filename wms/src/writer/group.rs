@@ -2,7 +2,7 @@
 //! transaction (each in a savepoint of its own), commits, and only then
 //! answers them.
 
-use super::{Answer, Failed, Job, Lane, MAX_GROUP, Msg, WriterStats};
+use super::{Answer, Failed, Job, Lane, MAX_GROUP, MAX_GROUP_POSTGRES, Msg, WriterStats};
 use crate::error::{Result, WmsError};
 use depot_sql::{Db, params};
 use std::cell::{Cell, RefCell};
@@ -85,7 +85,11 @@ pub(super) fn run(
     stats: &WriterStats,
     after_commit: impl Fn(&Db),
 ) {
-    let mut group: Vec<Job> = Vec::with_capacity(MAX_GROUP);
+    let max_group = match conn.dialect() {
+        depot_sql::Dialect::Sqlite => MAX_GROUP,
+        depot_sql::Dialect::Postgres => MAX_GROUP_POSTGRES,
+    };
+    let mut group: Vec<Job> = Vec::with_capacity(max_group);
     let mut closing = Vec::new();
     let mut take = |msg, group: &mut Vec<Job>, rx: &mut mpsc::Receiver<Msg>| match msg {
         Msg::Job(job) => group.push(job),
@@ -97,7 +101,7 @@ pub(super) fn run(
     };
     while let Some(first) = rx.blocking_recv() {
         take(first, &mut group, &mut rx);
-        while group.len() < MAX_GROUP {
+        while group.len() < max_group {
             match rx.try_recv() {
                 Ok(msg) => take(msg, &mut group, &mut rx),
                 Err(_) => break,

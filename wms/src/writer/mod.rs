@@ -31,6 +31,13 @@ use tokio::sync::{mpsc, oneshot, watch};
 /// How many jobs one transaction takes at most: bounds the latency a job
 /// can add to the others of its group.
 const MAX_GROUP: usize = 256;
+/// The same on PostgreSQL, lower: a job's savepoint that writes is a
+/// subtransaction with an id of its own, and a transaction lists at most 64
+/// of those where other sessions' snapshots find them cheaply. Past that,
+/// every snapshot on the server takes the slow path (`pg_subtrans`) for as
+/// long as the group runs. Well under, so savepoints inside jobs (one per
+/// batch of an edge's burst) still fit.
+const MAX_GROUP_POSTGRES: usize = 32;
 /// Jobs that may wait before callers are slowed down (backpressure).
 const QUEUE: usize = 4096;
 

@@ -16,7 +16,8 @@ const COMMIT_BUCKETS: [f64; 14] = [
 pub struct WriterStats {
     pub commits: AtomicU64,
     pub jobs: AtomicU64,
-    /// Jobs per group commit: 1 when idle, up to [`MAX_GROUP`] under load.
+    /// Jobs per group commit: 1 when idle, up to [`MAX_GROUP`] under load
+    /// (fewer on PostgreSQL).
     pub batch_sizes: Histogram,
     /// Seconds from `BEGIN` to the end of `COMMIT` (the fsync included).
     pub commit_seconds: Histogram,

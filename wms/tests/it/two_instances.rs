@@ -9,6 +9,7 @@ use depot_testkit::{pg, seed};
 use depot_wms::Wms;
 use depot_wms::database::POSTGRES_MIGRATIONS;
 use serde_json::json;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Two engines on one migrated database, each with a directory of its
@@ -220,4 +221,49 @@ async fn a_write_held_open_is_never_skipped_by_a_reader_of_the_whole_log() {
     for w in [a, b, &c] {
         w.close().await.expect("close");
     }
+}
+
+/// A burst queued behind a busy writer is committed in groups of at most
+/// 32 on PostgreSQL: each job's savepoint is a subtransaction, and past 64
+/// in one transaction every snapshot on the server takes the slow path.
+#[tokio::test]
+async fn a_burst_on_postgres_is_committed_in_groups_the_server_keeps_cheap() {
+    let Some(pair) = Pair::open() else {
+        return;
+    };
+    let a = &pair.a;
+    let x = seed::business("Ξ Ε.Π.Ε.").seed(a).await.business;
+    let (taken, busy) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let held = tokio::spawn({
+        let a = a.clone();
+        async move {
+            a.write_for(x, move |_| {
+                let _ = taken.send(());
+                let _ = released.recv_timeout(Duration::from_secs(20));
+                Ok(())
+            })
+            .await
+        }
+    });
+    busy.await.expect("the writer is busy");
+    let commits = a.writer_stats().commits.load(Ordering::Relaxed);
+    let burst: Vec<_> = (0..200)
+        .map(|n| {
+            let a = a.clone();
+            tokio::spawn(async move { a.write_for(x, move |conn| append(conn, x, n)).await })
+        })
+        .collect();
+    // All queued behind the held job before it lets go.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    release.send(()).expect("the held job waits");
+    held.await.expect("join").expect("held");
+    for job in burst {
+        job.await.expect("join").expect("a write of the burst");
+    }
+    let groups = a.writer_stats().commits.load(Ordering::Relaxed) - commits;
+    // At least 200 / 32 rounded up: 7.
+    assert!(groups >= 7, "200 jobs in {groups} groups");
+    a.close().await.expect("close a");
+    pair.b.close().await.expect("close b");
 }
