@@ -99,6 +99,35 @@ fn append(conn: &depot_sql::Db, business: BusinessId, n: u32) -> depot_wms::Resu
     )
 }
 
+/// A write of `business` on `wms` that appends an event and then holds its
+/// transaction (and the writer) open until told (or the sender is
+/// dropped): the event's log position, the word to let go, the write.
+async fn hold_open(
+    wms: &Wms,
+    business: BusinessId,
+) -> (
+    i64,
+    std::sync::mpsc::Sender<()>,
+    tokio::task::JoinHandle<depot_wms::Result<i64>>,
+) {
+    let (taken, held_at) = tokio::sync::oneshot::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let held = tokio::spawn({
+        let wms = wms.clone();
+        async move {
+            wms.write_for(business, move |conn| {
+                let seq = append(conn, business, 0)?;
+                let _ = taken.send(seq);
+                let _ = released.recv_timeout(Duration::from_secs(20));
+                Ok(seq)
+            })
+            .await
+        }
+    });
+    let seq = held_at.await.expect("the held write took its position");
+    (seq, release, held)
+}
+
 /// One business's write held open on A after taking its log position,
 /// while B commits another business's events numbered after it: B's write
 /// does not wait for A's (businesses take turns only among themselves).
@@ -117,22 +146,7 @@ async fn a_write_held_open_is_never_skipped_by_a_reader_of_the_whole_log() {
     let y = seed::business("Υ Ο.Ε.").seed(a).await.business;
     let start = c.events_head().await.expect("head");
 
-    let (taken, held_at) = tokio::sync::oneshot::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let held = tokio::spawn({
-        let a = a.clone();
-        async move {
-            a.write_for(x, move |conn| {
-                let seq = append(conn, x, 0)?;
-                let _ = taken.send(seq);
-                // Until the test says so, or gives up (the sender dropped).
-                let _ = released.recv_timeout(Duration::from_secs(20));
-                Ok(seq)
-            })
-            .await
-        }
-    });
-    let held_seq = held_at.await.expect("A's write took its position");
+    let (held_seq, release, held) = hold_open(a, x).await;
 
     let mut later = Vec::new();
     for n in 1..=3 {
@@ -233,20 +247,7 @@ async fn a_burst_on_postgres_is_committed_in_groups_the_server_keeps_cheap() {
     };
     let a = &pair.a;
     let x = seed::business("Ξ Ε.Π.Ε.").seed(a).await.business;
-    let (taken, busy) = tokio::sync::oneshot::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let held = tokio::spawn({
-        let a = a.clone();
-        async move {
-            a.write_for(x, move |_| {
-                let _ = taken.send(());
-                let _ = released.recv_timeout(Duration::from_secs(20));
-                Ok(())
-            })
-            .await
-        }
-    });
-    busy.await.expect("the writer is busy");
+    let (_, release, held) = hold_open(a, x).await;
     let commits = a.writer_stats().commits.load(Ordering::Relaxed);
     let burst: Vec<_> = (0..200)
         .map(|n| {
