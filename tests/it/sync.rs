@@ -10,6 +10,7 @@ use depot_testkit::http::Client;
 use depot_testkit::seed;
 use depot_wms::Wms;
 use serde_json::json;
+use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn cloud_and_edge_converge_over_mqtt() {
@@ -69,11 +70,22 @@ async fn cloud_and_edge_converge_over_mqtt() {
     let (edge_base, stop_edge, edge_task) =
         depot_testkit::rig::serve_edge(edge.clone(), edge_settings).await;
 
-    // Down: the catalog and the key reach the edge.
-    eventually("the item at the edge", || async {
-        edge.item(b, item).await.is_ok()
-    })
+    // Down: the catalog and the key reach the edge. Should it not, what
+    // both sides know of the link says where it stopped.
+    let arrived = tokio::time::timeout(
+        Duration::from_secs(50),
+        eventually("the item at the edge", || async {
+            edge.item(b, item).await.is_ok()
+        }),
+    )
     .await;
+    if arrived.is_err() {
+        panic!(
+            "the item did not reach the edge in 50 s; the edge's sync: {:?}; the cloud's record of it: {:?}",
+            edge.sync_snapshot().await,
+            cloud.edges(b).await
+        );
+    }
     eventually("the key at the edge", || async {
         matches!(edge.authenticate(&key).await, Ok(Some(_)))
     })
