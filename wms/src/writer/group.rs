@@ -219,7 +219,7 @@ pub(super) struct Locks {
 
 impl Locks {
     pub(super) fn of(lanes: impl Iterator<Item = Lane>) -> Self {
-        let mut businesses = Vec::new();
+        let mut keys = Vec::new();
         for lane in lanes {
             match lane {
                 Lane::All => {
@@ -228,15 +228,15 @@ impl Locks {
                         exclusive: vec![WRITE_LOCK],
                     };
                 }
-                Lane::Business(b) => businesses.push(BUSINESS_LOCKS + b.0),
-                Lane::Own(name) => businesses.push(OWN_LOCKS + own_key(name)),
+                Lane::Business(b) => keys.push(BUSINESS_LOCKS + b.0),
+                Lane::Own(name) => keys.push(OWN_LOCKS + own_key(name)),
             }
         }
-        businesses.sort_unstable();
-        businesses.dedup();
+        keys.sort_unstable();
+        keys.dedup();
         Self {
             shared: vec![WRITE_LOCK],
-            exclusive: businesses,
+            exclusive: keys,
         }
     }
 }
