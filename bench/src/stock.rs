@@ -28,6 +28,7 @@ pub async fn receive(
             delta: None,
             counted: None,
             to_warehouse_id: None,
+            to_location: None,
             location: None,
             reference: None,
             note: None,

@@ -189,6 +189,16 @@ async fn router(
     wake: webhooks::Wake,
     link: Option<sync::BrokerLink>,
 ) -> anyhow::Result<(Router, Arc<ratelimit::Limiter>)> {
+    // Items' own bins were codes before locations were records: each gets
+    // its record once, here, where records are numbered the same for every
+    // box (see `depot_wms::locations`).
+    let made = wms.record_item_locations().await?;
+    if made > 0 {
+        tracing::info!(
+            locations = made,
+            "made location records of the items' own bins"
+        );
+    }
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
     let (api, openapi) = http::routes()
         .merge(depot_office::http::routes())

@@ -53,6 +53,8 @@ kinds! {
     KeyRevoked = "key.revoked",
     ItemCreated = "item.created",
     ItemUpdated = "item.updated",
+    /// A location was made or edited (at the cloud or on the floor).
+    LocationSaved = "location.saved",
     StockMoved = "stock.moved",
     OrderCreated = "order.created",
     OrderStatusChanged = "order.status_changed",

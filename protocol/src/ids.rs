@@ -74,6 +74,10 @@ int_id!(
     /// A dispatch run: shipments handed to one carrier together.
     DispatchRunId
 );
+int_id!(
+    /// A location in a warehouse: a dock, a bulk rack, a pick face.
+    LocationId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

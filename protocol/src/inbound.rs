@@ -175,8 +175,10 @@ pub struct ReceptionLine {
 pub struct ReceptionRequest {
     #[schema(minimum = 1)]
     pub inbound_id: i64,
-    /// Where accepted units are put away.
-    #[schema(format = "opt-line")]
+    /// The location accepted units are booked at, by its code: one of the
+    /// inbound order's warehouse. Absent or blank: each item's own
+    /// location there.
+    #[schema(format = "opt-line", max_length = 32)]
     pub location: Option<String>,
     #[schema(min_items = 1)]
     pub lines: Vec<ReceptionLine>,
@@ -198,11 +200,12 @@ pub struct CheckedReception {
 impl ReceptionRequest {
     pub fn parse(self) -> Result<(i64, Option<String>, Vec<CheckedReception>), Vec<FieldError>> {
         let mut c = Check::new();
-        let location = c.opt_text(
-            "location",
-            self.location.as_deref(),
-            crate::catalog::MAX_LOCATION,
-        );
+        let location = self
+            .location
+            .as_deref()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(|l| crate::location::check_code(&mut c, "location", l));
         if self.lines.is_empty() {
             c.fail("lines", "scan at least one item");
         }

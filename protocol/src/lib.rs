@@ -16,6 +16,7 @@ mod extremes;
 pub mod gs1;
 pub mod ids;
 pub mod inbound;
+pub mod location;
 pub mod money;
 pub mod order;
 pub mod order_request;
@@ -35,8 +36,8 @@ pub mod webhook;
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
-    BusinessId, DispatchRunId, EventId, ItemId, KeyId, MAX_ID, MovementId, OrderId, PickLineId,
-    PriceListId, PrintJobId, PrinterId, ShipmentId, WarehouseId, WaveId,
+    BusinessId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId, OrderId,
+    PickLineId, PriceListId, PrintJobId, PrinterId, ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

@@ -117,13 +117,14 @@ pub struct Movement {
     pub at: DateTime<Utc>,
 }
 
-/// Stock of one item in one warehouse.
+/// Stock of one item in one warehouse, with where it is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct StockLevel {
     pub item_id: ItemId,
     pub sku: String,
     pub name: String,
     pub warehouse_id: WarehouseId,
+    /// The item's own location in the warehouse (its pick face), if any.
     pub location: Option<String>,
     /// Physical stock: the sum of movements.
     pub on_hand: i64,
@@ -133,6 +134,22 @@ pub struct StockLevel {
     pub available: i64,
     /// On-hand went below zero: a discrepancy to investigate.
     pub negative: bool,
+    /// Where the on-hand is: per location and lot, the places holding any
+    /// (or, with the list's `location`, that location alone).
+    #[serde(default)]
+    pub bins: Vec<BinStock>,
+}
+
+/// Stock of an item at one location (and lot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct BinStock {
+    /// The location's code; `null` for stock booked before it had one
+    /// (movements that named no location, of an item with no location of
+    /// its own).
+    pub location: Option<String>,
+    /// The lot, for lot-tracked items.
+    pub lot: Option<String>,
+    pub on_hand: i64,
 }
 
 /// Body of `POST /v1/inventory/{business_id}/adjust`.
@@ -163,8 +180,18 @@ pub struct AdjustRequest {
     /// What a `cycle_count` found: 0 to 1000000000.
     #[schema(minimum = 0, maximum = 1_000_000_000)]
     pub counted: Option<i64>,
+    /// Where a `transfer` goes: another warehouse, another location
+    /// (`to_location`), or both. Absent: this warehouse.
     pub to_warehouse_id: Option<WarehouseId>,
+    /// The location of `warehouse_id` the stock is at, by its code: a
+    /// location that exists there. Absent: the item's own location in the
+    /// warehouse (a count then counts the whole warehouse).
+    #[schema(format = "code", max_length = 32)]
     pub location: Option<String>,
+    /// Where a `transfer` puts the stock, by code, in the destination
+    /// warehouse. Absent: the item's own location there.
+    #[schema(format = "code", max_length = 32)]
+    pub to_location: Option<String>,
     #[serde(rename = "ref")]
     pub reference: Option<String>,
     pub note: Option<String>,
@@ -195,6 +222,8 @@ pub struct Adjustment {
     pub item: ItemRef,
     pub kind: AdjustKind,
     pub location: Option<String>,
+    /// Where a transfer puts the stock (in `AdjustKind::Transfer`'s `to`).
+    pub to_location: Option<String>,
     pub reference: Option<String>,
     pub note: Option<String>,
 }
@@ -257,17 +286,13 @@ impl AdjustRequest {
                 forbid(&mut c, "delta", self.delta.is_some());
                 forbid(&mut c, "counted", self.counted.is_some());
                 let quantity = c.positive("quantity", self.quantity.unwrap_or(0), MAX_QUANTITY);
-                let to = match self.to_warehouse_id {
-                    Some(to) if to == self.warehouse_id => {
-                        c.fail("to_warehouse_id", "must differ from warehouse_id");
-                        to
-                    }
-                    Some(to) => to,
-                    None => {
-                        c.fail("to_warehouse_id", "is required for a transfer");
-                        self.warehouse_id
-                    }
-                };
+                let to = self.to_warehouse_id.unwrap_or(self.warehouse_id);
+                if to == self.warehouse_id && self.to_location.is_none() {
+                    c.fail(
+                        "to_warehouse_id",
+                        "a transfer goes to another warehouse, another location (to_location), or both",
+                    );
+                }
                 AdjustKind::Transfer { to, quantity }
             }
             reason => {
@@ -285,11 +310,23 @@ impl AdjustRequest {
         if self.reason != MovementReason::Transfer && self.to_warehouse_id.is_some() {
             c.fail("to_warehouse_id", "is only used with reason transfer");
         }
-        let location = c.opt_text(
-            "location",
-            self.location.as_deref(),
-            crate::catalog::MAX_LOCATION,
-        );
+        if self.reason != MovementReason::Transfer && self.to_location.is_some() {
+            c.fail("to_location", "is only used with reason transfer");
+        }
+        let location = self
+            .location
+            .as_deref()
+            .map(|l| crate::location::check_code(&mut c, "location", l));
+        let to_location = self
+            .to_location
+            .as_deref()
+            .map(|l| crate::location::check_code(&mut c, "to_location", l));
+        if matches!(kind, AdjustKind::Transfer { to, .. } if to == self.warehouse_id)
+            && location.is_some()
+            && location == to_location
+        {
+            c.fail("to_location", "must differ from location");
+        }
         let reference = c.opt_text("ref", self.reference.as_deref(), MAX_REF);
         let note = c.note("note", self.note.as_deref(), MAX_NOTE);
         c.finish(Adjustment {
@@ -297,6 +334,7 @@ impl AdjustRequest {
             item,
             kind,
             location,
+            to_location,
             reference,
             note,
         })
@@ -403,10 +441,46 @@ mod tests {
             json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2, "to_warehouse_id": 1}),
         );
         assert_eq!(same.as_deref(), Some("to_warehouse_id"));
+        let nowhere = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer", "quantity": 2}),
+        );
+        assert_eq!(nowhere.as_deref(), Some("to_warehouse_id"));
         let stray = first_error(
             json!({"warehouse_id": 1, "item_id": 1, "reason": "received", "quantity": 2, "to_warehouse_id": 2}),
         );
         assert_eq!(stray.as_deref(), Some("to_warehouse_id"));
+    }
+
+    #[test]
+    fn a_transfer_within_a_warehouse_names_another_location() {
+        let within = parse(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer",
+                                  "quantity": 2, "location": "DOCK", "to_location": "A-01"}),
+        )
+        .expect("valid");
+        assert_eq!(
+            within.kind,
+            AdjustKind::Transfer {
+                to: WarehouseId(1),
+                quantity: 2
+            }
+        );
+        assert_eq!(within.to_location.as_deref(), Some("A-01"));
+        let same = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "transfer",
+                                      "quantity": 2, "location": "A-01", "to_location": "A-01"}),
+        );
+        assert_eq!(same.as_deref(), Some("to_location"));
+        let stray = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "received",
+                                       "quantity": 2, "to_location": "A-01"}),
+        );
+        assert_eq!(stray.as_deref(), Some("to_location"));
+        let spaced = first_error(
+            json!({"warehouse_id": 1, "item_id": 1, "reason": "received",
+                                        "quantity": 2, "location": "shelf 3"}),
+        );
+        assert_eq!(spaced.as_deref(), Some("location"));
     }
 
     #[test]

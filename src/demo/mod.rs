@@ -173,6 +173,23 @@ async fn seed(wms: &Wms) -> anyhow::Result<BusinessId> {
         .create_warehouse(b.id, "BCN1", "Barcelona overflow", barcelona, false)
         .await?
         .id;
+    // A dock and reserve racks in each warehouse; the pick faces are the
+    // items' own locations, made as the items are.
+    for (w, code, kind, sequence) in [
+        (w1, "DOCK-1", "dock", 0),
+        (w1, "STAGE-1", "staging", 10),
+        (w1, "B-01", "bulk", 500),
+        (w1, "B-02", "bulk", 510),
+        (w1, "RET-1", "returns", 900),
+        (w1, "Q-1", "quarantine", 910),
+        (w2, "DOCK-1", "dock", 0),
+        (w2, "B-01", "bulk", 500),
+    ] {
+        let fields = serde_json::from_value(
+            json!({"warehouse_id": w.0, "code": code, "type": kind, "sequence": sequence}),
+        )?;
+        wms.create_location(b.id, fields).await?;
+    }
     let seeder = wms.create_key(b.id, Some("demo seeding".into())).await?;
     let caller = Caller {
         key_id: seeder.key.id,
@@ -290,6 +307,7 @@ async fn receive(
         delta: None,
         counted: None,
         to_warehouse_id: None,
+        to_location: None,
         location: None,
         reference: Some("PO-DEMO".into()),
         note: None,

@@ -88,6 +88,7 @@ impl Wms {
         self.write_for(business, move |conn| {
             check_unique(conn, business, &fields, None)?;
             let id = sql::insert_item(conn, business, &fields, &now())?;
+            crate::locations::record_assignments(conn, &origin, Some(id))?;
             let item = load(conn, business, id)?;
             store::events::append(conn, &origin, Some(business), EventKind::ItemCreated, &item)?;
             Ok(item)
@@ -109,6 +110,7 @@ impl Wms {
                 .map_err(WmsError::invalid)?;
             check_unique(conn, business, &fields, Some(id))?;
             sql::update_item(conn, business, id, &fields, &now())?;
+            crate::locations::record_assignments(conn, &origin, Some(id))?;
             let item = load(conn, business, id)?;
             store::events::append(conn, &origin, Some(business), EventKind::ItemUpdated, &item)?;
             Ok(item)

@@ -42,6 +42,9 @@ fn receive(
 ) -> Result<ReceptionResult> {
     let business = caller.business_id;
     let order = load(conn, business, inbound_id)?;
+    if let Some(code) = &location {
+        crate::locations::require(conn, order.warehouse_id, code, "location")?;
+    }
     let actor = caller.actor();
     let at = now();
     let mut received = Vec::new();
@@ -99,7 +102,7 @@ fn receive(
             },
         )?;
         let movement_id = if accepted > 0 {
-            let m = Movement {
+            let mut m = Movement {
                 id: MovementId::new(),
                 business_id: business,
                 item_id: s.item_id,
@@ -120,7 +123,7 @@ fn receive(
             } else {
                 "quantity"
             };
-            ledger::record_as(conn, &m, &field(counted))?;
+            ledger::record_as(conn, &mut m, &field(counted))?;
             store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
             Some(m.id)
         } else {

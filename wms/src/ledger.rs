@@ -7,7 +7,7 @@ use depot_protocol::stock::{
     AdjustKind, AdjustRequest, Adjustment, ItemRef, Movement, MovementReason, StockLevel,
 };
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, ItemId, MovementId, Page, WarehouseId, now};
+use depot_protocol::{BusinessId, FieldError, ItemId, MovementId, Page, WarehouseId, now};
 use depot_sql::Db;
 use serde::Serialize;
 
@@ -32,14 +32,20 @@ pub struct LevelAfter {
     pub negative: bool,
 }
 
-/// The movements an adjustment turns into, given the current on-hand; `None`
+/// One movement an adjustment makes: where, why, how many.
+type Planned = (WarehouseId, Option<String>, MovementReason, i64);
+
+/// The movements an adjustment turns into, given the on-hand it counts
+/// against (the location's, or the warehouse's when it names none); `None`
 /// when the difference a count makes does not fit in an `i64`.
-fn plan(a: &Adjustment, on_hand: i64) -> Option<Vec<(WarehouseId, MovementReason, i64)>> {
+fn plan(a: &Adjustment, on_hand: i64) -> Option<Vec<Planned>> {
+    let here = a.location.clone();
     Some(match a.kind {
-        AdjustKind::Delta { reason, delta } => vec![(a.warehouse_id, reason, delta)],
+        AdjustKind::Delta { reason, delta } => vec![(a.warehouse_id, here, reason, delta)],
         // A count says what is there; the ledger records the difference.
         AdjustKind::Count { counted } => vec![(
             a.warehouse_id,
+            here,
             MovementReason::CycleCount,
             counted.checked_sub(on_hand)?,
         )],
@@ -47,10 +53,16 @@ fn plan(a: &Adjustment, on_hand: i64) -> Option<Vec<(WarehouseId, MovementReason
             vec![
                 (
                     a.warehouse_id,
+                    here,
                     MovementReason::Transfer,
                     quantity.checked_neg()?,
                 ),
-                (to, MovementReason::Transfer, quantity),
+                (
+                    to,
+                    a.to_location.clone(),
+                    MovementReason::Transfer,
+                    quantity,
+                ),
             ]
         }
     })
@@ -93,6 +105,7 @@ pub(crate) fn apply(
     if let AdjustKind::Transfer { to, .. } = a.kind {
         warehouses.push(to);
     }
+    warehouses.dedup();
     for (field, w) in ["warehouse_id", "to_warehouse_id"].iter().zip(&warehouses) {
         if tenants::warehouse(conn, business, *w)?.is_none() {
             return Err(WmsError::NotFound(format!(
@@ -100,7 +113,32 @@ pub(crate) fn apply(
             )));
         }
     }
-    let (on_hand, _) = sql::level(conn, item_id, a.warehouse_id)?;
+    let to_warehouse = match a.kind {
+        AdjustKind::Transfer { to, .. } => Some(to),
+        _ => None,
+    };
+    if let Some(code) = &a.location {
+        crate::locations::require(conn, a.warehouse_id, code, "location")?;
+    }
+    if let (Some(code), Some(to)) = (&a.to_location, to_warehouse) {
+        crate::locations::require(conn, to, code, "to_location")?;
+        let from = match &a.location {
+            Some(l) => Some(l.clone()),
+            None => store::locations::assigned(conn, item_id, a.warehouse_id)?,
+        };
+        if to == a.warehouse_id && from.as_deref() == Some(code.as_str()) {
+            return Err(WmsError::invalid(vec![FieldError::new(
+                "to_location",
+                format!("the stock is already at {code}"),
+            )]));
+        }
+    }
+    let on_hand = match (&a.kind, &a.location) {
+        (AdjustKind::Count { .. }, Some(code)) => {
+            store::locations::item_at(conn, item_id, a.warehouse_id, code)?
+        }
+        _ => sql::level(conn, item_id, a.warehouse_id)?.0,
+    };
     let at = now();
     let mut result = AdjustResult {
         movements: Vec::new(),
@@ -108,13 +146,13 @@ pub(crate) fn apply(
     };
     let field = field(&a.kind);
     let planned = plan(a, on_hand).ok_or_else(|| sql::beyond(field, "on-hand", on_hand, 0))?;
-    for (warehouse_id, reason, delta) in planned {
-        let m = Movement {
+    for (warehouse_id, location, reason, delta) in planned {
+        let mut m = Movement {
             id: MovementId::new(),
             business_id: business,
             item_id,
             warehouse_id,
-            location: a.location.clone(),
+            location,
             delta,
             reason,
             reference: a.reference.clone(),
@@ -125,7 +163,7 @@ pub(crate) fn apply(
             origin: origin.to_owned(),
             at,
         };
-        sql::record_as(conn, &m, field)?;
+        sql::record_as(conn, &mut m, field)?;
         store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
         result.movements.push(m);
     }
@@ -186,6 +224,7 @@ mod tests {
             item: ItemRef::Id(ItemId(1)),
             kind,
             location: None,
+            to_location: None,
             reference: None,
             note: None,
         }
@@ -195,15 +234,15 @@ mod tests {
     fn a_count_records_the_difference() {
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), 10),
-            Some(vec![(WarehouseId(1), MovementReason::CycleCount, -3)])
+            Some(vec![(WarehouseId(1), None, MovementReason::CycleCount, -3)])
         );
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), -2),
-            Some(vec![(WarehouseId(1), MovementReason::CycleCount, 9)])
+            Some(vec![(WarehouseId(1), None, MovementReason::CycleCount, 9)])
         );
         assert_eq!(
             plan(&adj(AdjustKind::Count { counted: 7 }), 7),
-            Some(vec![(WarehouseId(1), MovementReason::CycleCount, 0)])
+            Some(vec![(WarehouseId(1), None, MovementReason::CycleCount, 0)])
         );
         // A level already out of range (books written before the limits)
         // is refused, never wrapped.
@@ -223,10 +262,10 @@ mod tests {
         assert_eq!(
             p,
             vec![
-                (WarehouseId(1), MovementReason::Transfer, -4),
-                (WarehouseId(2), MovementReason::Transfer, 4)
+                (WarehouseId(1), None, MovementReason::Transfer, -4),
+                (WarehouseId(2), None, MovementReason::Transfer, 4)
             ]
         );
-        assert_eq!(p.iter().map(|(_, _, d)| d).sum::<i64>(), 0);
+        assert_eq!(p.iter().map(|(_, _, _, d)| d).sum::<i64>(), 0);
     }
 }

@@ -13,6 +13,7 @@ pub mod dispatch;
 pub mod documents;
 pub mod inbound;
 pub mod ledger;
+pub mod locations;
 pub mod orders;
 pub mod packing;
 pub mod picking;

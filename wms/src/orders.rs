@@ -214,34 +214,37 @@ pub(crate) fn change_status(
             }
         }
         StockEffect::Ship => {
-            // Lots picked for the order leave as those lots; the rest of an
-            // item's quantity leaves without one.
+            // Units picked for the order leave as the lots and from the
+            // locations they were picked from; the rest of an item's
+            // quantity leaves from its own location, without a lot.
             let picked = store::picking::order_lines(conn, id)?;
             for (item, qty) in per_item(&order) {
                 ledger::reserve_as(conn, business, item, w, -qty, "status")?;
-                let mut parts: Vec<(Option<String>, Option<chrono::NaiveDate>, i64)> = Vec::new();
+                type Part = (
+                    Option<String>,
+                    Option<String>,
+                    Option<chrono::NaiveDate>,
+                    i64,
+                );
+                let mut parts: Vec<Part> = Vec::new();
                 for l in picked.iter().filter(|l| l.item_id == item && l.picked > 0) {
-                    let lot = l.lot.clone();
-                    match parts
-                        .iter_mut()
-                        .find(|(p, _, _)| *p == lot && lot.is_some())
-                    {
-                        Some(p) => p.2 = p.2.saturating_add(l.picked),
-                        None if lot.is_some() => parts.push((lot, l.expiry, l.picked)),
-                        None => {}
+                    let (lot, location) = (l.lot.clone(), l.location.clone());
+                    match parts.iter_mut().find(|p| p.0 == lot && p.1 == location) {
+                        Some(p) => p.3 = p.3.saturating_add(l.picked),
+                        None => parts.push((lot, location, l.expiry, l.picked)),
                     }
                 }
-                let by_lot = parts.iter().fold(0i64, |sum, p| sum.saturating_add(p.2));
-                if qty > by_lot {
-                    parts.push((None, None, qty - by_lot));
+                let taken = parts.iter().fold(0i64, |sum, p| sum.saturating_add(p.3));
+                if qty > taken {
+                    parts.push((None, None, None, qty - taken));
                 }
-                for (lot, expiry, quantity) in parts {
-                    let m = Movement {
+                for (lot, location, expiry, quantity) in parts {
+                    let mut m = Movement {
                         id: MovementId::new(),
                         business_id: business,
                         item_id: item,
                         warehouse_id: w,
-                        location: None,
+                        location,
                         delta: quantity.saturating_neg(),
                         reason: MovementReason::Shipped,
                         reference: Some(format!("order:{id}")),
@@ -252,7 +255,7 @@ pub(crate) fn change_status(
                         origin: origin.to_owned(),
                         at,
                     };
-                    ledger::record_as(conn, &m, "status")?;
+                    ledger::record_as(conn, &mut m, "status")?;
                     store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
                 }
             }

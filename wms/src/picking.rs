@@ -61,18 +61,26 @@ fn lines_for(
     qty: i64,
     lot_tracked: bool,
 ) -> Result<Vec<sql::NewLine>> {
-    let location = sql::location(conn, item, w)?;
-    let line = |lot: Option<String>, expiry, quantity| sql::NewLine {
+    let own = store::locations::assigned(conn, item, w)?;
+    let line = |location: Option<String>, lot: Option<String>, expiry, quantity| sql::NewLine {
         order_id: order,
         item_id: item,
         sku: sku.to_owned(),
-        location: location.clone(),
+        location,
         lot,
         expiry,
         quantity,
     };
+    // An item is picked from its own location; one without, from the pick
+    // location holding the most of it.
+    let unlotted = || -> Result<Option<String>> {
+        match &own {
+            Some(code) => Ok(Some(code.clone())),
+            None => store::locations::pick_face(conn, item, w, ""),
+        }
+    };
     if !lot_tracked {
-        return Ok(vec![line(None, None, qty)]);
+        return Ok(vec![line(unlotted()?, None, None, qty)]);
     }
     let mut out = Vec::new();
     let mut left = qty;
@@ -81,11 +89,17 @@ fn lines_for(
             break;
         }
         let take = free.min(left);
-        out.push(line(Some(lot), expiry, take));
+        // A lot is picked where it is: the pick location holding the most
+        // of it, else the item's own.
+        let at = match store::locations::pick_face(conn, item, w, &lot)? {
+            Some(code) => Some(code),
+            None => own.clone(),
+        };
+        out.push(line(at, Some(lot), expiry, take));
         left -= take;
     }
     if left > 0 {
-        out.push(line(None, None, left));
+        out.push(line(unlotted()?, None, None, left));
     }
     Ok(out)
 }
@@ -141,13 +155,14 @@ fn create_wave(conn: &Db, origin: &str, business: BusinessId, req: WaveCreate) -
         }
         sql::set_order_wave(conn, id, wave)?;
     }
-    // Walking order: by bin location (unlocated last), then SKU.
-    lines.sort_by(|a, b| {
-        (a.location.is_none(), &a.location, &a.sku).cmp(&(
-            b.location.is_none(),
-            &b.location,
-            &b.sku,
-        ))
+    // Walking order: by the locations' places in the walk (those without
+    // one after, by code; unlocated last), then SKU.
+    let walk = store::locations::walk_sequences(conn, new.warehouse_id)?;
+    lines.sort_by_cached_key(|l| {
+        (
+            store::locations::walk_key(&walk, l.location.as_deref()),
+            l.sku.clone(),
+        )
     });
     for (seq, l) in lines.iter().enumerate() {
         sql::insert_line(conn, wave, l, seq as i64)?;

@@ -306,6 +306,7 @@ async fn main() -> anyhow::Result<()> {
                 delta: None,
                 counted: None,
                 to_warehouse_id: None,
+                to_location: None,
                 location: None,
                 reference: None,
                 note: None,

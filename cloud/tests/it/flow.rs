@@ -73,6 +73,13 @@ async fn receive_pick_pack_ship_deliver() {
         "{:?}",
         list.body
     );
+    ok(
+        &app,
+        "POST",
+        &format!("/v1/locations/{b}/create"),
+        json!({"warehouse_id": w, "code": "DOCK-1", "type": "dock"}),
+    )
+    .await;
     let r = ok(&app, "POST", &format!("/v1/inbounds/{b}/reception"), json!({"inbound_id": po_id, "location": "DOCK-1", "lines": [
         {"code": GTIN_A, "quantity": 8},
         {"code": format!("(01){GTIN_L}(17)271231(10)LOT42"), "accepted": 5, "rejected": 1, "reason": "leaking"}

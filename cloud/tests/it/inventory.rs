@@ -19,6 +19,13 @@ async fn reasons_counts_transfers_and_discrepancies() {
             r.body
         }
     };
+    let r = app
+        .post(
+            &format!("/v1/locations/{}/create", app.a.business),
+            json!({"warehouse_id": w1, "code": "A-01", "type": "bulk"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
     adjust(json!({"warehouse_id": w1, "item_id": item, "reason": "received", "quantity": 20, "ref": "PO-7", "location": "A-01"})).await;
     adjust(json!({"warehouse_id": w1, "item_id": item, "reason": "damaged", "quantity": 2, "note": "forklift"})).await;
     adjust(json!({"warehouse_id": w1, "item_id": item, "reason": "returned", "quantity": 1})).await;

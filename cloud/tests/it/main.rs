@@ -18,6 +18,7 @@ mod health;
 mod idempotency;
 mod inventory;
 mod live;
+mod locations;
 mod metrics;
 mod notify;
 mod oauth;

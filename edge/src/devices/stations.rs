@@ -19,7 +19,7 @@ use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
 use depot_protocol::shipping::{PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{BusinessId, OrderId};
+use depot_protocol::{BusinessId, FieldError, OrderId};
 use depot_wms::Wms;
 use depot_wms::http::error::ApiError;
 use depot_wms::http::idempotency::sha256_hex;
@@ -296,15 +296,33 @@ impl Glue {
                     _ => Ok(()),
                 }
             }
-            Task::Receiving { inbound_id, .. } => {
+            Task::Receiving {
+                inbound_id,
+                ref location,
+            } => {
                 let found = self.context.wms.has_inbound(b, inbound_id).await?;
-                if found {
-                    Ok(())
-                } else {
-                    Err(Failure::not_found(format!(
+                if !found {
+                    return Err(Failure::not_found(format!(
                         "inbound order {inbound_id} does not exist at this edge"
-                    )))
+                    )));
                 }
+                // A location not on record would refuse every scan: say so
+                // now, not at the first carton.
+                if let Some(code) = location {
+                    let order = self.context.wms.inbound(b, inbound_id).await?;
+                    let known = self
+                        .context
+                        .wms
+                        .location_by_code(b, order.warehouse_id, code)
+                        .await?;
+                    if known.is_none() {
+                        let message =
+                            format!("warehouse {} has no location {code}", order.warehouse_id);
+                        return Err(Failure::invalid(message.clone())
+                            .with_errors(vec![FieldError::new("location", message)]));
+                    }
+                }
+                Ok(())
             }
             Task::Idle {} | Task::Packing { .. } => Ok(()),
         }

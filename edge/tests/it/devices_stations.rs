@@ -487,7 +487,33 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .expect("wave");
     assert_eq!(wave.units_picked, 1);
 
-    // Receiving: each scan books its units into the location.
+    // Receiving: a location not on record is refused as the task is set,
+    // not at the first carton; each scan books its units into the one set.
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"})),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert_eq!(body["errors"][0]["name"], "location", "{body}");
+    let refused = events.next(&api, b).await;
+    assert_eq!(refused["ok"], false, "{refused}");
+    let warehouse = edge
+        .wms
+        .inbound(rig.business, inbound)
+        .await
+        .expect("inbound")
+        .warehouse_id;
+    let fields = serde_json::from_value(
+        json!({"warehouse_id": warehouse.0, "code": "DOCK-1", "type": "dock"}),
+    )
+    .expect("fields");
+    edge.wms
+        .create_location(rig.business, fields)
+        .await
+        .expect("the dock, made at the edge");
     let (status, body) = api
         .call(
             "PUT",
@@ -507,6 +533,23 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .await
         .expect("inbound");
     assert_eq!(order.lines[0].accepted, 1);
+    let (held, _, _) = edge
+        .wms
+        .list_locations(
+            rig.business,
+            depot_wms::locations::LocationFilter {
+                occupied: Some(true),
+                ..Default::default()
+            },
+            depot_protocol::Page::parse(None, None).expect("page"),
+        )
+        .await
+        .expect("locations");
+    let held: Vec<(&str, i64)> = held
+        .iter()
+        .map(|l| (l.record.code.as_str(), l.on_hand))
+        .collect();
+    assert_eq!(held, [("DOCK-1", 1)]);
 
     // A task set with a key that is revoked afterwards stops acting.
     let other = edge

@@ -30,6 +30,8 @@ pub enum Entity {
     PrintJob,
     /// An API key (its hash travels to edges).
     Key,
+    /// A location in a warehouse.
+    Location,
 }
 
 impl Entity {
@@ -47,6 +49,7 @@ impl Entity {
             Self::Printer => "printer",
             Self::PrintJob => "print job",
             Self::Key => "API key",
+            Self::Location => "location",
         }
     }
 
@@ -56,7 +59,12 @@ impl Entity {
     pub fn numbered_per_node(self) -> bool {
         matches!(
             self,
-            Self::Wave | Self::PickLine | Self::Shipment | Self::DispatchRun | Self::PrintJob
+            Self::Wave
+                | Self::PickLine
+                | Self::Shipment
+                | Self::DispatchRun
+                | Self::PrintJob
+                | Self::Location
         )
     }
 }

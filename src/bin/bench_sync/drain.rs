@@ -237,6 +237,7 @@ fn adjustment(warehouse: WarehouseId, i: usize) -> AdjustRequest {
         delta: Some(if i % 2 == 0 { 3 } else { -1 }),
         counted: None,
         to_warehouse_id: None,
+        to_location: None,
         location: None,
         reference: None,
         note: None,

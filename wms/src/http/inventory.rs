@@ -26,9 +26,14 @@ pub struct StockQuery {
     sku: Option<String>,
     /// true: only rows whose on-hand is below zero (discrepancies).
     negative: Option<bool>,
+    /// Only items with stock at the location of this code (in any of the
+    /// warehouses listed), each with that location's stock alone in `bins`.
+    #[param(max_length = 32)]
+    location: Option<String>,
 }
 
-/// Physical (on-hand) and available-to-promise stock per item and warehouse.
+/// Physical (on-hand) and available-to-promise stock per item and
+/// warehouse, with where it is (`bins`: per location and lot).
 #[utoipa::path(get, path = "/v1/inventory/{business_id}/items/list", tag = "inventory",
     params(("business_id" = i32, Path, description = "The business"), StockQuery),
     responses((status = 200, body = ListEnvelope<StockLevel>), (status = 401, body = ErrorBody), (status = 422, body = ErrorBody)),
@@ -44,6 +49,10 @@ pub async fn list(
         item_id: q.item_id.map(ItemId),
         sku: q.sku.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()),
         negative: q.negative.unwrap_or(false),
+        location: q
+            .location
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty()),
     };
     let (rows, total, filtered) = wms.list_stock(t.business_id(), filter, page).await?;
     Ok(Json(ListEnvelope::new(rows, total, filtered)))

@@ -17,6 +17,7 @@ pub mod inbound;
 pub mod inventory;
 pub mod items;
 pub mod live;
+pub mod locations;
 pub mod orders;
 pub mod outbounds;
 pub mod packing;
@@ -46,7 +47,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "orders"), (name = "inbounds"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -101,7 +102,8 @@ pub fn routes() -> OpenApiRouter<Wms> {
 
 /// What an edge serves: the warehouse floor's routes. What only the cloud
 /// may create (items, orders, inbound orders, printers, documents) is
-/// read-only here, so nothing made at the edge has to be refused later.
+/// read-only here, so nothing made at the edge has to be refused later;
+/// locations are made on the floor too.
 pub fn edge_routes() -> OpenApiRouter<Wms> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .route("/v1/asyncapi.json", axum::routing::get(asyncapi))
@@ -114,6 +116,10 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(items::list))
         .routes(routes!(inventory::list))
         .routes(routes!(inventory::adjust))
+        .routes(routes!(locations::list))
+        .routes(routes!(locations::create))
+        .routes(routes!(locations::edit))
+        .routes(routes!(locations::get))
         .routes(routes!(orders::list))
         .routes(routes!(orders::get))
         .routes(routes!(orders::set_status))

@@ -327,12 +327,16 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
             Ok(None)
         }
         K::ItemCreated | K::ItemUpdated => apply_item(conn, payload(e)?),
+        K::LocationSaved => {
+            store::locations::save_replica(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::OrderCreated => apply_order(conn, payload(e)?),
         K::OrderStatusChanged => apply_status(conn, payload(e)?),
         K::OrderAddressChanged => apply_address(conn, payload(e)?),
         K::StockMoved => {
-            let m: Movement = payload(e)?;
-            ledger::record(conn, &m)?;
+            let mut m: Movement = payload(e)?;
+            ledger::record(conn, &mut m)?;
             Ok(None)
         }
         K::InboundCreated => operations::inbound(conn, payload(e)?),

@@ -1,5 +1,5 @@
 //! Ids of records that edges create and replicate (waves, pick lines,
-//! shipments, dispatch runs, print jobs). Each node numbers them in its own
+//! shipments, dispatch runs, print jobs, locations). Each node numbers them in its own
 //! range, `node << 40` upwards, so rows made on two nodes never collide when
 //! both reach the cloud; the cloud is node 0, whose range starts at 1 like
 //! any rowid. The next id is one past the largest in the node's range (one
@@ -16,12 +16,13 @@ pub const NODE_SHIFT: u32 = 40;
 pub const MAX_NODE: u32 = (1 << (53 - NODE_SHIFT)) - 1;
 
 /// The tables whose ids are allocated per node.
-const TABLES: [&str; 5] = [
+const TABLES: [&str; 6] = [
     "waves",
     "pick_lines",
     "shipments",
     "dispatch_runs",
     "print_jobs",
+    "locations",
 ];
 
 /// Records this database as `node`'s, or checks that it already is: a

@@ -3,7 +3,7 @@
 
 use super::ts;
 use crate::error::{Result, WmsError};
-use depot_protocol::stock::{MAX_ON_HAND, Movement, StockLevel, next_level};
+use depot_protocol::stock::{BinStock, MAX_ON_HAND, Movement, StockLevel, next_level};
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
 use depot_sql::{Db, params};
 
@@ -17,17 +17,26 @@ pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsErro
     WmsError::invalid(vec![FieldError::new(field, status)])
 }
 
-/// Appends a movement and moves the level with it. Answers the on-hand
+/// Appends a movement and moves the levels with it: the item's in the
+/// warehouse, its lot's, and its location's (per lot). Answers the on-hand
 /// quantity after the movement; if it went below zero a discrepancy is
 /// recorded (the movement stands: the floor knows better than the books).
-/// A movement that would take the level (or its lot's) beyond
-/// `±MAX_ON_HAND` is refused, naming `delta`, before anything is written.
-pub fn record(conn: &Db, m: &Movement) -> Result<i64> {
+/// A movement that would take a level beyond `±MAX_ON_HAND` is refused,
+/// naming `delta`, before anything is written.
+///
+/// A movement that names no location is of the item's own location in the
+/// warehouse, if it has one: `m.location` says so once recorded, so the
+/// event the caller logs next names it too.
+pub fn record(conn: &Db, m: &mut Movement) -> Result<i64> {
     record_as(conn, m, "delta")
 }
 
 /// [`record`], naming `field` when the movement is refused.
-pub fn record_as(conn: &Db, m: &Movement, field: &str) -> Result<i64> {
+pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
+    if m.location.is_none() {
+        m.location = super::locations::assigned(conn, m.item_id, m.warehouse_id)?;
+    }
+    let m = &*m;
     // The sums are made here, checked, and stored as they are: SQLite
     // would turn an overflowing `+` into a REAL and the level would be
     // unreadable from then on.
@@ -57,6 +66,19 @@ pub fn record_as(conn: &Db, m: &Movement, field: &str) -> Result<i64> {
         }
         None => None,
     };
+    let (bin, lot) = (
+        m.location.as_deref().unwrap_or(""),
+        m.lot.as_deref().unwrap_or(""),
+    );
+    let bin_before = bin_level(conn, m.item_id, m.warehouse_id, bin, lot)?;
+    let bin_on_hand = next_level(bin_before, m.delta).ok_or_else(|| {
+        beyond(
+            field,
+            &format!("on-hand of item {} at location {bin}", m.item_id),
+            bin_before,
+            m.delta,
+        )
+    })?;
     conn.execute("INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
                                       actor, origin, at, lot, expiry)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", params![
@@ -82,6 +104,19 @@ pub fn record_as(conn: &Db, m: &Movement, field: &str) -> Result<i64> {
     }
     conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = excluded.on_hand", params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand])?;
+    conn.execute(
+        "INSERT INTO stock_bins (item_id, warehouse_id, location, lot, business_id, on_hand)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (item_id, warehouse_id, location, lot) DO UPDATE SET on_hand = excluded.on_hand",
+        params![
+            m.item_id.0,
+            m.warehouse_id.0,
+            bin,
+            lot,
+            m.business_id.0,
+            bin_on_hand
+        ],
+    )?;
     if on_hand < 0 {
         conn.execute("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
@@ -94,6 +129,23 @@ fn lot_level(conn: &Db, item: ItemId, warehouse: WarehouseId, lot: &str) -> Resu
     let found = super::maybe(conn.query_row(
         "SELECT on_hand FROM stock_lots WHERE item_id = ?1 AND warehouse_id = ?2 AND lot = ?3",
         params![item.0, warehouse.0, lot],
+        |r| r.get(0),
+    ))?;
+    Ok(found.unwrap_or(0))
+}
+
+/// On-hand of one item at one location (`""`: none) and lot (`""`: none).
+pub fn bin_level(
+    conn: &Db,
+    item: ItemId,
+    warehouse: WarehouseId,
+    location: &str,
+    lot: &str,
+) -> Result<i64> {
+    let found = super::maybe(conn.query_row(
+        "SELECT on_hand FROM stock_bins
+         WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
+        params![item.0, warehouse.0, location, lot],
         |r| r.get(0),
     ))?;
     Ok(found.unwrap_or(0))
@@ -152,6 +204,9 @@ pub struct StockFilter {
     pub sku: Option<String>,
     /// Only rows whose on-hand is below zero.
     pub negative: bool,
+    /// Only items with stock at the location of this code, and only that
+    /// location's bins.
+    pub location: Option<String>,
 }
 
 pub fn list(
@@ -178,7 +233,14 @@ pub fn list(
     if f.negative {
         q.and("s.on_hand < 0", []);
     }
-    q.run(
+    if let Some(code) = &f.location {
+        q.and(
+            "EXISTS (SELECT 1 FROM stock_bins b WHERE b.item_id = s.item_id
+                     AND b.warehouse_id = s.warehouse_id AND b.location = ? AND b.on_hand <> 0)",
+            [code.clone().into()],
+        );
+    }
+    let (mut rows, total, filtered) = q.run(
         conn,
         "stock_levels",
         "s.item_id, i.sku, i.name, s.warehouse_id, l.location, s.on_hand, s.reserved",
@@ -197,9 +259,38 @@ pub fn list(
                 reserved,
                 available: on_hand.saturating_sub(reserved),
                 negative: on_hand < 0,
+                bins: Vec::new(),
             })
         },
-    )
+    )?;
+    for row in &mut rows {
+        row.bins = bins(conn, row.item_id, row.warehouse_id, f.location.as_deref())?;
+    }
+    Ok((rows, total, filtered))
+}
+
+/// Where an item's stock in a warehouse is (of one location, if given).
+fn bins(
+    conn: &Db,
+    item: ItemId,
+    warehouse: WarehouseId,
+    location: Option<&str>,
+) -> Result<Vec<BinStock>> {
+    Ok(conn.query_map(
+        "SELECT location, lot, on_hand FROM stock_bins
+         WHERE item_id = ?1 AND warehouse_id = ?2 AND on_hand <> 0
+           AND (location = ?3 OR ?3 IS NULL)
+         ORDER BY location, lot",
+        params![item.0, warehouse.0, location],
+        |r| {
+            let (location, lot): (String, String) = (r.get(0)?, r.get(1)?);
+            Ok(BinStock {
+                location: (!location.is_empty()).then_some(location),
+                lot: (!lot.is_empty()).then_some(lot),
+                on_hand: r.get(2)?,
+            })
+        },
+    )?)
 }
 
 /// A level that disagrees with its ledger or with the orders holding stock.
@@ -207,6 +298,9 @@ pub fn list(
 pub struct Inconsistency {
     pub item_id: ItemId,
     pub warehouse_id: WarehouseId,
+    /// Set when the disagreement is in one location's stock (`""`: stock
+    /// booked without one).
+    pub location: Option<String>,
     /// Set when the disagreement is in one lot's stock.
     pub lot: Option<String>,
     pub on_hand: i64,
@@ -231,6 +325,7 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
         Ok(Inconsistency {
             item_id: ItemId(r.get(0)?),
             warehouse_id: WarehouseId(r.get(1)?),
+            location: None,
             lot: None,
             on_hand: r.get(2)?,
             ledger_sum: r.get(3)?,
@@ -247,6 +342,7 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
         Ok(Inconsistency {
             item_id: ItemId(r.get(0)?),
             warehouse_id: WarehouseId(r.get(1)?),
+            location: None,
             lot: Some(r.get(2)?),
             on_hand: r.get(3)?,
             ledger_sum: r.get(4)?,
@@ -255,6 +351,26 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
         })
     })?;
     all.extend(lots);
+    let stmt = "SELECT b.item_id, b.warehouse_id, b.location, b.lot, b.on_hand,
+                COALESCE((SELECT SUM(delta) FROM stock_movements m
+                          WHERE m.item_id = b.item_id AND m.warehouse_id = b.warehouse_id
+                            AND COALESCE(m.location, '') = b.location
+                            AND COALESCE(m.lot, '') = b.lot), 0)
+         FROM stock_bins b";
+    let bins = conn.query_map(stmt, params![], |r| {
+        let (location, lot): (String, String) = (r.get(2)?, r.get(3)?);
+        Ok(Inconsistency {
+            item_id: ItemId(r.get(0)?),
+            warehouse_id: WarehouseId(r.get(1)?),
+            location: Some(location),
+            lot: (!lot.is_empty()).then_some(lot),
+            on_hand: r.get(4)?,
+            ledger_sum: r.get(5)?,
+            reserved: 0,
+            held_by_orders: 0,
+        })
+    })?;
+    all.extend(bins);
     Ok(all
         .into_iter()
         .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)
@@ -315,22 +431,25 @@ mod tests {
     fn levels_stay_within_the_ceiling() -> Result<()> {
         let conn = conn()?;
         assert_eq!(
-            record(&conn, &movement(MAX_ON_HAND - 1, None))?,
+            record(&conn, &mut movement(MAX_ON_HAND - 1, None))?,
             MAX_ON_HAND - 1
         );
-        assert_eq!(record(&conn, &movement(1, None))?, MAX_ON_HAND);
-        refused_naming(record_as(&conn, &movement(1, None), "quantity"), "quantity");
-        refused_naming(record(&conn, &movement(i64::MAX, None)), "delta");
-        refused_naming(record(&conn, &movement(i64::MIN, None)), "delta");
+        assert_eq!(record(&conn, &mut movement(1, None))?, MAX_ON_HAND);
+        refused_naming(
+            record_as(&conn, &mut movement(1, None), "quantity"),
+            "quantity",
+        );
+        refused_naming(record(&conn, &mut movement(i64::MAX, None)), "delta");
+        refused_naming(record(&conn, &mut movement(i64::MIN, None)), "delta");
         assert_eq!(movements(&conn)?, 2);
         assert_eq!(level(&conn, ItemId(1), WarehouseId(1))?.0, MAX_ON_HAND);
-        assert_eq!(record(&conn, &movement(-1, None))?, MAX_ON_HAND - 1);
+        assert_eq!(record(&conn, &mut movement(-1, None))?, MAX_ON_HAND - 1);
         assert_eq!(
-            record(&conn, &movement(-2 * MAX_ON_HAND + 1, None))?,
+            record(&conn, &mut movement(-2 * MAX_ON_HAND + 1, None))?,
             -MAX_ON_HAND
         );
-        refused_naming(record(&conn, &movement(-1, None)), "delta");
-        assert_eq!(record(&conn, &movement(5, None))?, 5 - MAX_ON_HAND);
+        refused_naming(record(&conn, &mut movement(-1, None)), "delta");
+        assert_eq!(record(&conn, &mut movement(5, None))?, 5 - MAX_ON_HAND);
         assert!(inconsistencies(&conn)?.is_empty());
         Ok(())
     }
@@ -338,11 +457,11 @@ mod tests {
     #[test]
     fn lots_stay_within_the_ceiling() -> Result<()> {
         let conn = conn()?;
-        record(&conn, &movement(MAX_ON_HAND, Some("L1")))?;
-        record(&conn, &movement(-MAX_ON_HAND, None))?;
+        record(&conn, &mut movement(MAX_ON_HAND, Some("L1")))?;
+        record(&conn, &mut movement(-MAX_ON_HAND, None))?;
         // The item's level has room, the lot's has not.
-        refused_naming(record(&conn, &movement(1, Some("L1"))), "delta");
-        assert_eq!(record(&conn, &movement(1, Some("L2")))?, 1);
+        refused_naming(record(&conn, &mut movement(1, Some("L1"))), "delta");
+        assert_eq!(record(&conn, &mut movement(1, Some("L2")))?, 1);
         assert!(inconsistencies(&conn)?.is_empty());
         Ok(())
     }

@@ -12,6 +12,7 @@ pub mod idempotency;
 pub mod ids;
 pub mod inbound;
 pub mod ledger;
+pub mod locations;
 pub mod orders;
 pub mod owners;
 pub mod picking;
@@ -72,6 +73,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(33, include_str!("schema/033_downlink_owner.sql")),
     Migration::new(34, include_str!("schema/034_live_tickets.sql")),
     Migration::new(35, include_str!("schema/035_node_id_sequences.sql")),
+    Migration::new(36, include_str!("schema/036_locations.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -85,6 +87,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
         35,
         include_str!("schema/postgres/035_node_id_sequences.sql"),
     ),
+    Migration::new(36, include_str!("schema/postgres/036_locations.sql")),
 ];
 
 /// Prepared statements each connection keeps.

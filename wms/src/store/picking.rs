@@ -309,15 +309,6 @@ pub fn list(
     Ok((waves, total, filtered))
 }
 
-/// The bin location of an item in a warehouse.
-pub fn location(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Option<String>> {
-    maybe(conn.query_row(
-        "SELECT location FROM item_locations WHERE item_id = ?1 AND warehouse_id = ?2",
-        params![item.0, warehouse.0],
-        |r| r.get(0),
-    ))
-}
-
 /// A wave made on another node, with its ids and lines as they were there;
 /// the lines keep the order they were laid out in.
 pub fn insert_replica(conn: &Db, w: &Wave) -> Result<()> {
@@ -333,13 +324,15 @@ pub fn insert_replica(conn: &Db, w: &Wave) -> Result<()> {
         w.completed_at.as_ref().map(ts)
     ])?;
     let mut lines: Vec<&PickLine> = w.pick_lists.iter().flat_map(|p| &p.lines).collect();
-    lines.sort_by(|a, b| {
-        (a.location.is_none(), &a.location, &a.sku, a.id).cmp(&(
-            b.location.is_none(),
-            &b.location,
-            &b.sku,
-            b.id,
-        ))
+    // The walk the wave was laid out in where it was made, as far as the
+    // locations here say the same.
+    let walk = super::locations::walk_sequences(conn, w.warehouse_id)?;
+    lines.sort_by_cached_key(|l| {
+        (
+            super::locations::walk_key(&walk, l.location.as_deref()),
+            l.sku.clone(),
+            l.id,
+        )
     });
     let stmt = "INSERT INTO pick_lines (id, wave_id, order_id, item_id, sku, location, lot, expiry, quantity, picked, seq)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";

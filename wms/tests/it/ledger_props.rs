@@ -1,7 +1,8 @@
 //! Property test: any interleaving of adjustments, counts, transfers,
-//! ingestions (with duplicates) and status changes keeps the books right.
-//! A simple model runs beside the engine; after every sequence the engine's
-//! levels must equal the model's and agree with the ledger.
+//! ingestions (with duplicates) and status changes keeps the books right,
+//! per warehouse and per location. A simple model runs beside the engine;
+//! after every sequence the engine's levels and where it says the stock is
+//! must equal the model's, and agree with the ledger.
 
 use depot_protocol::order::{Address, OrderStatus};
 use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
@@ -12,21 +13,31 @@ use depot_wms::Wms;
 use proptest::prelude::*;
 use std::collections::HashMap;
 
+/// Locations of each warehouse the ops name; `NONE` is no location (the
+/// items have no location of their own, so such stock has none).
+const LOCATIONS: [&str; 3] = ["L-0", "Λ-1", "棚-2"];
+const NONE: usize = LOCATIONS.len();
+
 #[derive(Debug, Clone)]
 enum Op {
     Adjust {
         item: usize,
         wh: usize,
+        at: usize,
         delta: i64,
     },
     Count {
         item: usize,
         wh: usize,
+        at: usize,
         counted: i64,
     },
     Transfer {
         item: usize,
         quantity: i64,
+        from: usize,
+        to: usize,
+        within: bool,
     },
     Ingest {
         reference: u8,
@@ -41,15 +52,33 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0..2usize, 0..2usize, -5i64..10)
-            .prop_filter("non-zero", |(_, _, d)| *d != 0)
-            .prop_map(|(item, wh, delta)| Op::Adjust { item, wh, delta }),
-        (0..2usize, 0..2usize, 0i64..15).prop_map(|(item, wh, counted)| Op::Count {
-            item,
-            wh,
-            counted
+        (0..2usize, 0..2usize, 0..=NONE, -5i64..10)
+            .prop_filter("non-zero", |(_, _, _, d)| *d != 0)
+            .prop_map(|(item, wh, at, delta)| Op::Adjust {
+                item,
+                wh,
+                at,
+                delta
+            }),
+        (0..2usize, 0..2usize, 0..=NONE, 0i64..15).prop_map(|(item, wh, at, counted)| {
+            Op::Count {
+                item,
+                wh,
+                at,
+                counted,
+            }
         }),
-        (0..2usize, 1i64..5).prop_map(|(item, quantity)| Op::Transfer { item, quantity }),
+        (0..2usize, 1i64..5, 0..=NONE, 0..=NONE, any::<bool>())
+            .prop_filter("somewhere else", |(_, _, from, to, within)| {
+                !*within || (*to != NONE && from != to)
+            })
+            .prop_map(|(item, quantity, from, to, within)| Op::Transfer {
+                item,
+                quantity,
+                from,
+                to,
+                within
+            }),
         (0..6u8, 0..2usize, 1i64..4).prop_map(|(reference, item, quantity)| Op::Ingest {
             reference,
             item,
@@ -57,6 +86,10 @@ fn op() -> impl Strategy<Value = Op> {
         }),
         (0..6u8, 0..7usize).prop_map(|(reference, to)| Op::Status { reference, to }),
     ]
+}
+
+fn code(at: usize) -> Option<String> {
+    LOCATIONS.get(at).map(|c| (*c).to_owned())
 }
 
 struct World {
@@ -82,6 +115,15 @@ async fn world() -> World {
                 .expect("wh")
                 .id,
         );
+    }
+    for wh in &whs {
+        for code in LOCATIONS {
+            let fields = serde_json::from_value(
+                serde_json::json!({"warehouse_id": wh.0, "code": code, "type": "bulk"}),
+            )
+            .expect("fields");
+            wms.create_location(b.id, fields).await.expect("location");
+        }
     }
     let k = wms.create_key(b.id, None).await.expect("key");
     let caller = Caller {
@@ -114,19 +156,31 @@ fn adjust(wh: WarehouseId, item: ItemId, reason: MovementReason) -> AdjustReques
         counted: None,
         to_warehouse_id: None,
         location: None,
+        to_location: None,
         reference: None,
         note: None,
     }
 }
 
-/// The model: on-hand per (item, warehouse), orders by reference.
+/// The model: on-hand per (item, warehouse, location), orders by
+/// reference.
 #[derive(Default)]
 struct Model {
-    on_hand: HashMap<(usize, usize), i64>,
+    on_hand: HashMap<(usize, usize, usize), i64>,
     orders: HashMap<u8, (OrderId, usize, i64, OrderStatus)>,
 }
 
 impl Model {
+    fn total(&self, item: usize, wh: usize) -> i64 {
+        (0..=NONE)
+            .map(|at| self.on_hand.get(&(item, wh, at)).copied().unwrap_or(0))
+            .sum()
+    }
+
+    fn add(&mut self, item: usize, wh: usize, at: usize, delta: i64) {
+        *self.on_hand.entry((item, wh, at)).or_default() += delta;
+    }
+
     fn reserved(&self, item: usize) -> i64 {
         self.orders
             .values()
@@ -141,25 +195,55 @@ async fn run(ops: Vec<Op>) {
     let mut m = Model::default();
     for op in ops {
         match op {
-            Op::Adjust { item, wh, delta } => {
+            Op::Adjust {
+                item,
+                wh,
+                at,
+                delta,
+            } => {
                 let mut r = adjust(w.whs[wh], w.items[item], MovementReason::Adjusted);
                 r.delta = Some(delta);
+                r.location = code(at);
                 w.wms.adjust(w.caller, r).await.expect("adjust");
-                *m.on_hand.entry((item, wh)).or_default() += delta;
+                m.add(item, wh, at, delta);
             }
-            Op::Count { item, wh, counted } => {
+            Op::Count {
+                item,
+                wh,
+                at,
+                counted,
+            } => {
                 let mut r = adjust(w.whs[wh], w.items[item], MovementReason::CycleCount);
                 r.counted = Some(counted);
+                r.location = code(at);
                 w.wms.adjust(w.caller, r).await.expect("count");
-                m.on_hand.insert((item, wh), counted);
+                // Of one location, that location; of none, the whole
+                // warehouse, the difference booked without a location.
+                let before = if at == NONE {
+                    m.total(item, wh)
+                } else {
+                    m.on_hand.get(&(item, wh, at)).copied().unwrap_or(0)
+                };
+                m.add(item, wh, at, counted - before);
             }
-            Op::Transfer { item, quantity } => {
+            Op::Transfer {
+                item,
+                quantity,
+                from,
+                to,
+                within,
+            } => {
                 let mut r = adjust(w.whs[0], w.items[item], MovementReason::Transfer);
                 r.quantity = Some(quantity);
-                r.to_warehouse_id = Some(w.whs[1]);
+                r.location = code(from);
+                r.to_location = code(to);
+                let dest = if within { 0 } else { 1 };
+                if !within {
+                    r.to_warehouse_id = Some(w.whs[1]);
+                }
                 w.wms.adjust(w.caller, r).await.expect("transfer");
-                *m.on_hand.entry((item, 0)).or_default() -= quantity;
-                *m.on_hand.entry((item, 1)).or_default() += quantity;
+                m.add(item, 0, from, -quantity);
+                m.add(item, dest, to, quantity);
             }
             Op::Ingest {
                 reference,
@@ -207,7 +291,7 @@ async fn run(ops: Vec<Op>) {
                 let to = OrderStatus::ALL[to];
                 let result = w.wms.set_order_status(w.caller, id, to, None).await;
                 let legal = depot_protocol::order::transition(from, to);
-                let available = m.on_hand.get(&(item, 0)).copied().unwrap_or(0) - m.reserved(item);
+                let available = m.total(item, 0) - m.reserved(item);
                 match legal {
                     Err(_) => assert!(result.is_err(), "{from} -> {to} accepted"),
                     Ok(t)
@@ -219,7 +303,8 @@ async fn run(ops: Vec<Op>) {
                     Ok(t) => {
                         result.expect("legal transition refused");
                         if t.effect == depot_protocol::StockEffect::Ship {
-                            *m.on_hand.entry((item, 0)).or_default() -= quantity;
+                            // Nothing was picked: out of no location.
+                            m.add(item, 0, NONE, -quantity);
                         }
                         if let Some(o) = m.orders.get_mut(&reference) {
                             o.3 = to;
@@ -234,9 +319,32 @@ async fn run(ops: Vec<Op>) {
             let (on_hand, reserved) = w.wms.stock_level(*item, *wh).await.expect("level");
             assert_eq!(
                 on_hand,
-                m.on_hand.get(&(i, j)).copied().unwrap_or(0),
+                m.total(i, j),
                 "on-hand of item {i} in warehouse {j}"
             );
+            let filter = depot_wms::ledger::StockFilter {
+                warehouse_id: Some(*wh),
+                item_id: Some(*item),
+                ..Default::default()
+            };
+            let page = depot_protocol::Page::parse(None, None).expect("page");
+            let (rows, _, _) = w
+                .wms
+                .list_stock(w.caller.business_id, filter, page)
+                .await
+                .expect("list");
+            let mut bins: Vec<(Option<String>, i64)> = rows
+                .iter()
+                .flat_map(|r| &r.bins)
+                .map(|b| (b.location.clone(), b.on_hand))
+                .collect();
+            bins.sort();
+            let mut expected: Vec<(Option<String>, i64)> = (0..=NONE)
+                .map(|at| (code(at), m.on_hand.get(&(i, j, at)).copied().unwrap_or(0)))
+                .filter(|(_, n)| *n != 0)
+                .collect();
+            expected.sort();
+            assert_eq!(bins, expected, "where item {i} is in warehouse {j}");
             let expected_reserved = if j == 0 { m.reserved(i) } else { 0 };
             assert_eq!(
                 reserved, expected_reserved,

@@ -5,6 +5,7 @@
 mod close;
 mod ledger_props;
 mod local_keys;
+mod locations_sync;
 mod node_ids;
 mod recovery;
 mod replication;

@@ -139,6 +139,7 @@ pub async fn prepare(dir: &Path, events: usize) -> anyhow::Result<EdgeDb> {
             delta: (i % 3 != 0).then_some(-1),
             counted: None,
             to_warehouse_id: None,
+            to_location: None,
             location: None,
             reference: None,
             note: None,

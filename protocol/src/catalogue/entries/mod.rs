@@ -41,6 +41,7 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     records::KEY_REVOKED,
     records::ITEM_CREATED,
     records::ITEM_UPDATED,
+    records::LOCATION_SAVED,
     records::STOCK_MOVED,
     records::ORDER_CREATED,
     records::ORDER_STATUS_CHANGED,

@@ -13,6 +13,7 @@ use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
 use crate::event::EventKind;
 use crate::inbound::InboundOrder;
+use crate::location::LocationRecord;
 use crate::order::Order;
 use crate::stock::Movement;
 use crate::tenant::{ApiKey, Business as BusinessRecord, Warehouse};
@@ -151,6 +152,21 @@ pub const ITEM_UPDATED: EventType = EventType {
         names("/locations/*/warehouse_id", E::Warehouse),
     ],
     payload: record::<Item>(&[]),
+};
+
+pub const LOCATION_SAVED: EventType = EventType {
+    kind: EventKind::LocationSaved,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "A location was made or edited, at the cloud or on the floor: the whole record as it now \
+              stands. Stock names a location by its code within the warehouse, which never changes.",
+    source: Any,
+    audience: Business,
+    refs: &[
+        makes("/id", E::Location),
+        names("/warehouse_id", E::Warehouse),
+    ],
+    payload: record::<LocationRecord>(&[]),
 };
 
 pub const STOCK_MOVED: EventType = EventType {

@@ -65,13 +65,23 @@ pub(super) fn cross_fields(doc: &mut Value) {
             {"required": ["item_id"], "properties": {"item_id": int, "sku": absent()}},
             {"required": ["sku"], "properties": {"sku": {"type": "string"}, "item_id": absent()}},
         ]});
-        // Which of quantity, delta, counted and to_warehouse_id each reason
-        // takes: the required ones given, the others absent.
-        let uses = |reasons: &[MovementReason], required: &[&str]| {
+        // Which of quantity, delta, counted, to_warehouse_id and
+        // to_location each reason takes: the required ones given, the
+        // optional ones free, the others absent.
+        let uses = |reasons: &[MovementReason], required: &[&str], optional: &[&str]| {
             let mut props = Map::new();
             let names: Vec<&str> = reasons.iter().map(|r| r.as_str()).collect();
             props.insert("reason".into(), json!({"enum": names}));
-            for field in ["quantity", "delta", "counted", "to_warehouse_id"] {
+            for field in [
+                "quantity",
+                "delta",
+                "counted",
+                "to_warehouse_id",
+                "to_location",
+            ] {
+                if optional.contains(&field) {
+                    continue;
+                }
                 let schema = if !required.contains(&field) {
                     absent()
                 } else if field == "delta" {
@@ -95,10 +105,14 @@ pub(super) fn cross_fields(doc: &mut Value) {
             })
             .collect();
         let reason = json!({"oneOf": [
-            uses(&[MovementReason::Adjusted], &["delta"]),
-            uses(&[MovementReason::CycleCount], &["counted"]),
-            uses(&[MovementReason::Transfer], &["quantity", "to_warehouse_id"]),
-            uses(&moved, &["quantity"]),
+            uses(&[MovementReason::Adjusted], &["delta"], &[]),
+            uses(&[MovementReason::CycleCount], &["counted"], &[]),
+            uses(
+                &[MovementReason::Transfer],
+                &["quantity"],
+                &["to_warehouse_id", "to_location"],
+            ),
+            uses(&moved, &["quantity"], &[]),
         ]});
         adjust.insert("allOf".into(), json!([item, reason]));
     }
@@ -172,9 +186,11 @@ mod tests {
             reasons[0]["properties"]["delta"]["not"],
             json!({"const": 0})
         );
+        assert_eq!(reasons[2]["required"], json!(["quantity"]));
+        assert!(reasons[2]["properties"].get("to_location").is_none());
         assert_eq!(
-            reasons[2]["required"],
-            json!(["quantity", "to_warehouse_id"])
+            reasons[3]["properties"]["to_location"],
+            json!({"type": "null"})
         );
         let package = &s["PackageIn"]["allOf"][0]["anyOf"];
         assert_eq!(

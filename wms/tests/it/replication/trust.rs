@@ -131,9 +131,21 @@ async fn floor_day(
     if !std::ptr::eq(wms, cloud) {
         pull(cloud, b, wms).await;
     }
+    // A dock made on the floor, and the goods received into it.
+    let dock = wms
+        .create_location(
+            b,
+            from(json!({"warehouse_id": w.0, "code": format!("DOCK-{tag}"), "type": "dock"})),
+        )
+        .await
+        .expect("location");
+    r.0.insert(Entity::Location, dock.record.id.0);
     wms.receive(
         c,
-        from(json!({"inbound_id": inbound.id, "lines": [{"code": sku, "quantity": 5}]})),
+        from(
+            json!({"inbound_id": inbound.id, "location": format!("DOCK-{tag}"),
+                    "lines": [{"code": sku, "quantity": 5}]}),
+        ),
     )
     .await
     .expect("receive");

@@ -1,0 +1,189 @@
+//! Locations both ways over sync: the cloud's reach the edge with their
+//! ids, an edge's (made offline, numbered in its range) reach the cloud
+//! with the stock booked at them, and one that names another tenant's
+//! warehouse, takes an id outside the edge's range or clashes with a code
+//! already on record is refused without stopping sync.
+
+use depot_protocol::location::LocationFields;
+use depot_protocol::sync::{EdgeId, SyncEvent};
+use depot_protocol::tenant::Caller;
+use depot_protocol::{BusinessId, Page, WarehouseId};
+use depot_testkit::seed;
+use depot_wms::Wms;
+use depot_wms::locations::LocationFilter;
+use serde_json::json;
+
+struct Setup {
+    cloud: Wms,
+    edge: Wms,
+    edge_id: EdgeId,
+    business: BusinessId,
+    caller: Caller,
+    warehouse: WarehouseId,
+    other_warehouse: WarehouseId,
+    /// The cloud's log as the edge took it.
+    cloud_head: i64,
+    _dir: tempfile::TempDir,
+    _database: Option<depot_testkit::pg::PgDatabase>,
+}
+
+async fn setup() -> Setup {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
+    let seeded = seed::business("Λ").item("ΦΕΤΑ").seed(&cloud).await;
+    let edge_id = EdgeId::parse("ath-1").expect("edge id");
+    let record = cloud
+        .register_edge(seeded.business, edge_id.clone(), None)
+        .await
+        .expect("register");
+    let edge =
+        Wms::open_node(&dir.path().join("edge.db"), "edge:ath-1", record.node).expect("edge");
+    let (head, events) = depot_testkit::events::own_since(&cloud, 0).await;
+    edge.apply_remote(events).await.expect("bootstrap");
+    // Another tenant, which the box never hears of.
+    let other = seed::business("Other").seed(&cloud).await;
+    Setup {
+        cloud_head: head,
+        cloud,
+        edge,
+        edge_id,
+        business: seeded.business,
+        caller: seeded.caller,
+        warehouse: seeded.warehouse,
+        other_warehouse: other.warehouse,
+        _dir: dir,
+        _database: database,
+    }
+}
+
+fn fields(v: serde_json::Value) -> LocationFields {
+    serde_json::from_value(v).expect("fields")
+}
+
+async fn codes(wms: &Wms, business: BusinessId) -> Vec<(i64, String, i64)> {
+    let page = Page::parse(None, None).expect("page");
+    let (rows, _, _) = wms
+        .list_locations(business, LocationFilter::default(), page)
+        .await
+        .expect("list");
+    rows.into_iter()
+        .map(|l| (l.record.id.0, l.record.code, l.on_hand))
+        .collect()
+}
+
+async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
+    let head = s.edge.outgoing_head().await.expect("head");
+    s.edge
+        .outgoing_sync(0, head, 100_000)
+        .await
+        .expect("outgoing")
+}
+
+#[tokio::test]
+async fn locations_made_on_either_side_reach_the_other_with_their_ids() {
+    let s = setup().await;
+    let cloud_made = s
+        .cloud
+        .create_location(
+            s.business,
+            fields(json!({"warehouse_id": s.warehouse.0, "code": "Α-01", "type": "pick", "sequence": 1})),
+        )
+        .await
+        .expect("cloud location");
+    let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
+    let events: Vec<_> = events
+        .into_iter()
+        .filter(|e| e.business_id == Some(s.business))
+        .collect();
+    s.edge.apply_remote(events).await.expect("down");
+    assert_eq!(
+        codes(&s.edge, s.business).await,
+        [(cloud_made.record.id.0, "Α-01".to_owned(), 0)]
+    );
+
+    // Offline at the edge: a dock of its own, goods received into it.
+    let dock = s
+        .edge
+        .create_location(
+            s.business,
+            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK-E", "type": "dock"})),
+        )
+        .await
+        .expect("edge location");
+    assert_eq!(dock.record.id.0 >> 40, 1, "numbered in the edge's range");
+    let req = serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "sku": "ΦΕΤΑ",
+        "reason": "received", "quantity": 7, "location": "DOCK-E"}))
+    .expect("adjust");
+    s.edge.adjust(s.caller, req).await.expect("received");
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), edge_log(&s).await)
+        .await
+        .expect("up");
+    assert!(ack.rejected.is_empty(), "{:?}", ack.rejected);
+    let at_cloud = codes(&s.cloud, s.business).await;
+    assert!(
+        at_cloud.contains(&(dock.record.id.0, "DOCK-E".to_owned(), 7)),
+        "{at_cloud:?}"
+    );
+    assert!(s.cloud.check_ledger().await.expect("check").is_empty());
+}
+
+#[tokio::test]
+async fn a_location_the_edge_may_not_make_is_refused_and_sync_goes_on() {
+    let s = setup().await;
+    let dock = s
+        .edge
+        .create_location(
+            s.business,
+            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK", "type": "dock"})),
+        )
+        .await
+        .expect("edge location");
+    let saved: serde_json::Value =
+        serde_json::from_str(edge_log(&s).await[0].payload.get()).expect("payload");
+    let cloud_dock = s
+        .cloud
+        .create_location(
+            s.business,
+            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK", "type": "dock"})),
+        )
+        .await
+        .expect("the cloud's own DOCK");
+    let ev = |seq: i64, payload: serde_json::Value| SyncEvent {
+        seq,
+        id: depot_protocol::EventId::new(),
+        kind: "location.saved".into(),
+        payload: serde_json::value::to_raw_value(&payload).expect("payload"),
+        at: depot_protocol::now(),
+    };
+    let mut foreign = saved.clone();
+    foreign["warehouse_id"] = json!(s.other_warehouse.0);
+    foreign["code"] = json!("THEIRS");
+    let mut cloud_range = saved.clone();
+    cloud_range["id"] = json!(123);
+    cloud_range["code"] = json!("LOW");
+    let batch = vec![
+        ev(1, foreign),
+        ev(2, cloud_range),
+        // The code is the cloud's DOCK already: a clash, not a second DOCK.
+        ev(3, saved),
+    ];
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), batch)
+        .await
+        .expect("batch");
+    assert_eq!(
+        ack.rejected.iter().map(|r| r.seq).collect::<Vec<_>>(),
+        [1, 2, 3],
+        "{:?}",
+        ack.rejected
+    );
+    assert_eq!(ack.through, 3);
+    assert_eq!(
+        codes(&s.cloud, s.business).await,
+        [(cloud_dock.record.id.0, "DOCK".to_owned(), 0)]
+    );
+    assert_ne!(cloud_dock.record.id, dock.record.id);
+}
