@@ -76,6 +76,11 @@ kinds! {
     /// (cloud only, never sent to edges).
     ShipmentEstimatedDeliveryChanged = "shipment.estimated_delivery_changed",
     DispatchRunClosed = "dispatch_run.closed",
+    /// Goods were received at a dock or staging location: a task to put
+    /// them away.
+    PutawayCreated = "putaway.created",
+    /// A putaway scan moved goods from the dock to a location.
+    PutawayScanned = "putaway.scanned",
     PrinterSaved = "printer.saved",
     PrintJobCreated = "print_job.created",
     /// A device printed a job, failed it, or is waiting to retry it.

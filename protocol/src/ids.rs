@@ -78,6 +78,10 @@ int_id!(
     /// A location in a warehouse: a dock, a bulk rack, a pick face.
     LocationId
 );
+int_id!(
+    /// Received goods to move from the dock to where they are kept.
+    PutawayTaskId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -1,7 +1,7 @@
 //! Inbound (purchase) orders and blind, scan-based receiving.
 
 use crate::validate::Check;
-use crate::{BusinessId, FieldError, ItemId, MovementId, WarehouseId};
+use crate::{BusinessId, FieldError, ItemId, MovementId, PutawayTaskId, WarehouseId};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -277,6 +277,10 @@ pub struct ReceivedLine {
     pub movement_id: Option<MovementId>,
     /// The item was not on the inbound order.
     pub unexpected: bool,
+    /// The putaway task the accepted units wait on, when they were received
+    /// at a dock or staging location.
+    #[serde(default)]
+    pub putaway_task_id: Option<PutawayTaskId>,
 }
 
 /// The answer to a reception: what was booked and where the order stands.

@@ -24,6 +24,7 @@ pub mod picking;
 pub mod plural;
 pub mod pricing;
 pub mod printing;
+pub mod putaway;
 pub mod release;
 pub mod shipping;
 pub mod stock;
@@ -37,7 +38,7 @@ pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
     BusinessId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId, OrderId,
-    PickLineId, PriceListId, PrintJobId, PrinterId, ShipmentId, WarehouseId, WaveId,
+    PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

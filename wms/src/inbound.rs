@@ -7,6 +7,7 @@ use depot_protocol::inbound::{
     CheckedReception, InboundCreate, InboundOrder, InboundStatus, ReceivedLine, ReceptionRequest,
     ReceptionResult,
 };
+use depot_protocol::location::LocationKind;
 use depot_protocol::stock::{Movement, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, MovementId, Page, now};
@@ -42,9 +43,22 @@ fn receive(
 ) -> Result<ReceptionResult> {
     let business = caller.business_id;
     let order = load(conn, business, inbound_id)?;
-    if let Some(code) = &location {
-        crate::locations::require(conn, order.warehouse_id, code, "location")?;
-    }
+    let w = order.warehouse_id;
+    // Goods go where the reception says, else to the warehouse's dock, else
+    // (a warehouse without one) to each item's own location. What lands at
+    // a dock or staging location waits there for putaway.
+    let target = match &location {
+        Some(code) => Some(crate::locations::require(conn, w, code, "location")?),
+        None => match store::locations::first_of_kind(conn, w, LocationKind::Dock)? {
+            Some(code) => store::locations::by_code(conn, w, &code)?,
+            None => None,
+        },
+    };
+    let location = target.as_ref().map(|t| t.code.clone());
+    let putaway_from = target
+        .as_ref()
+        .filter(|t| crate::putaway::waits_for_putaway(t.kind))
+        .map(|t| t.code.clone());
     let actor = caller.actor();
     let at = now();
     let mut received = Vec::new();
@@ -129,6 +143,27 @@ fn receive(
         } else {
             None
         };
+        let putaway_task_id = match (&putaway_from, accepted > 0) {
+            (Some(from), true) => Some(
+                crate::putaway::create(
+                    conn,
+                    origin,
+                    &crate::putaway::Received {
+                        business,
+                        warehouse: w,
+                        item: s.item_id,
+                        lot: lot.as_deref(),
+                        expiry,
+                        at_location: from,
+                        units: accepted,
+                        reference: &format!("inbound:{}", order.reference),
+                        at: &at,
+                    },
+                )?
+                .id,
+            ),
+            _ => None,
+        };
         received.push(ReceivedLine {
             item_id: s.item_id,
             sku: s.sku,
@@ -139,6 +174,7 @@ fn receive(
             serial: s.serial,
             movement_id,
             unexpected,
+            putaway_task_id,
         });
     }
     let mut order = load(conn, business, inbound_id)?;

@@ -18,6 +18,7 @@ pub mod orders;
 pub mod packing;
 pub mod picking;
 pub mod printing;
+pub mod putaway;
 pub mod releases;
 pub mod scan;
 pub mod shipping;

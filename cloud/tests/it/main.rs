@@ -29,6 +29,7 @@ mod packing_world;
 mod portable_sql;
 mod pricing;
 mod printing_documents;
+mod putaway;
 mod quiet_log;
 mod ratelimit;
 mod slow_callers;

@@ -32,6 +32,8 @@ pub enum Entity {
     Key,
     /// A location in a warehouse.
     Location,
+    /// Received goods to put away.
+    PutawayTask,
 }
 
 impl Entity {
@@ -50,6 +52,7 @@ impl Entity {
             Self::PrintJob => "print job",
             Self::Key => "API key",
             Self::Location => "location",
+            Self::PutawayTask => "putaway task",
         }
     }
 
@@ -65,6 +68,7 @@ impl Entity {
                 | Self::DispatchRun
                 | Self::PrintJob
                 | Self::Location
+                | Self::PutawayTask
         )
     }
 }

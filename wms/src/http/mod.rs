@@ -23,6 +23,7 @@ pub mod outbounds;
 pub mod packing;
 pub mod picking;
 pub mod printers;
+pub mod putaway;
 pub mod server;
 pub mod shipments;
 pub mod trace;
@@ -47,7 +48,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -126,6 +127,9 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(orders::set_address))
         .routes(routes!(inbound::list))
         .routes(routes!(inbound::reception))
+        .routes(routes!(putaway::list))
+        .routes(routes!(putaway::get))
+        .routes(routes!(putaway::scan))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

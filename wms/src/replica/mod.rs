@@ -346,6 +346,14 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         K::ShipmentPacked => operations::shipment(conn, payload(e)?),
         K::ShipmentMilestone => operations::milestone(conn, e, payload(e)?),
         K::DispatchRunClosed => operations::run_closed(conn, payload(e)?),
+        K::PutawayCreated => {
+            store::putaway::insert_replica(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::PutawayScanned => {
+            crate::putaway::apply_scanned(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::PrinterSaved => operations::printer(conn, payload(e)?),
         K::PrintJobCreated => printing::created(conn, e, payload(e)?),
         K::PrintJobUpdated => printing::updated(conn, payload(e)?),

@@ -232,6 +232,20 @@ pub fn assigned(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Optio
     ))
 }
 
+/// The first location of a type in a warehouse, in walking order.
+pub fn first_of_kind(
+    conn: &Db,
+    warehouse: WarehouseId,
+    kind: LocationKind,
+) -> Result<Option<String>> {
+    maybe(conn.query_row(
+        "SELECT code FROM locations WHERE warehouse_id = ?1 AND kind = ?2
+         ORDER BY (CASE WHEN sequence IS NULL THEN 1 ELSE 0 END), sequence, code LIMIT 1",
+        params![warehouse.0, kind.as_str()],
+        |r| r.get(0),
+    ))
+}
+
 /// On-hand of an item at one location of a warehouse, all lots together.
 pub fn item_at(conn: &Db, item: ItemId, warehouse: WarehouseId, code: &str) -> Result<i64> {
     Ok(conn.query_value(

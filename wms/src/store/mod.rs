@@ -17,6 +17,7 @@ pub mod orders;
 pub mod owners;
 pub mod picking;
 pub mod printing;
+pub mod putaway;
 pub mod releases;
 pub mod replica;
 pub mod shipping;
@@ -74,6 +75,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(34, include_str!("schema/034_live_tickets.sql")),
     Migration::new(35, include_str!("schema/035_node_id_sequences.sql")),
     Migration::new(36, include_str!("schema/036_locations.sql")),
+    Migration::new(37, include_str!("schema/037_putaway.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -88,6 +90,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
         include_str!("schema/postgres/035_node_id_sequences.sql"),
     ),
     Migration::new(36, include_str!("schema/postgres/036_locations.sql")),
+    Migration::new(37, include_str!("schema/postgres/037_putaway.sql")),
 ];
 
 /// Prepared statements each connection keeps.

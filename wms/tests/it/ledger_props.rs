@@ -17,6 +17,9 @@ use std::collections::HashMap;
 /// items have no location of their own, so such stock has none).
 const LOCATIONS: [&str; 3] = ["L-0", "Λ-1", "棚-2"];
 const NONE: usize = LOCATIONS.len();
+const SKUS: [&str; 2] = ["X", "Y"];
+/// The first warehouse's dock, where receptions put goods for putaway.
+const DOCK: usize = NONE + 1;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -47,6 +50,18 @@ enum Op {
     Status {
         reference: u8,
         to: usize,
+    },
+    /// A reception into the first warehouse: to its dock, with a putaway
+    /// task.
+    Receive {
+        item: usize,
+        quantity: i64,
+    },
+    /// A putaway scan of one of the tasks still open, to a location.
+    Putaway {
+        task: usize,
+        at: usize,
+        quantity: i64,
     },
 }
 
@@ -85,11 +100,20 @@ fn op() -> impl Strategy<Value = Op> {
             quantity
         }),
         (0..6u8, 0..7usize).prop_map(|(reference, to)| Op::Status { reference, to }),
+        (0..2usize, 1i64..6).prop_map(|(item, quantity)| Op::Receive { item, quantity }),
+        (0..8usize, 0..NONE, 1i64..6).prop_map(|(task, at, quantity)| Op::Putaway {
+            task,
+            at,
+            quantity
+        }),
     ]
 }
 
 fn code(at: usize) -> Option<String> {
-    LOCATIONS.get(at).map(|c| (*c).to_owned())
+    match at {
+        DOCK => Some("DOCK".to_owned()),
+        at => LOCATIONS.get(at).map(|c| (*c).to_owned()),
+    }
 }
 
 struct World {
@@ -97,6 +121,7 @@ struct World {
     caller: Caller,
     items: Vec<ItemId>,
     whs: Vec<WarehouseId>,
+    inbound: i64,
     _dir: tempfile::TempDir,
 }
 
@@ -125,6 +150,11 @@ async fn world() -> World {
             wms.create_location(b.id, fields).await.expect("location");
         }
     }
+    let dock = serde_json::from_value(
+        serde_json::json!({"warehouse_id": whs[0].0, "code": "DOCK", "type": "dock"}),
+    )
+    .expect("fields");
+    wms.create_location(b.id, dock).await.expect("dock");
     let k = wms.create_key(b.id, None).await.expect("key");
     let caller = Caller {
         key_id: k.key.id,
@@ -136,11 +166,23 @@ async fn world() -> World {
             serde_json::from_value(serde_json::json!({"sku": sku, "name": sku})).expect("item");
         items.push(wms.create_item(b.id, req).await.expect("create").id);
     }
+    let inbound = wms
+        .create_inbound(
+            b.id,
+            serde_json::from_value(serde_json::json!({"warehouse_id": whs[0].0,
+                "reference": "PO-1", "supplier": "S",
+                "lines": [{"sku": "X", "quantity": 1000}, {"sku": "Y", "quantity": 1000}]}))
+            .expect("inbound"),
+        )
+        .await
+        .expect("inbound")
+        .id;
     World {
         wms,
         caller,
         items,
         whs,
+        inbound,
         _dir: dir,
     }
 }
@@ -168,11 +210,13 @@ fn adjust(wh: WarehouseId, item: ItemId, reason: MovementReason) -> AdjustReques
 struct Model {
     on_hand: HashMap<(usize, usize, usize), i64>,
     orders: HashMap<u8, (OrderId, usize, i64, OrderStatus)>,
+    /// Putaway tasks still open: id, item, units left at the dock.
+    tasks: Vec<(depot_protocol::PutawayTaskId, usize, i64)>,
 }
 
 impl Model {
     fn total(&self, item: usize, wh: usize) -> i64 {
-        (0..=NONE)
+        (0..=DOCK)
             .map(|at| self.on_hand.get(&(item, wh, at)).copied().unwrap_or(0))
             .sum()
     }
@@ -244,6 +288,35 @@ async fn run(ops: Vec<Op>) {
                 w.wms.adjust(w.caller, r).await.expect("transfer");
                 m.add(item, 0, from, -quantity);
                 m.add(item, dest, to, quantity);
+            }
+            Op::Receive { item, quantity } => {
+                let req = serde_json::from_value(serde_json::json!({"inbound_id": w.inbound,
+                    "lines": [{"code": SKUS[item], "quantity": quantity}]}))
+                .expect("reception");
+                let r = w.wms.receive(w.caller, req).await.expect("receive");
+                let task = r.received[0].putaway_task_id.expect("received at the dock");
+                m.add(item, 0, DOCK, quantity);
+                m.tasks.push((task, item, quantity));
+            }
+            Op::Putaway { task, at, quantity } => {
+                if m.tasks.is_empty() {
+                    continue;
+                }
+                let i = task % m.tasks.len();
+                let (id, item, left) = m.tasks[i];
+                let n = quantity.min(left);
+                let req = serde_json::from_value(serde_json::json!({"task_id": id.0,
+                    "code": SKUS[item], "location": LOCATIONS[at], "quantity": n}))
+                .expect("scan");
+                let r = w.wms.putaway_scan(w.caller, req).await.expect("put away");
+                assert_eq!(r.task.remaining, left - n, "what the task has left");
+                m.add(item, 0, DOCK, -n);
+                m.add(item, 0, at, n);
+                if left == n {
+                    m.tasks.remove(i);
+                } else {
+                    m.tasks[i].2 = left - n;
+                }
             }
             Op::Ingest {
                 reference,
@@ -339,7 +412,7 @@ async fn run(ops: Vec<Op>) {
                 .map(|b| (b.location.clone(), b.on_hand))
                 .collect();
             bins.sort();
-            let mut expected: Vec<(Option<String>, i64)> = (0..=NONE)
+            let mut expected: Vec<(Option<String>, i64)> = (0..=DOCK)
                 .map(|at| (code(at), m.on_hand.get(&(i, j, at)).copied().unwrap_or(0)))
                 .filter(|(_, n)| *n != 0)
                 .collect();

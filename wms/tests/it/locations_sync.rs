@@ -187,3 +187,90 @@ async fn a_location_the_edge_may_not_make_is_refused_and_sync_goes_on() {
     );
     assert_ne!(cloud_dock.record.id, dock.record.id);
 }
+
+#[tokio::test]
+async fn goods_received_and_put_away_offline_reach_the_cloud_as_they_were() {
+    let s = setup().await;
+    let inbound = s
+        .cloud
+        .create_inbound(
+            s.business,
+            serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "reference": "PO-Ε",
+                "supplier": "Τυροκομείο", "lines": [{"sku": "ΦΕΤΑ", "quantity": 12}]}))
+            .expect("inbound"),
+        )
+        .await
+        .expect("inbound");
+    let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
+    let events: Vec<_> = events
+        .into_iter()
+        .filter(|e| e.business_id == Some(s.business))
+        .collect();
+    s.edge.apply_remote(events).await.expect("down");
+
+    // Offline: a dock and a rack made on the floor, the goods received at
+    // the dock (where a reception without a location puts them) and put
+    // away where the rules say.
+    for (code, kind) in [("DOCK", "dock"), ("R-1", "bulk")] {
+        s.edge
+            .create_location(
+                s.business,
+                fields(json!({"warehouse_id": s.warehouse.0, "code": code, "type": kind})),
+            )
+            .await
+            .expect("location");
+    }
+    let received = s
+        .edge
+        .receive(
+            s.caller,
+            serde_json::from_value(
+                json!({"inbound_id": inbound.id, "lines": [{"code": "ΦΕΤΑ", "quantity": 12}]}),
+            )
+            .expect("reception"),
+        )
+        .await
+        .expect("received");
+    let task = received.received[0].putaway_task_id.expect("a task");
+    assert_eq!(task.0 >> 40, 1, "numbered in the edge's range");
+    let at_edge = s.edge.putaway_task(s.business, task).await.expect("task");
+    assert_eq!(
+        (at_edge.from_location.as_str(), at_edge.suggested.as_deref()),
+        ("DOCK", Some("R-1"))
+    );
+    for n in [5, 7] {
+        s.edge
+            .putaway_scan(
+                s.caller,
+                serde_json::from_value(json!({"task_id": task.0, "code": "ΦΕΤΑ",
+                    "location": "R-1", "quantity": n}))
+                .expect("scan"),
+            )
+            .await
+            .expect("put away");
+    }
+
+    // Back online: the cloud has the task as the edge left it, and the
+    // stock where the edge put it.
+    let ack = s
+        .cloud
+        .receive_batch(s.business, s.edge_id.clone(), edge_log(&s).await)
+        .await
+        .expect("up");
+    assert!(ack.rejected.is_empty(), "{:?}", ack.rejected);
+    let at_cloud = s.cloud.putaway_task(s.business, task).await.expect("task");
+    assert_eq!(
+        at_cloud,
+        s.edge.putaway_task(s.business, task).await.expect("task")
+    );
+    assert_eq!((at_cloud.put, at_cloud.remaining), (12, 0));
+    let held: Vec<(String, i64)> = codes(&s.cloud, s.business)
+        .await
+        .into_iter()
+        .map(|(_, code, n)| (code, n))
+        .collect();
+    assert!(held.contains(&("R-1".to_owned(), 12)), "{held:?}");
+    assert!(held.contains(&("DOCK".to_owned(), 0)), "{held:?}");
+    assert!(s.cloud.check_ledger().await.expect("check").is_empty());
+    assert!(s.edge.check_ledger().await.expect("check").is_empty());
+}

@@ -12,6 +12,7 @@ use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, Payload, record};
 use crate::event::EventKind;
 use crate::picking::Wave;
+use crate::putaway::PutawayTask;
 use crate::shipping::{DispatchRun, Shipment};
 
 pub const WAVE_CREATED: EventType = EventType {
@@ -287,4 +288,44 @@ pub const DISPATCH_RUN_CLOSED: EventType = EventType {
         names("/shipments/*/order_id", E::Order),
     ],
     payload: record::<DispatchRun>(&[]),
+};
+
+pub const PUTAWAY_CREATED: EventType = EventType {
+    kind: EventKind::PutawayCreated,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "Goods were received at a dock or staging location: a task to put them away, with \
+              where the rules suggest.",
+    source: Any,
+    audience: Business,
+    refs: &[
+        makes("/id", E::PutawayTask),
+        names("/warehouse_id", E::Warehouse),
+        names("/item_id", E::Item),
+    ],
+    payload: record::<PutawayTask>(&[]),
+};
+
+pub const PUTAWAY_SCANNED: EventType = EventType {
+    kind: EventKind::PutawayScanned,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "A putaway scan moved goods from the dock to a location: the task as it now stands \
+              (the movements are stock.moved events of their own).",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/id", E::PutawayTask),
+        names("/warehouse_id", E::Warehouse),
+        names("/item_id", E::Item),
+    ],
+    payload: record::<PutawayTask>(&[
+        f("moved", Integer, Required, "Units this scan moved."),
+        f(
+            "location",
+            String,
+            Required,
+            "Where they were put (a location's code).",
+        ),
+    ]),
 };

@@ -57,6 +57,8 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     floor::PACKAGE_LOADED,
     floor::SHIPMENT_ESTIMATED_DELIVERY_CHANGED,
     floor::DISPATCH_RUN_CLOSED,
+    floor::PUTAWAY_CREATED,
+    floor::PUTAWAY_SCANNED,
     devices::PRINTER_SAVED,
     devices::PRINT_JOB_CREATED,
     devices::PRINT_JOB_UPDATED,

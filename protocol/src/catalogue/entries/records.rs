@@ -285,6 +285,7 @@ pub const INBOUND_RECEIVED: EventType = EventType {
     refs: &[
         names("/inbound_id", E::Inbound),
         names("/received/*/item_id", E::Item),
+        names("/received/*/putaway_task_id", E::PutawayTask),
     ],
     payload: Payload::Fields(&[
         f("inbound_id", Integer, Required, "The inbound."),

@@ -140,15 +140,33 @@ async fn floor_day(
         .await
         .expect("location");
     r.0.insert(Entity::Location, dock.record.id.0);
-    wms.receive(
-        c,
-        from(
-            json!({"inbound_id": inbound.id, "location": format!("DOCK-{tag}"),
-                    "lines": [{"code": sku, "quantity": 5}]}),
-        ),
+    let received = wms
+        .receive(
+            c,
+            from(
+                json!({"inbound_id": inbound.id, "location": format!("DOCK-{tag}"),
+                        "lines": [{"code": sku, "quantity": 5}]}),
+            ),
+        )
+        .await
+        .expect("receive");
+    // Put away from the dock to a rack.
+    let task = received.received[0]
+        .putaway_task_id
+        .expect("a putaway task");
+    r.0.insert(Entity::PutawayTask, task.0);
+    wms.create_location(
+        b,
+        from(json!({"warehouse_id": w.0, "code": format!("B-{tag}"), "type": "bulk"})),
     )
     .await
-    .expect("receive");
+    .expect("rack");
+    wms.putaway_scan(
+        c,
+        from(json!({"task_id": task.0, "code": sku, "location": format!("B-{tag}")})),
+    )
+    .await
+    .expect("putaway");
     // A packer corrects the address before the order is confirmed.
     wms.change_order_address(
         c,

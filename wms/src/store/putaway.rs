@@ -1,0 +1,246 @@
+//! Putaway tasks, and the locations as the putaway rules see them.
+
+use super::{ListQuery, maybe, parse_date, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::location::LocationKind;
+use depot_protocol::putaway::{Place, PutawayStatus, PutawayTask};
+use depot_protocol::{BusinessId, ItemId, Page, PutawayTaskId, Timestamp, WarehouseId};
+use depot_sql::{Db, Row, params};
+
+const COLS: &str = "t.id, t.business_id, t.warehouse_id, t.item_id, i.sku, t.lot, t.expiry, \
+                    t.from_location, t.suggested, t.quantity, t.put, t.status, t.reference, \
+                    t.created_at, t.updated_at";
+
+fn row(r: &Row) -> depot_sql::Result<PutawayTask> {
+    let (quantity, put): (i64, i64) = (r.get(9)?, r.get(10)?);
+    let status: String = r.get(11)?;
+    Ok(PutawayTask {
+        id: PutawayTaskId(r.get(0)?),
+        business_id: BusinessId(r.get(1)?),
+        warehouse_id: WarehouseId(r.get(2)?),
+        item_id: ItemId(r.get(3)?),
+        sku: r.get(4)?,
+        lot: r.get(5)?,
+        expiry: parse_date(r.get(6)?)?,
+        from_location: r.get(7)?,
+        suggested: r.get(8)?,
+        quantity,
+        put,
+        remaining: quantity.saturating_sub(put),
+        status: PutawayStatus::parse(&status).ok_or_else(|| {
+            depot_sql::Error::conversion(11, format!("not a putaway status: {status}"))
+        })?,
+        reference: r.get(12)?,
+        created_at: parse_ts(&r.get::<String>(13)?)?,
+        updated_at: parse_ts(&r.get::<String>(14)?)?,
+    })
+}
+
+/// A task to insert: what `PutawayTask` holds but its id and counts.
+pub struct NewTask<'a> {
+    pub business: BusinessId,
+    pub warehouse: WarehouseId,
+    pub item: ItemId,
+    pub lot: Option<&'a str>,
+    pub expiry: Option<chrono::NaiveDate>,
+    pub from: &'a str,
+    pub suggested: Option<&'a str>,
+    pub quantity: i64,
+    pub reference: Option<&'a str>,
+    pub at: &'a Timestamp,
+}
+
+/// A new task, numbered in this node's range.
+pub fn insert(conn: &Db, t: &NewTask) -> Result<PutawayTaskId> {
+    super::count_within("quantity", t.quantity)?;
+    let id = super::ids::allocate(conn, "putaway_tasks")?;
+    conn.execute(
+        "INSERT INTO putaway_tasks (id, business_id, warehouse_id, item_id, lot, expiry, from_location,
+                                    suggested, quantity, put, status, reference, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 0, 'open', ?10, ?11, ?11)",
+        params![
+            id,
+            t.business.0,
+            t.warehouse.0,
+            t.item.0,
+            t.lot,
+            t.expiry.map(|d| d.to_string()),
+            t.from,
+            t.suggested,
+            t.quantity,
+            t.reference,
+            ts(t.at)
+        ],
+    )?;
+    Ok(PutawayTaskId(id))
+}
+
+/// A task made on another node, with its id and counts as they were there.
+pub fn insert_replica(conn: &Db, t: &PutawayTask) -> Result<()> {
+    super::count_within("quantity", t.quantity)?;
+    super::count_within("put", t.put)?;
+    conn.execute(
+        "INSERT INTO putaway_tasks (id, business_id, warehouse_id, item_id, lot, expiry, from_location,
+                                    suggested, quantity, put, status, reference, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            t.id.0,
+            t.business_id.0,
+            t.warehouse_id.0,
+            t.item_id.0,
+            t.lot,
+            t.expiry.map(|d| d.to_string()),
+            t.from_location,
+            t.suggested,
+            t.quantity,
+            t.put,
+            t.status.as_str(),
+            t.reference,
+            ts(&t.created_at),
+            ts(&t.updated_at)
+        ],
+    )?;
+    Ok(())
+}
+
+/// Records what a scan put away: the units so far and the status.
+pub fn set_put(
+    conn: &Db,
+    id: PutawayTaskId,
+    put: i64,
+    status: PutawayStatus,
+    at: &Timestamp,
+) -> Result<()> {
+    super::count_within("put", put)?;
+    conn.execute(
+        "UPDATE putaway_tasks SET put = ?2, status = ?3, updated_at = ?4 WHERE id = ?1",
+        params![id.0, put, status.as_str(), ts(at)],
+    )?;
+    Ok(())
+}
+
+pub fn task(conn: &Db, business: BusinessId, id: PutawayTaskId) -> Result<Option<PutawayTask>> {
+    maybe(conn.query_row(
+        &format!(
+            "SELECT {COLS} FROM putaway_tasks t JOIN items i ON i.id = t.item_id
+             WHERE t.id = ?1 AND t.business_id = ?2"
+        ),
+        params![id.0, business.0],
+        row,
+    ))
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PutawayFilter {
+    pub warehouse_id: Option<WarehouseId>,
+    pub status: Option<PutawayStatus>,
+}
+
+/// A business's tasks, oldest first (the goods that waited longest).
+pub fn list(
+    conn: &Db,
+    business: BusinessId,
+    f: &PutawayFilter,
+    page: Page,
+) -> Result<(Vec<PutawayTask>, u64, u64)> {
+    let mut q = ListQuery::new(
+        "FROM putaway_tasks t JOIN items i ON i.id = t.item_id WHERE t.business_id = ?",
+        business,
+    );
+    if let Some(w) = f.warehouse_id {
+        q.and("t.warehouse_id = ?", [w.0.into()]);
+    }
+    if let Some(s) = f.status {
+        q.and("t.status = ?", [s.as_str().to_owned().into()]);
+    }
+    q.run(conn, "putaway_tasks", COLS, "t.id", page, row)
+}
+
+/// An item's volume per unit in cm³ (rounded up) and weight in grams, where
+/// the catalogue knows them.
+pub fn item_measures(conn: &Db, item: ItemId) -> Result<(Option<i64>, Option<i64>)> {
+    let (l, w, h, g): (Option<i64>, Option<i64>, Option<i64>, Option<i64>) = conn.query_row(
+        "SELECT length_mm, width_mm, height_mm, weight_g FROM items WHERE id = ?1",
+        params![item.0],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
+    let volume = match (l, w, h) {
+        (Some(l), Some(w), Some(h)) => l
+            .checked_mul(w)
+            .and_then(|v| v.checked_mul(h))
+            .map(|mm3| (mm3 + 999) / 1000),
+        _ => None,
+    };
+    Ok((volume, g))
+}
+
+/// The locations of a warehouse that take putaway (and, if asked, one
+/// other by code), with what each holds: its units, the volume and weight
+/// of the items whose measures are known, and `item`'s units per lot.
+pub fn places(conn: &Db, warehouse: WarehouseId, item: ItemId, also: &str) -> Result<Vec<Place>> {
+    type Held = (
+        String,
+        String,
+        Option<i64>,
+        [Option<i64>; 3],
+        Option<(i64, String, i64)>,
+        [Option<i64>; 4],
+    );
+    let rows: Vec<Held> = conn.query_map(
+        "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
+                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
+         FROM locations l
+         LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
+                               AND b.on_hand <> 0
+         LEFT JOIN items i ON i.id = b.item_id
+         WHERE l.warehouse_id = ?1 AND (l.kind IN ('bulk', 'pick', 'staging') OR l.code = ?2)
+         ORDER BY l.id",
+        params![warehouse.0, also],
+        |r| {
+            let bin = match r.get::<Option<i64>>(6)? {
+                Some(item) => Some((item, r.get(7)?, r.get(8)?)),
+                None => None,
+            };
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                [r.get(3)?, r.get(4)?, r.get(5)?],
+                bin,
+                [r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+            ))
+        },
+    )?;
+    let mut out: Vec<Place> = Vec::new();
+    for (code, kind, sequence, [max_units, max_volume_cm3, max_weight_g], bin, measures) in rows {
+        if out.last().is_none_or(|p| p.code != code) {
+            out.push(Place {
+                code: code.clone(),
+                kind: LocationKind::parse(&kind).unwrap_or(LocationKind::Quarantine),
+                sequence,
+                max_units,
+                max_volume_cm3,
+                max_weight_g,
+                units: 0,
+                volume_cm3: 0,
+                weight_g: 0,
+                lots: Vec::new(),
+            });
+        }
+        let (Some(p), Some((held_item, lot, n))) = (out.last_mut(), bin) else {
+            continue;
+        };
+        p.units = p.units.saturating_add(n);
+        if let [Some(l), Some(w), Some(h), _] = measures {
+            let per = l.saturating_mul(w).saturating_mul(h).saturating_add(999) / 1000;
+            p.volume_cm3 = p.volume_cm3.saturating_add(per.saturating_mul(n));
+        }
+        if let Some(g) = measures[3] {
+            p.weight_g = p.weight_g.saturating_add(g.saturating_mul(n));
+        }
+        if held_item == item.0 {
+            p.lots.push(((!lot.is_empty()).then_some(lot), n));
+        }
+    }
+    Ok(out)
+}
