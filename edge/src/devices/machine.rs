@@ -48,6 +48,8 @@ pub struct Station {
     rules: Rules,
     task: Task,
     packing: Option<Packing>,
+    /// Putaway: the goods scanned, waiting for the location's label.
+    goods: Option<String>,
     pending: Pending,
 }
 
@@ -57,6 +59,7 @@ impl Station {
             rules,
             task: Task::Idle {},
             packing: None,
+            goods: None,
             pending: Pending::Nothing,
         }
     }
@@ -137,8 +140,12 @@ impl Station {
             } => format!("picking wave {wave_id}, order {order}"),
             Task::Picking { wave_id, .. } => format!("picking wave {wave_id}"),
             Task::Receiving { inbound_id, .. } => format!("receiving inbound order {inbound_id}"),
+            Task::Putaway { task_id } => {
+                format!("putaway task {task_id}: scan the goods, then the location's label")
+            }
         };
         self.packing = None;
+        self.goods = None;
         self.task = task;
         report(Report::ok(message, json!({ "task": self.task })))
     }
@@ -209,6 +216,21 @@ impl Station {
                 self.pending = Pending::Resolve(code.clone());
                 Step::Do(Effect::Resolve(code))
             }
+            Task::Putaway { task_id } => match self.goods.take() {
+                None => {
+                    let message = format!("{code}: now scan the location you put it at");
+                    self.goods = Some(code);
+                    report(Report::ok(message, json!({ "goods": self.goods })))
+                }
+                Some(goods) => {
+                    self.pending = Pending::Engine;
+                    Step::Do(Effect::Putaway {
+                        task_id: *task_id,
+                        code: goods,
+                        location: code,
+                    })
+                }
+            },
         }
     }
 
@@ -401,7 +423,11 @@ impl Station {
             Task::Receiving { inbound_id, .. } => {
                 format!("inbound order {inbound_id} released: what was received stays received")
             }
+            Task::Putaway { task_id } => {
+                format!("putaway task {task_id} released: what was put away stays put")
+            }
         };
+        self.goods = None;
         let released = std::mem::replace(&mut self.task, Task::Idle {});
         self.packing = None;
         report(Report::ok(

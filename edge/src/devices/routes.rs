@@ -238,8 +238,10 @@ pub fn answer_of(report: &Report) -> Answer {
 
 /// Sets what a station does with its scans: `{"task": "picking",
 /// "wave_id": 3, "order_id": 12?}`, `{"task": "receiving", "inbound_id": 1,
-/// "location": "DOCK-1"?}`, `{"task": "packing", "order_id": 12}` (the
-/// order must be confirmed or picking) or `{"task": "idle"}`. Scans then
+/// "location": "DOCK-1"?}` (a location on record), `{"task": "packing",
+/// "order_id": 12}` (the order must be confirmed or picking), `{"task":
+/// "putaway", "task_id": 4}` (an open putaway task: scans come in pairs,
+/// the goods then the location's label) or `{"task": "idle"}`. Scans then
 /// act as the key that set the task.
 #[utoipa::path(put, path = "/v1/edge/stations/{station}/task", tag = "edge",
     params(("station" = String, Path, description = "The station's configured name")),

@@ -17,6 +17,7 @@ use super::stopped;
 use depot_protocol::event::Event;
 use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
+use depot_protocol::putaway::{PutawayScan, PutawayStatus};
 use depot_protocol::shipping::{PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, OrderId};
@@ -324,6 +325,16 @@ impl Glue {
                 }
                 Ok(())
             }
+            Task::Putaway { task_id } => {
+                let task = self.context.wms.putaway_task(b, task_id).await?;
+                if task.status == PutawayStatus::Done {
+                    return Err(Failure::conflict(format!(
+                        "putaway task {task_id} is done: all {} units are put away",
+                        task.quantity
+                    )));
+                }
+                Ok(())
+            }
             Task::Idle {} | Task::Packing { .. } => Ok(()),
         }
     }
@@ -435,6 +446,27 @@ impl Glue {
                                 ),
                                 result: json!(r),
                             }
+                        }),
+                )
+            }
+            Effect::Putaway {
+                task_id,
+                code,
+                location,
+            } => {
+                let req = PutawayScan {
+                    task_id,
+                    code,
+                    location,
+                    quantity: None,
+                };
+                Input::Done(
+                    wms.putaway_scan(caller, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| Outcome {
+                            message: r.message.clone(),
+                            result: json!(r),
                         }),
                 )
             }

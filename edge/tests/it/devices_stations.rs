@@ -551,6 +551,55 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .collect();
     assert_eq!(held, [("DOCK-1", 1)]);
 
+    // Putaway from the scanner: the goods, then the rack's label.
+    let task = e["result"]["received"][0]["putaway_task_id"].clone();
+    assert!(
+        task.is_i64(),
+        "received at a dock makes a putaway task: {e}"
+    );
+    let fields =
+        serde_json::from_value(json!({"warehouse_id": warehouse.0, "code": "R-1", "type": "bulk"}))
+            .expect("fields");
+    edge.wms
+        .create_location(rig.business, fields)
+        .await
+        .expect("a rack");
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "putaway", "task_id": task})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    events.next(&api, b).await;
+    scan("TEA");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["ok"], true, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("scan the location")),
+        "{e}"
+    );
+    scan("R-1");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["ok"], true, "{e}");
+    assert_eq!(e["result"]["task"]["status"], "done", "{e}");
+    // No rack existed when the goods arrived: nothing was suggested.
+    assert_eq!(e["result"]["task"]["suggested"], Value::Null, "{e}");
+    assert_eq!(e["message"], "1 × TEA put at R-1; task done", "{e}");
+    // A done task cannot be set again.
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "putaway", "task_id": task})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    events.next(&api, b).await;
+
     // A task set with a key that is revoked afterwards stops acting.
     let other = edge
         .wms

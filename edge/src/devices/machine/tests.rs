@@ -149,6 +149,35 @@ fn receiving_passes_the_location_along() {
 }
 
 #[test]
+fn putaway_scans_come_in_pairs_goods_then_location() {
+    let mut s = Station::new(rules());
+    let task_id = depot_protocol::PutawayTaskId(9);
+    let r = only_report(s.handle(Input::SetTask(Task::Putaway { task_id })));
+    assert!(r.message.contains("scan the goods"), "{}", r.message);
+    // The goods are held: nothing moves until the location is scanned.
+    let r = only_report(s.handle(Input::Scan("ΦΕΤΑ-1".into())));
+    assert!(r.message.contains("now scan the location"), "{}", r.message);
+    assert_eq!(
+        s.handle(Input::Scan("Β-01".into())),
+        Step::Do(Effect::Putaway {
+            task_id,
+            code: "ΦΕΤΑ-1".into(),
+            location: "Β-01".into()
+        })
+    );
+    // A refused pair starts over from the goods.
+    let r = only_report(s.handle(Input::Done(Err(Failure::invalid("full")))));
+    assert_eq!(r.status, 422);
+    only_report(s.handle(Input::Scan("ΦΕΤΑ-1".into())));
+    // A release forgets the goods held.
+    only_report(s.handle(Input::Release));
+    assert_eq!(s.task(), &Task::Idle {});
+    only_report(s.handle(Input::SetTask(Task::Putaway { task_id })));
+    let r = only_report(s.handle(Input::Scan("ΦΕΤΑ-2".into())));
+    assert!(r.message.starts_with("ΦΕΤΑ-2"), "{}", r.message);
+}
+
+#[test]
 fn a_packing_task_needs_a_packable_order() {
     for status in [
         OrderStatus::Pending,
@@ -654,6 +683,13 @@ fn tasks_read_as_the_route_documents_them() {
             location: Some("D".into())
         })
     );
+    assert_eq!(
+        parse(json!({"task": "putaway", "task_id": 3})).ok(),
+        Some(Task::Putaway {
+            task_id: depot_protocol::PutawayTaskId(3)
+        })
+    );
+    assert!(parse(json!({"task": "putaway"})).is_err());
     assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle {}));
     assert!(parse(json!({"task": "dancing"})).is_err());
     assert!(parse(json!({"task": "picking"})).is_err());

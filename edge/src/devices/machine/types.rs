@@ -1,7 +1,7 @@
 //! What goes in and out of a station's machine.
 
 use crate::devices::failure::Failure;
-use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus, WaveId};
+use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus, PutawayTaskId, WaveId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -31,6 +31,9 @@ pub enum Task {
     /// Scans fill the order's package; the last one weighs, packs and
     /// prints the label.
     Packing { order_id: OrderId },
+    /// Scans come in pairs: the goods of the putaway task, then the label
+    /// of the location they were put at, which moves them there.
+    Putaway { task_id: PutawayTaskId },
 }
 
 /// What the station needs to know of an order to pack it.
@@ -111,6 +114,12 @@ pub enum Effect {
         location: Option<String>,
         code: String,
     },
+    /// Put the goods scanned (`code`) of a putaway task at `location`.
+    Putaway {
+        task_id: PutawayTaskId,
+        code: String,
+        location: String,
+    },
     Resolve(String),
     /// Wait for a stable weight on the station's scale.
     Weigh,
@@ -131,7 +140,9 @@ impl Effect {
     pub fn failed(&self, f: Failure) -> Input {
         match self {
             Effect::LoadPlan(_) => Input::PlanLoaded(Err(f)),
-            Effect::Pick { .. } | Effect::Receive { .. } => Input::Done(Err(f)),
+            Effect::Pick { .. } | Effect::Receive { .. } | Effect::Putaway { .. } => {
+                Input::Done(Err(f))
+            }
             Effect::Resolve(_) => Input::Resolved(Err(f)),
             Effect::Weigh => Input::Weighed(Err(f)),
             Effect::Pack { .. } => Input::Packed(Err(f)),
