@@ -25,12 +25,13 @@ use tokio::sync::oneshot;
 /// The documents whose shell blocks run, in this order, against one demo
 /// (the order of the README's table: later ones find what earlier ones did,
 /// as a reader going down the table would).
-const DOCS: [&str; 6] = [
+const DOCS: [&str; 7] = [
     "README.md",
     "docs/tour.md",
     "docs/devices.md",
     "docs/live-events.md",
     "docs/webhooks.md",
+    "docs/locations.md",
     "docs/idempotency.md",
 ];
 

@@ -74,8 +74,8 @@ pub(crate) struct Received<'a> {
 /// where they should go, and logs it.
 pub(crate) fn create(conn: &Db, origin: &str, r: &Received) -> Result<PutawayTask> {
     let g = goods(conn, r.item, r.lot, r.units)?;
-    let places = sql::places(conn, r.warehouse, r.item, "")?;
     let own = location_sql::assigned(conn, r.item, r.warehouse)?;
+    let places = sql::places_for(conn, r.warehouse, r.item, own.as_deref())?;
     let own = own.and_then(|code| places.iter().find(|p| p.code == code));
     let suggested = suggest(&g, own, &places);
     let id = sql::insert(
@@ -142,10 +142,7 @@ fn put(conn: &Db, origin: &str, caller: &Caller, req: PutawayScan) -> Result<Put
             task.remaining, task.id
         )));
     }
-    let Some(place) = sql::places(conn, task.warehouse_id, task.item_id, &req.location)?
-        .into_iter()
-        .find(|p| p.code == req.location)
-    else {
+    let Some(place) = sql::place(conn, task.warehouse_id, task.item_id, &req.location)? else {
         return Err(refuse(
             "location",
             format!(

@@ -2,8 +2,10 @@
 //! what it costs to keep running.
 //!
 //! 1. Pick scans over HTTP: the edge's own router on loopback, one wave per
-//!    station, every station scanning closed-loop; against a hello-world
-//!    route served by the same process in the same run.
+//!    station, every station scanning closed-loop; then putaway scans, one
+//!    pallet per station put away unit by unit to a rack of its own;
+//!    against a hello-world route served by the same process in the same
+//!    run.
 //! 2. The real `depot-edge serve` process on a database with a long history
 //!    (a million events by default): time from spawn until
 //!    `GET /v1/edge/status` answers, and resident memory once idle; against
@@ -24,6 +26,8 @@ use std::time::{Duration, Instant};
 
 #[path = "bench_edge/picking.rs"]
 mod picking;
+#[path = "bench_edge/putaway.rs"]
+mod putaway;
 #[path = "bench_edge/seed.rs"]
 mod seed;
 #[path = "bench_edge/startup.rs"]
@@ -133,6 +137,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     // engine directly (what the engine alone can do).
     let mut setup =
         picking::setup(&cloud, &edge, 2 * args.stations, items as u64, args.seconds).await?;
+    let pallets = Arc::new(putaway::setup(&cloud, &edge, args.stations, args.seconds).await?);
     let setup_secs = setting_up.elapsed().as_secs_f64();
     let direct_walks = Arc::new(setup.walks.split_off(args.stations));
     let walks = Arc::new(std::mem::take(&mut setup.walks));
@@ -195,6 +200,23 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     )
     .await?;
     let directed = writer_counts(&edge);
+    let put_url = Arc::new(format!("{base}/v1/putaway/{}/scan", cloud.business));
+    let puts = closed_loop("putaway scan (HTTP)", secs, pallets.len(), |w, deadline| {
+        let (client, pallets, url, key) = (
+            client.clone(),
+            pallets.clone(),
+            put_url.clone(),
+            key.clone(),
+        );
+        async move {
+            let Some(pallet) = pallets.get(w) else {
+                return Tally::default();
+            };
+            putaway::station(&client, &url, &key, pallet, deadline).await
+        }
+    })
+    .await?;
+    let put_away = writer_counts(&edge);
     let hello2 = hello(&client, &base, "hello (2nd run)", secs, n).await?;
     server.abort();
 
@@ -213,7 +235,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    let runs = [&hello1, &hello2, &scans, &direct];
+    let runs = [&hello1, &hello2, &scans, &direct, &puts];
     base.print_table("run", &runs);
     println!();
     let ratio = scans.rps / base.rps;
@@ -230,7 +252,16 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         "\"scan, engine only\": the same scans on {} other waves as engine calls (Wms::pick_scan), no HTTP: what the engine alone serves",
         direct_walks.len()
     );
-    for (what, from, to) in [("HTTP", before, after), ("engine only", after, directed)] {
+    println!(
+        "\"putaway scan (HTTP)\": {} stations, each putting its own pallet (one putaway task) away to its own rack, one unit per scan: {:.3} x hello-world",
+        pallets.len(),
+        puts.rps / base.rps
+    );
+    for (what, from, to) in [
+        ("HTTP", before, after),
+        ("engine only", after, directed),
+        ("putaway, HTTP", directed, put_away),
+    ] {
         let (jobs, commits) = (to.0 - from.0, to.1 - from.1);
         println!(
             "edge writer during the scans ({what}): {jobs} jobs in {commits} commits = {:.1} jobs/commit (synchronous=FULL), {:.1} µs of its thread's CPU per job",
@@ -246,7 +277,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         setup.work.units_per_line,
         walks.len() + direct_walks.len(),
     );
-    let ran_out = scans.ran_out + direct.ran_out;
+    let ran_out = scans.ran_out + direct.ran_out + puts.ran_out;
     println!(
         "{ran_out} stations ran out of work before the end{}",
         if ran_out > 0 {

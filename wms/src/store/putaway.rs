@@ -174,43 +174,93 @@ pub fn item_measures(conn: &Db, item: ItemId) -> Result<(Option<i64>, Option<i64
     Ok((volume, g))
 }
 
-/// The locations of a warehouse that take putaway (and, if asked, one
-/// other by code), with what each holds: its units, the volume and weight
-/// of the items whose measures are known, and `item`'s units per lot.
-pub fn places(conn: &Db, warehouse: WarehouseId, item: ItemId, also: &str) -> Result<Vec<Place>> {
-    type Held = (
-        String,
-        String,
-        Option<i64>,
-        [Option<i64>; 3],
-        Option<(i64, String, i64)>,
-        [Option<i64>; 4],
-    );
-    let rows: Vec<Held> = conn.query_map(
+/// What a location row of [`places_for`] and [`place`] reads: the
+/// location, then one of its bins (if any) with its item's measures.
+type Held = (
+    String,
+    String,
+    Option<i64>,
+    [Option<i64>; 3],
+    Option<(i64, String, i64)>,
+    [Option<i64>; 4],
+);
+
+fn held(r: &Row) -> depot_sql::Result<Held> {
+    let bin = match r.get::<Option<i64>>(6)? {
+        Some(item) => Some((item, r.get(7)?, r.get(8)?)),
+        None => None,
+    };
+    Ok((
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        [r.get(3)?, r.get(4)?, r.get(5)?],
+        bin,
+        [r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+    ))
+}
+
+/// How many empty bulk locations, first in the walk, the rules look at:
+/// enough to find one with room past a few too small, without reading a
+/// large warehouse's every rack for each line received.
+const EMPTY_CANDIDATES: i64 = 50;
+
+/// The locations the putaway rules choose from for `item` in a warehouse:
+/// its own (`own`), those holding any of it, and the first empty bulk
+/// locations in the walk; each with what it holds.
+pub fn places_for(
+    conn: &Db,
+    warehouse: WarehouseId,
+    item: ItemId,
+    own: Option<&str>,
+) -> Result<Vec<Place>> {
+    let rows = conn.query_map(
         "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
                 b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
          FROM locations l
          LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
                                AND b.on_hand <> 0
          LEFT JOIN items i ON i.id = b.item_id
-         WHERE l.warehouse_id = ?1 AND (l.kind IN ('bulk', 'pick', 'staging') OR l.code = ?2)
+         WHERE l.warehouse_id = ?1
+           AND (l.code = ?3
+                OR l.id IN (SELECT h.id FROM locations h JOIN stock_bins hb
+                              ON hb.warehouse_id = h.warehouse_id AND hb.location = h.code
+                            WHERE h.warehouse_id = ?1 AND hb.item_id = ?2 AND hb.on_hand <> 0)
+                OR l.id IN (SELECT e.id FROM locations e
+                            WHERE e.warehouse_id = ?1 AND e.kind = 'bulk'
+                              AND NOT EXISTS (SELECT 1 FROM stock_bins eb
+                                              WHERE eb.warehouse_id = e.warehouse_id
+                                                AND eb.location = e.code AND eb.on_hand <> 0)
+                            ORDER BY (CASE WHEN e.sequence IS NULL THEN 1 ELSE 0 END), e.sequence, e.code
+                            LIMIT ?4))
          ORDER BY l.id",
-        params![warehouse.0, also],
-        |r| {
-            let bin = match r.get::<Option<i64>>(6)? {
-                Some(item) => Some((item, r.get(7)?, r.get(8)?)),
-                None => None,
-            };
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                [r.get(3)?, r.get(4)?, r.get(5)?],
-                bin,
-                [r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
-            ))
-        },
+        params![warehouse.0, item.0, own, EMPTY_CANDIDATES],
+        held,
     )?;
+    Ok(fold(rows, item))
+}
+
+/// One location of a warehouse as the rules see it, if there is one by
+/// that code: where a putaway scan says the goods went.
+pub fn place(conn: &Db, warehouse: WarehouseId, item: ItemId, code: &str) -> Result<Option<Place>> {
+    let rows = conn.query_map(
+        "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
+                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
+         FROM locations l
+         LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
+                               AND b.on_hand <> 0
+         LEFT JOIN items i ON i.id = b.item_id
+         WHERE l.warehouse_id = ?1 AND l.code = ?2",
+        params![warehouse.0, code],
+        held,
+    )?;
+    Ok(fold(rows, item).pop())
+}
+
+/// Rows of locations and their bins, one place per location: its units,
+/// the volume and weight of the items whose measures are known, and
+/// `item`'s units per lot.
+fn fold(rows: Vec<Held>, item: ItemId) -> Vec<Place> {
     let mut out: Vec<Place> = Vec::new();
     for (code, kind, sequence, [max_units, max_volume_cm3, max_weight_g], bin, measures) in rows {
         if out.last().is_none_or(|p| p.code != code) {
@@ -242,5 +292,5 @@ pub fn places(conn: &Db, warehouse: WarehouseId, item: ItemId, also: &str) -> Re
             p.lots.push(((!lot.is_empty()).then_some(lot), n));
         }
     }
-    Ok(out)
+    out
 }
