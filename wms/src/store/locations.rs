@@ -53,13 +53,25 @@ pub fn insert(
     l: &CheckedLocation,
     at: &Timestamp,
 ) -> Result<LocationId> {
-    let id = super::ids::allocate(conn, "locations")?;
+    let id = LocationId(super::ids::allocate(conn, "locations")?);
+    insert_row(conn, id, business, l, at, at)?;
+    Ok(id)
+}
+
+fn insert_row(
+    conn: &Db,
+    id: LocationId,
+    business: BusinessId,
+    l: &CheckedLocation,
+    created: &Timestamp,
+    updated: &Timestamp,
+) -> Result<()> {
     conn.execute(
         "INSERT INTO locations (id, business_id, warehouse_id, code, zone, kind, sequence,
                                 max_units, max_volume_cm3, max_weight_g, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
         params![
-            id,
+            id.0,
             business.0,
             l.warehouse_id.0,
             l.code,
@@ -69,10 +81,11 @@ pub fn insert(
             l.max_units,
             l.max_volume_cm3,
             l.max_weight_g,
-            ts(at)
+            ts(created),
+            ts(updated)
         ],
     )?;
-    Ok(LocationId(id))
+    Ok(())
 }
 
 /// What may change of a location: all but its warehouse and code.
@@ -117,24 +130,13 @@ pub fn save_replica(conn: &Db, l: &LocationRecord) -> Result<()> {
         ],
     )?;
     if changed == 0 {
-        conn.execute(
-            "INSERT INTO locations (id, business_id, warehouse_id, code, zone, kind, sequence,
-                                    max_units, max_volume_cm3, max_weight_g, created_at, updated_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                l.id.0,
-                l.business_id.0,
-                l.warehouse_id.0,
-                l.code,
-                l.zone,
-                l.kind.as_str(),
-                l.sequence,
-                l.max_units,
-                l.max_volume_cm3,
-                l.max_weight_g,
-                ts(&l.created_at),
-                ts(&l.updated_at)
-            ],
+        insert_row(
+            conn,
+            l.id,
+            l.business_id,
+            &CheckedLocation::from(l),
+            &l.created_at,
+            &l.updated_at,
         )?;
     }
     Ok(())

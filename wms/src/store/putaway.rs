@@ -200,6 +200,17 @@ fn held(r: &Row) -> depot_sql::Result<Held> {
     ))
 }
 
+/// Locations with their bins (one row each, or one without a bin) and
+/// the bins' items' measures, of warehouse `?1`.
+const PLACES: &str =
+    "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
+                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
+         FROM locations l
+         LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
+                               AND b.on_hand <> 0
+         LEFT JOIN items i ON i.id = b.item_id
+         WHERE l.warehouse_id = ?1";
+
 /// How many empty bulk locations, first in the walk, the rules look at:
 /// enough to find one with room past a few too small, without reading a
 /// large warehouse's every rack for each line received.
@@ -215,13 +226,8 @@ pub fn places_for(
     own: Option<&str>,
 ) -> Result<Vec<Place>> {
     let rows = conn.query_map(
-        "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
-                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
-         FROM locations l
-         LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
-                               AND b.on_hand <> 0
-         LEFT JOIN items i ON i.id = b.item_id
-         WHERE l.warehouse_id = ?1
+        &format!(
+            "{PLACES}
            AND (l.code = ?3
                 OR l.id IN (SELECT h.id FROM locations h JOIN stock_bins hb
                               ON hb.warehouse_id = h.warehouse_id AND hb.location = h.code
@@ -233,7 +239,8 @@ pub fn places_for(
                                                 AND eb.location = e.code AND eb.on_hand <> 0)
                             ORDER BY (CASE WHEN e.sequence IS NULL THEN 1 ELSE 0 END), e.sequence, e.code
                             LIMIT ?4))
-         ORDER BY l.id",
+         ORDER BY l.id"
+        ),
         params![warehouse.0, item.0, own, EMPTY_CANDIDATES],
         held,
     )?;
@@ -244,13 +251,7 @@ pub fn places_for(
 /// that code: where a putaway scan says the goods went.
 pub fn place(conn: &Db, warehouse: WarehouseId, item: ItemId, code: &str) -> Result<Option<Place>> {
     let rows = conn.query_map(
-        "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
-                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
-         FROM locations l
-         LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
-                               AND b.on_hand <> 0
-         LEFT JOIN items i ON i.id = b.item_id
-         WHERE l.warehouse_id = ?1 AND l.code = ?2",
+        &format!("{PLACES} AND l.code = ?2"),
         params![warehouse.0, code],
         held,
     )?;

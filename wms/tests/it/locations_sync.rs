@@ -71,6 +71,17 @@ async fn codes(wms: &Wms, business: BusinessId) -> Vec<(i64, String, i64)> {
         .collect()
 }
 
+/// The edge takes what the cloud wrote of its business since it first
+/// took the catalog.
+async fn down(s: &Setup) {
+    let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
+    let events: Vec<_> = events
+        .into_iter()
+        .filter(|e| e.business_id == Some(s.business))
+        .collect();
+    s.edge.apply_remote(events).await.expect("down");
+}
+
 async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
     let head = s.edge.outgoing_head().await.expect("head");
     s.edge
@@ -90,12 +101,7 @@ async fn locations_made_on_either_side_reach_the_other_with_their_ids() {
         )
         .await
         .expect("cloud location");
-    let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
-    let events: Vec<_> = events
-        .into_iter()
-        .filter(|e| e.business_id == Some(s.business))
-        .collect();
-    s.edge.apply_remote(events).await.expect("down");
+    down(&s).await;
     assert_eq!(
         codes(&s.edge, s.business).await,
         [(cloud_made.record.id.0, "Α-01".to_owned(), 0)]
@@ -201,12 +207,7 @@ async fn goods_received_and_put_away_offline_reach_the_cloud_as_they_were() {
         )
         .await
         .expect("inbound");
-    let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
-    let events: Vec<_> = events
-        .into_iter()
-        .filter(|e| e.business_id == Some(s.business))
-        .collect();
-    s.edge.apply_remote(events).await.expect("down");
+    down(&s).await;
 
     // Offline: a dock and a rack made on the floor, the goods received at
     // the dock (where a reception without a location puts them) and put

@@ -42,7 +42,7 @@ CREATE TABLE stock_bins (
     on_hand       INTEGER NOT NULL,
     PRIMARY KEY (item_id, warehouse_id, location, lot)
 ) WITHOUT ROWID;
-CREATE INDEX stock_bins_by_location ON stock_bins (business_id, warehouse_id, location);
+CREATE INDEX stock_bins_by_location ON stock_bins (warehouse_id, location);
 
 -- Movements that named no location were of the item's own bin: they say
 -- so now, as every movement from here on names its location.

@@ -31,7 +31,7 @@ CREATE TABLE stock_bins (
     on_hand       BIGINT NOT NULL,
     PRIMARY KEY (item_id, warehouse_id, location, lot)
 );
-CREATE INDEX stock_bins_by_location ON stock_bins (business_id, warehouse_id, location);
+CREATE INDEX stock_bins_by_location ON stock_bins (warehouse_id, location);
 
 UPDATE stock_movements SET location = (
     SELECT l.location FROM item_locations l
