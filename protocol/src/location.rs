@@ -93,6 +93,10 @@ pub struct LocationRecord {
     pub max_volume_cm3: Option<i64>,
     /// The most weight it holds, in grams.
     pub max_weight_g: Option<i64>,
+    /// Lots of one item may share it; otherwise a lot-tracked item's lots
+    /// are never put away together.
+    #[serde(default)]
+    pub mixed_lots: bool,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -139,6 +143,9 @@ pub struct LocationFields {
     #[serde(default, with = "double_option")]
     #[schema(value_type = Option<i64>, minimum = 1, maximum = 1_000_000_000)]
     pub max_weight_g: Option<Option<i64>>,
+    /// Whether lots of one item may share it (default false: a lot-tracked
+    /// item's lots are kept apart).
+    pub mixed_lots: Option<bool>,
 }
 
 /// A field given as `null` is `Some(None)`, an absent one `None`.
@@ -165,6 +172,7 @@ pub struct CheckedLocation {
     pub max_units: Option<i64>,
     pub max_volume_cm3: Option<i64>,
     pub max_weight_g: Option<i64>,
+    pub mixed_lots: bool,
 }
 
 impl From<&LocationRecord> for CheckedLocation {
@@ -178,6 +186,7 @@ impl From<&LocationRecord> for CheckedLocation {
             max_units: r.max_units,
             max_volume_cm3: r.max_volume_cm3,
             max_weight_g: r.max_weight_g,
+            mixed_lots: r.mixed_lots,
         }
     }
 }
@@ -256,6 +265,10 @@ impl LocationFields {
             current.as_ref().and_then(|x| x.max_weight_g),
         );
         let max_weight_g = c.opt_range("max_weight_g", max_weight_g, 1, MAX_CAPACITY);
+        let mixed_lots = self
+            .mixed_lots
+            .or(current.as_ref().map(|x| x.mixed_lots))
+            .unwrap_or(false);
         c.finish(CheckedLocation {
             warehouse_id,
             code,
@@ -265,6 +278,7 @@ impl LocationFields {
             max_units,
             max_volume_cm3,
             max_weight_g,
+            mixed_lots,
         })
     }
 }

@@ -134,6 +134,8 @@ pub struct Place {
     pub max_units: Option<i64>,
     pub max_volume_cm3: Option<i64>,
     pub max_weight_g: Option<i64>,
+    /// Lots of one item may share it.
+    pub mixed_lots: bool,
     /// Units held, of all items.
     pub units: i64,
     /// Volume and weight held, of the items whose dimensions are known.
@@ -192,7 +194,7 @@ pub fn refusal(goods: &Goods, place: &Place) -> Option<Refusal> {
     {
         return Some(Refusal::Full(why));
     }
-    if goods.lot.is_some() {
+    if goods.lot.is_some() && !place.mixed_lots {
         if let Some((other, _)) = place
             .lots
             .iter()
@@ -265,6 +267,7 @@ mod tests {
             max_units: Some(100),
             max_volume_cm3: None,
             max_weight_g: None,
+            mixed_lots: false,
             units: 0,
             volume_cm3: 0,
             weight_g: 0,
@@ -330,6 +333,11 @@ mod tests {
         assert_eq!(refusal(&g, &mixed), Some(Refusal::OtherLot("L2".into())));
         let same = holding(place("M", LocationKind::Bulk, 0), Some("L1"), 1);
         assert_eq!(refusal(&g, &same), None);
+        let allowed = Place {
+            mixed_lots: true,
+            ..mixed
+        };
+        assert_eq!(refusal(&g, &allowed), None);
     }
 
     fn any_place() -> impl Strategy<Value = Place> {
@@ -347,6 +355,7 @@ mod tests {
                 max_units,
                 max_volume_cm3: None,
                 max_weight_g: None,
+                mixed_lots: false,
                 units,
                 volume_cm3: 0,
                 weight_g: 0,

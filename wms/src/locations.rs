@@ -100,6 +100,7 @@ pub(crate) fn record_assignments(conn: &Db, origin: &str, item: Option<ItemId>) 
             max_units: None,
             max_volume_cm3: None,
             max_weight_g: None,
+            mixed_lots: false,
         };
         let id = sql::insert(conn, *business, &fields, &now())?;
         let saved = load(conn, *business, id)?;

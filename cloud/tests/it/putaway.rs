@@ -244,6 +244,31 @@ async fn received_pallets_are_directed_moved_by_scan_and_refused_where_they_do_n
                {"location": "DOCK", "lot": "L1", "on_hand": 30}])
     );
 
+    // A rack that takes mixed lots takes L1 beside L2; until it does, not.
+    let b01 = app
+        .get(&format!(
+            "/v1/locations/{b}/list?warehouse_id={w}&type=bulk"
+        ))
+        .await;
+    let b01 = b01.body["data"][0]["id"].as_i64().expect("B-01's id");
+    let one = json!({"task_id": t2["id"], "code": lot("L1"), "location": "B-01", "quantity": 1});
+    assert_error(&app.post(&scan, one.clone()).await, 422);
+    let r = app
+        .put(
+            &format!("/v1/locations/{b}/{b01}/edit"),
+            json!({"mixed_lots": true}),
+        )
+        .await;
+    assert_eq!(
+        (r.status, &r.body["data"]["code"]),
+        (200, &json!("B-01")),
+        "{:?}",
+        r.body
+    );
+    let r = ok(&app, &scan, one).await;
+    assert_eq!(r["location"], "B-01");
+    assert!(app.wms.check_ledger().await.expect("check").is_empty());
+
     // Another tenant sees none of it.
     let theirs = app
         .call(

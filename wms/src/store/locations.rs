@@ -7,7 +7,8 @@ use depot_protocol::{BusinessId, ItemId, LocationId, Page, Timestamp, WarehouseI
 use depot_sql::{Db, Row, params};
 
 const COLS: &str = "l.id, l.business_id, l.warehouse_id, l.code, l.zone, l.kind, l.sequence, \
-                    l.max_units, l.max_volume_cm3, l.max_weight_g, l.created_at, l.updated_at";
+                    l.max_units, l.max_volume_cm3, l.max_weight_g, l.created_at, l.updated_at, \
+                    l.mixed_lots";
 
 /// Units and items a location holds, read beside its columns.
 const HELD: &str = "COALESCE((SELECT SUM(b.on_hand) FROM stock_bins b
@@ -35,14 +36,15 @@ fn record(r: &Row) -> depot_sql::Result<LocationRecord> {
         max_weight_g: r.get(9)?,
         created_at: parse_ts(&r.get::<String>(10)?)?,
         updated_at: parse_ts(&r.get::<String>(11)?)?,
+        mixed_lots: r.get::<i64>(12)? != 0,
     })
 }
 
 fn with_stock(r: &Row) -> depot_sql::Result<Location> {
     Ok(Location {
         record: record(r)?,
-        on_hand: r.get(12)?,
-        items: r.get(13)?,
+        on_hand: r.get(13)?,
+        items: r.get(14)?,
     })
 }
 
@@ -68,8 +70,9 @@ fn insert_row(
 ) -> Result<()> {
     conn.execute(
         "INSERT INTO locations (id, business_id, warehouse_id, code, zone, kind, sequence,
-                                max_units, max_volume_cm3, max_weight_g, created_at, updated_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                                max_units, max_volume_cm3, max_weight_g, created_at, updated_at,
+                                mixed_lots)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
         params![
             id.0,
             business.0,
@@ -82,7 +85,8 @@ fn insert_row(
             l.max_volume_cm3,
             l.max_weight_g,
             ts(created),
-            ts(updated)
+            ts(updated),
+            i64::from(l.mixed_lots)
         ],
     )?;
     Ok(())
@@ -92,7 +96,8 @@ fn insert_row(
 pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) -> Result<()> {
     conn.execute(
         "UPDATE locations SET zone = ?2, kind = ?3, sequence = ?4, max_units = ?5,
-                              max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8
+                              max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8,
+                              mixed_lots = ?9
          WHERE id = ?1",
         params![
             id.0,
@@ -102,7 +107,8 @@ pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) ->
             l.max_units,
             l.max_volume_cm3,
             l.max_weight_g,
-            ts(at)
+            ts(at),
+            i64::from(l.mixed_lots)
         ],
     )?;
     Ok(())
@@ -114,7 +120,8 @@ pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) ->
 pub fn save_replica(conn: &Db, l: &LocationRecord) -> Result<()> {
     let changed = conn.execute(
         "UPDATE locations SET zone = ?2, kind = ?3, sequence = ?4, max_units = ?5,
-                              max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8
+                              max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8,
+                              mixed_lots = ?11
          WHERE id = ?1 AND warehouse_id = ?9 AND code = ?10",
         params![
             l.id.0,
@@ -126,7 +133,8 @@ pub fn save_replica(conn: &Db, l: &LocationRecord) -> Result<()> {
             l.max_weight_g,
             ts(&l.updated_at),
             l.warehouse_id.0,
-            l.code
+            l.code,
+            i64::from(l.mixed_lots)
         ],
     )?;
     if changed == 0 {

@@ -181,13 +181,14 @@ type Held = (
     String,
     Option<i64>,
     [Option<i64>; 3],
+    bool,
     Option<(i64, String, i64)>,
     [Option<i64>; 4],
 );
 
 fn held(r: &Row) -> depot_sql::Result<Held> {
-    let bin = match r.get::<Option<i64>>(6)? {
-        Some(item) => Some((item, r.get(7)?, r.get(8)?)),
+    let bin = match r.get::<Option<i64>>(7)? {
+        Some(item) => Some((item, r.get(8)?, r.get(9)?)),
         None => None,
     };
     Ok((
@@ -195,8 +196,9 @@ fn held(r: &Row) -> depot_sql::Result<Held> {
         r.get(1)?,
         r.get(2)?,
         [r.get(3)?, r.get(4)?, r.get(5)?],
+        r.get::<i64>(6)? != 0,
         bin,
-        [r.get(9)?, r.get(10)?, r.get(11)?, r.get(12)?],
+        [r.get(10)?, r.get(11)?, r.get(12)?, r.get(13)?],
     ))
 }
 
@@ -204,7 +206,8 @@ fn held(r: &Row) -> depot_sql::Result<Held> {
 /// the bins' items' measures, of warehouse `?1`.
 const PLACES: &str =
     "SELECT l.code, l.kind, l.sequence, l.max_units, l.max_volume_cm3, l.max_weight_g,
-                b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm, i.weight_g
+                l.mixed_lots, b.item_id, b.lot, b.on_hand, i.length_mm, i.width_mm, i.height_mm,
+                i.weight_g
          FROM locations l
          LEFT JOIN stock_bins b ON b.warehouse_id = l.warehouse_id AND b.location = l.code
                                AND b.on_hand <> 0
@@ -263,7 +266,16 @@ pub fn place(conn: &Db, warehouse: WarehouseId, item: ItemId, code: &str) -> Res
 /// `item`'s units per lot.
 fn fold(rows: Vec<Held>, item: ItemId) -> Vec<Place> {
     let mut out: Vec<Place> = Vec::new();
-    for (code, kind, sequence, [max_units, max_volume_cm3, max_weight_g], bin, measures) in rows {
+    for (
+        code,
+        kind,
+        sequence,
+        [max_units, max_volume_cm3, max_weight_g],
+        mixed_lots,
+        bin,
+        measures,
+    ) in rows
+    {
         if out.last().is_none_or(|p| p.code != code) {
             out.push(Place {
                 code: code.clone(),
@@ -272,6 +284,7 @@ fn fold(rows: Vec<Held>, item: ItemId) -> Vec<Place> {
                 max_units,
                 max_volume_cm3,
                 max_weight_g,
+                mixed_lots,
                 units: 0,
                 volume_cm3: 0,
                 weight_g: 0,

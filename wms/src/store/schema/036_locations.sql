@@ -15,6 +15,7 @@ CREATE TABLE locations (
     max_units       INTEGER,
     max_volume_cm3  INTEGER,
     max_weight_g    INTEGER,
+    mixed_lots      INTEGER NOT NULL DEFAULT 0,
     created_at      TEXT NOT NULL,
     updated_at      TEXT NOT NULL,
     UNIQUE (warehouse_id, code)

@@ -12,6 +12,7 @@ CREATE TABLE locations (
     max_units       BIGINT,
     max_volume_cm3  BIGINT,
     max_weight_g    BIGINT,
+    mixed_lots      BIGINT NOT NULL DEFAULT 0,
     created_at      TEXT NOT NULL,
     updated_at      TEXT NOT NULL,
     UNIQUE (warehouse_id, code)
