@@ -203,8 +203,7 @@ impl ReceptionRequest {
         let location = self
             .location
             .as_deref()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
+            .filter(|l| !l.trim().is_empty())
             .map(|l| crate::location::check_code(&mut c, "location", l));
         if self.lines.is_empty() {
             c.fail("lines", "scan at least one item");

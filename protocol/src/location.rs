@@ -123,7 +123,8 @@ pub struct LocationFields {
     #[schema(format = "code", max_length = 32)]
     pub code: Option<String>,
     #[serde(default, with = "double_option")]
-    #[schema(value_type = Option<String>, format = "line", max_length = 40)]
+    /// Blank clears it, as `null` does.
+    #[schema(value_type = Option<String>, format = "opt-line", max_length = 40)]
     pub zone: Option<Option<String>>,
     #[serde(rename = "type")]
     pub kind: Option<LocationKind>,
@@ -192,8 +193,13 @@ impl From<&LocationRecord> for CheckedLocation {
 }
 
 /// A location code as the label and the scanner give it: trimmed, one
-/// word, at most [`MAX_LOCATION`] characters.
+/// word, at most [`MAX_LOCATION`] characters as sent (the description's
+/// bound counts what is sent, whitespace around it included).
 pub fn check_code(c: &mut Check, name: &str, raw: &str) -> String {
+    if raw.chars().count() > MAX_LOCATION {
+        c.fail(name, format!("must be at most {MAX_LOCATION} characters"));
+        return raw.trim().to_owned();
+    }
     c.code(name, raw, MAX_LOCATION)
 }
 
@@ -248,6 +254,10 @@ impl LocationFields {
         };
         let keep = |given: Option<Option<i64>>, cur: Option<i64>| given.unwrap_or(cur);
         let zone = match self.zone {
+            Some(Some(z)) if z.chars().count() > MAX_ZONE => {
+                c.fail("zone", format!("must be at most {MAX_ZONE} characters"));
+                None
+            }
             Some(z) => c.opt_text("zone", z.as_deref(), MAX_ZONE),
             None => current.as_ref().and_then(|cur| cur.zone.clone()),
         };
@@ -318,7 +328,13 @@ mod tests {
 
     #[test]
     fn codes_are_one_word_and_short() {
-        for bad in ["A 01", "", "\u{1}A", &"X".repeat(33)] {
+        for bad in [
+            "A 01",
+            "",
+            "\u{1}A",
+            &"X".repeat(33),
+            &format!(" {} ", "X".repeat(31)),
+        ] {
             let r = fields(json!({"warehouse_id": 1, "code": bad, "type": "bulk"})).apply(None);
             assert_eq!(names(r), ["code"], "{bad:?}");
         }

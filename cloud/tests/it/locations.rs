@@ -111,6 +111,15 @@ async fn locations_are_records_of_one_warehouse_and_one_tenant() {
         .get(&format!("/v1/locations/{b}/list?zone=Ζώνη%20Α"))
         .await;
     assert_eq!(codes(&zone.body), ["A-01-02-03"]);
+    // A blank filter is no filter (what the fuzzer sent: a narrow no-break
+    // space); a type that is none is named.
+    let blank = app
+        .get(&format!("/v1/locations/{b}/list?type=%E2%80%AF"))
+        .await;
+    assert_eq!(blank.body["recordsFiltered"], "4", "{:?}", blank.body);
+    let r = app.get(&format!("/v1/locations/{b}/list?type=attic")).await;
+    assert_error(&r, 422);
+    assert_eq!(r.body["errors"][0]["name"], "type");
 
     // An edit keeps what it does not name; the code and warehouse stay.
     let id = pick["id"].as_i64().expect("id");
@@ -297,6 +306,15 @@ async fn stock_is_held_per_location_and_every_movement_names_one() {
         .get(&format!("/v1/inventory/{b}/items/list?location=NOWHERE"))
         .await;
     assert_eq!(none.body["recordsFiltered"], "0");
+    // Longer than any code: refused as described, not searched for.
+    let long = app
+        .get(&format!(
+            "/v1/inventory/{b}/items/list?location={}",
+            "0".repeat(33)
+        ))
+        .await;
+    assert_error(&long, 422);
+    assert_eq!(long.body["errors"][0]["name"], "location");
 
     // Locations say what they hold; empty ones are found as such.
     let full = app

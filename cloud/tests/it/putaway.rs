@@ -224,6 +224,17 @@ async fn received_pallets_are_directed_moved_by_scan_and_refused_where_they_do_n
         .get(&format!("/v1/putaway/{b}/tasks/list?status=done"))
         .await;
     assert_eq!(done.body["recordsFiltered"], "2");
+    // A blank status is the default (what the fuzzer sent: an ideographic
+    // space); one that is none is named.
+    let blank = app
+        .get(&format!("/v1/putaway/{b}/tasks/list?status=%E3%80%80"))
+        .await;
+    assert_eq!(blank.body["recordsFiltered"], "1", "{:?}", blank.body);
+    let r = app
+        .get(&format!("/v1/putaway/{b}/tasks/list?status=lost"))
+        .await;
+    assert_error(&r, 422);
+    assert_eq!(r.body["errors"][0]["name"], "status");
     assert_eq!(
         held(&app).await,
         [

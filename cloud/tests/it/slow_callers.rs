@@ -146,14 +146,17 @@ async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() 
         )
     };
 
-    // Every place held by a socket that sends nothing: a station is still
-    // served, in the place of the one that waited longest.
+    // Every place held by a socket that sends nothing more: a station is
+    // still served, in the place of the one that waited longest. Each was
+    // answered once, so the server has taken it, and they went idle in
+    // this order.
     let mut idle = Vec::new();
     for _ in 0..PLACES {
-        idle.push(connect(&app).await);
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut s = connect(&app).await;
+        s.write_all(HEALTHZ).await.expect("write");
+        assert_eq!(answer(&mut s).await.0, 200);
+        idle.push(s);
     }
-    tokio::time::sleep(Duration::from_millis(100)).await;
     let r = fresh().get("/healthz").await;
     assert_eq!(r.status, 200);
     let first = closed_after(&mut idle[0], Duration::from_millis(500)).await;
@@ -179,9 +182,13 @@ async fn a_newcomer_takes_an_idle_place_and_is_refused_only_when_all_are_busy() 
         .expect("write");
         busy.push(s);
     }
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    let r = fresh().get("/healthz").await;
-    assert_eq!(r.status, 503);
+    // Once the server has read every one's header, a newcomer is refused.
+    let r = depot_testkit::eventually_seen(
+        "every place with a request in progress",
+        || async { fresh().get("/healthz").await },
+        |r| r.status == 503,
+    )
+    .await;
     assert_eq!(r.header("retry-after"), Some("1"));
     let body = r.body;
     assert_eq!((&body["error"], &body["code"]), (&1.into(), &503.into()));

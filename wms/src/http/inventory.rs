@@ -9,7 +9,9 @@ use crate::ledger::{AdjustResult, StockFilter};
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::stock::{AdjustRequest, StockLevel};
-use depot_protocol::{DataEnvelope, ErrorBody, ItemId, ListEnvelope, Page, WarehouseId};
+use depot_protocol::{
+    DataEnvelope, ErrorBody, FieldError, ItemId, ListEnvelope, Page, WarehouseId,
+};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -44,6 +46,14 @@ pub async fn list(
     ApiQuery(q): ApiQuery<StockQuery>,
 ) -> Result<Json<ListEnvelope<StockLevel>>, ApiError> {
     let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    // The length as sent, as the description states it.
+    let max = depot_protocol::catalog::MAX_LOCATION;
+    if q.location.as_ref().is_some_and(|l| l.chars().count() > max) {
+        return Err(ApiError::invalid(vec![FieldError::new(
+            "location",
+            format!("must be at most {max} characters"),
+        )]));
+    }
     let filter = StockFilter {
         warehouse_id: q.warehouse_id.map(WarehouseId),
         item_id: q.item_id.map(ItemId),

@@ -29,7 +29,8 @@ pub struct LocationQuery {
     zone: Option<String>,
     /// Only locations of this type.
     #[serde(rename = "type")]
-    kind: Option<LocationKind>,
+    #[param(value_type = Option<LocationKind>)]
+    kind: Option<String>,
     /// true: only locations holding stock; false: only empty ones.
     occupied: Option<bool>,
 }
@@ -47,20 +48,36 @@ pub async fn list(
     ApiQuery(q): ApiQuery<LocationQuery>,
 ) -> Result<Json<ListEnvelope<Location>>, ApiError> {
     let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
-    let zone = q
-        .zone
-        .map(|z| z.trim().to_owned())
-        .filter(|z| !z.is_empty());
-    if zone.as_ref().is_some_and(|z| z.chars().count() > MAX_ZONE) {
+    // The length as sent, as the description states it; then blank is
+    // absent.
+    if q.zone
+        .as_ref()
+        .is_some_and(|z| z.chars().count() > MAX_ZONE)
+    {
         return Err(ApiError::invalid(vec![FieldError::new(
             "zone",
             format!("must be at most {MAX_ZONE} characters"),
         )]));
     }
+    let zone = q
+        .zone
+        .map(|z| z.trim().to_owned())
+        .filter(|z| !z.is_empty());
+
+    // Blank is absent, as for every query parameter's text.
+    let kind = match q.kind.as_deref().map(str::trim).filter(|k| !k.is_empty()) {
+        None => None,
+        Some(k) => Some(LocationKind::parse(k).ok_or_else(|| {
+            ApiError::invalid(vec![FieldError::new(
+                "type",
+                format!("unknown type {k:?}: dock, bulk, pick, staging, returns or quarantine"),
+            )])
+        })?),
+    };
     let filter = LocationFilter {
         warehouse_id: q.warehouse_id.map(WarehouseId),
         zone,
-        kind: q.kind,
+        kind,
         occupied: q.occupied,
     };
     let (rows, total, filtered) = wms.list_locations(t.business_id(), filter, page).await?;

@@ -10,7 +10,9 @@ use crate::putaway::PutawayFilter;
 use axum::Json;
 use axum::extract::State;
 use depot_protocol::putaway::{PutawayResult, PutawayScan, PutawayStatus, PutawayTask};
-use depot_protocol::{DataEnvelope, ErrorBody, ListEnvelope, Page, PutawayTaskId, WarehouseId};
+use depot_protocol::{
+    DataEnvelope, ErrorBody, FieldError, ListEnvelope, Page, PutawayTaskId, WarehouseId,
+};
 use serde::Deserialize;
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -24,7 +26,8 @@ pub struct PutawayQuery {
     length: Option<i64>,
     warehouse_id: Option<i64>,
     /// open (the default) or done.
-    status: Option<PutawayStatus>,
+    #[param(value_type = Option<PutawayStatus>)]
+    status: Option<String>,
 }
 
 /// Putaway tasks, the goods that waited longest first: what was received
@@ -40,9 +43,18 @@ pub async fn list(
     ApiQuery(q): ApiQuery<PutawayQuery>,
 ) -> Result<Json<ListEnvelope<PutawayTask>>, ApiError> {
     let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => PutawayStatus::Open,
+        Some(s) => PutawayStatus::parse(s).ok_or_else(|| {
+            ApiError::invalid(vec![FieldError::new(
+                "status",
+                format!("unknown status {s:?}: open or done"),
+            )])
+        })?,
+    };
     let filter = PutawayFilter {
         warehouse_id: q.warehouse_id.map(WarehouseId),
-        status: Some(q.status.unwrap_or(PutawayStatus::Open)),
+        status: Some(status),
     };
     let (rows, total, filtered) = wms.putaway_tasks(t.business_id(), filter, page).await?;
     Ok(Json(ListEnvelope::new(rows, total, filtered)))
