@@ -1,0 +1,110 @@
+//! Picking, receiving and putaway: scans the station passes to the engine.
+
+use super::*;
+
+#[test]
+fn picking_passes_each_scan_to_the_engine_and_reports_its_answer() {
+    let mut s = Station::new(rules());
+    let task = Task::Picking {
+        wave_id: WaveId(3),
+        order_id: Some(OrderId(9)),
+    };
+    let r = only_report(s.handle(Input::SetTask(task.clone())));
+    assert_eq!(r.result["task"]["task"], "picking");
+    assert_eq!(s.task(), &task);
+    assert_eq!(
+        s.handle(Input::Scan("MUG".into())),
+        Step::Do(Effect::Pick {
+            wave_id: WaveId(3),
+            order_id: Some(OrderId(9)),
+            code: "MUG".into()
+        })
+    );
+    let answer = json!({"remaining": 1});
+    let r = only_report(s.handle(Input::Done(Ok(Outcome {
+        message: "picked".into(),
+        result: answer.clone(),
+    }))));
+    assert_eq!((r.status, r.result), (200, answer));
+    // A refusal keeps the engine's status and message.
+    s.handle(Input::Scan("NOPE".into()));
+    let r = only_report(s.handle(Input::Done(Err(Failure::not_found("no item NOPE")))));
+    assert_eq!((r.status, r.message.as_str()), (404, "no item NOPE"));
+    assert!(!r.is_ok());
+}
+
+#[test]
+fn receiving_passes_the_location_along() {
+    let mut s = Station::new(rules());
+    only_report(s.handle(Input::SetTask(Task::Receiving {
+        inbound_id: 4,
+        location: Some("DOCK-1".into()),
+    })));
+    assert_eq!(
+        s.handle(Input::Scan("0109506000134352\u{1d}3712".into())),
+        Step::Do(Effect::Receive {
+            inbound_id: 4,
+            location: Some("DOCK-1".into()),
+            code: "0109506000134352\u{1d}3712".into()
+        })
+    );
+}
+
+#[test]
+fn putaway_scans_come_in_pairs_goods_then_location() {
+    let mut s = Station::new(rules());
+    let task_id = depot_protocol::PutawayTaskId(9);
+    let r = only_report(s.handle(Input::SetTask(Task::Putaway { task_id })));
+    assert!(r.message.contains("scan the goods"), "{}", r.message);
+    // The goods are held: nothing moves until the location is scanned.
+    let r = only_report(s.handle(Input::Scan("ΦΕΤΑ-1".into())));
+    assert!(r.message.contains("now scan the location"), "{}", r.message);
+    assert_eq!(
+        s.handle(Input::Scan("Β-01".into())),
+        Step::Do(Effect::Putaway {
+            task_id,
+            code: "ΦΕΤΑ-1".into(),
+            location: "Β-01".into()
+        })
+    );
+    // A refused pair starts over from the goods.
+    let r = only_report(s.handle(Input::Done(Err(Failure::invalid("full")))));
+    assert_eq!(r.status, 422);
+    only_report(s.handle(Input::Scan("ΦΕΤΑ-1".into())));
+    // A release forgets the goods held.
+    only_report(s.handle(Input::Release));
+    assert_eq!(s.task(), &Task::Idle {});
+    only_report(s.handle(Input::SetTask(Task::Putaway { task_id })));
+    let r = only_report(s.handle(Input::Scan("ΦΕΤΑ-2".into())));
+    assert!(r.message.starts_with("ΦΕΤΑ-2"), "{}", r.message);
+}
+
+#[test]
+fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
+    for (task, said) in [
+        (
+            Task::Picking {
+                wave_id: WaveId(3),
+                order_id: None,
+            },
+            "wave 3 released: what was picked stays picked",
+        ),
+        (
+            Task::Receiving {
+                inbound_id: 4,
+                location: None,
+            },
+            "inbound order 4 released: what was received stays received",
+        ),
+    ] {
+        let mut s = Station::new(rules());
+        assert!(only_report(s.handle(Input::SetTask(task))).is_ok());
+        let r = only_report(s.handle(Input::Release));
+        assert_eq!((r.status, r.message.as_str()), (200, said));
+        assert_eq!(s.task(), &Task::Idle {});
+    }
+    // Nothing scanned yet: nothing to put aside.
+    let mut s = packing(rules());
+    let r = only_report(s.handle(Input::Release));
+    assert_eq!(r.message, "order 7 released, not packed");
+}
