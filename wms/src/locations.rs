@@ -50,6 +50,7 @@ fn save(
     let at = now();
     let id = match id {
         Some(id) => {
+            // The checks kept the warehouse and code: the row is there.
             sql::update(conn, id, &checked, &at)?;
             id
         }

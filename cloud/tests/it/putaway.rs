@@ -187,13 +187,22 @@ async fn received_pallets_are_directed_moved_by_scan_and_refused_where_they_do_n
     assert_eq!(app.event_count().await, events, "refusals write nothing");
     assert_eq!(held(&app).await, before);
 
-    // Half, then the rest: the task stays open until the last unit.
-    let r = ok(
-        &app,
-        &scan,
-        json!({"task_id": t3["id"], "code": lot("L2"), "location": "B-01", "quantity": 4}),
-    )
-    .await;
+    // Half, then the rest: the task stays open until the last unit. The
+    // first scan is sent twice with one Idempotency-Key (a station that
+    // lost the answer): the same answer, four units moved, not eight.
+    let half = json!({"task_id": t3["id"], "code": lot("L2"), "location": "B-01", "quantity": 4});
+    let keyed = || {
+        app.as_a()
+            .raw("POST", &scan)
+            .header("Idempotency-Key", "putaway-1")
+            .json(&half)
+            .send()
+    };
+    let first = keyed().await;
+    assert_eq!(first.status, 200, "{:?}", first.body);
+    let again = keyed().await;
+    assert_eq!((again.status, &again.body), (200, &first.body));
+    let r = first.body["data"].clone();
     assert_eq!(
         (r["task"]["put"].as_i64(), r["task"]["status"].as_str()),
         (Some(4), Some("open"))

@@ -92,13 +92,15 @@ fn insert_row(
     Ok(())
 }
 
-/// What may change of a location: all but its warehouse and code.
-pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) -> Result<()> {
-    conn.execute(
+/// What may change of a location: all but its warehouse and code, which
+/// `l` must repeat (a location never moves or changes its code). Answers
+/// whether there was such a location.
+pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) -> Result<bool> {
+    let changed = conn.execute(
         "UPDATE locations SET zone = ?2, kind = ?3, sequence = ?4, max_units = ?5,
                               max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8,
                               mixed_lots = ?9
-         WHERE id = ?1",
+         WHERE id = ?1 AND warehouse_id = ?10 AND code = ?11",
         params![
             id.0,
             l.zone,
@@ -108,41 +110,25 @@ pub fn update(conn: &Db, id: LocationId, l: &CheckedLocation, at: &Timestamp) ->
             l.max_volume_cm3,
             l.max_weight_g,
             ts(at),
-            i64::from(l.mixed_lots)
+            i64::from(l.mixed_lots),
+            l.warehouse_id.0,
+            l.code
         ],
     )?;
-    Ok(())
+    Ok(changed > 0)
 }
 
 /// A location made or edited on another node, as it was there. Its code
 /// taken here by another location is a conflict (the unique key refuses
 /// it), and so is a record that would move to another warehouse or code.
 pub fn save_replica(conn: &Db, l: &LocationRecord) -> Result<()> {
-    let changed = conn.execute(
-        "UPDATE locations SET zone = ?2, kind = ?3, sequence = ?4, max_units = ?5,
-                              max_volume_cm3 = ?6, max_weight_g = ?7, updated_at = ?8,
-                              mixed_lots = ?11
-         WHERE id = ?1 AND warehouse_id = ?9 AND code = ?10",
-        params![
-            l.id.0,
-            l.zone,
-            l.kind.as_str(),
-            l.sequence,
-            l.max_units,
-            l.max_volume_cm3,
-            l.max_weight_g,
-            ts(&l.updated_at),
-            l.warehouse_id.0,
-            l.code,
-            i64::from(l.mixed_lots)
-        ],
-    )?;
-    if changed == 0 {
+    let fields = CheckedLocation::from(l);
+    if !update(conn, l.id, &fields, &l.updated_at)? {
         insert_row(
             conn,
             l.id,
             l.business_id,
-            &CheckedLocation::from(l),
+            &fields,
             &l.created_at,
             &l.updated_at,
         )?;

@@ -4,7 +4,7 @@
 //! warehouse, takes an id outside the edge's range or clashes with a code
 //! already on record is refused without stopping sync.
 
-use depot_protocol::location::LocationFields;
+use depot_protocol::location::{Location, LocationFields};
 use depot_protocol::sync::{EdgeId, SyncEvent};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, Page, WarehouseId};
@@ -56,8 +56,15 @@ async fn setup() -> Setup {
     }
 }
 
-fn fields(v: serde_json::Value) -> LocationFields {
-    serde_json::from_value(v).expect("fields")
+/// A location of the setup's warehouse, made on `wms` (the cloud or the
+/// edge).
+async fn located(wms: &Wms, s: &Setup, code: &str, kind: &str) -> Location {
+    let fields: LocationFields =
+        serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "code": code, "type": kind}))
+            .expect("fields");
+    wms.create_location(s.business, fields)
+        .await
+        .expect("location")
 }
 
 async fn codes(wms: &Wms, business: BusinessId) -> Vec<(i64, String, i64)> {
@@ -93,14 +100,7 @@ async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
 #[tokio::test]
 async fn locations_made_on_either_side_reach_the_other_with_their_ids() {
     let s = setup().await;
-    let cloud_made = s
-        .cloud
-        .create_location(
-            s.business,
-            fields(json!({"warehouse_id": s.warehouse.0, "code": "Α-01", "type": "pick", "sequence": 1})),
-        )
-        .await
-        .expect("cloud location");
+    let cloud_made = located(&s.cloud, &s, "Α-01", "pick").await;
     down(&s).await;
     assert_eq!(
         codes(&s.edge, s.business).await,
@@ -108,14 +108,7 @@ async fn locations_made_on_either_side_reach_the_other_with_their_ids() {
     );
 
     // Offline at the edge: a dock of its own, goods received into it.
-    let dock = s
-        .edge
-        .create_location(
-            s.business,
-            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK-E", "type": "dock"})),
-        )
-        .await
-        .expect("edge location");
+    let dock = located(&s.edge, &s, "DOCK-E", "dock").await;
     assert_eq!(dock.record.id.0 >> 40, 1, "numbered in the edge's range");
     let req = serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "sku": "ΦΕΤΑ",
         "reason": "received", "quantity": 7, "location": "DOCK-E"}))
@@ -138,24 +131,10 @@ async fn locations_made_on_either_side_reach_the_other_with_their_ids() {
 #[tokio::test]
 async fn a_location_the_edge_may_not_make_is_refused_and_sync_goes_on() {
     let s = setup().await;
-    let dock = s
-        .edge
-        .create_location(
-            s.business,
-            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK", "type": "dock"})),
-        )
-        .await
-        .expect("edge location");
+    let dock = located(&s.edge, &s, "DOCK", "dock").await;
     let saved: serde_json::Value =
         serde_json::from_str(edge_log(&s).await[0].payload.get()).expect("payload");
-    let cloud_dock = s
-        .cloud
-        .create_location(
-            s.business,
-            fields(json!({"warehouse_id": s.warehouse.0, "code": "DOCK", "type": "dock"})),
-        )
-        .await
-        .expect("the cloud's own DOCK");
+    let cloud_dock = located(&s.cloud, &s, "DOCK", "dock").await;
     let ev = |seq: i64, payload: serde_json::Value| SyncEvent {
         seq,
         id: depot_protocol::EventId::new(),
@@ -213,13 +192,7 @@ async fn goods_received_and_put_away_offline_reach_the_cloud_as_they_were() {
     // the dock (where a reception without a location puts them) and put
     // away where the rules say.
     for (code, kind) in [("DOCK", "dock"), ("R-1", "bulk")] {
-        s.edge
-            .create_location(
-                s.business,
-                fields(json!({"warehouse_id": s.warehouse.0, "code": code, "type": kind})),
-            )
-            .await
-            .expect("location");
+        located(&s.edge, &s, code, kind).await;
     }
     let received = s
         .edge

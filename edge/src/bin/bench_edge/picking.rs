@@ -114,10 +114,21 @@ pub async fn over_http(
     s: Scan,
 ) -> Result<ScanResult, String> {
     let body = json!({"wave_id": s.wave, "order_id": s.order, "code": s.code, "quantity": 1});
+    post(client, url, key, &body).await
+}
+
+/// Posts `body` as a station does and reads the answer's data; an answer
+/// other than a 2xx is the error, with the start of its body.
+pub async fn post<T: serde::de::DeserializeOwned>(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    body: &serde_json::Value,
+) -> Result<T, String> {
     let resp = client
         .post(url)
         .header("x-api-key", key)
-        .json(&body)
+        .json(body)
         .send()
         .await
         .map_err(|e| e.to_string())?;
@@ -126,9 +137,9 @@ pub async fn over_http(
     if !status.is_success() {
         return Err(format!("{status}: {text:.300}"));
     }
-    serde_json::from_str::<DataEnvelope<ScanResult>>(&text)
+    serde_json::from_str::<DataEnvelope<T>>(&text)
         .map(|r| r.data)
-        .map_err(|e| format!("unreadable scan answer: {e}"))
+        .map_err(|e| format!("unreadable answer: {e}"))
 }
 
 /// The same scan as an engine call, without HTTP.

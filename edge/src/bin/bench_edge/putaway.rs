@@ -5,7 +5,6 @@
 
 use crate::seed::Cloud;
 use depot_bench::{Tally, sku};
-use depot_protocol::DataEnvelope;
 use depot_protocol::putaway::PutawayResult;
 use depot_wms::Wms;
 use serde_json::{Value, json};
@@ -96,7 +95,8 @@ pub async fn station(
     let body = json!({"task_id": pallet.task, "code": pallet.code, "location": pallet.rack, "quantity": 1});
     while Instant::now() < deadline {
         let sent = Instant::now();
-        let answer = scan(client, url, key, &body).await;
+        let answer: Result<PutawayResult, String> =
+            crate::picking::post(client, url, key, &body).await;
         tally.lat.push(sent.elapsed());
         match answer {
             Ok(r) if r.task.remaining == 0 => {
@@ -111,27 +111,4 @@ pub async fn station(
         }
     }
     tally
-}
-
-async fn scan(
-    client: &reqwest::Client,
-    url: &str,
-    key: &str,
-    body: &Value,
-) -> Result<PutawayResult, String> {
-    let resp = client
-        .post(url)
-        .header("x-api-key", key)
-        .json(body)
-        .send()
-        .await
-        .map_err(|e| e.to_string())?;
-    let status = resp.status();
-    let text = resp.text().await.map_err(|e| e.to_string())?;
-    if !status.is_success() {
-        return Err(format!("{status}: {text:.300}"));
-    }
-    serde_json::from_str::<DataEnvelope<PutawayResult>>(&text)
-        .map(|r| r.data)
-        .map_err(|e| format!("unreadable putaway answer: {e}"))
 }
