@@ -285,6 +285,7 @@ mod tests {
             from: 7,
             recovered: 1000,
             shifted: true,
+            shifted_past: 1000,
             stalled: None,
         });
         assert_eq!(

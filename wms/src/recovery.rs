@@ -111,8 +111,10 @@ impl Wms {
                 });
             }
             let mut renumbered = 0;
+            let mut shifted_past = r.shifted_past;
             if !r.shifted && page.through > r.from {
                 renumbered = events::shift_own(conn, r.from, page.through - r.from)?;
+                shifted_past = page.through;
             }
             let taken: Vec<(i64, RemoteEvent)> = page
                 .events
@@ -152,7 +154,7 @@ impl Wms {
                 .count();
             let last = taken.last().map_or(r.recovered, |(seq, _)| *seq);
             if page.more {
-                sql::set_recovery(conn, last, true)?;
+                sql::set_recovery(conn, last, shifted_past)?;
                 return Ok(Recovered::Applied {
                     recovered: last,
                     done: false,

@@ -268,6 +268,7 @@ mod tests {
             from: 3,
             recovered: 40,
             shifted: true,
+            shifted_past: 40,
             stalled: None,
         });
         let mut scrape = Scrape::default();

@@ -8,7 +8,10 @@ use depot_sql::{Db, Dialect, params};
 
 /// Appends an event this node made; call it inside the transaction that
 /// made the change. On SQLite it gets the next `out_seq`: an edge's sync
-/// sends it up.
+/// sends it up. While a recovery takes the node's own events back past
+/// where its own were moved (`sync_state.shifted`, the cloud's cursor),
+/// the next is past that cursor too: the seqs below it are the events
+/// still to come back.
 pub fn append(
     conn: &Db,
     origin: &str,
@@ -21,7 +24,11 @@ pub fn append(
         Dialect::Sqlite => {
             "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6,
-                     (SELECT COALESCE(MAX(out_seq), 0) + 1 FROM events WHERE out_seq IS NOT NULL)) RETURNING seq"
+                     (SELECT (CASE WHEN a.m > r.p THEN a.m ELSE r.p END) + 1
+                      FROM (SELECT COALESCE(MAX(out_seq), 0) AS m FROM events
+                            WHERE out_seq IS NOT NULL) AS a,
+                           (SELECT COALESCE(MAX(shifted), 0) AS p FROM sync_state
+                            WHERE recover_from IS NOT NULL) AS r)) RETURNING seq"
         }
         // Only edges send their own events up, and only clouds run on
         // PostgreSQL, where writers of different businesses run side by

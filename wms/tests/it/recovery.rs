@@ -195,6 +195,60 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
     assert!(ack.rejected.is_empty(), "{ack:?}");
 }
 
+/// A box that made nothing before its first page came back, then scans
+/// between two pages: the scan is numbered past the cloud's cursor, not at
+/// the seqs the next page fills (which would stop the recovery for good
+/// on a unique seq).
+#[tokio::test]
+async fn a_scan_between_two_pages_is_numbered_past_the_cloud_s_cursor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let edge_id = EdgeId::parse("e1").expect("edge id");
+    let (cloud, b, node, _database) = cloud(&dir, &edge_id).await;
+    cloud
+        .create_warehouse(b, "W", "W", Address::default(), false)
+        .await
+        .expect("warehouse");
+    let old = Wms::open_node(&dir.path().join("old.db"), "edge:e1", node).expect("old box");
+    assert!(old.cloud_cursor_seen(0, true).await.expect("answer"));
+    let sent = scans(&old, b, SENT as usize, "old").await;
+    for chunk in own(&old, 0, SENT).await.chunks(400) {
+        let ack = cloud
+            .receive_batch(b, edge_id.clone(), chunk.to_vec())
+            .await
+            .expect("receive");
+        assert!(ack.rejected.is_empty() && !ack.gap, "{ack:?}");
+    }
+    let new = Wms::open_node(&dir.path().join("new.db"), "edge:e1", node).expect("new box");
+    assert!(!new.cloud_cursor_seen(SENT, true).await.expect("answer"));
+    let mut after = 0;
+    let mut between = Vec::new();
+    loop {
+        let p = page(
+            cloud
+                .own_page(b, &edge_id, "s", after, SENT)
+                .await
+                .expect("own page"),
+        );
+        match new.take_back(b, p).await.expect("take back") {
+            Recovered::Applied { done: true, .. } => break,
+            Recovered::Applied { recovered, .. } => {
+                if between.is_empty() {
+                    between = scans(&new, b, 2, "between").await;
+                }
+                after = recovered;
+            }
+            other => panic!("after {after}: {other:?}"),
+        }
+    }
+    assert_eq!(between.len(), 2, "one page only: nothing came between two");
+    let log = own(&new, 0, SENT + 10).await;
+    let ids: Vec<String> = log.iter().map(|e| e.id.to_string()).collect();
+    let seqs: Vec<i64> = log.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=SENT + 2).collect::<Vec<_>>());
+    assert_eq!(ids[..SENT as usize], sent[..]);
+    assert_eq!(ids[SENT as usize..], between[..]);
+}
+
 /// Everything the cloud has for `edge`, applied there as the link does.
 async fn pull(cloud: &Wms, b: BusinessId, edge_id: &EdgeId, edge: &Wms) {
     loop {

@@ -58,6 +58,11 @@ pub struct Recovery {
     /// Events made meanwhile were renumbered past the cloud's.
     #[serde(rename = "renumbered")]
     pub shifted: bool,
+    /// The cloud's cursor they were moved past (0 before): events made
+    /// while the rest comes back are numbered past it too, never in the
+    /// range still to fill.
+    #[serde(skip)]
+    pub shifted_past: i64,
     /// Why the events do not come back, when they cannot (the cloud does
     /// not hand them back); `null` while they can.
     pub stalled: Option<String>,
@@ -71,10 +76,12 @@ pub fn recovery(conn: &Db) -> Result<Option<Recovery>> {
         params![],
         |r| {
             let from: i64 = r.get(0)?;
+            let shifted_past: i64 = r.get(2)?;
             Ok(Recovery {
                 from,
                 recovered: r.get::<Option<i64>>(1)?.unwrap_or(from),
-                shifted: r.get(2)?,
+                shifted: shifted_past != 0,
+                shifted_past,
                 stalled: r.get(3)?,
             })
         },
@@ -93,10 +100,14 @@ pub fn start_recovery(conn: &Db, from: i64) -> Result<()> {
     crate::store::ids::clear_floors(conn)
 }
 
-pub fn set_recovery(conn: &Db, recovered: i64, shifted: bool) -> Result<()> {
+/// How far events came back, and the cloud's cursor the node's own events
+/// were moved past (0: not moved). `shifted` holds that cursor:
+/// [`crate::store::events::append`] numbers new events past it while the
+/// recovery lasts.
+pub fn set_recovery(conn: &Db, recovered: i64, shifted_past: i64) -> Result<()> {
     conn.execute(
         "UPDATE sync_state SET recovered = ?1, shifted = ?2 WHERE singleton = 1",
-        params![recovered, shifted],
+        params![recovered, shifted_past],
     )?;
     Ok(())
 }
