@@ -19,6 +19,8 @@ COMMON = {
     "POST /v1/inbounds/{business_id}/reception": "quantity must equal accepted + rejected, a reason is needed when units are rejected, codes must be lines of the inbound order, and location a location of its warehouse",
     "POST /v1/inventory/{business_id}/adjust": "item_id or sku must name an existing item of the business, and location and to_location locations of their warehouses (which fields each reason takes is described)",
     "POST /v1/locations/{business_id}/create": "warehouse_id must be a warehouse of the business",
+    "POST /v1/counts/{business_id}/create": "warehouse_id must be a warehouse of the business, exactly one of locations, zone, item_ids or not_counted_days says what to count, and what it names must exist there",
+    "POST /v1/counts/{business_id}/{count_id}/scan": "the location must be one of the count's and the code an item (one of the count's items, when it counts items)",
     "POST /v1/putaway/{business_id}/scan": "the code must be the task's item and lot, and the location one of its warehouse that takes the goods",
     "PUT /v1/locations/{business_id}/{location_id}/edit": "warehouse_id and code may only repeat what the location has",
     "POST /v1/packing/{business_id}/pack-order": "the items must be the order's (that a package's dimensions come together is described)",

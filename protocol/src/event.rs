@@ -81,6 +81,14 @@ kinds! {
     PutawayCreated = "putaway.created",
     /// A putaway scan moved goods from the dock to a location.
     PutawayScanned = "putaway.scanned",
+    /// A cycle count was made: its locations and the lines they hold.
+    CountCreated = "count.created",
+    /// A count scan counted a line, or closed a location.
+    CountScanned = "count.scanned",
+    /// A count's variances were booked.
+    CountApproved = "count.approved",
+    /// A count was called off.
+    CountCancelled = "count.cancelled",
     PrinterSaved = "printer.saved",
     PrintJobCreated = "print_job.created",
     /// A device printed a job, failed it, or is waiting to retry it.

@@ -82,6 +82,10 @@ int_id!(
     /// Received goods to move from the dock to where they are kept.
     PutawayTaskId
 );
+int_id!(
+    /// A cycle count: locations a counter is sent to count.
+    CountId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

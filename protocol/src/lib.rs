@@ -6,6 +6,7 @@ pub mod address;
 pub mod barcode;
 pub mod catalog;
 pub mod catalogue;
+pub mod count;
 pub mod crm;
 pub mod document;
 pub mod envelope;
@@ -37,8 +38,9 @@ pub mod webhook;
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
-    BusinessId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId, OrderId,
-    PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ShipmentId, WarehouseId, WaveId,
+    BusinessId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId,
+    OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ShipmentId,
+    WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

@@ -33,15 +33,17 @@ pub fn shell_word(word: &str) -> String {
 }
 
 /// The line that sets the variables every tour's commands use: `C` the
-/// cloud, `E` the edge, `B` the business, `K` the key, `D` the data
-/// directory (absolute, so it works from any directory).
+/// cloud, `E` the edge, `B` the business, `K` the key, `K2` a second
+/// operator's key, `D` the data directory (absolute, so it works from any
+/// directory).
 pub fn exports(running: &Running) -> anyhow::Result<String> {
     Ok(format!(
-        "export C=http://{} E=http://{} B={} K={} D={}",
+        "export C=http://{} E=http://{} B={} K={} K2={} D={}",
         running.cloud_addr()?,
         running.edge_addr()?,
         running.demo.business,
         shell_word(&running.demo.key),
+        shell_word(&running.demo.second_key),
         shell_word(&running.data_dir().display().to_string()),
     ))
 }

@@ -57,6 +57,8 @@ pub const DEMO_WEBHOOK_SECRET: &str = "demo-webhook-secret";
 pub struct Demo {
     pub business: BusinessId,
     pub key: String,
+    /// A second operator's key: a count's recount is someone else's.
+    pub second_key: String,
 }
 
 /// One request to try, printed as `curl` and run as-is by the tests.
@@ -140,9 +142,13 @@ pub async fn prepare(wms: &Wms) -> anyhow::Result<Demo> {
         .context("the packing station's printer")?;
     releases::publish(wms).await?;
     let key = wms.create_key(business, Some("demo".into())).await?;
+    let second = wms
+        .create_key(business, Some("demo, second operator".into()))
+        .await?;
     Ok(Demo {
         business,
         key: key.secret,
+        second_key: second.secret,
     })
 }
 

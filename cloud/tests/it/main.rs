@@ -9,6 +9,7 @@ mod broker;
 mod changelog;
 mod concurrency;
 mod configuration_reference;
+mod counts;
 mod crash;
 mod crm;
 mod disk_full;

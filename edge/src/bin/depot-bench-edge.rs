@@ -3,7 +3,8 @@
 //!
 //! 1. Pick scans over HTTP: the edge's own router on loopback, one wave per
 //!    station, every station scanning closed-loop; then putaway scans, one
-//!    pallet per station put away unit by unit to a rack of its own;
+//!    pallet per station put away unit by unit to a rack of its own; then
+//!    count scans, one location per station counted unit by unit;
 //!    against a hello-world route served by the same process in the same
 //!    run.
 //! 2. The real `depot-edge serve` process on a database with a long history
@@ -24,6 +25,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+#[path = "bench_edge/counting.rs"]
+mod counting;
 #[path = "bench_edge/picking.rs"]
 mod picking;
 #[path = "bench_edge/putaway.rs"]
@@ -138,6 +141,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     let mut setup =
         picking::setup(&cloud, &edge, 2 * args.stations, items as u64, args.seconds).await?;
     let pallets = Arc::new(putaway::setup(&cloud, &edge, args.stations, args.seconds).await?);
+    let shelves = Arc::new(counting::setup(&cloud, &edge, args.stations).await?);
     let setup_secs = setting_up.elapsed().as_secs_f64();
     let direct_walks = Arc::new(setup.walks.split_off(args.stations));
     let walks = Arc::new(std::mem::take(&mut setup.walks));
@@ -217,6 +221,24 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
     })
     .await?;
     let put_away = writer_counts(&edge);
+    let business = cloud.business.0;
+    let count_base = Arc::new(base.clone());
+    let counts = closed_loop("count scan (HTTP)", secs, shelves.len(), |w, deadline| {
+        let (client, shelves, base, key) = (
+            client.clone(),
+            shelves.clone(),
+            count_base.clone(),
+            key.clone(),
+        );
+        async move {
+            let Some(shelf) = shelves.get(w) else {
+                return Tally::default();
+            };
+            counting::station(&client, &base, business, &key, shelf, deadline).await
+        }
+    })
+    .await?;
+    let counted = writer_counts(&edge);
     let hello2 = hello(&client, &base, "hello (2nd run)", secs, n).await?;
     server.abort();
 
@@ -235,7 +257,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    let runs = [&hello1, &hello2, &scans, &direct, &puts];
+    let runs = [&hello1, &hello2, &scans, &direct, &puts, &counts];
     base.print_table("run", &runs);
     println!();
     let ratio = scans.rps / base.rps;
@@ -257,10 +279,16 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         pallets.len(),
         puts.rps / base.rps
     );
+    println!(
+        "\"count scan (HTTP)\": {} stations, each counting a location of its own (one open blind count each) unit by unit, one scan adding one unit: {:.3} x hello-world",
+        shelves.len(),
+        counts.rps / base.rps
+    );
     for (what, from, to) in [
         ("HTTP", before, after),
         ("engine only", after, directed),
         ("putaway, HTTP", directed, put_away),
+        ("count, HTTP", put_away, counted),
     ] {
         let (jobs, commits) = (to.0 - from.0, to.1 - from.1);
         println!(
@@ -277,7 +305,7 @@ async fn pick_scan(args: &Args, dir: &Path) -> anyhow::Result<usize> {
         setup.work.units_per_line,
         walks.len() + direct_walks.len(),
     );
-    let ran_out = scans.ran_out + direct.ran_out + puts.ran_out;
+    let ran_out = scans.ran_out + direct.ran_out + puts.ran_out + counts.ran_out;
     println!(
         "{ran_out} stations ran out of work before the end{}",
         if ran_out > 0 {

@@ -50,6 +50,8 @@ pub struct Station {
     packing: Option<Packing>,
     /// Putaway: the goods scanned, waiting for the location's label.
     goods: Option<String>,
+    /// Counting: the location whose label was scanned, being counted.
+    counting_at: Option<String>,
     pending: Pending,
 }
 
@@ -60,6 +62,7 @@ impl Station {
             task: Task::Idle {},
             packing: None,
             goods: None,
+            counting_at: None,
             pending: Pending::Nothing,
         }
     }
@@ -101,7 +104,14 @@ impl Station {
             },
             (Input::Done(outcome), Pending::Engine) => match outcome {
                 Ok(o) => report(Report::ok(o.message, o.result)),
-                Err(f) => refuse(f),
+                Err(f) => {
+                    // A location the count does not have: the next scan
+                    // is a label again.
+                    if f.errors.iter().any(|e| e.name == "location") {
+                        self.counting_at = None;
+                    }
+                    refuse(f)
+                }
             },
             (Input::Resolved(scanned), Pending::Resolve(code)) => match scanned {
                 Ok(s) => self.count(code, s),
@@ -143,9 +153,13 @@ impl Station {
             Task::Putaway { task_id } => {
                 format!("putaway task {task_id}: scan the goods, then the location's label")
             }
+            Task::Counting { count_id } => format!(
+                "count {count_id}: scan a location's label, its goods one by one, then the label again when it is done"
+            ),
         };
         self.packing = None;
         self.goods = None;
+        self.counting_at = None;
         self.task = task;
         report(Report::ok(message, json!({ "task": self.task })))
     }
@@ -231,6 +245,37 @@ impl Station {
                     })
                 }
             },
+            Task::Counting { count_id } => {
+                let count_id = *count_id;
+                match self.counting_at.take() {
+                    None => {
+                        let message = format!(
+                            "counting {code}: scan its goods, then {code} again when it is done"
+                        );
+                        self.counting_at = Some(code);
+                        report(Report::ok(message, json!({ "location": self.counting_at })))
+                    }
+                    // The label again: the location is closed, and the
+                    // next scan is another location's label.
+                    Some(location) if location == code => {
+                        self.pending = Pending::Engine;
+                        Step::Do(Effect::Count {
+                            count_id,
+                            location,
+                            code: None,
+                        })
+                    }
+                    Some(location) => {
+                        self.counting_at = Some(location.clone());
+                        self.pending = Pending::Engine;
+                        Step::Do(Effect::Count {
+                            count_id,
+                            location,
+                            code: Some(code),
+                        })
+                    }
+                }
+            }
         }
     }
 
@@ -426,8 +471,12 @@ impl Station {
             Task::Putaway { task_id } => {
                 format!("putaway task {task_id} released: what was put away stays put")
             }
+            Task::Counting { count_id } => {
+                format!("count {count_id} released: what was counted stays counted")
+            }
         };
         self.goods = None;
+        self.counting_at = None;
         let released = std::mem::replace(&mut self.task, Task::Idle {});
         self.packing = None;
         report(Report::ok(

@@ -241,7 +241,9 @@ pub fn answer_of(report: &Report) -> Answer {
 /// "location": "DOCK-1"?}` (a location on record), `{"task": "packing",
 /// "order_id": 12}` (the order must be confirmed or picking), `{"task":
 /// "putaway", "task_id": 4}` (an open putaway task: scans come in pairs,
-/// the goods then the location's label) or `{"task": "idle"}`. Scans then
+/// the goods then the location's label), `{"task": "counting", "count_id":
+/// 5}` (an open count: a location's label, its goods one scan at a time,
+/// the label again to close it) or `{"task": "idle"}`. Scans then
 /// act as the key that set the task.
 #[utoipa::path(put, path = "/v1/edge/stations/{station}/task", tag = "edge",
     params(("station" = String, Path, description = "The station's configured name")),

@@ -14,6 +14,7 @@ use super::printers;
 use super::routes::answer_of;
 use super::scales::{self, Scale};
 use super::stopped;
+use depot_protocol::count::{CountScan, CountStatus};
 use depot_protocol::event::Event;
 use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
@@ -335,6 +336,16 @@ impl Glue {
                 }
                 Ok(())
             }
+            Task::Counting { count_id } => {
+                let count = self.context.wms.count(b, count_id).await?;
+                if count.summary.status != CountStatus::Open {
+                    return Err(Failure::conflict(format!(
+                        "count {count_id} is {}",
+                        count.summary.status
+                    )));
+                }
+                Ok(())
+            }
             Task::Idle {} | Task::Packing { .. } => Ok(()),
         }
     }
@@ -462,6 +473,27 @@ impl Glue {
                 };
                 Input::Done(
                     wms.putaway_scan(caller, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| Outcome {
+                            message: r.message.clone(),
+                            result: json!(r),
+                        }),
+                )
+            }
+            Effect::Count {
+                count_id,
+                location,
+                code,
+            } => {
+                let req = CountScan {
+                    location,
+                    code,
+                    quantity: None,
+                    add: true,
+                };
+                Input::Done(
+                    wms.count_scan(caller, count_id, req)
                         .await
                         .map_err(Failure::from)
                         .map(|r| Outcome {

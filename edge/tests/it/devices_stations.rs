@@ -600,6 +600,55 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     assert_eq!(status, 409, "{body}");
     events.next(&api, b).await;
 
+    // Counting from the scanner: the rack's label, its goods unit by unit
+    // (each adds), the label again to close it. One more than the books
+    // hold asks for a recount, which the same key may not make.
+    let (status, body) = api
+        .call(
+            "POST",
+            &format!("/v1/counts/{}/create", rig.business.0),
+            Some(json!({"warehouse_id": warehouse.0, "locations": ["R-1"]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let count = body["data"]["id"].clone();
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "counting", "count_id": count})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    events.next(&api, b).await;
+    for (code, expect) in [
+        ("R-1", "counting R-1"),
+        ("TEA", "R-1: 1 × TEA counted"),
+        ("TEA", "R-1: 2 × TEA counted"),
+        ("R-1", "R-1 counted: TEA to be recounted by someone else"),
+        ("R-1", "counting R-1"),
+    ] {
+        scan(code);
+        let e = events.next(&api, b).await;
+        assert_eq!(e["ok"], true, "{e}");
+        assert!(
+            e["message"].as_str().is_some_and(|m| m.starts_with(expect)),
+            "{code}: {e}"
+        );
+    }
+    // Blind: the books' figure is never on the station's screen.
+    scan("TEA");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["status"], 409, "{e}");
+    let (status, body) = api
+        .call(
+            "POST",
+            &format!("/v1/counts/{}/{count}/cancel", rig.business.0),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
     // A task set with a key that is revoked afterwards stops acting.
     let other = edge
         .wms

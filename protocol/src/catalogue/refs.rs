@@ -34,6 +34,8 @@ pub enum Entity {
     Location,
     /// Received goods to put away.
     PutawayTask,
+    /// A cycle count.
+    Count,
 }
 
 impl Entity {
@@ -53,6 +55,7 @@ impl Entity {
             Self::Key => "API key",
             Self::Location => "location",
             Self::PutawayTask => "putaway task",
+            Self::Count => "count",
         }
     }
 
@@ -69,6 +72,7 @@ impl Entity {
                 | Self::PrintJob
                 | Self::Location
                 | Self::PutawayTask
+                | Self::Count
         )
     }
 }

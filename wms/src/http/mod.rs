@@ -6,6 +6,7 @@
 pub mod business;
 pub mod conflicts;
 pub mod contract;
+pub mod counts;
 pub mod documents;
 pub mod edges;
 pub mod error;
@@ -48,7 +49,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -130,6 +131,12 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(putaway::list))
         .routes(routes!(putaway::get))
         .routes(routes!(putaway::scan))
+        .routes(routes!(counts::list))
+        .routes(routes!(counts::create))
+        .routes(routes!(counts::get))
+        .routes(routes!(counts::scan))
+        .routes(routes!(counts::approve))
+        .routes(routes!(counts::cancel))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

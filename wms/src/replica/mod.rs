@@ -336,7 +336,11 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         K::OrderAddressChanged => apply_address(conn, payload(e)?),
         K::StockMoved => {
             let mut m: Movement = payload(e)?;
-            ledger::record(conn, &mut m)?;
+            // A movement already booked here (the same count approved on
+            // two nodes names its movements alike) is not booked twice.
+            if !ledger::booked(conn, m.id)? {
+                ledger::record(conn, &mut m)?;
+            }
             Ok(None)
         }
         K::InboundCreated => operations::inbound(conn, payload(e)?),
@@ -352,6 +356,18 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         }
         K::PutawayScanned => {
             crate::putaway::apply_scanned(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::CountCreated => {
+            crate::counts::apply_created(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::CountScanned => {
+            crate::counts::apply_scanned(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::CountApproved | K::CountCancelled => {
+            crate::counts::apply_closed(conn, &payload(e)?)?;
             Ok(None)
         }
         K::PrinterSaved => operations::printer(conn, payload(e)?),

@@ -124,6 +124,16 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
     Ok(on_hand)
 }
 
+/// Whether a movement by this id is in the ledger.
+pub fn booked(conn: &Db, id: depot_protocol::MovementId) -> Result<bool> {
+    Ok(super::maybe(conn.query_row(
+        "SELECT 1 FROM stock_movements WHERE id = ?1",
+        params![id.0.to_string()],
+        |r| r.get::<i64>(0),
+    ))?
+    .is_some())
+}
+
 /// On-hand of one lot of an item in a warehouse (0 if never moved).
 fn lot_level(conn: &Db, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<i64> {
     let found = super::maybe(conn.query_row(

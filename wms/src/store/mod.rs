@@ -6,6 +6,7 @@ pub mod buyers;
 pub mod catalog;
 #[cfg(feature = "postgres")]
 pub mod copy;
+pub mod counts;
 pub mod documents;
 pub mod events;
 pub mod idempotency;
@@ -76,6 +77,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(35, include_str!("schema/035_node_id_sequences.sql")),
     Migration::new(36, include_str!("schema/036_locations.sql")),
     Migration::new(37, include_str!("schema/037_putaway.sql")),
+    Migration::new(38, include_str!("schema/038_counts.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -91,6 +93,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     ),
     Migration::new(36, include_str!("schema/postgres/036_locations.sql")),
     Migration::new(37, include_str!("schema/postgres/037_putaway.sql")),
+    Migration::new(38, include_str!("schema/postgres/038_counts.sql")),
 ];
 
 /// Prepared statements each connection keeps.

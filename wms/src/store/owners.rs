@@ -38,6 +38,7 @@ pub fn owner(conn: &Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
         Entity::Key => "SELECT business_id, NULL FROM api_keys WHERE id = ?1",
         Entity::Location => "SELECT business_id, warehouse_id FROM locations WHERE id = ?1",
         Entity::PutawayTask => "SELECT business_id, warehouse_id FROM putaway_tasks WHERE id = ?1",
+        Entity::Count => "SELECT business_id, warehouse_id FROM counts WHERE id = ?1",
     };
     maybe(conn.query_row(sql, params![id], |r| {
         Ok(Owner {

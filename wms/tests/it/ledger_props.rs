@@ -63,6 +63,15 @@ enum Op {
         at: usize,
         quantity: i64,
     },
+    /// A cycle count of one location of the first warehouse: both items
+    /// counted, stock moved there after the scans, then approved or
+    /// cancelled.
+    CountTask {
+        at: usize,
+        counted: [i64; 2],
+        moved: i64,
+        approve: bool,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -106,6 +115,14 @@ fn op() -> impl Strategy<Value = Op> {
             at,
             quantity
         }),
+        (0..NONE, [0i64..12, 0i64..12], -3i64..4, any::<bool>()).prop_map(
+            |(at, counted, moved, approve)| Op::CountTask {
+                at,
+                counted,
+                moved,
+                approve
+            }
+        ),
     ]
 }
 
@@ -316,6 +333,51 @@ async fn run(ops: Vec<Op>) {
                     m.tasks.remove(i);
                 } else {
                     m.tasks[i].2 = left - n;
+                }
+            }
+            Op::CountTask {
+                at,
+                counted,
+                moved,
+                approve,
+            } => {
+                let req = serde_json::from_value(serde_json::json!({"warehouse_id": w.whs[0].0,
+                    "locations": [LOCATIONS[at]], "tolerance_units": 1_000_000}))
+                .expect("count");
+                let id = w
+                    .wms
+                    .create_count(w.caller, req)
+                    .await
+                    .expect("count")
+                    .summary
+                    .id;
+                let mut variance = [0; 2];
+                for (item, n) in counted.into_iter().enumerate() {
+                    let req = serde_json::from_value(serde_json::json!({"location": LOCATIONS[at],
+                        "code": SKUS[item], "quantity": n}))
+                    .expect("scan");
+                    w.wms.count_scan(w.caller, id, req).await.expect("counted");
+                    variance[item] = n - m.on_hand.get(&(item, 0, at)).copied().unwrap_or(0);
+                }
+                // Moved after the scans, before the approval: a move of its
+                // own, kept by the approval.
+                let mut r = adjust(w.whs[0], w.items[0], MovementReason::Adjusted);
+                r.delta = Some(moved).filter(|d| *d != 0);
+                r.location = code(at);
+                if r.delta.is_some() {
+                    w.wms.adjust(w.caller, r).await.expect("moved");
+                    m.add(0, 0, at, moved);
+                }
+                let req = serde_json::from_value(serde_json::json!({"location": LOCATIONS[at]}))
+                    .expect("close");
+                w.wms.count_scan(w.caller, id, req).await.expect("closed");
+                if approve {
+                    w.wms.approve_count(w.caller, id).await.expect("approved");
+                    for (item, v) in variance.into_iter().enumerate() {
+                        m.add(item, 0, at, v);
+                    }
+                } else {
+                    w.wms.cancel_count(w.caller, id).await.expect("cancelled");
                 }
             }
             Op::Ingest {

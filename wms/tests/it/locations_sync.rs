@@ -13,13 +13,13 @@ use depot_wms::Wms;
 use depot_wms::locations::LocationFilter;
 use serde_json::json;
 
-struct Setup {
-    cloud: Wms,
-    edge: Wms,
-    edge_id: EdgeId,
-    business: BusinessId,
-    caller: Caller,
-    warehouse: WarehouseId,
+pub(crate) struct Setup {
+    pub cloud: Wms,
+    pub edge: Wms,
+    pub edge_id: EdgeId,
+    pub business: BusinessId,
+    pub caller: Caller,
+    pub warehouse: WarehouseId,
     other_warehouse: WarehouseId,
     /// The cloud's log as the edge took it.
     cloud_head: i64,
@@ -27,7 +27,7 @@ struct Setup {
     _database: Option<depot_testkit::pg::PgDatabase>,
 }
 
-async fn setup() -> Setup {
+pub(crate) async fn setup() -> Setup {
     let dir = tempfile::tempdir().expect("tempdir");
     let (cloud, database) = depot_testkit::pg::cloud_engine(dir.path());
     let seeded = seed::business("Λ").item("ΦΕΤΑ").seed(&cloud).await;
@@ -58,7 +58,7 @@ async fn setup() -> Setup {
 
 /// A location of the setup's warehouse, made on `wms` (the cloud or the
 /// edge).
-async fn located(wms: &Wms, s: &Setup, code: &str, kind: &str) -> Location {
+pub(crate) async fn located(wms: &Wms, s: &Setup, code: &str, kind: &str) -> Location {
     let fields: LocationFields =
         serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "code": code, "type": kind}))
             .expect("fields");
@@ -80,7 +80,7 @@ async fn codes(wms: &Wms, business: BusinessId) -> Vec<(i64, String, i64)> {
 
 /// The edge takes what the cloud wrote of its business since it first
 /// took the catalog.
-async fn down(s: &Setup) {
+pub(crate) async fn down(s: &Setup) {
     let (_, events) = depot_testkit::events::own_since(&s.cloud, s.cloud_head).await;
     let events: Vec<_> = events
         .into_iter()
@@ -89,7 +89,7 @@ async fn down(s: &Setup) {
     s.edge.apply_remote(events).await.expect("down");
 }
 
-async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
+pub(crate) async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
     let head = s.edge.outgoing_head().await.expect("head");
     s.edge
         .outgoing_sync(0, head, 100_000)

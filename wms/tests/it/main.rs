@@ -3,6 +3,7 @@
 //! helpers every area shares come first.
 
 mod close;
+mod counts_sync;
 mod ledger_props;
 mod local_keys;
 mod locations_sync;

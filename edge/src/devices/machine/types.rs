@@ -1,7 +1,7 @@
 //! What goes in and out of a station's machine.
 
 use crate::devices::failure::Failure;
-use depot_protocol::{FieldError, ItemId, OrderId, OrderStatus, PutawayTaskId, WaveId};
+use depot_protocol::{CountId, FieldError, ItemId, OrderId, OrderStatus, PutawayTaskId, WaveId};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -34,6 +34,9 @@ pub enum Task {
     /// Scans come in pairs: the goods of the putaway task, then the label
     /// of the location they were put at, which moves them there.
     Putaway { task_id: PutawayTaskId },
+    /// A cycle count: a location's label, then its goods one scan at a
+    /// time (each adds its units), then the label again to close it.
+    Counting { count_id: CountId },
 }
 
 /// What the station needs to know of an order to pack it.
@@ -120,6 +123,13 @@ pub enum Effect {
         code: String,
         location: String,
     },
+    /// Count the goods scanned (`code`) at `location`, adding their units;
+    /// without `code`, close the location.
+    Count {
+        count_id: CountId,
+        location: String,
+        code: Option<String>,
+    },
     Resolve(String),
     /// Wait for a stable weight on the station's scale.
     Weigh,
@@ -140,9 +150,10 @@ impl Effect {
     pub fn failed(&self, f: Failure) -> Input {
         match self {
             Effect::LoadPlan(_) => Input::PlanLoaded(Err(f)),
-            Effect::Pick { .. } | Effect::Receive { .. } | Effect::Putaway { .. } => {
-                Input::Done(Err(f))
-            }
+            Effect::Pick { .. }
+            | Effect::Receive { .. }
+            | Effect::Putaway { .. }
+            | Effect::Count { .. } => Input::Done(Err(f)),
             Effect::Resolve(_) => Input::Resolved(Err(f)),
             Effect::Weigh => Input::Weighed(Err(f)),
             Effect::Pack { .. } => Input::Packed(Err(f)),

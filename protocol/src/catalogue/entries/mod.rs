@@ -4,6 +4,7 @@
 //! Each entry is a constant in the file of its family; [`CATALOGUE`] lists
 //! them all, in that order.
 
+mod counts;
 mod devices;
 mod floor;
 mod office;
@@ -59,6 +60,10 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     floor::DISPATCH_RUN_CLOSED,
     floor::PUTAWAY_CREATED,
     floor::PUTAWAY_SCANNED,
+    counts::COUNT_CREATED,
+    counts::COUNT_SCANNED,
+    counts::COUNT_APPROVED,
+    counts::COUNT_CANCELLED,
     devices::PRINTER_SAVED,
     devices::PRINT_JOB_CREATED,
     devices::PRINT_JOB_UPDATED,

@@ -167,6 +167,37 @@ async fn floor_day(
     )
     .await
     .expect("putaway");
+    // The rack counted (by item: its first count names the item), and a
+    // count of the dock called off.
+    let count = wms
+        .create_count(
+            c,
+            from(json!({"warehouse_id": w.0, "item_ids": [item.id.0]})),
+        )
+        .await
+        .expect("count");
+    r.0.insert(Entity::Count, count.summary.id.0);
+    for scan in [
+        json!({"location": format!("B-{tag}"), "code": sku, "quantity": 5}),
+        json!({"location": format!("B-{tag}")}),
+    ] {
+        wms.count_scan(c, count.summary.id, from(scan))
+            .await
+            .expect("count scan");
+    }
+    wms.approve_count(c, count.summary.id)
+        .await
+        .expect("approved");
+    let dock_count = wms
+        .create_count(
+            c,
+            from(json!({"warehouse_id": w.0, "locations": [format!("DOCK-{tag}")]})),
+        )
+        .await
+        .expect("dock count");
+    wms.cancel_count(c, dock_count.summary.id)
+        .await
+        .expect("cancelled");
     // A packer corrects the address before the order is confirmed.
     wms.change_order_address(
         c,

@@ -196,6 +196,12 @@ fn tasks_read_as_the_route_documents_them() {
         })
     );
     assert!(parse(json!({"task": "putaway"})).is_err());
+    assert_eq!(
+        parse(json!({"task": "counting", "count_id": 5})).ok(),
+        Some(Task::Counting {
+            count_id: depot_protocol::CountId(5)
+        })
+    );
     assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle {}));
     assert!(parse(json!({"task": "dancing"})).is_err());
     assert!(parse(json!({"task": "picking"})).is_err());

@@ -1,4 +1,5 @@
-//! Picking, receiving and putaway: scans the station passes to the engine.
+//! Picking, receiving, putaway and counting: scans the station passes to
+//! the engine.
 
 use super::*;
 
@@ -107,4 +108,52 @@ fn releasing_a_pick_or_a_reception_keeps_what_was_done() {
     let mut s = packing(rules());
     let r = only_report(s.handle(Input::Release));
     assert_eq!(r.message, "order 7 released, not packed");
+}
+
+#[test]
+fn counting_takes_a_label_then_goods_then_the_label_again() {
+    let mut s = Station::new(rules());
+    let count_id = depot_protocol::CountId(5);
+    let r = only_report(s.handle(Input::SetTask(Task::Counting { count_id })));
+    assert!(
+        r.message.contains("scan a location's label"),
+        "{}",
+        r.message
+    );
+    // The first scan is where the counter stands: nothing is counted yet.
+    let r = only_report(s.handle(Input::Scan("Γ-01".into())));
+    assert!(r.message.starts_with("counting Γ-01"), "{}", r.message);
+    let goods = Effect::Count {
+        count_id,
+        location: "Γ-01".into(),
+        code: Some("ΦΕΤΑ".into()),
+    };
+    assert_eq!(
+        s.handle(Input::Scan("ΦΕΤΑ".into())),
+        Step::Do(goods.clone())
+    );
+    only_report(s.handle(Input::Done(Err(Failure::not_found("no item")))));
+    // A refusal of the goods keeps the location; one naming the location
+    // forgets it, so the next scan is a label again.
+    assert_eq!(s.handle(Input::Scan("ΦΕΤΑ".into())), Step::Do(goods));
+    let wrong = Failure::invalid("not in the count")
+        .with_errors(vec![FieldError::new("location", "not in the count")]);
+    only_report(s.handle(Input::Done(Err(wrong))));
+    let r = only_report(s.handle(Input::Scan("Γ-02".into())));
+    assert!(r.message.starts_with("counting Γ-02"), "{}", r.message);
+    // The label again closes it.
+    assert_eq!(
+        s.handle(Input::Scan("Γ-02".into())),
+        Step::Do(Effect::Count {
+            count_id,
+            location: "Γ-02".into(),
+            code: None,
+        })
+    );
+    only_report(s.handle(Input::Done(Ok(Outcome {
+        message: "Γ-02 counted".into(),
+        result: json!({}),
+    }))));
+    let r = only_report(s.handle(Input::Scan("Γ-03".into())));
+    assert!(r.message.starts_with("counting Γ-03"), "{}", r.message);
 }
