@@ -461,3 +461,83 @@ async fn wrong_requests_are_refused_and_write_nothing() {
     ok(&app, &key, &create, json!({"warehouse_id": w, "zone": "Α"})).await;
     assert_eq!(at(&app, "ΚΑΦΕΣ-250", "A-01").await, 10);
 }
+
+#[tokio::test]
+async fn lots_are_counted_apart_and_a_scan_without_one_is_asked_for_it() {
+    let Floor { app, .. } = floor().await;
+    let (b, w) = (app.a.business, app.a.warehouses[0].0);
+    let key = app.a.key.clone();
+    const GTIN: &str = "09506000134352";
+    let lot = |lot: &str| format!("]d201{GTIN}17271231\u{1d}10{lot}");
+    ok(
+        &app,
+        &key,
+        &format!("/v1/items/{b}/create"),
+        json!({"sku": "ΟΡΟΣ", "name": "Ορός 30 ml", "gtin": GTIN, "lot_tracked": true}),
+    )
+    .await;
+    let po = ok(
+        &app,
+        &key,
+        &format!("/v1/inbounds/{b}/orders/create"),
+        json!({"warehouse_id": w,
+        "reference": "PO-Λ", "supplier": "Φάρμακα ΑΕ", "lines": [{"sku": "ΟΡΟΣ", "quantity": 10}]}),
+    )
+    .await;
+    for (l, n) in [("L1", 4), ("L2", 6)] {
+        ok(&app, &key, &format!("/v1/inbounds/{b}/reception"),
+            json!({"inbound_id": po["id"], "location": "B-01", "lines": [{"code": lot(l), "quantity": n}]})).await;
+    }
+    let count = ok(
+        &app,
+        &key,
+        &format!("/v1/counts/{b}/create"),
+        json!({"warehouse_id": w, "locations": ["B-01"], "tolerance_units": 5}),
+    )
+    .await;
+    let lots: Vec<&str> = count["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l["lot"].as_str())
+        .collect();
+    assert_eq!(lots, ["L1", "L2"], "{count}");
+    let id = count["id"].as_i64().expect("id");
+    let scan = format!("/v1/counts/{b}/{id}/scan");
+    // The SKU alone cannot say which lot: refused, naming the lots.
+    let r = app
+        .call(
+            "POST",
+            &scan,
+            Some(&key),
+            Some(json!({"location": "B-01", "code": "ΟΡΟΣ", "quantity": 4})),
+        )
+        .await;
+    assert_error(&r, 422);
+    assert!(
+        r.body["errors"][0]["status"]
+            .as_str()
+            .is_some_and(|m| m.contains("L1, L2")),
+        "{:?}",
+        r.body
+    );
+    // Each lot as scanned; L2 is not scanned, so closing counts it as 0
+    // (over the tolerance of 5: a recount).
+    ok(
+        &app,
+        &key,
+        &scan,
+        json!({"location": "B-01", "code": lot("L1"), "quantity": 3}),
+    )
+    .await;
+    let r = ok(&app, &key, &scan, json!({"location": "B-01"})).await;
+    assert_eq!(r["recount"], json!(["ΟΡΟΣ"]), "{r}");
+    let c = app.get(&format!("/v1/counts/{b}/{id}")).await.body["data"].clone();
+    let status: Vec<(&str, &str)> = c["lines"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|l| Some((l["lot"].as_str()?, l["status"].as_str()?)))
+        .collect();
+    assert_eq!(status, [("L1", "final"), ("L2", "recount")], "{c}");
+}

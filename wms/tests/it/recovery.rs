@@ -74,6 +74,20 @@ async fn cloud(
     (cloud, b, node, database)
 }
 
+/// The old box scans [`SENT`] times and its events reach the cloud;
+/// answers their ids.
+async fn sent_up(old: &Wms, cloud: &Wms, b: BusinessId, edge_id: &EdgeId) -> Vec<String> {
+    let sent = scans(old, b, SENT as usize, "old").await;
+    for chunk in own(old, 0, SENT).await.chunks(400) {
+        let ack = cloud
+            .receive_batch(b, edge_id.clone(), chunk.to_vec())
+            .await
+            .expect("receive");
+        assert!(ack.rejected.is_empty() && !ack.gap, "{ack:?}");
+    }
+    sent
+}
+
 #[tokio::test]
 async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -92,15 +106,7 @@ async fn a_new_box_takes_its_events_back_in_pages_and_numbers_its_own_after_them
         "a new edge"
     );
     assert_eq!(old.recover_after().await.expect("state"), None);
-    let sent = scans(&old, b, SENT as usize, "old").await;
-    let events = own(&old, 0, SENT).await;
-    for chunk in events.chunks(400) {
-        let ack = cloud
-            .receive_batch(b, edge_id.clone(), chunk.to_vec())
-            .await
-            .expect("receive");
-        assert!(ack.rejected.is_empty() && !ack.gap, "{ack:?}");
-    }
+    let sent = sent_up(&old, &cloud, b, &edge_id).await;
 
     // The new box works before it has reached the cloud.
     let new = Wms::open_node(&dir.path().join("new.db"), "edge:e1", node).expect("new box");
@@ -210,14 +216,7 @@ async fn a_scan_between_two_pages_is_numbered_past_the_cloud_s_cursor() {
         .expect("warehouse");
     let old = Wms::open_node(&dir.path().join("old.db"), "edge:e1", node).expect("old box");
     assert!(old.cloud_cursor_seen(0, true).await.expect("answer"));
-    let sent = scans(&old, b, SENT as usize, "old").await;
-    for chunk in own(&old, 0, SENT).await.chunks(400) {
-        let ack = cloud
-            .receive_batch(b, edge_id.clone(), chunk.to_vec())
-            .await
-            .expect("receive");
-        assert!(ack.rejected.is_empty() && !ack.gap, "{ack:?}");
-    }
+    let sent = sent_up(&old, &cloud, b, &edge_id).await;
     let new = Wms::open_node(&dir.path().join("new.db"), "edge:e1", node).expect("new box");
     assert!(!new.cloud_cursor_seen(SENT, true).await.expect("answer"));
     let mut after = 0;
