@@ -21,6 +21,8 @@ COMMON = {
     "POST /v1/locations/{business_id}/create": "warehouse_id must be a warehouse of the business",
     "POST /v1/counts/{business_id}/create": "warehouse_id must be a warehouse of the business, exactly one of locations, zone, item_ids or not_counted_days says what to count, and what it names must exist there",
     "POST /v1/counts/{business_id}/{count_id}/scan": "the location must be one of the count's and the code an item (one of the count's items, when it counts items)",
+    "PUT /v1/replenishment/{business_id}/levels": "warehouse_id, location (a pick location of it) and item_id must exist in the business, and min be less than max",
+    "POST /v1/replenishment/{business_id}/scan": "the code must be the task's item and lot, and the location its pick location",
     "POST /v1/putaway/{business_id}/scan": "the code must be the task's item and lot, and the location one of its warehouse that takes the goods",
     "PUT /v1/locations/{business_id}/{location_id}/edit": "warehouse_id and code may only repeat what the location has",
     "POST /v1/packing/{business_id}/pack-order": "the items must be the order's (that a package's dimensions come together is described)",

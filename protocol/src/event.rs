@@ -89,6 +89,12 @@ kinds! {
     CountApproved = "count.approved",
     /// A count was called off.
     CountCancelled = "count.cancelled",
+    /// A pick location's min and max of an item were set.
+    ReplenishLevelSaved = "replenishment.level_saved",
+    /// A pick location went below its min: a task to refill it.
+    ReplenishCreated = "replenishment.created",
+    /// A replenishment scan moved stock from reserve to the pick location.
+    ReplenishScanned = "replenishment.scanned",
     PrinterSaved = "printer.saved",
     PrintJobCreated = "print_job.created",
     /// A device printed a job, failed it, or is waiting to retry it.

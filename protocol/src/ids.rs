@@ -86,6 +86,10 @@ int_id!(
     /// A cycle count: locations a counter is sent to count.
     CountId
 );
+int_id!(
+    /// Stock to move from reserve to a pick location.
+    ReplenishTaskId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

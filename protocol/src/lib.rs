@@ -27,6 +27,7 @@ pub mod pricing;
 pub mod printing;
 pub mod putaway;
 pub mod release;
+pub mod replenish;
 pub mod shipping;
 pub mod stock;
 pub mod subscription;
@@ -39,8 +40,8 @@ pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
     BusinessId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId,
-    OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ShipmentId,
-    WarehouseId, WaveId,
+    OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ReplenishTaskId,
+    ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 /// The documents whose shell blocks run, in this order, against one demo
 /// (the order of the README's table: later ones find what earlier ones did,
 /// as a reader going down the table would).
-const DOCS: [&str; 8] = [
+const DOCS: [&str; 9] = [
     "README.md",
     "docs/tour.md",
     "docs/devices.md",
@@ -33,6 +33,7 @@ const DOCS: [&str; 8] = [
     "docs/webhooks.md",
     "docs/locations.md",
     "docs/counts.md",
+    "docs/replenishment.md",
     "docs/idempotency.md",
 ];
 

@@ -165,6 +165,17 @@ pub(crate) fn apply(
         };
         sql::record_as(conn, &mut m, field)?;
         store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+        if let Some(face) = crate::replenish::left(&m) {
+            crate::replenish::check(
+                conn,
+                origin,
+                business,
+                warehouse_id,
+                face,
+                item_id,
+                "adjust",
+            )?;
+        }
         result.movements.push(m);
     }
     for w in warehouses {

@@ -21,6 +21,7 @@ pub mod picking;
 pub mod printing;
 pub mod putaway;
 pub mod releases;
+pub mod replenish;
 pub mod scan;
 pub mod shipping;
 pub mod sscc;

@@ -257,6 +257,10 @@ pub(crate) fn change_status(
                     };
                     ledger::record_as(conn, &mut m, "status")?;
                     store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
+                    if let Some(face) = crate::replenish::left(&m) {
+                        let why = format!("order:{id}");
+                        crate::replenish::check(conn, origin, business, w, face, item, &why)?;
+                    }
                 }
             }
         }

@@ -33,6 +33,7 @@ mod printing_documents;
 mod putaway;
 mod quiet_log;
 mod ratelimit;
+mod replenishment;
 mod slow_callers;
 mod sync_service;
 mod two_clouds;

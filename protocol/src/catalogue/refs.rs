@@ -36,6 +36,8 @@ pub enum Entity {
     PutawayTask,
     /// A cycle count.
     Count,
+    /// Stock to move from reserve to a pick location.
+    ReplenishTask,
 }
 
 impl Entity {
@@ -56,6 +58,7 @@ impl Entity {
             Self::Location => "location",
             Self::PutawayTask => "putaway task",
             Self::Count => "count",
+            Self::ReplenishTask => "replenishment task",
         }
     }
 
@@ -73,6 +76,7 @@ impl Entity {
                 | Self::Location
                 | Self::PutawayTask
                 | Self::Count
+                | Self::ReplenishTask
         )
     }
 }

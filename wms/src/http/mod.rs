@@ -25,6 +25,7 @@ pub mod packing;
 pub mod picking;
 pub mod printers;
 pub mod putaway;
+pub mod replenish;
 pub mod server;
 pub mod shipments;
 pub mod trace;
@@ -49,7 +50,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"), (name = "replenishment"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -137,6 +138,10 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(counts::scan))
         .routes(routes!(counts::approve))
         .routes(routes!(counts::cancel))
+        .routes(routes!(replenish::list))
+        .routes(routes!(replenish::get))
+        .routes(routes!(replenish::levels, replenish::set_level))
+        .routes(routes!(replenish::scan))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

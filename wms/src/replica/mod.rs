@@ -366,6 +366,18 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
             crate::counts::apply_scanned(conn, &payload(e)?)?;
             Ok(None)
         }
+        K::ReplenishLevelSaved => {
+            store::replenish::put_level(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::ReplenishCreated => {
+            crate::replenish::apply_created(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::ReplenishScanned => {
+            crate::replenish::apply_scanned(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::CountApproved | K::CountCancelled => {
             crate::counts::apply_closed(conn, &payload(e)?)?;
             Ok(None)

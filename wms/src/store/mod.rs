@@ -20,6 +20,7 @@ pub mod picking;
 pub mod printing;
 pub mod putaway;
 pub mod releases;
+pub mod replenish;
 pub mod replica;
 pub mod shipping;
 pub mod sscc;
@@ -78,6 +79,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(36, include_str!("schema/036_locations.sql")),
     Migration::new(37, include_str!("schema/037_putaway.sql")),
     Migration::new(38, include_str!("schema/038_counts.sql")),
+    Migration::new(39, include_str!("schema/039_replenishment.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -94,6 +96,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(36, include_str!("schema/postgres/036_locations.sql")),
     Migration::new(37, include_str!("schema/postgres/037_putaway.sql")),
     Migration::new(38, include_str!("schema/postgres/038_counts.sql")),
+    Migration::new(39, include_str!("schema/postgres/039_replenishment.sql")),
 ];
 
 /// Prepared statements each connection keeps.

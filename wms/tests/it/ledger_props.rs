@@ -20,6 +20,8 @@ const NONE: usize = LOCATIONS.len();
 const SKUS: [&str; 2] = ["X", "Y"];
 /// The first warehouse's dock, where receptions put goods for putaway.
 const DOCK: usize = NONE + 1;
+/// The first warehouse's pick face, refilled from its racks.
+const PICK: usize = DOCK + 1;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -63,6 +65,19 @@ enum Op {
         at: usize,
         quantity: i64,
     },
+    /// A level of item X at the pick face (a refill is made at once when
+    /// it is below the min and a rack holds some).
+    Level {
+        min: i64,
+        span: i64,
+    },
+    /// Units of item X taken out of the pick face (a refill follows when
+    /// that takes it below its min).
+    TakeFromFace {
+        quantity: i64,
+    },
+    /// The open refill task, if any, scanned whole.
+    Refill,
     /// A cycle count of one location of the first warehouse: both items
     /// counted, stock moved there after the scans, then approved or
     /// cancelled.
@@ -115,6 +130,9 @@ fn op() -> impl Strategy<Value = Op> {
             at,
             quantity
         }),
+        (0i64..6, 1i64..10).prop_map(|(min, span)| Op::Level { min, span }),
+        (1i64..4).prop_map(|quantity| Op::TakeFromFace { quantity }),
+        Just(Op::Refill),
         (0..NONE, [0i64..12, 0i64..12], -3i64..4, any::<bool>()).prop_map(
             |(at, counted, moved, approve)| Op::CountTask {
                 at,
@@ -129,6 +147,7 @@ fn op() -> impl Strategy<Value = Op> {
 fn code(at: usize) -> Option<String> {
     match at {
         DOCK => Some("DOCK".to_owned()),
+        PICK => Some("P-0".to_owned()),
         at => LOCATIONS.get(at).map(|c| (*c).to_owned()),
     }
 }
@@ -167,11 +186,13 @@ async fn world() -> World {
             wms.create_location(b.id, fields).await.expect("location");
         }
     }
-    let dock = serde_json::from_value(
-        serde_json::json!({"warehouse_id": whs[0].0, "code": "DOCK", "type": "dock"}),
-    )
-    .expect("fields");
-    wms.create_location(b.id, dock).await.expect("dock");
+    for (code, kind) in [("DOCK", "dock"), ("P-0", "pick")] {
+        let fields = serde_json::from_value(
+            serde_json::json!({"warehouse_id": whs[0].0, "code": code, "type": kind}),
+        )
+        .expect("fields");
+        wms.create_location(b.id, fields).await.expect("location");
+    }
     let k = wms.create_key(b.id, None).await.expect("key");
     let caller = Caller {
         key_id: k.key.id,
@@ -233,7 +254,7 @@ struct Model {
 
 impl Model {
     fn total(&self, item: usize, wh: usize) -> i64 {
-        (0..=DOCK)
+        (0..=PICK)
             .map(|at| self.on_hand.get(&(item, wh, at)).copied().unwrap_or(0))
             .sum()
     }
@@ -334,6 +355,54 @@ async fn run(ops: Vec<Op>) {
                 } else {
                     m.tasks[i].2 = left - n;
                 }
+            }
+            Op::Level { min, span } => {
+                let req = serde_json::from_value(serde_json::json!({"warehouse_id": w.whs[0].0,
+                    "location": "P-0", "item_id": w.items[0].0, "min": min, "max": min + span}))
+                .expect("level");
+                w.wms
+                    .set_replenish_level(w.caller.business_id, req)
+                    .await
+                    .expect("level");
+            }
+            Op::TakeFromFace { quantity } => {
+                let mut r = adjust(w.whs[0], w.items[0], MovementReason::Adjusted);
+                r.delta = Some(-quantity);
+                r.location = code(PICK);
+                w.wms.adjust(w.caller, r).await.expect("taken");
+                m.add(0, 0, PICK, -quantity);
+            }
+            Op::Refill => {
+                let (open, _, _) = w
+                    .wms
+                    .replenish_tasks(
+                        w.caller.business_id,
+                        depot_wms::replenish::ReplenishFilter {
+                            status: Some(depot_protocol::replenish::ReplenishStatus::Open),
+                            ..Default::default()
+                        },
+                        Default::default(),
+                    )
+                    .await
+                    .expect("tasks");
+                assert!(open.len() <= 1, "one open task per face and item: {open:?}");
+                let Some(t) = open.first() else { continue };
+                let from = (0..NONE)
+                    .find(|at| code(*at).as_deref() == Some(t.from_location.as_str()))
+                    .expect("from a rack");
+                let held = m.on_hand.get(&(0, 0, from)).copied().unwrap_or(0);
+                let req = serde_json::from_value(serde_json::json!({"task_id": t.id.0,
+                    "code": SKUS[0], "location": "P-0"}))
+                .expect("scan");
+                let result = w.wms.replenish_scan(w.caller, req).await;
+                if held < t.remaining {
+                    // Moved out of the rack since the task was made.
+                    assert!(result.is_err(), "more taken than the rack holds");
+                    continue;
+                }
+                result.expect("refilled");
+                m.add(0, 0, from, -t.remaining);
+                m.add(0, 0, PICK, t.remaining);
             }
             Op::CountTask {
                 at,
@@ -474,7 +543,7 @@ async fn run(ops: Vec<Op>) {
                 .map(|b| (b.location.clone(), b.on_hand))
                 .collect();
             bins.sort();
-            let mut expected: Vec<(Option<String>, i64)> = (0..=DOCK)
+            let mut expected: Vec<(Option<String>, i64)> = (0..=PICK)
                 .map(|at| (code(at), m.on_hand.get(&(i, j, at)).copied().unwrap_or(0)))
                 .filter(|(_, n)| *n != 0)
                 .collect();

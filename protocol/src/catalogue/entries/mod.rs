@@ -4,11 +4,11 @@
 //! Each entry is a constant in the file of its family; [`CATALOGUE`] lists
 //! them all, in that order.
 
-mod counts;
 mod devices;
 mod floor;
 mod office;
 mod records;
+mod stock_tasks;
 mod sync;
 
 use super::Presence::Required;
@@ -60,10 +60,13 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     floor::DISPATCH_RUN_CLOSED,
     floor::PUTAWAY_CREATED,
     floor::PUTAWAY_SCANNED,
-    counts::COUNT_CREATED,
-    counts::COUNT_SCANNED,
-    counts::COUNT_APPROVED,
-    counts::COUNT_CANCELLED,
+    stock_tasks::COUNT_CREATED,
+    stock_tasks::COUNT_SCANNED,
+    stock_tasks::COUNT_APPROVED,
+    stock_tasks::COUNT_CANCELLED,
+    stock_tasks::REPLENISH_LEVEL_SAVED,
+    stock_tasks::REPLENISH_CREATED,
+    stock_tasks::REPLENISH_SCANNED,
     devices::PRINTER_SAVED,
     devices::PRINT_JOB_CREATED,
     devices::PRINT_JOB_UPDATED,

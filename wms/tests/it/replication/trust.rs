@@ -198,6 +198,38 @@ async fn floor_day(
     wms.cancel_count(c, dock_count.summary.id)
         .await
         .expect("cancelled");
+    // A pick face made on the floor, with a level: below its min at once,
+    // so refilled from the rack.
+    wms.create_location(
+        b,
+        from(json!({"warehouse_id": w.0, "code": format!("P-{tag}"), "type": "pick"})),
+    )
+    .await
+    .expect("pick face");
+    wms.set_replenish_level(
+        b,
+        from(
+            json!({"warehouse_id": w.0, "location": format!("P-{tag}"), "item_id": item.id.0,
+                    "min": 1, "max": 3}),
+        ),
+    )
+    .await
+    .expect("level");
+    let refill = wms
+        .replenish_tasks(b, Default::default(), Default::default())
+        .await
+        .expect("tasks")
+        .0
+        .into_iter()
+        .find(|t| t.to_location == format!("P-{tag}"))
+        .expect("a replenishment task");
+    r.0.insert(Entity::ReplenishTask, refill.id.0);
+    wms.replenish_scan(
+        c,
+        from(json!({"task_id": refill.id.0, "code": sku, "location": format!("P-{tag}")})),
+    )
+    .await
+    .expect("replenished");
     // A packer corrects the address before the order is confirmed.
     wms.change_order_address(
         c,

@@ -1,14 +1,19 @@
-//! Cycle counts: made, counted location by location, approved or called
-//! off.
+//! Work on the stock locations hold: cycle counts (made, counted location
+//! by location, approved or called off) and replenishment (pick locations
+//! refilled from reserve).
 
 use crate::catalogue::Audience::Business;
+use crate::catalogue::Presence::Required;
 use crate::catalogue::Replication;
 use crate::catalogue::Source::Any;
+use crate::catalogue::Ty::Integer;
+use crate::catalogue::entries::f;
 use crate::catalogue::refs::Entity as E;
 use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, record};
 use crate::count::{Count, CountScanned, CountSummary};
 use crate::event::EventKind;
+use crate::replenish::{ReplenishLevel, ReplenishTask};
 
 pub const COUNT_CREATED: EventType = EventType {
     kind: EventKind::CountCreated,
@@ -67,4 +72,55 @@ pub const COUNT_CANCELLED: EventType = EventType {
     audience: Business,
     refs: &[names("/id", E::Count), names("/warehouse_id", E::Warehouse)],
     payload: record::<CountSummary>(&[]),
+};
+
+pub const REPLENISH_LEVEL_SAVED: EventType = EventType {
+    kind: EventKind::ReplenishLevelSaved,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "A pick location's min and max of an item were set.",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/warehouse_id", E::Warehouse),
+        names("/item_id", E::Item),
+    ],
+    payload: record::<ReplenishLevel>(&[]),
+};
+
+pub const REPLENISH_CREATED: EventType = EventType {
+    kind: EventKind::ReplenishCreated,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "What left a pick location took it below its min: a task to refill it to its max \
+              from reserve, the lot that expires first first.",
+    source: Any,
+    audience: Business,
+    refs: &[
+        makes("/id", E::ReplenishTask),
+        names("/warehouse_id", E::Warehouse),
+        names("/item_id", E::Item),
+    ],
+    payload: record::<ReplenishTask>(&[]),
+};
+
+pub const REPLENISH_SCANNED: EventType = EventType {
+    kind: EventKind::ReplenishScanned,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "A replenishment scan moved stock from reserve to the pick location: the task as \
+              it now stands (the movements are stock.moved events of their own).",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/id", E::ReplenishTask),
+        names("/warehouse_id", E::Warehouse),
+        names("/item_id", E::Item),
+    ],
+    payload: record::<ReplenishTask>(&[f(
+        "units",
+        Integer,
+        Required,
+        "Units this scan moved (`moved` is the task's total).",
+    )]),
 };
