@@ -42,8 +42,10 @@ pub mod patterns {
     /// `crm::is_code`: a department code or an integration id.
     pub const CRM_CODE: &str = r"^[a-z][a-z0-9_-]{0,63}$";
     /// A required free text that may span lines: something besides
-    /// whitespace.
-    pub const NOTE: &str = r"\S";
+    /// whitespace ([`super::blank`]). Spelled out rather than `\S`: U+0085
+    /// is whitespace to Rust and Python but not to ECMA-262, U+FEFF to
+    /// ECMA-262 only; the checks take both as blank.
+    pub const NOTE: &str = r"[^\s\u0085\ufeff]";
 }
 
 impl Check {
@@ -100,7 +102,7 @@ impl Check {
 
     /// A free text that may span lines (notes), bounded in size.
     pub fn note(&mut self, name: &str, value: Option<&str>, max: usize) -> Option<String> {
-        let v = value.map(str::trim).filter(|v| !v.is_empty())?;
+        let v = value.map(trim_blank).filter(|v| !v.is_empty())?;
         if v.chars().count() > max {
             self.fail(name, format!("must be at most {max} characters"));
         }
@@ -167,6 +169,17 @@ impl Check {
             Err(self.errors)
         }
     }
+}
+
+/// Whether a text is only whitespace: Unicode's, and the byte-order mark
+/// (U+FEFF, which ECMA-262 counts as whitespace and Unicode does not).
+pub fn blank(s: &str) -> bool {
+    trim_blank(s).is_empty()
+}
+
+/// A text without the whitespace around it, as [`blank`] sees it.
+pub fn trim_blank(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
 }
 
 #[cfg(test)]
@@ -270,6 +283,7 @@ mod pattern_tests {
                 Just('\u{85}'),
                 Just('\u{a0}'),
                 Just('\u{3000}'),
+                Just('\u{feff}'),
                 Just('a'),
                 Just('Ж'),
                 Just('東'),
@@ -302,6 +316,7 @@ mod pattern_tests {
                 passes(|c| { crate::crm::body_text(c, "f", &s, 100); }),
                 "body {:?}", s
             );
+            prop_assert_eq!(matches(patterns::NOTE, &s), !super::blank(&s), "note {:?}", s);
             prop_assert_eq!(
                 matches(patterns::OPT_LINE, &s),
                 passes(|c| { c.opt_text("f", Some(&s), 100); }),

@@ -334,7 +334,7 @@ pub async fn scan(
     ApiJson(input): ApiJson<ScanInput>,
 ) -> Result<Answer, Failure> {
     let station = station(&devices, &name)?;
-    let problem = if input.code.trim().is_empty() {
+    let problem = if depot_protocol::validate::blank(&input.code) {
         Some("must not be empty".to_owned())
     } else if input.code.len() > MAX_SCAN_BYTES {
         Some(format!("must be at most {MAX_SCAN_BYTES} bytes"))
