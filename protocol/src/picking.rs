@@ -91,6 +91,10 @@ pub struct PickLine {
     pub quantity: i64,
     pub picked: i64,
     pub remaining: i64,
+    /// Its location waits for a replenishment task (open) to bring what
+    /// is left to pick: pick it once the task is done.
+    #[serde(default)]
+    pub awaiting_replenishment: bool,
 }
 
 /// An order's lines within a wave, in walking order (by bin location).

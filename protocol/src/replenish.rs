@@ -1,6 +1,7 @@
 //! Replenishment: a pick location keeps a min and a max of an item; when
-//! what leaves it (a dispatch, an adjustment) takes it below its min, a
-//! task moves stock up to its max from reserve, the lot that expires first
+//! what leaves it (a dispatch, an adjustment) takes it below its min, or a
+//! wave needs more of it than it holds, a task moves stock up to its max
+//! (or to what the wave needs) from reserve, the lot that expires first
 //! first (FEFO). What to move and from where is decided here; nothing here
 //! reads a database.
 
@@ -152,12 +153,14 @@ pub struct ReplenishResult {
     pub message: String,
 }
 
-/// Units to bring a location holding `on_hand` back to `max`, when it is
-/// below `min`.
-pub fn need(on_hand: i64, min: i64, max: i64) -> Option<i64> {
-    (on_hand < min)
-        .then(|| max.saturating_sub(on_hand.max(0)))
-        .filter(|n| *n > 0)
+/// Units to bring a location holding `on_hand` back to `max` when it is
+/// below `min`, or up to what a wave `wanted` of it when that is more than
+/// it holds (and more than `max`).
+pub fn need(on_hand: i64, min: i64, max: i64, wanted: i64) -> Option<i64> {
+    if on_hand >= min && on_hand >= wanted {
+        return None;
+    }
+    Some(max.max(wanted).saturating_sub(on_hand.max(0))).filter(|n| *n > 0)
 }
 
 /// Reserve stock a refill may take: a location, a lot and what it holds.
@@ -205,10 +208,15 @@ mod tests {
 
     #[test]
     fn a_refill_is_needed_below_min_and_brings_it_to_max() {
-        assert_eq!(need(4, 5, 20), Some(16));
-        assert_eq!(need(5, 5, 20), None);
-        assert_eq!(need(-3, 5, 20), Some(20));
-        assert_eq!(need(0, 0, 20), None);
+        assert_eq!(need(4, 5, 20, 0), Some(16));
+        assert_eq!(need(5, 5, 20, 0), None);
+        assert_eq!(need(-3, 5, 20, 0), Some(20));
+        assert_eq!(need(0, 0, 20, 0), None);
+        // A wave wanting more than the face holds: up to the max, or to
+        // what it wants when that is more.
+        assert_eq!(need(6, 5, 20, 8), Some(14));
+        assert_eq!(need(4, 2, 8, 10), Some(6));
+        assert_eq!(need(10, 2, 8, 10), None);
     }
 
     #[test]

@@ -166,15 +166,13 @@ pub(crate) fn apply(
         sql::record_as(conn, &mut m, field)?;
         store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
         if let Some(face) = crate::replenish::left(&m) {
-            crate::replenish::check(
-                conn,
-                origin,
+            let face = crate::replenish::Face {
                 business,
-                warehouse_id,
-                face,
-                item_id,
-                "adjust",
-            )?;
+                warehouse: warehouse_id,
+                location: face,
+                item: item_id,
+            };
+            crate::replenish::check(conn, origin, face, "adjust", 0)?;
         }
         result.movements.push(m);
     }

@@ -259,7 +259,13 @@ pub(crate) fn change_status(
                     store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
                     if let Some(face) = crate::replenish::left(&m) {
                         let why = format!("order:{id}");
-                        crate::replenish::check(conn, origin, business, w, face, item, &why)?;
+                        let face = crate::replenish::Face {
+                            business,
+                            warehouse: w,
+                            location: face,
+                            item,
+                        };
+                        crate::replenish::check(conn, origin, face, &why, 0)?;
                     }
                 }
             }

@@ -167,6 +167,30 @@ fn create_wave(conn: &Db, origin: &str, business: BusinessId, req: WaveCreate) -
     for (seq, l) in lines.iter().enumerate() {
         sql::insert_line(conn, wave, l, seq as i64)?;
     }
+    // A face holding less than the wave takes from it is refilled first.
+    let mut wanted: Vec<(&str, depot_protocol::ItemId, i64)> = Vec::new();
+    for l in &lines {
+        let Some(at) = l.location.as_deref() else {
+            continue;
+        };
+        match wanted
+            .iter_mut()
+            .find(|(loc, item, _)| *loc == at && *item == l.item_id)
+        {
+            Some(w) => w.2 = w.2.saturating_add(l.quantity),
+            None => wanted.push((at, l.item_id, l.quantity)),
+        }
+    }
+    let why = format!("wave:{wave}");
+    for (at, item, units) in wanted {
+        let face = crate::replenish::Face {
+            business,
+            warehouse: new.warehouse_id,
+            location: at,
+            item,
+        };
+        crate::replenish::check(conn, origin, face, &why, units)?;
+    }
     let w = load(conn, business, wave)?;
     store::events::append(conn, origin, Some(business), EventKind::WaveCreated, &w)?;
     Ok(w)

@@ -85,34 +85,48 @@ fn set_level(
         &level,
     )?;
     // A face already below its new min is refilled now.
-    check(
-        conn,
-        origin,
+    let face = Face {
         business,
-        w,
-        &level.location,
-        level.item_id,
-        "level",
-    )?;
+        warehouse: w,
+        location: &level.location,
+        item: level.item_id,
+    };
+    check(conn, origin, face, "level", 0)?;
     Ok(level)
 }
 
-/// After stock left `location`: if the item's level there says it is below
-/// its min and no task is open for it, makes one from the reserve lot that
-/// expires first, and logs it. Nothing when no reserve holds the item.
+/// A pick location's stock of one item: what a refill is for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Face<'a> {
+    pub business: BusinessId,
+    pub warehouse: WarehouseId,
+    pub location: &'a str,
+    pub item: ItemId,
+}
+
+/// After stock left `location`, or when a wave `wanted` that many units of
+/// it there (0: none): if the item's level there says it is below its min,
+/// or it holds less than wanted, and no task is open for it, makes one
+/// from the reserve lot that expires first, and logs it. Nothing when no
+/// reserve holds the item.
 pub(crate) fn check(
     conn: &Db,
     origin: &str,
-    business: BusinessId,
-    warehouse: WarehouseId,
-    location: &str,
-    item: ItemId,
+    face: Face,
     reference: &str,
+    wanted: i64,
 ) -> Result<Option<ReplenishTask>> {
+    let Face {
+        business,
+        warehouse,
+        location,
+        item,
+    } = face;
     let Some((min, max)) = sql::level(conn, warehouse, location, item)? else {
         return Ok(None);
     };
-    let Some(units) = need(sql::held(conn, warehouse, location, item)?, min, max) else {
+    let held = sql::held(conn, warehouse, location, item)?;
+    let Some(units) = need(held, min, max, wanted) else {
         return Ok(None);
     };
     if sql::has_open(conn, warehouse, location, item)? {

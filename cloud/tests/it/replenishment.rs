@@ -252,3 +252,82 @@ async fn levels_are_kept_at_pick_locations_of_the_business_only() {
         listed.body
     );
 }
+
+#[tokio::test]
+async fn a_wave_needing_more_than_a_face_holds_waits_for_its_refill_then_completes() {
+    let app = spawn_cloud().await;
+    let (b, w) = (app.a.business, app.a.warehouses[0].0);
+    floor(&app).await;
+    let tea = ok(
+        &app,
+        &format!("/v1/items/{b}/create"),
+        json!({"sku": "TÉ", "name": "Té verde",
+        "locations": [{"warehouse_id": w, "location": "P-02"}]}),
+    )
+    .await;
+    for (n, location) in [(4, "P-02"), (20, "B-01")] {
+        ok(&app, &format!("/v1/inventory/{b}/adjust"),
+            json!({"warehouse_id": w, "sku": "TÉ", "reason": "received", "quantity": n, "location": location})).await;
+    }
+    put(
+        &app,
+        &format!("/v1/replenishment/{b}/levels"),
+        json!({"warehouse_id": w, "location": "P-02", "item_id": tea["id"], "min": 2, "max": 8}),
+    )
+    .await;
+    let order = app.order("R-Ω", &[("TÉ", 10)]).await;
+    assert_eq!(app.set_status(order, "confirmed").await.status, 200);
+
+    // The wave takes 10 from a face holding 4: a refill to 10 (more than
+    // its max of 8), and the line says it waits for it.
+    let wave = ok(
+        &app,
+        &format!("/v1/picking/{b}/waves/create"),
+        json!({"warehouse_id": w}),
+    )
+    .await;
+    let line = &wave["pick_lists"][0]["lines"][0];
+    assert_eq!(
+        (
+            line["location"].as_str(),
+            line["awaiting_replenishment"].as_bool()
+        ),
+        (Some("P-02"), Some(true)),
+        "{wave}"
+    );
+    let tasks = open_tasks(&app).await;
+    assert_eq!(tasks.len(), 1, "{tasks:?}");
+    assert_eq!(
+        (tasks[0]["quantity"].as_i64(), tasks[0]["ref"].as_str()),
+        (Some(6), Some(format!("wave:{}", wave["id"]).as_str()))
+    );
+
+    // Refilled: the line no longer waits, and the wave is picked whole.
+    ok(
+        &app,
+        &format!("/v1/replenishment/{b}/scan"),
+        json!({"task_id": tasks[0]["id"], "code": "TÉ", "location": "P-02"}),
+    )
+    .await;
+    let wave_id = wave["id"].as_i64().expect("wave id");
+    let again = app.get(&format!("/v1/picking/{b}/waves/{wave_id}")).await;
+    assert_eq!(
+        again.body["data"]["pick_lists"][0]["lines"][0]["awaiting_replenishment"], false,
+        "{:?}",
+        again.body
+    );
+    ok(
+        &app,
+        &format!("/v1/picking/{b}/item/scan"),
+        json!({"wave_id": wave_id, "code": "TÉ", "quantity": 10}),
+    )
+    .await;
+    let done = app.get(&format!("/v1/picking/{b}/waves/{wave_id}")).await;
+    assert_eq!(
+        (
+            done.body["data"]["status"].as_str(),
+            done.body["data"]["units_picked"].as_i64()
+        ),
+        (Some("completed"), Some(10))
+    );
+}

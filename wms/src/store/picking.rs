@@ -107,6 +107,7 @@ fn line_row(r: &Row) -> depot_sql::Result<PickLine> {
         quantity,
         picked,
         remaining: quantity.saturating_sub(picked),
+        awaiting_replenishment: false,
     })
 }
 
@@ -195,7 +196,26 @@ fn wave_row(r: &Row) -> depot_sql::Result<Wave> {
 
 /// Groups a wave's lines into one pick list per order, keeping walking order.
 fn fill(conn: &Db, w: &mut Wave) -> Result<()> {
-    let all = lines(conn, w.id)?;
+    let mut all = lines(conn, w.id)?;
+    // Which faces wait for a refill: one look per location and item.
+    let mut waiting: Vec<(String, ItemId, bool)> = Vec::new();
+    for l in all.iter_mut().filter(|l| l.remaining > 0) {
+        let Some(at) = l.location.as_deref() else {
+            continue;
+        };
+        let known = waiting
+            .iter()
+            .find(|(loc, item, _)| loc == at && *item == l.item_id)
+            .map(|w| w.2);
+        l.awaiting_replenishment = match known {
+            Some(open) => open,
+            None => {
+                let open = super::replenish::has_open(conn, w.warehouse_id, at, l.item_id)?;
+                waiting.push((at.to_owned(), l.item_id, open));
+                open
+            }
+        };
+    }
     w.units_total = all.iter().fold(0i64, |n, l| n.saturating_add(l.quantity));
     w.units_picked = all.iter().fold(0i64, |n, l| n.saturating_add(l.picked));
     let mut lists: Vec<PickList> = Vec::new();
