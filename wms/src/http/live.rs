@@ -271,7 +271,7 @@ impl Stream {
     async fn follow(mut self, feed: Arc<feed::Feed>) {
         // Subscribed before reading the log, so nothing committed between
         // the two is missed (what both carry is sent once: by position).
-        let mut batches = feed.subscribe(&self.wms);
+        let mut batches = feed.subscribe(&self.wms).await;
         let mut recheck = tokio::time::interval(RECHECK);
         recheck.tick().await;
         let mut behind = true;

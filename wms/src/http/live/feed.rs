@@ -58,14 +58,29 @@ pub struct Feed {
 impl Feed {
     /// A receiver of every batch read from now on, starting the reader if
     /// none runs.
-    pub fn subscribe(self: &Arc<Self>, wms: &Wms) -> broadcast::Receiver<Arc<Batch>> {
+    ///
+    /// A new reader starts at the head of the log as it is *before* this
+    /// returns, so before the stream reads its past: what commits later is
+    /// the reader's to send. Read inside the spawned task instead, the head
+    /// could pass an event committed after the stream had read its past,
+    /// and neither would send it.
+    pub async fn subscribe(self: &Arc<Self>, wms: &Wms) -> broadcast::Receiver<Arc<Batch>> {
+        if let Some(tx) = self
+            .sender
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            return tx.subscribe();
+        }
+        let head = wms.events_head().await;
         let mut sender = self.sender.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(tx) = sender.as_ref() {
             return tx.subscribe();
         }
         let (tx, rx) = broadcast::channel(CAPACITY);
         *sender = Some(tx.clone());
-        tokio::spawn(read(self.clone(), wms.clone(), tx));
+        tokio::spawn(read(self.clone(), wms.clone(), tx, head));
         rx
     }
 
@@ -85,12 +100,18 @@ impl Feed {
     }
 }
 
-async fn read(feed: Arc<Feed>, wms: Wms, tx: broadcast::Sender<Arc<Batch>>) {
+async fn read(
+    feed: Arc<Feed>,
+    wms: Wms,
+    tx: broadcast::Sender<Arc<Batch>>,
+    head: crate::Result<i64>,
+) {
     let mut commits = wms.events_changed();
     commits.borrow_and_update();
     // Streams read what came before they subscribed from the log: the
-    // reader starts at the head.
-    let mut after = match wms.events_head().await {
+    // reader starts at the head as it was then (and reads at once what
+    // committed since).
+    let mut after = match head {
         Ok(head) => head,
         Err(e) => {
             tracing::error!(error = %e, "the live feed cannot read the log");
