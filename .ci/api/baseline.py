@@ -61,6 +61,12 @@ PRICING = {
 }
 PRICING_WHY = "the specification answers a refused pricing request 201 with {fieldErrors}"
 
+# A contact form answers a filled honeypot field (`website`) as received,
+# whatever else the body holds, and keeps nothing: a bot learns nothing from
+# it, not even which of its fields were wrong.
+HONEYPOT = {"POST /v1/contact/{business_id}/{form_id}"}
+HONEYPOT_WHY = "a filled honeypot (website) is answered 200 as received whatever else the body holds, and nothing is kept, so a bot learns nothing from the answer"
+
 EDGE_ONLY = {
     ("GET /v1/edge/scales/{scale_id}/weight", "not_a_server_error", "ServerError", "504"): "504 is the documented answer when the weight does not settle within the caller's own timeout_ms (the fuzzer asks for 1 ms)",
 }
@@ -84,6 +90,7 @@ def write(name, entries):
 
 
 pricing = [entry(op, "negative_data_rejection", "AcceptedNegativeData", "201", PRICING_WHY) for op in sorted(PRICING)]
-write("cloud", refused(COMMON) + refused(CLOUD_ONLY) + pricing)
+honeypot = [entry(op, "negative_data_rejection", "AcceptedNegativeData", "200", HONEYPOT_WHY) for op in sorted(HONEYPOT)]
+write("cloud", refused(COMMON) + refused(CLOUD_ONLY) + pricing + honeypot)
 write("edge", refused(COMMON) + [entry(*k, why) for k, why in EDGE_ONLY.items()])
 write("release-notes", refused(RELEASES))
