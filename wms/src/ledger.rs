@@ -92,6 +92,50 @@ fn resolve_item(conn: &Db, business: BusinessId, item: &ItemRef) -> Result<ItemI
     })
 }
 
+/// Units of an item (and lot) going from one location of a warehouse to
+/// another: a putaway, a refill.
+pub(crate) struct Relocation<'a> {
+    pub business: BusinessId,
+    pub warehouse: WarehouseId,
+    pub item: ItemId,
+    pub lot: Option<&'a str>,
+    pub expiry: Option<chrono::NaiveDate>,
+    pub from: &'a str,
+    pub to: &'a str,
+    pub quantity: i64,
+    /// What moved them (`putaway:<id>`, `replenishment:<id>`).
+    pub reference: String,
+    pub actor: &'a str,
+    pub at: depot_protocol::Timestamp,
+}
+
+/// Books a relocation as two `transfer` movements, −quantity at `from` and
+/// +quantity at `to`, each logged as `stock.moved`; a refusal names
+/// `quantity`.
+pub(crate) fn relocate(conn: &Db, origin: &str, r: &Relocation) -> Result<()> {
+    for (location, delta) in [(r.from, r.quantity.saturating_neg()), (r.to, r.quantity)] {
+        let mut m = Movement {
+            id: MovementId::new(),
+            business_id: r.business,
+            item_id: r.item,
+            warehouse_id: r.warehouse,
+            location: Some(location.to_owned()),
+            delta,
+            reason: MovementReason::Transfer,
+            reference: Some(r.reference.clone()),
+            note: None,
+            lot: r.lot.map(str::to_owned),
+            expiry: r.expiry,
+            actor: r.actor.to_owned(),
+            origin: origin.to_owned(),
+            at: r.at,
+        };
+        sql::record_as(conn, &mut m, "quantity")?;
+        store::events::append(conn, origin, Some(r.business), EventKind::StockMoved, &m)?;
+    }
+    Ok(())
+}
+
 /// Records one adjustment inside the caller's transaction.
 pub(crate) fn apply(
     conn: &Db,

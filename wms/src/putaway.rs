@@ -15,10 +15,9 @@ use depot_protocol::location::LocationKind;
 use depot_protocol::putaway::{
     Goods, PutawayResult, PutawayScan, PutawayStatus, PutawayTask, refusal, suggest,
 };
-use depot_protocol::stock::{Movement, MovementReason};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{
-    BusinessId, FieldError, ItemId, MovementId, Page, PutawayTaskId, Timestamp, WarehouseId, now,
+    BusinessId, FieldError, ItemId, Page, PutawayTaskId, Timestamp, WarehouseId, now,
 };
 use depot_sql::Db;
 use serde::Serialize;
@@ -166,29 +165,23 @@ fn put(conn: &Db, origin: &str, caller: &Caller, req: PutawayScan) -> Result<Put
     }
     let at = now();
     let actor = caller.actor();
-    for (location, delta) in [
-        (task.from_location.clone(), quantity.saturating_neg()),
-        (place.code.clone(), quantity),
-    ] {
-        let mut m = Movement {
-            id: MovementId::new(),
-            business_id: business,
-            item_id: task.item_id,
-            warehouse_id: task.warehouse_id,
-            location: Some(location),
-            delta,
-            reason: MovementReason::Transfer,
-            reference: Some(format!("putaway:{}", task.id)),
-            note: None,
-            lot: task.lot.clone(),
+    crate::ledger::relocate(
+        conn,
+        origin,
+        &crate::ledger::Relocation {
+            business,
+            warehouse: task.warehouse_id,
+            item: task.item_id,
+            lot: task.lot.as_deref(),
             expiry: task.expiry,
-            actor: actor.clone(),
-            origin: origin.to_owned(),
+            from: &task.from_location,
+            to: &place.code,
+            quantity,
+            reference: format!("putaway:{}", task.id),
+            actor: &actor,
             at,
-        };
-        store::ledger::record_as(conn, &mut m, "quantity")?;
-        store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
-    }
+        },
+    )?;
     let put = task.put.saturating_add(quantity);
     let status = if put >= task.quantity {
         PutawayStatus::Done

@@ -19,11 +19,9 @@ use depot_protocol::replenish::{
     LevelSet, ReplenishLevel, ReplenishResult, ReplenishScan, ReplenishStatus, ReplenishTask,
     first_expiring, need,
 };
-use depot_protocol::stock::{Movement, MovementReason};
+use depot_protocol::stock::Movement;
 use depot_protocol::tenant::Caller;
-use depot_protocol::{
-    BusinessId, FieldError, ItemId, MovementId, Page, ReplenishTaskId, WarehouseId, now,
-};
+use depot_protocol::{BusinessId, FieldError, ItemId, Page, ReplenishTaskId, WarehouseId, now};
 use depot_sql::Db;
 use serde::Serialize;
 
@@ -247,29 +245,23 @@ fn replenish(
     }
     let at = now();
     let actor = caller.actor();
-    for (location, delta) in [
-        (task.from_location.clone(), quantity.saturating_neg()),
-        (task.to_location.clone(), quantity),
-    ] {
-        let mut m = Movement {
-            id: MovementId::new(),
-            business_id: business,
-            item_id: task.item_id,
-            warehouse_id: task.warehouse_id,
-            location: Some(location),
-            delta,
-            reason: MovementReason::Transfer,
-            reference: Some(format!("replenishment:{}", task.id)),
-            note: None,
-            lot: task.lot.clone(),
+    crate::ledger::relocate(
+        conn,
+        origin,
+        &crate::ledger::Relocation {
+            business,
+            warehouse: task.warehouse_id,
+            item: task.item_id,
+            lot: task.lot.as_deref(),
             expiry: task.expiry,
-            actor: actor.clone(),
-            origin: origin.to_owned(),
+            from: &task.from_location,
+            to: &task.to_location,
+            quantity,
+            reference: format!("replenishment:{}", task.id),
+            actor: &actor,
             at,
-        };
-        store::ledger::record_as(conn, &mut m, "quantity")?;
-        store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
-    }
+        },
+    )?;
     let moved = task.moved.saturating_add(quantity);
     let status = if moved >= task.quantity {
         ReplenishStatus::Done
