@@ -23,6 +23,8 @@ COMMON = {
     "POST /v1/counts/{business_id}/{count_id}/scan": "the location must be one of the count's and the code an item (one of the count's items, when it counts items)",
     "PUT /v1/replenishment/{business_id}/levels": "warehouse_id, location (a pick location of it) and item_id must exist in the business, and min be less than max",
     "POST /v1/replenishment/{business_id}/scan": "the code must be the task's item and lot, and the location its pick location",
+    "POST /v1/returns/{business_id}/create": "order_id must be a dispatched or delivered order of the business, and each line one of its lines with units left to return",
+    "POST /v1/returns/{business_id}/{return_id}/receive": "the code must be an item on the return with units left to grade, and a lot-tracked item's units going to stock need their lot",
     "POST /v1/putaway/{business_id}/scan": "the code must be the task's item and lot, and the location one of its warehouse that takes the goods",
     "PUT /v1/locations/{business_id}/{location_id}/edit": "warehouse_id and code may only repeat what the location has",
     "POST /v1/packing/{business_id}/pack-order": "the items must be the order's (that a package's dimensions come together is described)",

@@ -95,6 +95,10 @@ kinds! {
     ReplenishCreated = "replenishment.created",
     /// A replenishment scan moved stock from reserve to the pick location.
     ReplenishScanned = "replenishment.scanned",
+    /// A customer return was authorised: its RMA number and lines.
+    ReturnCreated = "return.created",
+    /// A returns station graded returned units: restock, damaged or scrap.
+    ReturnReceived = "return.received",
     PrinterSaved = "printer.saved",
     PrintJobCreated = "print_job.created",
     /// A device printed a job, failed it, or is waiting to retry it.

@@ -90,6 +90,10 @@ int_id!(
     /// Stock to move from reserve to a pick location.
     ReplenishTaskId
 );
+int_id!(
+    /// A customer return: an RMA for units of a dispatched order.
+    ReturnId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -28,6 +28,7 @@ pub mod printing;
 pub mod putaway;
 pub mod release;
 pub mod replenish;
+pub mod returns;
 pub mod shipping;
 pub mod stock;
 pub mod subscription;
@@ -41,7 +42,7 @@ pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
     BusinessId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId,
     OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ReplenishTaskId,
-    ShipmentId, WarehouseId, WaveId,
+    ReturnId, ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

@@ -218,6 +218,9 @@ pub struct Order {
     /// Status changes, oldest first (detail view only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub history: Vec<StatusChange>,
+    /// Its customer returns, oldest first (detail view only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub returns: Vec<crate::returns::ReturnSummary>,
 }
 
 impl Order {

@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 /// The documents whose shell blocks run, in this order, against one demo
 /// (the order of the README's table: later ones find what earlier ones did,
 /// as a reader going down the table would).
-const DOCS: [&str; 9] = [
+const DOCS: [&str; 10] = [
     "README.md",
     "docs/tour.md",
     "docs/devices.md",
@@ -34,6 +34,7 @@ const DOCS: [&str; 9] = [
     "docs/locations.md",
     "docs/counts.md",
     "docs/replenishment.md",
+    "docs/returns.md",
     "docs/idempotency.md",
 ];
 

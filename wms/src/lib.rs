@@ -22,6 +22,7 @@ pub mod printing;
 pub mod putaway;
 pub mod releases;
 pub mod replenish;
+pub mod returns;
 pub mod scan;
 pub mod shipping;
 pub mod sscc;

@@ -125,6 +125,7 @@ fn ingest(
         updated_at: at,
         address_issues: Vec::new(),
         history: Vec::new(),
+        returns: Vec::new(),
     }
     .with_address_issues();
     order.id = sql::insert(conn, &order)?;
@@ -401,7 +402,12 @@ impl Wms {
     }
 
     pub async fn order(&self, business: BusinessId, id: OrderId) -> Result<Order> {
-        self.read(move |conn| load(conn, business, id)).await
+        self.read(move |conn| {
+            let mut order = load(conn, business, id)?;
+            order.returns = crate::returns::summaries(conn, id)?;
+            Ok(order)
+        })
+        .await
     }
 
     pub async fn list_orders(

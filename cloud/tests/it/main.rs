@@ -34,6 +34,7 @@ mod putaway;
 mod quiet_log;
 mod ratelimit;
 mod replenishment;
+mod returns;
 mod slow_callers;
 mod sync_service;
 mod two_clouds;

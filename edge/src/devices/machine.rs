@@ -19,6 +19,7 @@ pub use types::{
 use super::failure::Failure;
 use depot_protocol::order::units_per_item;
 use depot_protocol::plural::counted;
+use depot_protocol::returns::{parse_rma, rma};
 use depot_protocol::{FieldError, ItemId};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -156,6 +157,16 @@ impl Station {
             Task::Counting { count_id } => format!(
                 "count {count_id}: scan a location's label, its goods one by one, then the label again when it is done"
             ),
+            Task::Returns {
+                return_id: Some(id),
+                grade,
+            } => format!("{}: scan each unit to grade it {grade}", rma(*id)),
+            Task::Returns {
+                return_id: None,
+                grade,
+            } => {
+                format!("returns: scan the parcel's RMA label, then each unit to grade it {grade}")
+            }
         };
         self.packing = None;
         self.goods = None;
@@ -276,7 +287,32 @@ impl Station {
                     }
                 }
             }
+            Task::Returns { .. } => self.returned(code),
         }
+    }
+
+    /// A returns bench scan: an RMA label opens its return; anything else
+    /// is a unit of the open one.
+    fn returned(&mut self, code: String) -> Step {
+        let Task::Returns { return_id, grade } = &mut self.task else {
+            return refuse(Failure::conflict("the station is not at the returns bench"));
+        };
+        if let Some(id) = parse_rma(&code) {
+            *return_id = Some(id);
+            let message = format!("{} open: scan each unit to grade it {grade}", rma(id));
+            return report(Report::ok(message, json!({ "task": self.task })));
+        }
+        let Some(id) = *return_id else {
+            return refuse(Failure::conflict(format!(
+                "{code}: scan the parcel's RMA label first"
+            )));
+        };
+        self.pending = Pending::Engine;
+        Step::Do(Effect::Return {
+            return_id: id,
+            grade: *grade,
+            code,
+        })
     }
 
     fn count(&mut self, code: String, s: Scanned) -> Step {
@@ -474,6 +510,7 @@ impl Station {
             Task::Counting { count_id } => {
                 format!("count {count_id} released: what was counted stays counted")
             }
+            Task::Returns { .. } => "returns bench released: what was graded stays graded".into(),
         };
         self.goods = None;
         self.counting_at = None;

@@ -243,7 +243,10 @@ pub fn answer_of(report: &Report) -> Answer {
 /// "putaway", "task_id": 4}` (an open putaway task: scans come in pairs,
 /// the goods then the location's label), `{"task": "counting", "count_id":
 /// 5}` (an open count: a location's label, its goods one scan at a time,
-/// the label again to close it) or `{"task": "idle"}`. Scans then
+/// the label again to close it), `{"task": "returns", "grade": "restock",
+/// "return_id": 6?}` (the returns bench: a parcel's RMA label opens its
+/// return, each unit scanned then is graded `restock`, `damaged` or
+/// `scrap`) or `{"task": "idle"}`. Scans then
 /// act as the key that set the task.
 #[utoipa::path(put, path = "/v1/edge/stations/{station}/task", tag = "edge",
     params(("station" = String, Path, description = "The station's configured name")),

@@ -19,6 +19,7 @@ use depot_protocol::event::Event;
 use depot_protocol::inbound::{ReceptionLine, ReceptionRequest};
 use depot_protocol::picking::ScanRequest;
 use depot_protocol::putaway::{PutawayScan, PutawayStatus};
+use depot_protocol::returns::{ReturnReceive, ReturnStatus};
 use depot_protocol::shipping::{PackItem, PackRequest, PackageIn};
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, FieldError, OrderId};
@@ -346,7 +347,20 @@ impl Glue {
                 }
                 Ok(())
             }
-            Task::Idle {} | Task::Packing { .. } => Ok(()),
+            Task::Returns {
+                return_id: Some(id),
+                ..
+            } => {
+                let r = self.context.wms.customer_return(b, id).await?;
+                if r.status == ReturnStatus::Received {
+                    return Err(Failure::conflict(format!(
+                        "{} is received: all its units are graded",
+                        r.rma
+                    )));
+                }
+                Ok(())
+            }
+            Task::Idle {} | Task::Packing { .. } | Task::Returns { .. } => Ok(()),
         }
     }
 
@@ -494,6 +508,28 @@ impl Glue {
                 };
                 Input::Done(
                     wms.count_scan(caller, count_id, req)
+                        .await
+                        .map_err(Failure::from)
+                        .map(|r| Outcome {
+                            message: r.message.clone(),
+                            result: json!(r),
+                        }),
+                )
+            }
+            Effect::Return {
+                return_id,
+                grade,
+                code,
+            } => {
+                let req = ReturnReceive {
+                    code,
+                    grade,
+                    quantity: None,
+                    lot: None,
+                    note: None,
+                };
+                Input::Done(
+                    wms.receive_return(caller, return_id, req)
                         .await
                         .map_err(Failure::from)
                         .map(|r| Outcome {

@@ -649,6 +649,82 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .await;
     assert_eq!(status, 200, "{body}");
 
+    // The returns bench: the first order goes out and comes back. The
+    // parcel's RMA label opens the return; each unit is graded as the
+    // task says.
+    for status in [
+        OrderStatus::Picking,
+        OrderStatus::Packed,
+        OrderStatus::Dispatched,
+    ] {
+        edge.wms
+            .set_order_status(caller, first, status, None)
+            .await
+            .expect("status");
+    }
+    let fields = serde_json::from_value(
+        json!({"warehouse_id": warehouse.0, "code": "RET-1", "type": "returns"}),
+    )
+    .expect("fields");
+    edge.wms
+        .create_location(rig.business, fields)
+        .await
+        .expect("a returns bay");
+    let (status, body) = api
+        .call(
+            "POST",
+            &format!("/v1/returns/{b}/create"),
+            Some(json!({"order_id": first.0,
+                        "lines": [{"line_no": 1, "quantity": 2, "reason": "wrong_item"}]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let rma = body["data"]["rma"].as_str().expect("rma").to_owned();
+    let return_id = body["data"]["id"].clone();
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "returns", "grade": "restock"})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    events.next(&api, b).await;
+    scan("MUG");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["status"], 409, "a unit before its RMA label: {e}");
+    scan(&rma);
+    let e = events.next(&api, b).await;
+    assert_eq!(e["ok"], true, "{e}");
+    scan(MUG_GTIN);
+    let e = events.next(&api, b).await;
+    assert_eq!(e["ok"], true, "{e}");
+    assert_eq!(e["result"]["location"], "RET-1", "{e}");
+    assert!(e["result"]["putaway_task_id"].is_i64(), "{e}");
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "returns", "grade": "scrap", "return_id": return_id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    events.next(&api, b).await;
+    scan("MUG");
+    let e = events.next(&api, b).await;
+    assert_eq!(e["ok"], true, "{e}");
+    assert_eq!(e["result"]["return"]["status"], "received", "{e}");
+    // A received return cannot be set again.
+    let (status, body) = api
+        .call(
+            "PUT",
+            "/v1/edge/stations/floor-1/task",
+            Some(json!({"task": "returns", "grade": "scrap", "return_id": return_id})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+    events.next(&api, b).await;
+
     // A task set with a key that is revoked afterwards stops acting.
     let other = edge
         .wms

@@ -38,6 +38,8 @@ pub enum Entity {
     Count,
     /// Stock to move from reserve to a pick location.
     ReplenishTask,
+    /// A customer return.
+    Return,
 }
 
 impl Entity {
@@ -59,6 +61,7 @@ impl Entity {
             Self::PutawayTask => "putaway task",
             Self::Count => "count",
             Self::ReplenishTask => "replenishment task",
+            Self::Return => "return",
         }
     }
 
@@ -77,6 +80,7 @@ impl Entity {
                 | Self::PutawayTask
                 | Self::Count
                 | Self::ReplenishTask
+                | Self::Return
         )
     }
 }

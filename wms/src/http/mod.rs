@@ -26,6 +26,7 @@ pub mod picking;
 pub mod printers;
 pub mod putaway;
 pub mod replenish;
+pub mod returns;
 pub mod server;
 pub mod shipments;
 pub mod trace;
@@ -50,7 +51,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"), (name = "replenishment"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"), (name = "replenishment"), (name = "returns"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -142,6 +143,10 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(replenish::get))
         .routes(routes!(replenish::levels, replenish::set_level))
         .routes(routes!(replenish::scan))
+        .routes(routes!(returns::list))
+        .routes(routes!(returns::get))
+        .routes(routes!(returns::create))
+        .routes(routes!(returns::receive))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

@@ -374,6 +374,14 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
             crate::replenish::apply_created(conn, &payload(e)?)?;
             Ok(None)
         }
+        K::ReturnCreated => {
+            crate::returns::apply_created(conn, &payload(e)?)?;
+            Ok(None)
+        }
+        K::ReturnReceived => {
+            crate::returns::apply_received(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::ReplenishScanned => {
             crate::replenish::apply_scanned(conn, &payload(e)?)?;
             Ok(None)

@@ -1,5 +1,5 @@
 //! Ids of records that edges create and replicate (waves, pick lines,
-//! shipments, dispatch runs, print jobs, locations, putaway tasks, counts, replenishment tasks). Each node numbers them in its own
+//! shipments, dispatch runs, print jobs, locations, putaway tasks, counts, replenishment tasks, returns). Each node numbers them in its own
 //! range, `node << 40` upwards, so rows made on two nodes never collide when
 //! both reach the cloud; the cloud is node 0, whose range starts at 1 like
 //! any rowid. The next id is one past the largest in the node's range (one
@@ -16,7 +16,7 @@ pub const NODE_SHIFT: u32 = 40;
 pub const MAX_NODE: u32 = (1 << (53 - NODE_SHIFT)) - 1;
 
 /// The tables whose ids are allocated per node.
-const TABLES: [&str; 9] = [
+const TABLES: [&str; 10] = [
     "waves",
     "pick_lines",
     "shipments",
@@ -26,6 +26,7 @@ const TABLES: [&str; 9] = [
     "putaway_tasks",
     "counts",
     "replenish_tasks",
+    "returns",
 ];
 
 /// Records this database as `node`'s, or checks that it already is: a

@@ -22,6 +22,7 @@ pub mod putaway;
 pub mod releases;
 pub mod replenish;
 pub mod replica;
+pub mod returns;
 pub mod shipping;
 pub mod sscc;
 pub mod sync;
@@ -80,6 +81,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(37, include_str!("schema/037_putaway.sql")),
     Migration::new(38, include_str!("schema/038_counts.sql")),
     Migration::new(39, include_str!("schema/039_replenishment.sql")),
+    Migration::new(40, include_str!("schema/040_returns.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -97,6 +99,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(37, include_str!("schema/postgres/037_putaway.sql")),
     Migration::new(38, include_str!("schema/postgres/038_counts.sql")),
     Migration::new(39, include_str!("schema/postgres/039_replenishment.sql")),
+    Migration::new(40, include_str!("schema/postgres/040_returns.sql")),
 ];
 
 /// Prepared statements each connection keeps.

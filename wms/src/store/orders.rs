@@ -168,6 +168,7 @@ fn order_row(r: &Row) -> depot_sql::Result<Order> {
         service: r.get(16)?,
         address_issues: Vec::new(),
         history: Vec::new(),
+        returns: Vec::new(),
     }
     .with_address_issues())
 }

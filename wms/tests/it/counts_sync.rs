@@ -9,7 +9,7 @@ use depot_protocol::{CountId, Page};
 use depot_wms::Wms;
 use serde_json::json;
 
-async fn adjust(wms: &Wms, s: &Setup, body: serde_json::Value) {
+pub(crate) async fn adjust(wms: &Wms, s: &Setup, body: serde_json::Value) {
     let mut body = body;
     body["warehouse_id"] = json!(s.warehouse.0);
     body["sku"] = json!("ΦΕΤΑ");
@@ -24,7 +24,7 @@ async fn scan(wms: &Wms, s: &Setup, id: CountId, body: serde_json::Value) {
 }
 
 /// On-hand of the setup's item at `location`, as `wms` lists it.
-async fn at(wms: &Wms, s: &Setup, location: &str) -> i64 {
+pub(crate) async fn at(wms: &Wms, s: &Setup, location: &str) -> i64 {
     let page = Page::parse(None, None).expect("page");
     let (rows, _, _) = wms
         .list_locations(s.business, Default::default(), page)
@@ -36,7 +36,7 @@ async fn at(wms: &Wms, s: &Setup, location: &str) -> i64 {
         .unwrap_or(0)
 }
 
-async fn up(s: &Setup) {
+pub(crate) async fn up(s: &Setup) {
     let ack = s
         .cloud
         .receive_batch(s.business, s.edge_id.clone(), edge_log(s).await)

@@ -10,6 +10,7 @@ mod locations_sync;
 mod node_ids;
 mod recovery;
 mod replication;
+mod returns_sync;
 mod schema_pg;
 mod sync_down;
 mod sync_receive;

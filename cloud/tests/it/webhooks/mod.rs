@@ -8,6 +8,7 @@
 
 mod delivery;
 mod receiver;
+mod returns;
 mod subscriptions;
 
 use depot_cloud::settings::Settings;

@@ -1,7 +1,10 @@
 //! What goes in and out of a station's machine.
 
 use crate::devices::failure::Failure;
-use depot_protocol::{CountId, FieldError, ItemId, OrderId, OrderStatus, PutawayTaskId, WaveId};
+use depot_protocol::returns::Grade;
+use depot_protocol::{
+    CountId, FieldError, ItemId, OrderId, OrderStatus, PutawayTaskId, ReturnId, WaveId,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -37,6 +40,14 @@ pub enum Task {
     /// A cycle count: a location's label, then its goods one scan at a
     /// time (each adds its units), then the label again to close it.
     Counting { count_id: CountId },
+    /// The returns bench: a parcel's RMA label opens its return (or
+    /// `return_id` names it), then each unit scanned is graded `grade`.
+    /// Set the task again to grade the next units otherwise.
+    Returns {
+        #[serde(default)]
+        return_id: Option<ReturnId>,
+        grade: Grade,
+    },
 }
 
 /// What the station needs to know of an order to pack it.
@@ -130,6 +141,12 @@ pub enum Effect {
         location: String,
         code: Option<String>,
     },
+    /// Grade one unit (or a GS1 count of them) of a return.
+    Return {
+        return_id: ReturnId,
+        grade: Grade,
+        code: String,
+    },
     Resolve(String),
     /// Wait for a stable weight on the station's scale.
     Weigh,
@@ -153,7 +170,8 @@ impl Effect {
             Effect::Pick { .. }
             | Effect::Receive { .. }
             | Effect::Putaway { .. }
-            | Effect::Count { .. } => Input::Done(Err(f)),
+            | Effect::Count { .. }
+            | Effect::Return { .. } => Input::Done(Err(f)),
             Effect::Resolve(_) => Input::Resolved(Err(f)),
             Effect::Weigh => Input::Weighed(Err(f)),
             Effect::Pack { .. } => Input::Packed(Err(f)),

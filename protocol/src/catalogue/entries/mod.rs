@@ -8,6 +8,7 @@ mod devices;
 mod floor;
 mod office;
 mod records;
+mod returns;
 mod stock_tasks;
 mod sync;
 
@@ -67,6 +68,8 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     stock_tasks::REPLENISH_LEVEL_SAVED,
     stock_tasks::REPLENISH_CREATED,
     stock_tasks::REPLENISH_SCANNED,
+    returns::RETURN_CREATED,
+    returns::RETURN_RECEIVED,
     devices::PRINTER_SAVED,
     devices::PRINT_JOB_CREATED,
     devices::PRINT_JOB_UPDATED,

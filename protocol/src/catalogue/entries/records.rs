@@ -195,6 +195,8 @@ pub const ORDER_CREATED: EventType = EventType {
         makes("/id", E::Order),
         names("/warehouse_id", E::Warehouse),
         names("/lines/*/item_id", E::Item),
+        // Only the detail view lists returns; a new order has none.
+        names("/returns/*/id", E::Return),
     ],
     payload: record::<Order>(&[]),
 };

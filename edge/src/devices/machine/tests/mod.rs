@@ -202,6 +202,15 @@ fn tasks_read_as_the_route_documents_them() {
             count_id: depot_protocol::CountId(5)
         })
     );
+    assert_eq!(
+        parse(json!({"task": "returns", "grade": "damaged"})).ok(),
+        Some(Task::Returns {
+            return_id: None,
+            grade: depot_protocol::returns::Grade::Damaged
+        })
+    );
+    assert!(parse(json!({"task": "returns", "grade": "resell"})).is_err());
+    assert!(parse(json!({"task": "returns"})).is_err());
     assert_eq!(parse(json!({"task": "idle"})).ok(), Some(Task::Idle {}));
     assert!(parse(json!({"task": "dancing"})).is_err());
     assert!(parse(json!({"task": "picking"})).is_err());

@@ -157,3 +157,42 @@ fn counting_takes_a_label_then_goods_then_the_label_again() {
     let r = only_report(s.handle(Input::Scan("Γ-03".into())));
     assert!(r.message.starts_with("counting Γ-03"), "{}", r.message);
 }
+
+#[test]
+fn the_returns_bench_opens_a_return_by_its_rma_label_then_grades_units() {
+    use depot_protocol::ReturnId;
+    use depot_protocol::returns::Grade;
+    let mut s = Station::new(rules());
+    let r = only_report(s.handle(Input::SetTask(Task::Returns {
+        return_id: None,
+        grade: Grade::Damaged,
+    })));
+    assert!(r.message.contains("RMA label"), "{}", r.message);
+    // A unit before its parcel's label: which return is it of?
+    let r = only_report(s.handle(Input::Scan("ΦΕΤΑ".into())));
+    assert_eq!(r.status, 409, "{}", r.message);
+    let r = only_report(s.handle(Input::Scan("RMA-42".into())));
+    assert_eq!(r.message, "RMA-42 open: scan each unit to grade it damaged");
+    let unit = Effect::Return {
+        return_id: ReturnId(42),
+        grade: Grade::Damaged,
+        code: "ΦΕΤΑ".into(),
+    };
+    assert_eq!(s.handle(Input::Scan("ΦΕΤΑ".into())), Step::Do(unit.clone()));
+    only_report(s.handle(Input::Done(Err(Failure::conflict("all graded")))));
+    // A refusal keeps the return open; another parcel's label opens that.
+    assert_eq!(s.handle(Input::Scan("ΦΕΤΑ".into())), Step::Do(unit));
+    only_report(s.handle(Input::Done(Ok(Outcome {
+        message: "1 × ΦΕΤΑ damaged: to Q-1; RMA-42 received".into(),
+        result: json!({}),
+    }))));
+    only_report(s.handle(Input::Scan("RMA-43".into())));
+    assert_eq!(
+        s.handle(Input::Scan("ΦΕΤΑ".into())),
+        Step::Do(Effect::Return {
+            return_id: ReturnId(43),
+            grade: Grade::Damaged,
+            code: "ΦΕΤΑ".into(),
+        })
+    );
+}

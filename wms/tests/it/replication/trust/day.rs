@@ -13,7 +13,8 @@ use depot_wms::Wms;
 use serde_json::json;
 
 /// A day of the floor's work in `w`, done by `wms` for `c`: a reception, a
-/// wave picked whole, an order packed and its run closed, a print job.
+/// wave picked whole, an order packed and its run closed, returned, a
+/// print job.
 /// Answers the records it made or used.
 pub(super) async fn floor_day(
     wms: &Wms,
@@ -232,6 +233,32 @@ pub(super) async fn floor_day(
     )
     .await
     .expect("milestone");
+    // The order comes back: a return made on the floor and graded there.
+    for (code, kind) in [
+        (format!("RET-{tag}"), "returns"),
+        (format!("Q-{tag}"), "quarantine"),
+    ] {
+        wms.create_location(
+            b,
+            from(json!({"warehouse_id": w.0, "code": code, "type": kind})),
+        )
+        .await
+        .expect("returns bay");
+    }
+    let ret = wms
+        .create_return(
+            c,
+            from(json!({"order_id": order.id,
+                        "lines": [{"line_no": 1, "quantity": 2, "reason": "defective"}]})),
+        )
+        .await
+        .expect("return");
+    r.0.insert(Entity::Return, ret.id.0);
+    for grade in ["restock", "damaged"] {
+        wms.receive_return(c, ret.id, from(json!({"code": sku, "grade": grade})))
+            .await
+            .expect("graded");
+    }
     let job = wms
         .submit_job(c, printer.id, b"^XA^FDhello^FS^XZ".to_vec())
         .await
