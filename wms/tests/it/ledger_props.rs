@@ -1,5 +1,6 @@
 //! Property test: any interleaving of adjustments, counts, transfers,
-//! ingestions (with duplicates) and status changes keeps the books right,
+//! ingestions (with duplicates), status changes, putaway, replenishment,
+//! cycle counts and returns keeps the books right,
 //! per warehouse and per location. A simple model runs beside the engine;
 //! after every sequence the engine's levels and where it says the stock is
 //! must equal the model's, and agree with the ledger.
@@ -22,6 +23,9 @@ const SKUS: [&str; 2] = ["X", "Y"];
 const DOCK: usize = NONE + 1;
 /// The first warehouse's pick face, refilled from its racks.
 const PICK: usize = DOCK + 1;
+/// The first warehouse's returns bay and quarantine cage.
+const RET: usize = PICK + 1;
+const QUAR: usize = RET + 1;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -87,19 +91,42 @@ enum Op {
         moved: i64,
         approve: bool,
     },
+    /// A return of an order's units (refused unless it went out, and with
+    /// units left to return), each unit graded: restock (to the returns
+    /// bay, with a putaway task), damaged (quarantine) or scrap.
+    Return {
+        reference: u8,
+        grades: Vec<usize>,
+    },
+    /// A wave of the first warehouse's confirmed orders, each line picked
+    /// whole by scan: the orders then ship from where they were picked.
+    Wave,
+    /// An order one step further along its path (confirmed, picking,
+    /// packed, dispatched, delivered): a `Status` the order can take, so
+    /// sequences reach dispatch and returns often.
+    Advance {
+        reference: u8,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        (0..2usize, 0..2usize, 0..=NONE, -5i64..10)
-            .prop_filter("non-zero", |(_, _, _, d)| *d != 0)
+        3 => Just(Op::Wave),
+        4 => (0..6u8).prop_map(|reference| Op::Advance { reference }),
+        2 => (0..6u8, proptest::collection::vec(0..3usize, 1..4))
+            .prop_map(|(reference, grades)| Op::Return { reference, grades }),
+        3 => (0..2usize, 0..2usize, 0..=PICK, -5i64..10)
+            // The dock and the pick face are the first warehouse's.
+            .prop_filter("non-zero, somewhere", |(_, wh, at, d)| {
+                *d != 0 && (*at <= NONE || *wh == 0)
+            })
             .prop_map(|(item, wh, at, delta)| Op::Adjust {
                 item,
                 wh,
                 at,
                 delta
             }),
-        (0..2usize, 0..2usize, 0..=NONE, 0i64..15).prop_map(|(item, wh, at, counted)| {
+        1 => (0..2usize, 0..2usize, 0..=NONE, 0i64..15).prop_map(|(item, wh, at, counted)| {
             Op::Count {
                 item,
                 wh,
@@ -107,7 +134,7 @@ fn op() -> impl Strategy<Value = Op> {
                 counted,
             }
         }),
-        (0..2usize, 1i64..5, 0..=NONE, 0..=NONE, any::<bool>())
+        1 => (0..2usize, 1i64..5, 0..=NONE, 0..=NONE, any::<bool>())
             .prop_filter("somewhere else", |(_, _, from, to, within)| {
                 !*within || (*to != NONE && from != to)
             })
@@ -118,22 +145,22 @@ fn op() -> impl Strategy<Value = Op> {
                 to,
                 within
             }),
-        (0..6u8, 0..2usize, 1i64..4).prop_map(|(reference, item, quantity)| Op::Ingest {
+        3 => (0..6u8, 0..2usize, 1i64..4).prop_map(|(reference, item, quantity)| Op::Ingest {
             reference,
             item,
             quantity
         }),
-        (0..6u8, 0..7usize).prop_map(|(reference, to)| Op::Status { reference, to }),
-        (0..2usize, 1i64..6).prop_map(|(item, quantity)| Op::Receive { item, quantity }),
-        (0..8usize, 0..NONE, 1i64..6).prop_map(|(task, at, quantity)| Op::Putaway {
+        1 => (0..6u8, 0..7usize).prop_map(|(reference, to)| Op::Status { reference, to }),
+        1 => (0..2usize, 1i64..6).prop_map(|(item, quantity)| Op::Receive { item, quantity }),
+        1 => (0..8usize, 0..NONE, 1i64..6).prop_map(|(task, at, quantity)| Op::Putaway {
             task,
             at,
             quantity
         }),
-        (0i64..6, 1i64..10).prop_map(|(min, span)| Op::Level { min, span }),
-        (1i64..4).prop_map(|quantity| Op::TakeFromFace { quantity }),
-        Just(Op::Refill),
-        (0..NONE, [0i64..12, 0i64..12], -3i64..4, any::<bool>()).prop_map(
+        1 => (0i64..6, 1i64..10).prop_map(|(min, span)| Op::Level { min, span }),
+        1 => (1i64..4).prop_map(|quantity| Op::TakeFromFace { quantity }),
+        1 => Just(Op::Refill),
+        1 => (0..NONE, [0i64..12, 0i64..12], -3i64..4, any::<bool>()).prop_map(
             |(at, counted, moved, approve)| Op::CountTask {
                 at,
                 counted,
@@ -148,6 +175,8 @@ fn code(at: usize) -> Option<String> {
     match at {
         DOCK => Some("DOCK".to_owned()),
         PICK => Some("P-0".to_owned()),
+        RET => Some("RET".to_owned()),
+        QUAR => Some("Q".to_owned()),
         at => LOCATIONS.get(at).map(|c| (*c).to_owned()),
     }
 }
@@ -186,7 +215,12 @@ async fn world() -> World {
             wms.create_location(b.id, fields).await.expect("location");
         }
     }
-    for (code, kind) in [("DOCK", "dock"), ("P-0", "pick")] {
+    for (code, kind) in [
+        ("DOCK", "dock"),
+        ("P-0", "pick"),
+        ("RET", "returns"),
+        ("Q", "quarantine"),
+    ] {
         let fields = serde_json::from_value(
             serde_json::json!({"warehouse_id": whs[0].0, "code": code, "type": kind}),
         )
@@ -248,13 +282,18 @@ fn adjust(wh: WarehouseId, item: ItemId, reason: MovementReason) -> AdjustReques
 struct Model {
     on_hand: HashMap<(usize, usize, usize), i64>,
     orders: HashMap<u8, (OrderId, usize, i64, OrderStatus)>,
-    /// Putaway tasks still open: id, item, units left at the dock.
-    tasks: Vec<(depot_protocol::PutawayTaskId, usize, i64)>,
+    /// Putaway tasks still open: id, item, units left where they wait
+    /// (the dock, or the returns bay).
+    tasks: Vec<(depot_protocol::PutawayTaskId, usize, i64, usize)>,
+    /// Units of each order on returns.
+    returned: HashMap<u8, i64>,
+    /// Units of each order picked, by where they were picked.
+    picked: HashMap<u8, Vec<(usize, i64)>>,
 }
 
 impl Model {
     fn total(&self, item: usize, wh: usize) -> i64 {
-        (0..=PICK)
+        (0..=QUAR)
             .map(|at| self.on_hand.get(&(item, wh, at)).copied().unwrap_or(0))
             .sum()
     }
@@ -276,6 +315,33 @@ async fn run(ops: Vec<Op>) {
     let w = world().await;
     let mut m = Model::default();
     for op in ops {
+        let op = match op {
+            Op::Advance { reference } => {
+                // One of the orders there are, so a few go the whole way.
+                let mut known: Vec<u8> = m.orders.keys().copied().collect();
+                known.sort();
+                let Some(&reference) = known.get(usize::from(reference) % known.len().max(1))
+                else {
+                    continue;
+                };
+                let Some(next) = m.orders.get(&reference).and_then(|o| match o.3 {
+                    OrderStatus::Pending => Some(OrderStatus::Confirmed),
+                    OrderStatus::Confirmed => Some(OrderStatus::Picking),
+                    OrderStatus::Picking => Some(OrderStatus::Packed),
+                    OrderStatus::Packed => Some(OrderStatus::Dispatched),
+                    OrderStatus::Dispatched => Some(OrderStatus::Delivered),
+                    OrderStatus::Delivered | OrderStatus::Cancelled => None,
+                }) else {
+                    continue;
+                };
+                let to = OrderStatus::ALL.iter().position(|s| *s == next);
+                Op::Status {
+                    reference,
+                    to: to.expect("a status"),
+                }
+            }
+            op => op,
+        };
         match op {
             Op::Adjust {
                 item,
@@ -334,21 +400,21 @@ async fn run(ops: Vec<Op>) {
                 let r = w.wms.receive(w.caller, req).await.expect("receive");
                 let task = r.received[0].putaway_task_id.expect("received at the dock");
                 m.add(item, 0, DOCK, quantity);
-                m.tasks.push((task, item, quantity));
+                m.tasks.push((task, item, quantity, DOCK));
             }
             Op::Putaway { task, at, quantity } => {
                 if m.tasks.is_empty() {
                     continue;
                 }
                 let i = task % m.tasks.len();
-                let (id, item, left) = m.tasks[i];
+                let (id, item, left, from) = m.tasks[i];
                 let n = quantity.min(left);
                 let req = serde_json::from_value(serde_json::json!({"task_id": id.0,
                     "code": SKUS[item], "location": LOCATIONS[at], "quantity": n}))
                 .expect("scan");
                 let r = w.wms.putaway_scan(w.caller, req).await.expect("put away");
                 assert_eq!(r.task.remaining, left - n, "what the task has left");
-                m.add(item, 0, DOCK, -n);
+                m.add(item, 0, from, -n);
                 m.add(item, 0, at, n);
                 if left == n {
                     m.tasks.remove(i);
@@ -449,6 +515,104 @@ async fn run(ops: Vec<Op>) {
                     w.wms.cancel_count(w.caller, id).await.expect("cancelled");
                 }
             }
+            Op::Return { reference, grades } => {
+                // An order that went out, if any did; else any, refused.
+                let shipped = |o: &(OrderId, usize, i64, OrderStatus)| {
+                    matches!(o.3, OrderStatus::Dispatched | OrderStatus::Delivered)
+                };
+                let mut known: Vec<u8> = m
+                    .orders
+                    .iter()
+                    .filter(|(_, o)| shipped(o))
+                    .map(|(r, _)| *r)
+                    .collect();
+                if known.is_empty() {
+                    known = m.orders.keys().copied().collect();
+                }
+                known.sort();
+                let Some(&reference) = known.get(usize::from(reference) % known.len().max(1))
+                else {
+                    continue;
+                };
+                let Some((id, item, quantity, status)) = m.orders.get(&reference).copied() else {
+                    continue;
+                };
+                let done = m.returned.get(&reference).copied().unwrap_or(0);
+                let units = (grades.len() as i64).min(quantity - done);
+                let req = serde_json::from_value(serde_json::json!({"order_id": id.0,
+                    "lines": [{"line_no": 1, "quantity": units.max(1), "reason": "other"}]}))
+                .expect("return");
+                let made = w.wms.create_return(w.caller, req).await;
+                let shipped = matches!(status, OrderStatus::Dispatched | OrderStatus::Delivered);
+                if !shipped || units < 1 {
+                    assert!(
+                        made.is_err(),
+                        "a return of {units} units of a {status} order"
+                    );
+                    continue;
+                }
+                let r = made.expect("return");
+                *m.returned.entry(reference).or_default() += units;
+                for grade in grades.into_iter().take(units as usize) {
+                    let name = ["restock", "damaged", "scrap"][grade];
+                    let req = serde_json::from_value(
+                        serde_json::json!({"code": SKUS[item], "grade": name}),
+                    )
+                    .expect("scan");
+                    let got = w
+                        .wms
+                        .receive_return(w.caller, r.id, req)
+                        .await
+                        .expect("graded");
+                    match grade {
+                        0 => {
+                            m.add(item, 0, RET, 1);
+                            let task = got.putaway_task_id.expect("a putaway task");
+                            m.tasks.push((task, item, 1, RET));
+                        }
+                        1 => m.add(item, 0, QUAR, 1),
+                        _ => {}
+                    }
+                }
+            }
+            Op::Advance { .. } => unreachable!("an advance is a status change by now"),
+            Op::Wave => {
+                let waiting = m.orders.values().any(|o| o.3 == OrderStatus::Confirmed);
+                let req = serde_json::from_value(serde_json::json!({"warehouse_id": w.whs[0].0}))
+                    .expect("wave");
+                let made = w.wms.create_wave(w.caller.business_id, req).await;
+                if !waiting {
+                    assert!(made.is_err(), "a wave of no orders");
+                    continue;
+                }
+                let wave = made.expect("wave");
+                for list in &wave.pick_lists {
+                    let (&reference, &(_, item, _, _)) = m
+                        .orders
+                        .iter()
+                        .find(|(_, o)| o.0 == list.order_id)
+                        .expect("an order of the model");
+                    for line in &list.lines {
+                        let req = depot_protocol::picking::ScanRequest {
+                            wave_id: wave.id,
+                            order_id: Some(list.order_id),
+                            code: SKUS[item].into(),
+                            quantity: Some(line.quantity),
+                        };
+                        let r = w.wms.pick_scan(w.caller, req).await.expect("picked");
+                        let at = (0..=QUAR)
+                            .find(|at| code(*at) == r.location)
+                            .expect("a location of the model");
+                        m.picked
+                            .entry(reference)
+                            .or_default()
+                            .push((at, line.quantity));
+                        if let Some(o) = m.orders.get_mut(&reference) {
+                            o.3 = r.order_status;
+                        }
+                    }
+                }
+            }
             Op::Ingest {
                 reference,
                 item,
@@ -507,8 +671,14 @@ async fn run(ops: Vec<Op>) {
                     Ok(t) => {
                         result.expect("legal transition refused");
                         if t.effect == depot_protocol::StockEffect::Ship {
-                            // Nothing was picked: out of no location.
-                            m.add(item, 0, NONE, -quantity);
+                            // From where it was picked; what was not
+                            // picked, out of no location.
+                            let mut left = quantity;
+                            for (at, n) in m.picked.get(&reference).cloned().unwrap_or_default() {
+                                m.add(item, 0, at, -n);
+                                left -= n;
+                            }
+                            m.add(item, 0, NONE, -left);
                         }
                         if let Some(o) = m.orders.get_mut(&reference) {
                             o.3 = to;
@@ -543,7 +713,7 @@ async fn run(ops: Vec<Op>) {
                 .map(|b| (b.location.clone(), b.on_hand))
                 .collect();
             bins.sort();
-            let mut expected: Vec<(Option<String>, i64)> = (0..=PICK)
+            let mut expected: Vec<(Option<String>, i64)> = (0..=QUAR)
                 .map(|at| (code(at), m.on_hand.get(&(i, j, at)).copied().unwrap_or(0)))
                 .filter(|(_, n)| *n != 0)
                 .collect();
@@ -560,10 +730,10 @@ async fn run(ops: Vec<Op>) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
     #[test]
-    fn books_stay_consistent(ops in proptest::collection::vec(op(), 1..40)) {
+    fn books_stay_consistent(ops in proptest::collection::vec(op(), 1..50)) {
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
         rt.block_on(run(ops));
     }
