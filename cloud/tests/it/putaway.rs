@@ -18,7 +18,8 @@ async fn ok(app: &TestCloud, path: &str, body: Value) -> Value {
     r.body["data"].clone()
 }
 
-async fn held(app: &TestCloud) -> Vec<(String, i64)> {
+/// Locations with stock, and what each holds, in the list's order.
+pub(crate) async fn held(app: &TestCloud) -> Vec<(String, i64)> {
     let r = app
         .get(&format!(
             "/v1/locations/{}/list?occupied=true",

@@ -13,25 +13,9 @@ async fn ok(app: &TestCloud, path: &str, body: Value) -> Value {
     r.body["data"].clone()
 }
 
-/// Locations with stock, and what each holds.
+/// Locations with stock, and what each holds, by code.
 pub(crate) async fn held(app: &TestCloud) -> Vec<(String, i64)> {
-    let r = app
-        .get(&format!(
-            "/v1/locations/{}/list?occupied=true",
-            app.a.business
-        ))
-        .await;
-    let mut held: Vec<(String, i64)> = r.body["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|l| {
-            (
-                l["code"].as_str().unwrap_or("").to_owned(),
-                l["on_hand"].as_i64().unwrap_or(0),
-            )
-        })
-        .collect();
+    let mut held = crate::putaway::held(app).await;
     held.sort();
     held
 }

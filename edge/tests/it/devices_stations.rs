@@ -100,6 +100,12 @@ impl Events {
     }
 }
 
+/// Sets the floor station's task.
+async fn set_task(api: &Api, task: Value) -> (u16, Value) {
+    api.call("PUT", "/v1/edge/stations/floor-1/task", Some(task))
+        .await
+}
+
 async fn status_at(edge: &RunningEdge, rig: &Rig, order: OrderId) -> OrderStatus {
     edge.wms
         .order(rig.business, order)
@@ -448,13 +454,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     );
 
     // The second wave at the station: the same answers.
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "picking", "wave_id": waves[1], "order_id": second.0})),
-        )
-        .await;
+    let (status, body) = set_task(
+        &api,
+        json!({"task": "picking", "wave_id": waves[1], "order_id": second.0}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     for (code, (status, answer)) in [MUG_GTIN, "NOPE-404", "TEA"].into_iter().zip(&http) {
@@ -489,13 +493,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
 
     // Receiving: a location not on record is refused as the task is set,
     // not at the first carton; each scan books its units into the one set.
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"})),
-        )
-        .await;
+    let (status, body) = set_task(
+        &api,
+        json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"}),
+    )
+    .await;
     assert_eq!(status, 422, "{body}");
     assert_eq!(body["errors"][0]["name"], "location", "{body}");
     let refused = events.next(&api, b).await;
@@ -514,13 +516,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .create_location(rig.business, fields)
         .await
         .expect("the dock, made at the edge");
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"})),
-        )
-        .await;
+    let (status, body) = set_task(
+        &api,
+        json!({"task": "receiving", "inbound_id": inbound, "location": "DOCK-1"}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     scan("TEA");
@@ -564,13 +564,7 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .create_location(rig.business, fields)
         .await
         .expect("a rack");
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "putaway", "task_id": task})),
-        )
-        .await;
+    let (status, body) = set_task(&api, json!({"task": "putaway", "task_id": task})).await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     scan("TEA");
@@ -590,13 +584,7 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     assert_eq!(e["result"]["task"]["suggested"], Value::Null, "{e}");
     assert_eq!(e["message"], "1 × TEA put at R-1; task done", "{e}");
     // A done task cannot be set again.
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "putaway", "task_id": task})),
-        )
-        .await;
+    let (status, body) = set_task(&api, json!({"task": "putaway", "task_id": task})).await;
     assert_eq!(status, 409, "{body}");
     events.next(&api, b).await;
 
@@ -612,13 +600,7 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .await;
     assert_eq!(status, 200, "{body}");
     let count = body["data"]["id"].clone();
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "counting", "count_id": count})),
-        )
-        .await;
+    let (status, body) = set_task(&api, json!({"task": "counting", "count_id": count})).await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     for (code, expect) in [
@@ -681,13 +663,7 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     assert_eq!(status, 200, "{body}");
     let rma = body["data"]["rma"].as_str().expect("rma").to_owned();
     let return_id = body["data"]["id"].clone();
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "returns", "grade": "restock"})),
-        )
-        .await;
+    let (status, body) = set_task(&api, json!({"task": "returns", "grade": "restock"})).await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     scan("MUG");
@@ -701,13 +677,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     assert_eq!(e["ok"], true, "{e}");
     assert_eq!(e["result"]["location"], "RET-1", "{e}");
     assert!(e["result"]["putaway_task_id"].is_i64(), "{e}");
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "returns", "grade": "scrap", "return_id": return_id})),
-        )
-        .await;
+    let (status, body) = set_task(
+        &api,
+        json!({"task": "returns", "grade": "scrap", "return_id": return_id}),
+    )
+    .await;
     assert_eq!(status, 200, "{body}");
     events.next(&api, b).await;
     scan("MUG");
@@ -715,13 +689,11 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
     assert_eq!(e["ok"], true, "{e}");
     assert_eq!(e["result"]["return"]["status"], "received", "{e}");
     // A received return cannot be set again.
-    let (status, body) = api
-        .call(
-            "PUT",
-            "/v1/edge/stations/floor-1/task",
-            Some(json!({"task": "returns", "grade": "scrap", "return_id": return_id})),
-        )
-        .await;
+    let (status, body) = set_task(
+        &api,
+        json!({"task": "returns", "grade": "scrap", "return_id": return_id}),
+    )
+    .await;
     assert_eq!(status, 409, "{body}");
     events.next(&api, b).await;
 

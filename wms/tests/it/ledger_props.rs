@@ -707,6 +707,13 @@ async fn run(ops: Vec<Op>) {
                 .list_stock(w.caller.business_id, filter, page)
                 .await
                 .expect("list");
+            for r in &rows {
+                assert_eq!(
+                    r.negative,
+                    r.on_hand < 0,
+                    "below zero is flagged, and only then: {r:?}"
+                );
+            }
             let mut bins: Vec<(Option<String>, i64)> = rows
                 .iter()
                 .flat_map(|r| &r.bins)
