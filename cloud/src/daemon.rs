@@ -19,6 +19,10 @@ use tokio::net::TcpListener;
 /// has other work), then every hour.
 const KEYS_PRUNED_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
 const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
+/// What a sales channel may sell is announced (`channel.availability_changed`)
+/// at most this often per channel and item: a burst of movements is one
+/// event, the last figure. The change feed has every change at once.
+const AVAILABILITY_DEBOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The cloud, ready to start.
 pub struct Daemon {
@@ -141,6 +145,10 @@ impl Daemon {
             KEYS_PRUNED_FIRST,
             KEYS_PRUNED_EVERY,
         ));
+        let announcer = tokio::spawn(depot_wms::channels::announce_every(
+            wms.clone(),
+            AVAILABILITY_DEBOUNCE,
+        ));
         let watchdog = sd_notify::watchdog_from_env()
             .filter(|_| notifier.is_enabled())
             .map(|period| {
@@ -173,6 +181,7 @@ impl Daemon {
         dispatcher.abort();
         retention.abort();
         keys.abort();
+        announcer.abort();
         for task in [watchdog, informer].into_iter().flatten() {
             task.abort();
         }

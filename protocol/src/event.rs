@@ -99,6 +99,10 @@ kinds! {
     ReturnCreated = "return.created",
     /// A returns station graded returned units: restock, damaged or scrap.
     ReturnReceived = "return.received",
+    /// A sales channel was made or edited (cloud only).
+    ChannelSaved = "channel.saved",
+    /// What a channel may sell of an item changed (cloud only, debounced).
+    ChannelAvailabilityChanged = "channel.availability_changed",
     PrinterSaved = "printer.saved",
     PrintJobCreated = "print_job.created",
     /// A device printed a job, failed it, or is waiting to retry it.

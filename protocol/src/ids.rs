@@ -94,6 +94,10 @@ int_id!(
     /// A customer return: an RMA for units of a dispatched order.
     ReturnId
 );
+int_id!(
+    /// A sales channel: a storefront, a marketplace, a till.
+    ChannelId
+);
 
 macro_rules! uuid_id {
     ($(#[$doc:meta])* $name:ident) => {

@@ -6,6 +6,7 @@ pub mod address;
 pub mod barcode;
 pub mod catalog;
 pub mod catalogue;
+pub mod channel;
 pub mod count;
 pub mod crm;
 pub mod document;
@@ -40,9 +41,9 @@ pub mod webhook;
 pub use envelope::{DataEnvelope, ListEnvelope, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
-    BusinessId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID, MovementId,
-    OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId, ReplenishTaskId,
-    ReturnId, ShipmentId, WarehouseId, WaveId,
+    BusinessId, ChannelId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID,
+    MovementId, OrderId, PickLineId, PriceListId, PrintJobId, PrinterId, PutawayTaskId,
+    ReplenishTaskId, ReturnId, ShipmentId, WarehouseId, WaveId,
 };
 pub use money::Money;
 pub use order::{OrderStatus, StockEffect, Transition, TransitionError};

@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 /// The documents whose shell blocks run, in this order, against one demo
 /// (the order of the README's table: later ones find what earlier ones did,
 /// as a reader going down the table would).
-const DOCS: [&str; 10] = [
+const DOCS: [&str; 11] = [
     "README.md",
     "docs/tour.md",
     "docs/devices.md",
@@ -35,6 +35,7 @@ const DOCS: [&str; 10] = [
     "docs/counts.md",
     "docs/replenishment.md",
     "docs/returns.md",
+    "docs/channels.md",
     "docs/idempotency.md",
 ];
 

@@ -9,6 +9,7 @@
 pub mod buyers;
 pub mod carriers;
 pub mod catalog;
+pub mod channels;
 pub mod counts;
 pub mod dispatch;
 pub mod documents;

@@ -424,6 +424,15 @@ async fn main() -> anyhow::Result<()> {
     let create = measure(&target, Scenario::OrderCreate, "order create", secs).await?;
     let created = writer_counts(&engines);
     let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
+    // The same adjustments with 5 sales channels selling from the
+    // warehouse: what keeping their figures in each write costs.
+    for n in 1..=5 {
+        let fields = serde_json::from_value(serde_json::json!({"code": format!("bench-{n}"),
+            "name": format!("Bench channel {n}"), "kind": "marketplace",
+            "warehouse_ids": [w1.id.0], "buffer_units": n}))?;
+        wms.create_channel(bid, fields).await?;
+    }
+    let adjust_channels = measure(&target, Scenario::Adjust, "adjust, 5 channels", secs).await?;
     let adjusted = writer_counts(&engines);
     // Built here rather than with the data set, so the scenarios above see
     // the same data as before: these orders are confirmed, and would count
@@ -462,7 +471,15 @@ async fn main() -> anyhow::Result<()> {
         base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    let runs = [&hello1, &hello2, &list, &create, &adjust, &scans];
+    let runs = [
+        &hello1,
+        &hello2,
+        &list,
+        &create,
+        &adjust,
+        &adjust_channels,
+        &scans,
+    ];
     base.print_table("scenario", &runs);
     println!();
     println!(

@@ -7,6 +7,7 @@ mod process;
 mod auth;
 mod broker;
 mod changelog;
+mod channels;
 mod concurrency;
 mod configuration_reference;
 mod counts;

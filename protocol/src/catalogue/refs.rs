@@ -40,6 +40,8 @@ pub enum Entity {
     ReplenishTask,
     /// A customer return.
     Return,
+    /// A sales channel.
+    Channel,
 }
 
 impl Entity {
@@ -62,6 +64,7 @@ impl Entity {
             Self::Count => "count",
             Self::ReplenishTask => "replenishment task",
             Self::Return => "return",
+            Self::Channel => "channel",
         }
     }
 

@@ -4,6 +4,7 @@
 //! description lists every tag in one order.
 
 pub mod business;
+pub mod channels;
 pub mod conflicts;
 pub mod contract;
 pub mod counts;
@@ -51,7 +52,7 @@ pub const BODY_LIMIT: usize = 1024 * 1024;
                        Idempotency-Key header: a retry with it answers the first answer and applies nothing. \
                        The event types of /v1/events/{business_id}/stream and /list are described at /v1/asyncapi.json."),
     modifiers(&ApiKeyAuth),
-    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"), (name = "replenishment"), (name = "returns"),
+    tags((name = "business"), (name = "items"), (name = "inventory"), (name = "locations"), (name = "orders"), (name = "inbounds"), (name = "putaway"), (name = "counts"), (name = "replenishment"), (name = "returns"), (name = "channels"),
         (name = "picking"), (name = "packing"), (name = "shipments"), (name = "tracking"), (name = "outbounds"),
         (name = "printers"), (name = "documents"), (name = "edges"), (name = "conflicts"), (name = "events"),
         (name = "buyers"), (name = "contact"), (name = "crm"), (name = "automation"), (name = "health"))
@@ -101,6 +102,12 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(printers::create))
         .routes(routes!(printers::edit))
         .routes(routes!(edges::list))
+        .routes(routes!(channels::list))
+        .routes(routes!(channels::create))
+        .routes(routes!(channels::get))
+        .routes(routes!(channels::edit))
+        .routes(routes!(channels::availability))
+        .routes(routes!(channels::changes))
         .merge(uploads())
 }
 

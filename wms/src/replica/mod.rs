@@ -420,6 +420,8 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         | K::CrmMessagePosted
         | K::PricingRulesChanged
         | K::PricingJobExecuted
+        | K::ChannelSaved
+        | K::ChannelAvailabilityChanged
         | K::SyncConflict
         | K::EdgeOnline
         | K::EdgeOffline

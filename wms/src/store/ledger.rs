@@ -121,6 +121,8 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
         conn.execute("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
     }
+    // What the sales channels selling from here may sell moves with it.
+    super::channels::refresh(conn, m.business_id, m.item_id, m.warehouse_id)?;
     Ok(on_hand)
 }
 
@@ -203,6 +205,7 @@ pub fn reserve_as(
     })?;
     conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved", params![item.0, warehouse.0, business.0, reserved])?;
+    super::channels::refresh(conn, business, item, warehouse)?;
     Ok(())
 }
 

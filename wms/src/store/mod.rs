@@ -4,6 +4,7 @@
 pub mod backup;
 pub mod buyers;
 pub mod catalog;
+pub mod channels;
 #[cfg(feature = "postgres")]
 pub mod copy;
 pub mod counts;
@@ -82,6 +83,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(38, include_str!("schema/038_counts.sql")),
     Migration::new(39, include_str!("schema/039_replenishment.sql")),
     Migration::new(40, include_str!("schema/040_returns.sql")),
+    Migration::new(41, include_str!("schema/041_channels.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -100,6 +102,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(38, include_str!("schema/postgres/038_counts.sql")),
     Migration::new(39, include_str!("schema/postgres/039_replenishment.sql")),
     Migration::new(40, include_str!("schema/postgres/040_returns.sql")),
+    Migration::new(41, include_str!("schema/postgres/041_channels.sql")),
 ];
 
 /// Prepared statements each connection keeps.

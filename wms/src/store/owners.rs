@@ -40,6 +40,7 @@ pub fn owner(conn: &Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
         Entity::PutawayTask => "SELECT business_id, warehouse_id FROM putaway_tasks WHERE id = ?1",
         Entity::Count => "SELECT business_id, warehouse_id FROM counts WHERE id = ?1",
         Entity::Return => "SELECT business_id, warehouse_id FROM returns WHERE id = ?1",
+        Entity::Channel => "SELECT business_id, NULL FROM channels WHERE id = ?1",
         Entity::ReplenishTask => {
             "SELECT business_id, warehouse_id FROM replenish_tasks WHERE id = ?1"
         }

@@ -4,6 +4,7 @@
 //! Each entry is a constant in the file of its family; [`CATALOGUE`] lists
 //! them all, in that order.
 
+mod channels;
 mod devices;
 mod floor;
 mod office;
@@ -70,6 +71,8 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     stock_tasks::REPLENISH_SCANNED,
     returns::RETURN_CREATED,
     returns::RETURN_RECEIVED,
+    channels::CHANNEL_SAVED,
+    channels::CHANNEL_AVAILABILITY_CHANGED,
     devices::PRINTER_SAVED,
     devices::PRINT_JOB_CREATED,
     devices::PRINT_JOB_UPDATED,

@@ -1,0 +1,373 @@
+//! Sales channels, and what each may sell of each item. [`refresh`] keeps
+//! the figures: the ledger calls it in the transaction of every change of
+//! on-hand or reservations, so a figure is never older than the stock it
+//! is computed from. Each changed figure takes the next number of its
+//! business's feed, which the change feed and the debounced events read.
+
+use super::{ListQuery, maybe, parse_ts, ts};
+use crate::error::Result;
+use depot_protocol::channel::{
+    Allocation, Availability, AvailabilityChanged, Backorders, Channel, ChannelKind,
+    CheckedChannel, available,
+};
+use depot_protocol::{BusinessId, ChannelId, ItemId, Page, Timestamp, WarehouseId};
+use depot_sql::{Db, Row, params};
+use std::collections::HashMap;
+
+const COLS: &str = "id, business_id, code, name, kind, buffer_units, buffer_percent, cap_units, \
+                    cap_percent, oversell, backorders, created_at, updated_at";
+
+fn row(r: &Row) -> depot_sql::Result<Channel> {
+    let kind: String = r.get(4)?;
+    let backorders: String = r.get(10)?;
+    Ok(Channel {
+        id: ChannelId(r.get(0)?),
+        business_id: BusinessId(r.get(1)?),
+        code: r.get(2)?,
+        name: r.get(3)?,
+        kind: ChannelKind::parse(&kind).ok_or_else(|| {
+            depot_sql::Error::conversion(4, format!("not a channel kind: {kind}"))
+        })?,
+        warehouse_ids: Vec::new(),
+        buffer_units: r.get(5)?,
+        buffer_percent: r.get(6)?,
+        cap_units: r.get(7)?,
+        cap_percent: r.get(8)?,
+        oversell: r.get::<i64>(9)? != 0,
+        backorders: Backorders::parse(&backorders).ok_or_else(|| {
+            depot_sql::Error::conversion(10, format!("not a backorder rule: {backorders}"))
+        })?,
+        created_at: parse_ts(&r.get::<String>(11)?)?,
+        updated_at: parse_ts(&r.get::<String>(12)?)?,
+    })
+}
+
+fn with_warehouses(conn: &Db, mut c: Channel) -> Result<Channel> {
+    c.warehouse_ids = conn
+        .query_map(
+            "SELECT warehouse_id FROM channel_warehouses WHERE channel_id = ?1 ORDER BY warehouse_id",
+            params![c.id.0],
+            |r| r.get(0),
+        )?
+        .into_iter()
+        .map(WarehouseId)
+        .collect();
+    Ok(c)
+}
+
+fn set_warehouses(conn: &Db, id: ChannelId, warehouses: &[WarehouseId]) -> Result<()> {
+    conn.execute(
+        "DELETE FROM channel_warehouses WHERE channel_id = ?1",
+        params![id.0],
+    )?;
+    for w in warehouses {
+        conn.execute(
+            "INSERT INTO channel_warehouses (channel_id, warehouse_id) VALUES (?1, ?2)",
+            params![id.0, w.0],
+        )?;
+    }
+    Ok(())
+}
+
+pub fn insert(
+    conn: &Db,
+    business: BusinessId,
+    c: &CheckedChannel,
+    at: &Timestamp,
+) -> Result<ChannelId> {
+    let a = &c.allocation;
+    let id: i64 = conn.query_value(
+        "INSERT INTO channels (business_id, code, name, kind, buffer_units, buffer_percent,
+                               cap_units, cap_percent, oversell, backorders, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11) RETURNING id",
+        params![
+            business.0,
+            c.code,
+            c.name,
+            c.kind.as_str(),
+            a.buffer_units,
+            a.buffer_percent,
+            a.cap_units,
+            a.cap_percent,
+            i64::from(c.oversell),
+            c.backorders.as_str(),
+            ts(at)
+        ],
+    )?;
+    set_warehouses(conn, ChannelId(id), &c.warehouse_ids)?;
+    Ok(ChannelId(id))
+}
+
+pub fn update(conn: &Db, id: ChannelId, c: &CheckedChannel, at: &Timestamp) -> Result<()> {
+    let a = &c.allocation;
+    conn.execute(
+        "UPDATE channels SET name = ?2, kind = ?3, buffer_units = ?4, buffer_percent = ?5,
+                             cap_units = ?6, cap_percent = ?7, oversell = ?8, backorders = ?9,
+                             updated_at = ?10
+         WHERE id = ?1",
+        params![
+            id.0,
+            c.name,
+            c.kind.as_str(),
+            a.buffer_units,
+            a.buffer_percent,
+            a.cap_units,
+            a.cap_percent,
+            i64::from(c.oversell),
+            c.backorders.as_str(),
+            ts(at)
+        ],
+    )?;
+    set_warehouses(conn, id, &c.warehouse_ids)
+}
+
+/// A business's channel by its code.
+pub fn by_code(conn: &Db, business: BusinessId, code: &str) -> Result<Option<Channel>> {
+    match maybe(conn.query_row(
+        &format!("SELECT {COLS} FROM channels WHERE business_id = ?1 AND code = ?2"),
+        params![business.0, code],
+        row,
+    ))? {
+        Some(c) => Ok(Some(with_warehouses(conn, c)?)),
+        None => Ok(None),
+    }
+}
+
+/// A business's channels, by code.
+pub fn list(conn: &Db, business: BusinessId, page: Page) -> Result<(Vec<Channel>, u64, u64)> {
+    let q = ListQuery::new("FROM channels WHERE business_id = ?", business);
+    let (rows, total, filtered) = q.run(conn, "channels", COLS, "code", page, row)?;
+    let rows = rows
+        .into_iter()
+        .map(|c| with_warehouses(conn, c))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((rows, total, filtered))
+}
+
+/// What a channel's warehouses hold of an item free to promise: each
+/// warehouse's on-hand less its reservations, at least 0.
+const POOL: &str =
+    "SUM(CASE WHEN s.on_hand - s.reserved > 0 THEN s.on_hand - s.reserved ELSE 0 END)";
+
+/// The next numbers of a business's feed: `n` of them, the last answered.
+fn take_numbers(conn: &Db, business: BusinessId, n: i64) -> Result<i64> {
+    Ok(conn.query_value(
+        "INSERT INTO channel_feed (business_id, seq, emitted) VALUES (?1, ?2, 0)
+         ON CONFLICT (business_id) DO UPDATE SET seq = channel_feed.seq + ?2 RETURNING seq",
+        params![business.0, n],
+    )?)
+}
+
+fn put(conn: &Db, channel: ChannelId, item: ItemId, available: i64, seq: i64) -> Result<()> {
+    conn.execute(
+        "INSERT INTO channel_availability (channel_id, item_id, available, seq)
+         VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (channel_id, item_id) DO UPDATE SET available = excluded.available,
+                                                         seq = excluded.seq",
+        params![channel.0, item.0, available, seq],
+    )?;
+    Ok(())
+}
+
+/// Recomputes what each channel selling from `warehouse` may sell of
+/// `item`, numbering each figure that changed.
+pub fn refresh(
+    conn: &Db,
+    business: BusinessId,
+    item: ItemId,
+    warehouse: WarehouseId,
+) -> Result<()> {
+    let covering = conn.query_map(
+        "SELECT c.id, c.buffer_units, c.buffer_percent, c.cap_units, c.cap_percent,
+                a.available
+         FROM channel_warehouses cw JOIN channels c ON c.id = cw.channel_id
+         LEFT JOIN channel_availability a ON a.channel_id = c.id AND a.item_id = ?2
+         WHERE cw.warehouse_id = ?1",
+        params![warehouse.0, item.0],
+        |r| {
+            Ok((
+                ChannelId(r.get(0)?),
+                Allocation {
+                    buffer_units: r.get(1)?,
+                    buffer_percent: r.get(2)?,
+                    cap_units: r.get(3)?,
+                    cap_percent: r.get(4)?,
+                },
+                r.get::<Option<i64>>(5)?,
+            ))
+        },
+    )?;
+    for (channel, allocation, before) in covering {
+        let pool: i64 = conn.query_value(
+            &format!(
+                "SELECT COALESCE({POOL}, 0) FROM stock_levels s
+                 JOIN channel_warehouses cw ON cw.warehouse_id = s.warehouse_id
+                 WHERE cw.channel_id = ?1 AND s.item_id = ?2"
+            ),
+            params![channel.0, item.0],
+        )?;
+        let now = available(pool, &allocation);
+        if now != before.unwrap_or(0) {
+            let seq = take_numbers(conn, business, 1)?;
+            put(conn, channel, item, now, seq)?;
+        }
+    }
+    Ok(())
+}
+
+/// Recomputes every item's figure for a channel (made, or its rules or
+/// warehouses edited), numbering those that changed.
+pub fn refresh_channel(conn: &Db, c: &Channel) -> Result<()> {
+    let pools: Vec<(i64, i64)> = conn.query_map(
+        &format!(
+            "SELECT i.id, COALESCE(p.free, 0) FROM items i
+             LEFT JOIN (SELECT s.item_id, {POOL} AS free FROM stock_levels s
+                        JOIN channel_warehouses cw ON cw.warehouse_id = s.warehouse_id
+                        WHERE cw.channel_id = ?1 GROUP BY s.item_id) p ON p.item_id = i.id
+             WHERE i.business_id = ?2 ORDER BY i.id"
+        ),
+        params![c.id.0, c.business_id.0],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let before: HashMap<i64, i64> = conn
+        .query_map(
+            "SELECT item_id, available FROM channel_availability WHERE channel_id = ?1",
+            params![c.id.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .into_iter()
+        .collect();
+    let allocation = c.allocation();
+    let changed: Vec<(i64, i64)> = pools
+        .into_iter()
+        .map(|(item, pool)| (item, available(pool, &allocation)))
+        .filter(|(item, now)| *now != before.get(item).copied().unwrap_or(0))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let n = i64::try_from(changed.len()).unwrap_or(i64::MAX);
+    let last = take_numbers(conn, c.business_id, n)?;
+    for (seq, (item, now)) in (last - n + 1..).zip(changed) {
+        put(conn, c.id, ItemId(item), now, seq)?;
+    }
+    Ok(())
+}
+
+fn availability_row(r: &Row) -> depot_sql::Result<Availability> {
+    Ok(Availability {
+        item_id: ItemId(r.get(0)?),
+        sku: r.get(1)?,
+        available: r.get(2)?,
+    })
+}
+
+/// What a channel may sell of each of its business's items, by item.
+pub fn availability(
+    conn: &Db,
+    c: &Channel,
+    sku: Option<&str>,
+    page: Page,
+) -> Result<(Vec<Availability>, u64, u64)> {
+    // The channel's id is a number read from the database, not input.
+    let mut q = ListQuery::new(
+        &format!(
+            "FROM items i LEFT JOIN channel_availability a
+                ON a.item_id = i.id AND a.channel_id = {}
+             WHERE i.business_id = ?",
+            c.id.0
+        ),
+        c.business_id,
+    );
+    if let Some(sku) = sku {
+        q.and("i.sku = ?", [sku.to_owned().into()]);
+    }
+    q.run(
+        conn,
+        "items",
+        "i.id, i.sku, COALESCE(a.available, 0)",
+        "i.id",
+        page,
+        availability_row,
+    )
+}
+
+/// The items whose figure changed after `after`, each once, oldest change
+/// first, and the cursor past the last.
+pub fn changes(
+    conn: &Db,
+    channel: ChannelId,
+    after: i64,
+    limit: u32,
+) -> Result<(Vec<Availability>, i64)> {
+    let rows = conn.query_map(
+        "SELECT a.item_id, i.sku, a.available, a.seq FROM channel_availability a
+         JOIN items i ON i.id = a.item_id
+         WHERE a.channel_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
+        params![channel.0, after, i64::from(limit)],
+        |r| Ok((availability_row(r)?, r.get::<i64>(3)?)),
+    )?;
+    let next = rows.last().map_or(after, |(_, seq)| *seq);
+    Ok((rows.into_iter().map(|(a, _)| a).collect(), next))
+}
+
+/// Figures changed since the events were last written, of one business
+/// that has some: the business, the figures (each channel and item once,
+/// as it stands) and how far they go.
+pub fn unannounced(
+    conn: &Db,
+    limit: u32,
+) -> Result<Option<(BusinessId, Vec<AvailabilityChanged>, i64)>> {
+    let Some((business, emitted)) = maybe(conn.query_row(
+        "SELECT business_id, emitted FROM channel_feed WHERE seq > emitted
+         ORDER BY business_id LIMIT 1",
+        params![],
+        |r| Ok((BusinessId(r.get(0)?), r.get::<i64>(1)?)),
+    ))?
+    else {
+        return Ok(None);
+    };
+    let rows = conn.query_map(
+        "SELECT a.channel_id, c.code, a.item_id, i.sku, a.available, a.seq
+         FROM channel_availability a JOIN channels c ON c.id = a.channel_id
+         JOIN items i ON i.id = a.item_id
+         WHERE c.business_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
+        params![business.0, emitted, i64::from(limit)],
+        |r| {
+            Ok((
+                AvailabilityChanged {
+                    business_id: business,
+                    channel_id: ChannelId(r.get(0)?),
+                    channel: r.get(1)?,
+                    item_id: ItemId(r.get(2)?),
+                    sku: r.get(3)?,
+                    available: r.get(4)?,
+                },
+                r.get::<i64>(5)?,
+            ))
+        },
+    )?;
+    // Nothing left to read (figures changed and changed back): up to the
+    // feed's head.
+    let upto = match rows.last() {
+        Some((_, seq)) => *seq,
+        None => conn.query_value(
+            "SELECT seq FROM channel_feed WHERE business_id = ?1",
+            params![business.0],
+        )?,
+    };
+    Ok(Some((
+        business,
+        rows.into_iter().map(|(e, _)| e).collect(),
+        upto,
+    )))
+}
+
+/// Records that a business's figures up to `seq` are announced.
+pub fn announced(conn: &Db, business: BusinessId, seq: i64) -> Result<()> {
+    conn.execute(
+        "UPDATE channel_feed SET emitted = ?2 WHERE business_id = ?1 AND emitted < ?2",
+        params![business.0, seq],
+    )?;
+    Ok(())
+}
