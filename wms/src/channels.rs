@@ -171,7 +171,7 @@ impl Wms {
         let limit = limit.clamp(1, MAX_CHANGES);
         self.read(move |conn| {
             let c = load(conn, business, &code)?;
-            let (data, next) = sql::changes(conn, c.id, after, limit)?;
+            let (data, next) = sql::changes(conn, &c, after, limit)?;
             Ok(AvailabilityChanges {
                 data,
                 next: next.to_string(),

@@ -158,19 +158,59 @@ fn take_numbers(conn: &Db, business: BusinessId, n: i64) -> Result<i64> {
     )?)
 }
 
-fn put(conn: &Db, channel: ChannelId, item: ItemId, available: i64, seq: i64) -> Result<()> {
-    conn.execute(
-        "INSERT INTO channel_availability (channel_id, item_id, available, seq)
-         VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (channel_id, item_id) DO UPDATE SET available = excluded.available,
-                                                         seq = excluded.seq",
-        params![channel.0, item.0, available, seq],
-    )?;
+/// Writes figures that changed, numbered from the business's feed in one
+/// block, in one statement.
+fn put_changed(
+    conn: &Db,
+    business: BusinessId,
+    changed: &[(ChannelId, ItemId, i64)],
+) -> Result<()> {
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let n = i64::try_from(changed.len()).unwrap_or(i64::MAX);
+    let last = take_numbers(conn, business, n)?;
+    // Rows of five parameters each: within SQLite's and PostgreSQL's
+    // limits for the channels one warehouse has (or one block of items).
+    for (chunk_no, chunk) in changed.chunks(200).enumerate() {
+        let first = last - n + 1 + 200 * i64::try_from(chunk_no).unwrap_or(0);
+        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(chunk.len() * 5);
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (k, (channel, item, now)) in chunk.iter().enumerate() {
+            let p = 5 * k;
+            rows.push(format!(
+                "(?{}, ?{}, ?{}, ?{}, ?{})",
+                p + 1,
+                p + 2,
+                p + 3,
+                p + 4,
+                p + 5
+            ));
+            args.extend([
+                item.0.into(),
+                channel.0.into(),
+                business.0.into(),
+                (*now).into(),
+                (first + i64::try_from(k).unwrap_or(0)).into(),
+            ]);
+        }
+        conn.execute(
+            &format!(
+                "INSERT INTO channel_availability (item_id, channel_id, business_id, available, seq)
+                 VALUES {}
+                 ON CONFLICT (item_id, channel_id) DO UPDATE SET available = excluded.available,
+                                                                 seq = excluded.seq",
+                rows.join(", ")
+            ),
+            &depot_sql::params_from_iter(&args),
+        )?;
+    }
     Ok(())
 }
 
 /// Recomputes what each channel selling from `warehouse` may sell of
-/// `item`, numbering each figure that changed.
+/// `item`, numbering each figure that changed. A few statements whatever
+/// the number of channels: it runs in every stock write.
 pub fn refresh(
     conn: &Db,
     business: BusinessId,
@@ -197,22 +237,39 @@ pub fn refresh(
             ))
         },
     )?;
-    for (channel, allocation, before) in covering {
-        let pool: i64 = conn.query_value(
-            &format!(
-                "SELECT COALESCE({POOL}, 0) FROM stock_levels s
-                 JOIN channel_warehouses cw ON cw.warehouse_id = s.warehouse_id
-                 WHERE cw.channel_id = ?1 AND s.item_id = ?2"
-            ),
-            params![channel.0, item.0],
-        )?;
-        let now = available(pool, &allocation);
-        if now != before.unwrap_or(0) {
-            let seq = take_numbers(conn, business, 1)?;
-            put(conn, channel, item, now, seq)?;
-        }
+    if covering.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    // The item's free stock per warehouse, and the warehouses of each
+    // channel selling from this one.
+    let free: HashMap<i64, i64> = conn
+        .query_map(
+            "SELECT warehouse_id, on_hand - reserved FROM stock_levels WHERE item_id = ?1",
+            params![item.0],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .into_iter()
+        .collect();
+    let mut pools: HashMap<i64, i64> = HashMap::new();
+    for (channel, w) in conn.query_map(
+        "SELECT channel_id, warehouse_id FROM channel_warehouses
+         WHERE channel_id IN (SELECT channel_id FROM channel_warehouses WHERE warehouse_id = ?1)",
+        params![warehouse.0],
+        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+    )? {
+        let n = free.get(&w).copied().unwrap_or(0).max(0);
+        let pool = pools.entry(channel).or_insert(0);
+        *pool = pool.saturating_add(n);
+    }
+    let changed: Vec<(ChannelId, ItemId, i64)> = covering
+        .into_iter()
+        .filter_map(|(channel, allocation, before)| {
+            let pool = pools.get(&channel.0).copied().unwrap_or(0);
+            let now = available(pool, &allocation);
+            (now != before.unwrap_or(0)).then_some((channel, item, now))
+        })
+        .collect();
+    put_changed(conn, business, &changed)
 }
 
 /// Recomputes every item's figure for a channel (made, or its rules or
@@ -243,15 +300,11 @@ pub fn refresh_channel(conn: &Db, c: &Channel) -> Result<()> {
         .map(|(item, pool)| (item, available(pool, &allocation)))
         .filter(|(item, now)| *now != before.get(item).copied().unwrap_or(0))
         .collect();
-    if changed.is_empty() {
-        return Ok(());
-    }
-    let n = i64::try_from(changed.len()).unwrap_or(i64::MAX);
-    let last = take_numbers(conn, c.business_id, n)?;
-    for (seq, (item, now)) in (last - n + 1..).zip(changed) {
-        put(conn, c.id, ItemId(item), now, seq)?;
-    }
-    Ok(())
+    let changed: Vec<(ChannelId, ItemId, i64)> = changed
+        .into_iter()
+        .map(|(item, now)| (c.id, ItemId(item), now))
+        .collect();
+    put_changed(conn, c.business_id, &changed)
 }
 
 fn availability_row(r: &Row) -> depot_sql::Result<Availability> {
@@ -294,17 +347,12 @@ pub fn availability(
 
 /// The items whose figure changed after `after`, each once, oldest change
 /// first, and the cursor past the last.
-pub fn changes(
-    conn: &Db,
-    channel: ChannelId,
-    after: i64,
-    limit: u32,
-) -> Result<(Vec<Availability>, i64)> {
+pub fn changes(conn: &Db, c: &Channel, after: i64, limit: u32) -> Result<(Vec<Availability>, i64)> {
     let rows = conn.query_map(
         "SELECT a.item_id, i.sku, a.available, a.seq FROM channel_availability a
          JOIN items i ON i.id = a.item_id
-         WHERE a.channel_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
-        params![channel.0, after, i64::from(limit)],
+         WHERE a.business_id = ?1 AND a.seq > ?2 AND a.channel_id = ?3 ORDER BY a.seq LIMIT ?4",
+        params![c.business_id.0, after, c.id.0, i64::from(limit)],
         |r| Ok((availability_row(r)?, r.get::<i64>(3)?)),
     )?;
     let next = rows.last().map_or(after, |(_, seq)| *seq);
@@ -331,7 +379,7 @@ pub fn unannounced(
         "SELECT a.channel_id, c.code, a.item_id, i.sku, a.available, a.seq
          FROM channel_availability a JOIN channels c ON c.id = a.channel_id
          JOIN items i ON i.id = a.item_id
-         WHERE c.business_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
+         WHERE a.business_id = ?1 AND a.seq > ?2 ORDER BY a.seq LIMIT ?3",
         params![business.0, emitted, i64::from(limit)],
         |r| {
             Ok((

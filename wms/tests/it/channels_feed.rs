@@ -62,10 +62,10 @@ async fn a_write_held_open_holds_back_later_changes_so_no_reader_skips_one() {
                     depot_sql::params![b.0],
                 )?;
                 conn.execute(
-                    "INSERT INTO channel_availability (channel_id, item_id, available, seq)
-                     VALUES (?1, ?2, 7, ?3)
-                     ON CONFLICT (channel_id, item_id) DO UPDATE SET available = 7, seq = ?3",
-                    depot_sql::params![channel.0, item, seq],
+                    "INSERT INTO channel_availability (item_id, channel_id, business_id, available, seq)
+                     VALUES (?1, ?2, ?3, 7, ?4)
+                     ON CONFLICT (item_id, channel_id) DO UPDATE SET available = 7, seq = ?4",
+                    depot_sql::params![item, channel.0, b.0, seq],
                 )?;
                 std::thread::sleep(Duration::from_millis(600));
                 Ok(seq)

@@ -27,6 +27,20 @@ const PICK: usize = DOCK + 1;
 const RET: usize = PICK + 1;
 const QUAR: usize = RET + 1;
 
+/// A channel: its code, the warehouses (by index) it sells from, its
+/// rules.
+type ChannelRules = (
+    &'static str,
+    &'static [usize],
+    &'static [(&'static str, i64)],
+);
+
+const CHANNELS: [ChannelRules; 3] = [
+    ("both", &[0, 1], &[("buffer_units", 1)]),
+    ("first", &[0], &[("cap_percent", 50)]),
+    ("second", &[1], &[("buffer_percent", 10), ("cap_units", 4)]),
+];
+
 #[derive(Debug, Clone)]
 enum Op {
     Adjust {
@@ -226,6 +240,18 @@ async fn world() -> World {
         )
         .expect("fields");
         wms.create_location(b.id, fields).await.expect("location");
+    }
+    // Sales channels over either warehouse, both, with each kind of rule:
+    // their figures must follow every op below.
+    for (code, whs_of, rules) in CHANNELS {
+        let ids: Vec<i64> = whs_of.iter().map(|i| whs[*i].0).collect();
+        let mut body = serde_json::json!({"code": code, "name": code, "kind": "marketplace",
+            "warehouse_ids": ids});
+        for (k, v) in rules {
+            body[k] = serde_json::json!(v);
+        }
+        let fields = serde_json::from_value(body).expect("channel");
+        wms.create_channel(b.id, fields).await.expect("channel");
     }
     let k = wms.create_key(b.id, None).await.expect("key");
     let caller = Caller {
@@ -730,6 +756,43 @@ async fn run(ops: Vec<Op>) {
             assert_eq!(
                 reserved, expected_reserved,
                 "reserved of item {i} in warehouse {j}"
+            );
+        }
+    }
+    // Each channel's figure, kept write by write, is what its rules make
+    // of the model's free stock.
+    for (code, whs_of, rules) in CHANNELS {
+        let mut a = depot_protocol::channel::Allocation::default();
+        for (k, v) in rules {
+            match *k {
+                "buffer_units" => a.buffer_units = *v,
+                "buffer_percent" => a.buffer_percent = Some(*v),
+                "cap_units" => a.cap_units = Some(*v),
+                _ => a.cap_percent = Some(*v),
+            }
+        }
+        let page = depot_protocol::Page::parse(None, None).expect("page");
+        let (rows, _, _) = w
+            .wms
+            .channel_availability(w.caller.business_id, code.into(), None, page)
+            .await
+            .expect("availability");
+        for (i, item) in w.items.iter().enumerate() {
+            let pool: i64 = whs_of
+                .iter()
+                .map(|j| {
+                    let reserved = if *j == 0 { m.reserved(i) } else { 0 };
+                    (m.total(i, *j) - reserved).max(0)
+                })
+                .sum();
+            let got = rows
+                .iter()
+                .find(|r| r.item_id == *item)
+                .map(|r| r.available);
+            assert_eq!(
+                got,
+                Some(depot_protocol::channel::available(pool, &a)),
+                "what channel {code} may sell of item {i}"
             );
         }
     }

@@ -23,14 +23,22 @@ CREATE TABLE channel_warehouses (
 );
 CREATE INDEX channel_warehouses_by_warehouse ON channel_warehouses (warehouse_id, channel_id);
 
+-- Keyed by item first: the figures of one item's channels, which a stock
+-- write changes together, share a page; and their feed numbers, taken
+-- together, sit side by side in the feed's index (by business, so a
+-- business's feed reads only its own). A write rewrites a few pages, not
+-- one per channel.
 CREATE TABLE channel_availability (
-    channel_id  BIGINT NOT NULL REFERENCES channels (id),
     item_id     BIGINT NOT NULL REFERENCES items (id),
+    business_id BIGINT NOT NULL REFERENCES businesses (id),
+    channel_id  BIGINT NOT NULL REFERENCES channels (id),
     available   BIGINT NOT NULL,
     seq         BIGINT NOT NULL,
-    PRIMARY KEY (channel_id, item_id)
+    PRIMARY KEY (item_id, channel_id)
 );
-CREATE INDEX channel_availability_by_seq ON channel_availability (channel_id, seq);
+CREATE INDEX channel_availability_by_seq ON channel_availability (business_id, seq);
+-- A channel's rows, when it is made or edited (written once per row).
+CREATE INDEX channel_availability_by_channel ON channel_availability (channel_id, item_id);
 
 CREATE TABLE channel_feed (
     business_id  BIGINT PRIMARY KEY REFERENCES businesses (id),
