@@ -4,7 +4,7 @@
 //! them; the carrier `own` signs its webhooks with [`WEBHOOK_SECRET`].
 
 use crate::http::Client;
-pub use crate::http::{Res, assert_error};
+pub use crate::http::{Res, assert_error, field_names};
 use crate::seed::{self, Tenant};
 use depot_cloud::settings::{CarrierSettings, RateLimit, Secret, Settings};
 use depot_wms::Wms;

@@ -200,6 +200,18 @@ impl Res {
     }
 }
 
+/// The names of the fields an error body names, in order: its `errors`,
+/// or the `fieldErrors` of the pricing routes' answers.
+pub fn field_names(body: &Value) -> Vec<String> {
+    body["errors"]
+        .as_array()
+        .or_else(|| body["fieldErrors"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
 /// Asserts the API's error body (`{"error": 1, "code", "message"}`) with
 /// the given status.
 pub fn assert_error(r: &Res, status: u16) {

@@ -4,7 +4,7 @@
 //! order listing its returns; every wrong request refused with nothing
 //! written.
 
-use depot_testkit::cloud::{TestCloud, assert_error, spawn_cloud};
+use depot_testkit::cloud::{TestCloud, assert_error, field_names, spawn_cloud};
 use serde_json::{Value, json};
 
 async fn ok(app: &TestCloud, path: &str, body: Value) -> Value {
@@ -197,13 +197,11 @@ async fn wrong_returns_and_wrong_scans_are_refused_with_nothing_written() {
         let r = app.post(&create, body.clone()).await;
         assert_error(&r, status);
         if let Some(field) = field {
-            let names: Vec<&str> = r.body["errors"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|e| e["name"].as_str())
-                .collect();
-            assert!(names.contains(&field), "{body}: {:?}", r.body);
+            assert!(
+                field_names(&r.body).iter().any(|n| n == field),
+                "{body}: {:?}",
+                r.body
+            );
         }
     }
     // Another tenant cannot return this order, nor see the return.

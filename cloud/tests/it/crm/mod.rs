@@ -18,12 +18,7 @@ fn is_ts(v: &Value) -> bool {
 }
 
 fn error_names(r: &Res) -> Vec<String> {
-    r.body["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str().map(str::to_owned))
-        .collect()
+    depot_testkit::cloud::field_names(&r.body)
 }
 
 fn names(r: &Res) -> Vec<String> {

@@ -5,7 +5,7 @@
 
 mod numbers;
 
-use depot_testkit::cloud::{TestCloud, assert_error, spawn_cloud};
+use depot_testkit::cloud::{TestCloud, assert_error, field_names, spawn_cloud};
 use depot_testkit::eventually;
 use serde_json::{Value, json};
 
@@ -21,15 +21,6 @@ async fn refused(app: &TestCloud, method: &str, path: &str, body: Value, status:
         "{method} {path} wrote despite {status}"
     );
     r.body
-}
-
-fn field_names(body: &Value) -> Vec<String> {
-    body["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str().map(str::to_owned))
-        .collect()
 }
 
 #[tokio::test]

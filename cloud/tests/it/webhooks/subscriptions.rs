@@ -3,17 +3,8 @@
 //! of reach.
 
 use super::{base, fast};
-use depot_testkit::cloud::{assert_error, spawn_cloud, spawn_cloud_configured};
+use depot_testkit::cloud::{assert_error, field_names, spawn_cloud, spawn_cloud_configured};
 use serde_json::{Value, json};
-
-fn field_names(body: &Value) -> Vec<String> {
-    body["errors"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str().map(str::to_owned))
-        .collect()
-}
 
 #[tokio::test]
 async fn subscriptions_are_made_seen_changed_rotated_and_deleted() {

@@ -15,6 +15,7 @@ mod stock;
 
 use depot_protocol::Money;
 use depot_protocol::stock::MAX_QUANTITY;
+pub(super) use depot_testkit::cloud::field_names;
 use depot_testkit::cloud::{TestCloud, assert_error};
 use serde_json::{Value, json};
 
@@ -128,16 +129,6 @@ pub(super) fn set(body: &mut Value, path: &str, value: Value) {
         }
     }
     *at = value;
-}
-
-pub(super) fn field_names(body: &Value) -> Vec<String> {
-    body["errors"]
-        .as_array()
-        .or_else(|| body["fieldErrors"].as_array())
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e["name"].as_str().map(str::to_owned))
-        .collect()
 }
 
 /// Asserts a refusal: a 4xx with the error body, or (automation) 201 with
