@@ -191,6 +191,66 @@ impl Target {
     }
 }
 
+/// What reading the change feed after a channel edit took.
+struct Feed {
+    edit_ms: f64,
+    items: usize,
+    pages: usize,
+    read_ms: f64,
+}
+
+/// Edits channel `bench-1` to hold nothing back, which changes every
+/// item's figure, then reads them all through the change feed over HTTP,
+/// 1,000 a page, as a connector would.
+async fn change_feed(
+    wms: &Wms,
+    t: &Target,
+    business: depot_protocol::BusinessId,
+) -> anyhow::Result<Feed> {
+    let page = |after: &str| {
+        t.client
+            .get(format!(
+                "{}/v1/channels/{}/bench-1/availability/changes?after={after}&limit=1000",
+                t.bases[0], t.business
+            ))
+            .header("x-api-key", &t.key)
+            .send()
+    };
+    // To the feed's head first.
+    let mut cursor = String::new();
+    loop {
+        let body: serde_json::Value = page(&cursor).await?.error_for_status()?.json().await?;
+        let next = body["next"].as_str().unwrap_or_default().to_owned();
+        if next == cursor {
+            break;
+        }
+        cursor = next;
+    }
+    let fields = serde_json::from_value(json!({"code": "bench-1", "name": "Bench channel 1",
+        "kind": "marketplace", "warehouse_ids": [t.warehouse.0], "buffer_units": 0}))?;
+    let editing = Instant::now();
+    wms.edit_channel(business, "bench-1".into(), fields).await?;
+    let edit_ms = editing.elapsed().as_secs_f64() * 1000.0;
+    let reading = Instant::now();
+    let (mut items, mut pages) = (0, 0);
+    loop {
+        let body: serde_json::Value = page(&cursor).await?.error_for_status()?.json().await?;
+        let rows = body["data"].as_array().map_or(0, Vec::len);
+        if rows == 0 {
+            break;
+        }
+        items += rows;
+        pages += 1;
+        cursor = body["next"].as_str().unwrap_or_default().to_owned();
+    }
+    Ok(Feed {
+        edit_ms,
+        items,
+        pages,
+        read_ms: reading.elapsed().as_secs_f64() * 1000.0,
+    })
+}
+
 /// Runs scenario `s` with `t.concurrency` clients.
 async fn measure(
     t: &Arc<Target>,
@@ -433,6 +493,7 @@ async fn main() -> anyhow::Result<()> {
         wms.create_channel(bid, fields).await?;
     }
     let adjust_channels = measure(&target, Scenario::Adjust, "adjust, 5 channels", secs).await?;
+    let feed = change_feed(&wms, &target, bid).await?;
     let adjusted = writer_counts(&engines);
     // Built here rather than with the data set, so the scenarios above see
     // the same data as before: these orders are confirmed, and would count
@@ -489,6 +550,14 @@ async fn main() -> anyhow::Result<()> {
     print_batching("loading", (0, 0), loaded);
     print_batching("order create", loaded, created);
     print_batching("inventory adjust", created, adjusted);
+    println!(
+        "channel edit: every item's figure recomputed in {:.0} ms; the change feed read {} changed items in {} pages in {:.0} ms = {:.0} items/s",
+        feed.edit_ms,
+        feed.items,
+        feed.pages,
+        feed.read_ms,
+        feed.items as f64 / (feed.read_ms / 1000.0)
+    );
     println!(
         "pick setup: {scanners} waves of {WAVE_ORDERS} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
         pick.lines_per_order,
