@@ -99,6 +99,8 @@ kinds! {
     ReturnCreated = "return.created",
     /// A returns station graded returned units: restock, damaged or scrap.
     ReturnReceived = "return.received",
+    /// A return was called off before anything of it arrived.
+    ReturnCancelled = "return.cancelled",
     /// A sales channel was made or edited (cloud only).
     ChannelSaved = "channel.saved",
     /// What a channel may sell of an item changed (cloud only, debounced).

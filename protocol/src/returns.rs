@@ -123,21 +123,30 @@ pub enum ReturnStatus {
     Receiving,
     /// Every unit is graded.
     Received,
+    /// Called off before anything arrived.
+    Cancelled,
 }
 
 impl ReturnStatus {
-    pub const ALL: [Self; 3] = [Self::Open, Self::Receiving, Self::Received];
+    pub const ALL: [Self; 4] = [Self::Open, Self::Receiving, Self::Received, Self::Cancelled];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Open => "open",
             Self::Receiving => "receiving",
             Self::Received => "received",
+            Self::Cancelled => "cancelled",
         }
     }
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for ReturnStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

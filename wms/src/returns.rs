@@ -84,6 +84,9 @@ fn label(conn: &Db, r: &Return, order: &Order) -> Result<Option<String>> {
 fn held(conn: &Db, order: OrderId) -> Result<BTreeMap<u32, i64>> {
     let mut held = BTreeMap::new();
     for r in sql::of_order(conn, order)? {
+        if r.status == ReturnStatus::Cancelled {
+            continue;
+        }
         for l in r.lines {
             let n: &mut i64 = held.entry(l.line_no).or_insert(0);
             *n = n.saturating_add(l.quantity);
@@ -180,6 +183,12 @@ fn receive(
 ) -> Result<ReturnReceiveResult> {
     let business = caller.business_id;
     let mut r = load(conn, business, id)?;
+    if r.status == ReturnStatus::Cancelled {
+        return Err(WmsError::conflict(format!(
+            "{} is cancelled: authorise a new return for its units",
+            r.rma
+        )));
+    }
     if r.status == ReturnStatus::Received {
         return Err(WmsError::conflict(format!(
             "{} is received: all its {} units are graded",
@@ -336,6 +345,34 @@ fn receive(
     })
 }
 
+fn cancel(conn: &Db, origin: &str, business: BusinessId, id: ReturnId) -> Result<Return> {
+    let mut r = load(conn, business, id)?;
+    if r.status != ReturnStatus::Open {
+        return Err(WmsError::conflict(format!(
+            "{} is {}: only a return none of whose units arrived can be cancelled",
+            r.rma, r.status
+        )));
+    }
+    let at = now();
+    sql::set_status(conn, r.id, ReturnStatus::Cancelled, &at)?;
+    r.status = ReturnStatus::Cancelled;
+    r.updated_at = at;
+    store::events::append(conn, origin, Some(business), EventKind::ReturnCancelled, &r)?;
+    Ok(r)
+}
+
+/// Applies another node's cancellation, unless units of the return were
+/// graded here meanwhile: what arrived wins.
+pub(crate) fn apply_cancelled(conn: &Db, r: &Return) -> Result<()> {
+    let Some(here) = sql::get_any(conn, r.id)? else {
+        return Ok(());
+    };
+    if here.status == ReturnStatus::Open {
+        sql::set_status(conn, r.id, ReturnStatus::Cancelled, &r.updated_at)?;
+    }
+    Ok(())
+}
+
 /// Applies another node's return.
 pub(crate) fn apply_created(conn: &Db, r: &Return) -> Result<()> {
     if sql::get_any(conn, r.id)?.is_some() {
@@ -408,6 +445,13 @@ impl Wms {
             receive(conn, &origin, &caller, id, req)
         })
         .await
+    }
+
+    pub async fn cancel_return(&self, caller: Caller, id: ReturnId) -> Result<Return> {
+        let origin = self.origin().to_owned();
+        let business = caller.business_id;
+        self.write_for(business, move |conn| cancel(conn, &origin, business, id))
+            .await
     }
 
     /// One return, with its label when the own fleet delivered the order.

@@ -72,6 +72,7 @@ async fn describes_every_route_with_resolvable_schemas() {
         "GET /v1/returns/{business_id}/{return_id}",
         "POST /v1/returns/{business_id}/create",
         "POST /v1/returns/{business_id}/{return_id}/receive",
+        "POST /v1/returns/{business_id}/{return_id}/cancel",
         "GET /v1/channels/{business_id}/list",
         "POST /v1/channels/{business_id}/create",
         "GET /v1/channels/{business_id}/{channel}",

@@ -307,3 +307,62 @@ async fn a_warehouse_without_a_returns_location_is_told_to_make_one() {
     let done = ok(&app, &receive, json!({"code": "ΛΑΔΙ", "grade": "scrap"})).await;
     assert_eq!(done["return"]["status"], "received");
 }
+
+#[tokio::test]
+async fn a_return_that_never_comes_is_cancelled_and_its_units_may_be_returned_again() {
+    let app = spawn_cloud().await;
+    let b = app.a.business;
+    floor(&app).await;
+    let order = dispatched(&app).await;
+    let create = format!("/v1/returns/{b}/create");
+    let all =
+        json!({"order_id": order, "lines": [{"line_no": 1, "quantity": 3, "reason": "other"}]});
+    let first = ok(&app, &create, all.clone()).await;
+    let id = first["id"].as_i64().expect("id");
+    // Every unit is on it: no other return may hold them.
+    assert_error(&app.post(&create, all.clone()).await, 422);
+    let cancelled = ok(&app, &format!("/v1/returns/{b}/{id}/cancel"), json!({})).await;
+    assert_eq!(cancelled["status"], "cancelled");
+    for (path, body) in [
+        (format!("/v1/returns/{b}/{id}/cancel"), json!({})),
+        (
+            format!("/v1/returns/{b}/{id}/receive"),
+            json!({"code": "ΚΡΑΣΙ", "grade": "restock"}),
+        ),
+    ] {
+        assert_error(&app.post(&path, body).await, 409);
+    }
+    assert_eq!(held(&app).await, [], "nothing booked");
+    let again = ok(&app, &create, all).await;
+    let r = app
+        .post(
+            &format!("/v1/returns/{b}/{}/receive", again["id"]),
+            json!({"code": "ΚΡΑΣΙ", "grade": "scrap"}),
+        )
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
+    // Received in part: it may not be cancelled any more.
+    let r = app
+        .post(
+            &format!("/v1/returns/{b}/{}/cancel", again["id"]),
+            json!({}),
+        )
+        .await;
+    assert_error(&r, 409);
+    let o = app.get(&format!("/v1/orders/{b}/{order}")).await;
+    let statuses: Vec<&str> = o.body["data"]["returns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r["status"].as_str())
+        .collect();
+    assert_eq!(statuses, ["cancelled", "receiving"]);
+    let other = app.http.with_key(app.b.key.as_str());
+    let r = other
+        .post(
+            &format!("/v1/returns/{}/{}/cancel", app.b.business, again["id"]),
+            json!({}),
+        )
+        .await;
+    assert_error(&r, 404);
+}

@@ -352,10 +352,10 @@ impl Glue {
                 ..
             } => {
                 let r = self.context.wms.customer_return(b, id).await?;
-                if r.status == ReturnStatus::Received {
+                if matches!(r.status, ReturnStatus::Received | ReturnStatus::Cancelled) {
                     return Err(Failure::conflict(format!(
-                        "{} is received: all its units are graded",
-                        r.rma
+                        "{} is {}: nothing of it is left to grade",
+                        r.rma, r.status
                     )));
                 }
                 Ok(())

@@ -154,6 +154,7 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(returns::get))
         .routes(routes!(returns::create))
         .routes(routes!(returns::receive))
+        .routes(routes!(returns::cancel))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

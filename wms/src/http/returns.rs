@@ -26,7 +26,7 @@ pub struct ReturnQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
-    /// open, receiving or received (default: all).
+    /// open, receiving, received or cancelled (default: all).
     #[param(value_type = Option<ReturnStatus>)]
     status: Option<String>,
     /// The returns of this order.
@@ -51,7 +51,7 @@ pub async fn list(
         Some(s) => Some(ReturnStatus::parse(s).ok_or_else(|| {
             ApiError::invalid(vec![FieldError::new(
                 "status",
-                format!("unknown status {s:?}: open, receiving or received"),
+                format!("unknown status {s:?}: open, receiving, received or cancelled"),
             )])
         })?),
     };
@@ -97,6 +97,21 @@ pub async fn create(
     ApiJson(req): ApiJson<ReturnCreate>,
 ) -> Result<Answer, ApiError> {
     respond(ok::<Return>, wms.create_return(t.0, req)).await
+}
+
+/// Calls off a return none of whose units arrived: nothing is booked, and
+/// its units may be returned again. Anything else is refused 409.
+#[utoipa::path(post, path = "/v1/returns/{business_id}/{return_id}/cancel", tag = "returns",
+    params(("business_id" = i32, Path, description = "The business"), ("return_id" = i64, Path, description = "The return")),
+    responses((status = 200, body = DataEnvelope<Return>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)),
+    security(("api_key" = [])))]
+pub async fn cancel(
+    State(wms): State<Wms>,
+    t: Tenant,
+    ApiPath((_, id)): ApiPath<(i64, i64)>,
+) -> Result<Answer, ApiError> {
+    respond(ok::<Return>, wms.cancel_return(t.0, ReturnId(id))).await
 }
 
 /// A scan at the returns station: the unit and its grade. `restock` books

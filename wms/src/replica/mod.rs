@@ -378,6 +378,10 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
             crate::returns::apply_created(conn, &payload(e)?)?;
             Ok(None)
         }
+        K::ReturnCancelled => {
+            crate::returns::apply_cancelled(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::ReturnReceived => {
             crate::returns::apply_received(conn, &payload(e)?)?;
             Ok(None)

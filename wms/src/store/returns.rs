@@ -138,6 +138,15 @@ pub fn save_grades(conn: &Db, r: &Return, line: &ReturnLine, at: &Timestamp) -> 
     Ok(())
 }
 
+/// Sets a return's status (a cancellation: grades set theirs).
+pub fn set_status(conn: &Db, id: ReturnId, status: ReturnStatus, at: &Timestamp) -> Result<()> {
+    conn.execute(
+        "UPDATE returns SET status = ?2, updated_at = ?3 WHERE id = ?1",
+        params![id.0, status.as_str(), ts(at)],
+    )?;
+    Ok(())
+}
+
 pub fn get(conn: &Db, business: BusinessId, id: ReturnId) -> Result<Option<Return>> {
     match maybe(conn.query_row(
         &format!(

@@ -1,6 +1,7 @@
 //! Returns across nodes: a return authorised at the cloud is received at
-//! the edge, cut off, while the cloud grades its last unit too. Both
-//! scans count on both nodes, and their books agree.
+//! the edge, cut off, while the cloud grades its last unit too, or calls
+//! the return off. Both scans count on both nodes, what arrived wins over
+//! a cancellation, and their books agree.
 
 use super::counts_sync::{adjust, at, up};
 use super::locations_sync::{Setup, down, located, setup};
@@ -81,6 +82,34 @@ async fn units_graded_at_both_ends_while_apart_both_count_on_both() {
             (at(wms, &s, "RET-1").await, at(wms, &s, "Q-1").await),
             (2, 1)
         );
+        assert!(wms.check_ledger().await.expect("check").is_empty());
+    }
+}
+
+#[tokio::test]
+async fn a_unit_graded_at_the_edge_wins_over_a_cancellation_at_the_cloud() {
+    let s = setup().await;
+    located(&s.cloud, &s, "Q-1", "quarantine").await;
+    let r = returned(&s).await;
+    down(&s).await;
+    // Apart: the parcel arrives at the warehouse while the merchant, told
+    // nothing, calls the return off.
+    grade(&s.edge, &s, &r, "damaged").await;
+    s.cloud
+        .cancel_return(s.caller, r.id)
+        .await
+        .expect("cancelled");
+    up(&s).await;
+    down(&s).await;
+    for wms in [&s.cloud, &s.edge] {
+        let back = wms.customer_return(s.business, r.id).await.expect("return");
+        assert_eq!(
+            (back.status, back.lines[0].damaged),
+            (ReturnStatus::Receiving, 1),
+            "{}",
+            wms.origin()
+        );
+        assert_eq!(at(wms, &s, "Q-1").await, 1);
         assert!(wms.check_ledger().await.expect("check").is_empty());
     }
 }

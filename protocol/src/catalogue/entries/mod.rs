@@ -71,6 +71,7 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     stock_tasks::REPLENISH_SCANNED,
     returns::RETURN_CREATED,
     returns::RETURN_RECEIVED,
+    returns::RETURN_CANCELLED,
     channels::CHANNEL_SAVED,
     channels::CHANNEL_AVAILABILITY_CHANGED,
     devices::PRINTER_SAVED,

@@ -30,6 +30,24 @@ pub const RETURN_CREATED: EventType = EventType {
     payload: record::<Return>(&[]),
 };
 
+pub const RETURN_CANCELLED: EventType = EventType {
+    kind: EventKind::ReturnCancelled,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "A return was called off before any of its units arrived; its units may be \
+              returned again. A unit graded on another node meanwhile wins: the return is \
+              received as far as it goes.",
+    source: Any,
+    audience: Business,
+    refs: &[
+        names("/id", E::Return),
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+        names("/lines/*/item_id", E::Item),
+    ],
+    payload: record::<Return>(&[]),
+};
+
 pub const RETURN_RECEIVED: EventType = EventType {
     kind: EventKind::ReturnReceived,
     replication: Replication::Everywhere,

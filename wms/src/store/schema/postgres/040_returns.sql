@@ -4,7 +4,7 @@ CREATE TABLE returns (
     business_id   BIGINT NOT NULL REFERENCES businesses (id),
     order_id      BIGINT NOT NULL REFERENCES orders (id),
     warehouse_id  BIGINT NOT NULL REFERENCES warehouses (id),
-    status        TEXT NOT NULL CHECK (status IN ('open', 'receiving', 'received')),
+    status        TEXT NOT NULL CHECK (status IN ('open', 'receiving', 'received', 'cancelled')),
     reference     TEXT,
     created_at    TEXT NOT NULL,
     updated_at    TEXT NOT NULL

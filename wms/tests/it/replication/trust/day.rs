@@ -245,6 +245,16 @@ pub(super) async fn floor_day(
         .await
         .expect("returns bay");
     }
+    // One that never came, called off; then the one that did.
+    let never = wms
+        .create_return(
+            c,
+            from(json!({"order_id": order.id,
+                        "lines": [{"line_no": 1, "quantity": 2, "reason": "other"}]})),
+        )
+        .await
+        .expect("return");
+    wms.cancel_return(c, never.id).await.expect("cancelled");
     let ret = wms
         .create_return(
             c,
