@@ -221,6 +221,12 @@ async fn wrong_channels_are_refused_with_nothing_written() {
     ] {
         assert_error(&app.get(&path).await, 422);
     }
+    // A code in another script, in the path as in the body.
+    ok(&app, &create, channel("κατάστημα", "pos", w)).await;
+    let r = app
+        .get(&format!("/v1/channels/{b}/κατάστημα/availability"))
+        .await;
+    assert_eq!(r.status, 200, "{:?}", r.body);
     // Another business's key sees none of it.
     let other = app.http.with_key(app.b.key.as_str());
     let r = other

@@ -216,13 +216,25 @@ async fn wrong_returns_and_wrong_scans_are_refused_with_nothing_written() {
     let listed = app.get(&format!("/v1/returns/{b}/list")).await;
     assert_eq!(listed.body["data"], json!([]), "nothing was written");
 
-    // Two returns may not hold more than the line shipped.
-    let first = ok(
-        &app,
-        &create,
-        json!({"order_id": order, "lines": [line(1, 2)]}),
-    )
-    .await;
+    // Two returns may not hold more than the line shipped. A retry with
+    // its Idempotency-Key answers the first answer and makes no second.
+    let body = json!({"order_id": order, "lines": [line(1, 2)]});
+    let mut tries = Vec::new();
+    for _ in 0..2 {
+        let r = crate::idempotency::send(
+            &app.http,
+            "POST",
+            &create,
+            Some(app.a.key.as_str()),
+            Some("rma-retry-1"),
+            Some(&body),
+        )
+        .await;
+        assert_eq!(r.status, 200, "{:?}", r.body);
+        tries.push(r.body["data"].clone());
+    }
+    assert_eq!(tries[0], tries[1]);
+    let first = tries[0].clone();
     let r = app
         .post(&create, json!({"order_id": order, "lines": [line(1, 2)]}))
         .await;

@@ -295,13 +295,10 @@ pub fn refresh_channel(conn: &Db, c: &Channel) -> Result<()> {
         .into_iter()
         .collect();
     let allocation = c.allocation();
-    let changed: Vec<(i64, i64)> = pools
+    let changed: Vec<(ChannelId, ItemId, i64)> = pools
         .into_iter()
         .map(|(item, pool)| (item, available(pool, &allocation)))
         .filter(|(item, now)| *now != before.get(item).copied().unwrap_or(0))
-        .collect();
-    let changed: Vec<(ChannelId, ItemId, i64)> = changed
-        .into_iter()
         .map(|(item, now)| (c.id, ItemId(item), now))
         .collect();
     put_changed(conn, c.business_id, &changed)

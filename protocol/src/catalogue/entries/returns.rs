@@ -13,6 +13,15 @@ use crate::catalogue::{EventType, record};
 use crate::event::EventKind;
 use crate::returns::Return;
 
+/// What an event about a return as it stands names: the return, its
+/// order, its warehouse and its lines' items.
+const NAMED: &[crate::catalogue::refs::Reference] = &[
+    names("/id", E::Return),
+    names("/order_id", E::Order),
+    names("/warehouse_id", E::Warehouse),
+    names("/lines/*/item_id", E::Item),
+];
+
 pub const RETURN_CREATED: EventType = EventType {
     kind: EventKind::ReturnCreated,
     replication: Replication::Everywhere,
@@ -39,12 +48,7 @@ pub const RETURN_CANCELLED: EventType = EventType {
               received as far as it goes.",
     source: Any,
     audience: Business,
-    refs: &[
-        names("/id", E::Return),
-        names("/order_id", E::Order),
-        names("/warehouse_id", E::Warehouse),
-        names("/lines/*/item_id", E::Item),
-    ],
+    refs: NAMED,
     payload: record::<Return>(&[]),
 };
 
@@ -58,12 +62,7 @@ pub const RETURN_RECEIVED: EventType = EventType {
               a refund follows the graded units.",
     source: Any,
     audience: Business,
-    refs: &[
-        names("/id", E::Return),
-        names("/order_id", E::Order),
-        names("/warehouse_id", E::Warehouse),
-        names("/lines/*/item_id", E::Item),
-    ],
+    refs: NAMED,
     payload: record::<Return>(&[
         f(
             "received_line",
