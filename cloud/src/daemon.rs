@@ -23,6 +23,8 @@ const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(36
 /// at most this often per channel and item: a burst of movements is one
 /// event, the last figure. The change feed has every change at once.
 const AVAILABILITY_DEBOUNCE: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often backorders are tried against the stock that came meanwhile.
+const BACKORDERS_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The cloud, ready to start.
 pub struct Daemon {
@@ -145,6 +147,10 @@ impl Daemon {
             KEYS_PRUNED_FIRST,
             KEYS_PRUNED_EVERY,
         ));
+        let backorders = tokio::spawn(depot_wms::backorders::fill_every(
+            wms.clone(),
+            BACKORDERS_EVERY,
+        ));
         let announcer = tokio::spawn(depot_wms::channels::announce_every(
             wms.clone(),
             AVAILABILITY_DEBOUNCE,
@@ -182,6 +188,7 @@ impl Daemon {
         retention.abort();
         keys.abort();
         announcer.abort();
+        backorders.abort();
         for task in [watchdog, informer].into_iter().flatten() {
             task.abort();
         }

@@ -60,6 +60,11 @@ kinds! {
     OrderStatusChanged = "order.status_changed",
     /// Someone corrected an order's shipping address.
     OrderAddressChanged = "order.address_changed",
+    /// An order came for more than its channel could sell (cloud only).
+    OrderOversold = "order.oversold",
+    /// A backorder's units in stock went ahead; the rest waits as a new
+    /// order.
+    OrderSplit = "order.split",
     InboundCreated = "inbound.created",
     InboundReceived = "inbound.received",
     WaveCreated = "wave.created",

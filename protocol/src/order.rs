@@ -221,6 +221,66 @@ pub struct Order {
     /// Its customer returns, oldest first (detail view only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub returns: Vec<crate::returns::ReturnSummary>,
+    /// It came for more of an item than its channel was told it could
+    /// sell (see `docs/channels.md`).
+    #[serde(default)]
+    pub oversold: bool,
+    /// While it waits for stock as a backorder: since when, and the lines
+    /// its channel could not sell when it came. Gone once it is confirmed
+    /// or cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backorder: Option<Backorder>,
+    /// The order whose units in stock went ahead while this rest waited
+    /// (its channel splits backorders).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split_from: Option<OrderId>,
+}
+
+/// An order waiting for stock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Backorder {
+    /// When it began to wait; backorders of a warehouse are confirmed in
+    /// this order.
+    pub since: DateTime<Utc>,
+    /// The lines beyond what the channel could sell.
+    pub lines: Vec<ShortLine>,
+}
+
+/// An order line beyond what its channel could sell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ShortLine {
+    pub line_no: u32,
+    pub item_id: ItemId,
+    pub sku: String,
+    /// Units of the item the order wants (over all its lines of it).
+    pub quantity: i64,
+    /// What the channel could sell of the item when the order came.
+    pub available: i64,
+}
+
+/// `order.oversold`: an order came for more than its channel could sell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Oversold {
+    pub order_id: OrderId,
+    pub warehouse_id: WarehouseId,
+    pub channel: String,
+    pub lines: Vec<ShortLine>,
+    /// It waits as a backorder (its channel may oversell); otherwise it
+    /// stays pending for someone to decide.
+    pub backordered: bool,
+}
+
+/// `order.split`: a backorder's units in stock go ahead as the order
+/// itself, confirmed next; the rest waits as a new order, `backorder_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Split {
+    pub order_id: OrderId,
+    pub warehouse_id: WarehouseId,
+    /// The lines the order keeps, whole, with the quantities that go ahead.
+    pub lines: Vec<OrderLine>,
+    pub total: Money,
+    /// The new order holding the rest.
+    pub backorder_id: OrderId,
 }
 
 impl Order {

@@ -6,6 +6,7 @@
 //! [`sql`].
 
 // The warehouse: what the floor and the API do, one module per part.
+pub mod backorders;
 pub mod buyers;
 pub mod carriers;
 pub mod catalog;

@@ -5,7 +5,8 @@ use crate::store::{self, catalog, ledger, orders as sql, tenants};
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::EventKind;
 use depot_protocol::order::{
-    self, Address, Order, OrderLine, OrderStatus, StatusChange, StockEffect, units_per_item,
+    self, Address, Backorder, Order, OrderLine, OrderStatus, Oversold, ShortLine, StatusChange,
+    StockEffect, units_per_item,
 };
 use depot_protocol::order_request::{AddressChange, NewOrder, OrderCreate};
 use depot_protocol::stock::{Movement, MovementReason};
@@ -103,6 +104,7 @@ fn ingest(
         return Err(WmsError::invalid(errors));
     }
     let at = now();
+    let short = beyond_channel(conn, business, &o.channel, &lines)?;
     let mut order = Order {
         id: OrderId(0),
         business_id: business,
@@ -126,8 +128,17 @@ fn ingest(
         address_issues: Vec::new(),
         history: Vec::new(),
         returns: Vec::new(),
+        oversold: short.is_some(),
+        backorder: None,
+        split_from: None,
     }
     .with_address_issues();
+    if let Some((true, lines)) = &short {
+        order.backorder = Some(Backorder {
+            since: at,
+            lines: lines.clone(),
+        });
+    }
     order.id = sql::insert(conn, &order)?;
     crate::buyers::note_order(conn, &order)?;
     let change = StatusChange {
@@ -146,12 +157,95 @@ fn ingest(
         EventKind::OrderCreated,
         &order,
     )?;
+    if let Some((backordered, lines)) = short {
+        let flag = Oversold {
+            order_id: order.id,
+            warehouse_id: order.warehouse_id,
+            channel: order.channel.clone(),
+            lines,
+            backordered,
+        };
+        store::events::append(
+            conn,
+            origin,
+            Some(business),
+            EventKind::OrderOversold,
+            &flag,
+        )?;
+    }
     Ok((order, true))
+}
+
+/// The lines of an order for more of an item than its channel (a channel
+/// record by the order's `channel`) may sell now, and whether the channel
+/// lets such orders wait as backorders; `None` when the channel could
+/// sell it all, or is not a channel record. The figures already count
+/// every pending order before this one, so of orders coming one after
+/// another, those beyond the pool are the ones flagged.
+fn beyond_channel(
+    conn: &Db,
+    business: BusinessId,
+    channel: &str,
+    lines: &[OrderLine],
+) -> Result<Option<(bool, Vec<ShortLine>)>> {
+    let Some(c) = store::channels::by_code(conn, business, channel)? else {
+        return Ok(None);
+    };
+    let mut short = Vec::new();
+    for (item, quantity) in units_per_item(lines.iter().map(|l| (l.item_id, l.quantity))) {
+        let available = store::channels::figure(conn, c.id, item)?;
+        if quantity > available {
+            let Some(first) = lines.iter().find(|l| l.item_id == item) else {
+                continue;
+            };
+            short.push(ShortLine {
+                line_no: first.line_no,
+                item_id: item,
+                sku: first.sku.clone(),
+                quantity,
+                available,
+            });
+        }
+    }
+    Ok((!short.is_empty()).then_some((c.oversell, short)))
 }
 
 /// Quantities per item across the order's lines.
 pub(crate) fn per_item(order: &Order) -> BTreeMap<ItemId, i64> {
     units_per_item(order.lines.iter().map(|l| (l.item_id, l.quantity)))
+}
+
+/// What a transition does to the reservations and to the pending units of
+/// each of the order's items, in one write per item: confirming moves the
+/// units from pending to reserved, and its channels' figures stay. (A
+/// dispatch releases its reservation as it books its movements.)
+pub(crate) fn hold_for(
+    conn: &Db,
+    order: &Order,
+    from: OrderStatus,
+    effect: StockEffect,
+) -> Result<()> {
+    let reserve = match effect {
+        StockEffect::Reserve => 1,
+        StockEffect::Release | StockEffect::Ship => -1,
+        StockEffect::None => 0,
+    };
+    let pending = if from == OrderStatus::Pending { -1 } else { 0 };
+    if reserve == 0 && pending == 0 {
+        return Ok(());
+    }
+    for (item, qty) in per_item(order) {
+        ledger::hold(
+            conn,
+            order.business_id,
+            item,
+            order.warehouse_id,
+            reserve * qty,
+            pending * qty,
+            "status",
+        )?;
+    }
+    Ok(())
 }
 
 /// Applies a status change inside the caller's transaction.
@@ -175,7 +269,7 @@ pub(crate) fn change_status(
     let w = order.warehouse_id;
     let at = now();
     match t.effect {
-        StockEffect::None => {}
+        StockEffect::None => hold_for(conn, &order, t.from, t.effect)?,
         StockEffect::Reserve => {
             let mut short = Vec::new();
             for (item, qty) in per_item(&order) {
@@ -205,15 +299,9 @@ pub(crate) fn change_status(
                     errors: short,
                 });
             }
-            for (item, qty) in per_item(&order) {
-                ledger::reserve_as(conn, business, item, w, qty, "status")?;
-            }
+            hold_for(conn, &order, t.from, t.effect)?;
         }
-        StockEffect::Release => {
-            for (item, qty) in per_item(&order) {
-                ledger::reserve_as(conn, business, item, w, -qty, "status")?;
-            }
-        }
+        StockEffect::Release => hold_for(conn, &order, t.from, t.effect)?,
         StockEffect::Ship => {
             // Units picked for the order leave as the lots and from the
             // locations they were picked from; the rest of an item's

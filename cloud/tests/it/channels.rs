@@ -150,6 +150,54 @@ async fn two_channels_share_the_last_units_and_a_sale_on_one_lowers_the_other() 
 }
 
 #[tokio::test]
+async fn an_order_beyond_its_channel_waits_and_the_cloud_confirms_it_when_stock_comes() {
+    let app = spawn_cloud().await;
+    let (b, w) = (app.a.business, app.a.warehouses[0].0);
+    app.item("ΤΣΑΪ").await;
+    let mut shop = channel("κατάστημα", "storefront", w);
+    shop["oversell"] = json!(true);
+    shop["buffer_units"] = json!(0);
+    ok(&app, &format!("/v1/channels/{b}/create"), shop).await;
+
+    // Sold while none is in stock: taken, flagged, waiting.
+    let order = ok(
+        &app,
+        &format!("/v1/orders/{b}/create"),
+        json!({"channel": "κατάστημα", "external_ref": "Ж-1", "lines": [{"sku": "ΤΣΑΪ", "quantity": 2}],
+               "shipping_address": {"name": "Marta Quiroga", "line1": "Calle de Atocha 27, 3º izq.",
+                                    "postal_code": "28012", "city": "Madrid", "region": "Madrid", "country": "ES"}}),
+    )
+    .await;
+    let id = order["id"].as_i64().expect("id");
+    assert_eq!(order["status"], "pending");
+    assert_eq!(order["oversold"], true);
+    assert_eq!(order["backorder"]["lines"][0]["sku"], "ΤΣΑΪ");
+    assert_eq!(order["backorder"]["lines"][0]["quantity"], 2);
+    assert_eq!(order["backorder"]["lines"][0]["available"], 0);
+    let r = app
+        .get(&format!("/v1/events/{b}/list?kind=order.oversold"))
+        .await;
+    assert_eq!(r.body["data"]["events"][0]["payload"]["order_id"], id);
+    assert_eq!(r.body["data"]["events"][0]["payload"]["backordered"], true);
+
+    // Stock arrives: the cloud confirms it on its own, and says who did.
+    app.receive("ΤΣΑΪ", 2).await;
+    let confirmed = eventually_some("the backorder confirmed", || async {
+        let r = app.get(&format!("/v1/orders/{b}/{id}")).await;
+        (r.body["data"]["status"] == "confirmed").then_some(r.body["data"].clone())
+    })
+    .await;
+    assert_eq!(confirmed["oversold"], true);
+    assert!(confirmed.get("backorder").is_none(), "{confirmed}");
+    let last = confirmed["history"]
+        .as_array()
+        .and_then(|h| h.last())
+        .cloned();
+    assert_eq!(last.expect("history")["actor"], "backorders");
+    assert_eq!(sells(&app, "κατάστημα", "ΤΣΑΪ").await, 0);
+}
+
+#[tokio::test]
 async fn wrong_channels_are_refused_with_nothing_written() {
     let app = spawn_cloud().await;
     let (b, w) = (app.a.business, app.a.warehouses[0].0);

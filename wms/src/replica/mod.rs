@@ -16,7 +16,9 @@ use crate::{Result, Wms, WmsError};
 use depot_protocol::catalog::Item;
 use depot_protocol::catalogue::Replication;
 use depot_protocol::event::{Event, EventKind, RemoteEvent};
-use depot_protocol::order::{Address, Order, OrderStatus, StatusChange, StockEffect, transition};
+use depot_protocol::order::{
+    Address, Order, OrderStatus, Split, StatusChange, StockEffect, transition,
+};
 use depot_protocol::release::{PublishedPayload, ReleaseTranslated};
 use depot_protocol::stock::Movement;
 use depot_protocol::tenant::{ApiKey, Business, Warehouse};
@@ -188,24 +190,39 @@ fn apply_order(conn: &Db, order: Order) -> Applied {
     Ok(None)
 }
 
-/// Moves reservations as a transition does, without booking movements: the
-/// movements of a dispatch arrive as their own events.
+/// Moves reservations and pending units as a transition does, without
+/// booking movements: the movements of a dispatch arrive as their own
+/// events.
 fn reservations(conn: &Db, order: &Order, effect: StockEffect) -> Result<()> {
-    let delta = match effect {
-        StockEffect::Reserve => 1,
-        StockEffect::Release | StockEffect::Ship => -1,
-        StockEffect::None => return Ok(()),
-    };
-    for (item, qty) in per_item(order) {
-        ledger::reserve(
-            conn,
-            order.business_id,
-            item,
-            order.warehouse_id,
-            delta * qty,
-        )?;
+    crate::orders::hold_for(conn, order, order.status, effect)
+}
+
+/// The cloud split a backorder: the order keeps the units that went
+/// ahead (its confirmation follows), while it is still pending here. One
+/// already moved on here (confirmed by hand on this node before the split
+/// arrived) keeps its lines: it goes whole, and the conflict says so.
+fn apply_split(conn: &Db, s: Split) -> Applied {
+    let order = order_sql::order_any(conn, s.order_id)?
+        .ok_or_else(|| ApplyError::Reject(format!("order {} is not known here", s.order_id)))?;
+    if order.status != OrderStatus::Pending {
+        return Err(ApplyError::Reject(format!(
+            "order {} is {} here: it was not split, and goes whole (its rest, order {}, also waits)",
+            order.id, order.status, s.backorder_id
+        )));
     }
-    Ok(())
+    // What goes ahead is part of what the order holds: each line one of
+    // its own, with the same item and at most its units.
+    for l in &s.lines {
+        let own = order.lines.iter().find(|o| o.line_no == l.line_no);
+        if !own.is_some_and(|o| o.item_id == l.item_id && (1..=o.quantity).contains(&l.quantity)) {
+            return Err(ApplyError::Reject(format!(
+                "the split of order {} names line {} as item {} × {}, which the order does not hold",
+                order.id, l.line_no, l.item_id, l.quantity
+            )));
+        }
+    }
+    order_sql::set_lines(conn, &order, &s.lines, s.total)?;
+    Ok(None)
 }
 
 #[derive(Deserialize)]
@@ -334,6 +351,7 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         K::OrderCreated => apply_order(conn, payload(e)?),
         K::OrderStatusChanged => apply_status(conn, payload(e)?),
         K::OrderAddressChanged => apply_address(conn, payload(e)?),
+        K::OrderSplit => apply_split(conn, payload(e)?),
         K::StockMoved => {
             let mut m: Movement = payload(e)?;
             // A movement already booked here (the same count approved on
@@ -426,6 +444,7 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         | K::PricingJobExecuted
         | K::ChannelSaved
         | K::ChannelAvailabilityChanged
+        | K::OrderOversold
         | K::SyncConflict
         | K::EdgeOnline
         | K::EdgeOffline

@@ -145,9 +145,10 @@ pub fn list(conn: &Db, business: BusinessId, page: Page) -> Result<(Vec<Channel>
 }
 
 /// What a channel's warehouses hold of an item free to promise: each
-/// warehouse's on-hand less its reservations, at least 0.
-const POOL: &str =
-    "SUM(CASE WHEN s.on_hand - s.reserved > 0 THEN s.on_hand - s.reserved ELSE 0 END)";
+/// warehouse's on-hand less its reservations and the units its pending
+/// orders sold, at least 0.
+const POOL: &str = "SUM(CASE WHEN s.on_hand - s.reserved - s.pending > 0
+                        THEN s.on_hand - s.reserved - s.pending ELSE 0 END)";
 
 /// The next numbers of a business's feed: `n` of them, the last answered.
 fn take_numbers(conn: &Db, business: BusinessId, n: i64) -> Result<i64> {
@@ -244,7 +245,7 @@ pub fn refresh(
     // channel selling from this one.
     let free: HashMap<i64, i64> = conn
         .query_map(
-            "SELECT warehouse_id, on_hand - reserved FROM stock_levels WHERE item_id = ?1",
+            "SELECT warehouse_id, on_hand - reserved - pending FROM stock_levels WHERE item_id = ?1",
             params![item.0],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )?
@@ -302,6 +303,16 @@ pub fn refresh_channel(conn: &Db, c: &Channel) -> Result<()> {
         .map(|(item, now)| (c.id, ItemId(item), now))
         .collect();
     put_changed(conn, c.business_id, &changed)
+}
+
+/// What a channel may sell of an item now.
+pub fn figure(conn: &Db, channel: ChannelId, item: ItemId) -> Result<i64> {
+    Ok(maybe(conn.query_row(
+        "SELECT available FROM channel_availability WHERE item_id = ?1 AND channel_id = ?2",
+        params![item.0, channel.0],
+        |r| r.get(0),
+    ))?
+    .unwrap_or(0))
 }
 
 fn availability_row(r: &Row) -> depot_sql::Result<Availability> {

@@ -173,6 +173,17 @@ pub fn level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i6
     Ok(found.unwrap_or((0, 0)))
 }
 
+/// On-hand, reserved and the units pending orders hold, of one item in
+/// one warehouse (zeros if never moved).
+pub fn levels(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64, i64)> {
+    let found = super::maybe(conn.query_row(
+        "SELECT on_hand, reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        params![item.0, warehouse.0],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    ))?;
+    Ok(found.unwrap_or((0, 0, 0)))
+}
+
 /// Changes the reserved quantity by `delta` (negative releases). A change
 /// that would take it beyond `±MAX_ON_HAND` is refused, naming `quantity`.
 pub fn reserve(
@@ -194,17 +205,52 @@ pub fn reserve_as(
     delta: i64,
     field: &str,
 ) -> Result<()> {
-    let (_, before) = level(conn, item, warehouse)?;
-    let reserved = next_level(before, delta).ok_or_else(|| {
+    hold(conn, business, item, warehouse, delta, 0, field)
+}
+
+/// Changes the reserved units by `reserved` and the units pending orders
+/// hold by `pending` in one write, and the channels' figures once: an
+/// order confirmed moves its units from one to the other, and its
+/// channels' figures do not move. Beyond `±MAX_ON_HAND` is refused,
+/// naming `field`.
+pub fn hold(
+    conn: &Db,
+    business: BusinessId,
+    item: ItemId,
+    warehouse: WarehouseId,
+    reserved: i64,
+    pending: i64,
+    field: &str,
+) -> Result<()> {
+    let (r0, p0) = super::maybe(conn.query_row(
+        "SELECT reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        params![item.0, warehouse.0],
+        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
+    ))?
+    .unwrap_or((0, 0));
+    let r1 = next_level(r0, reserved).ok_or_else(|| {
         beyond(
             field,
             &format!("the reservation of item {item} in warehouse {warehouse}"),
-            before,
-            delta,
+            r0,
+            reserved,
         )
     })?;
-    conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved", params![item.0, warehouse.0, business.0, reserved])?;
+    let p1 = next_level(p0, pending).ok_or_else(|| {
+        beyond(
+            field,
+            &format!("the pending orders' units of item {item} in warehouse {warehouse}"),
+            p0,
+            pending,
+        )
+    })?;
+    conn.execute(
+        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved, pending)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved,
+                                                           pending = excluded.pending",
+        params![item.0, warehouse.0, business.0, r1, p1],
+    )?;
     super::channels::refresh(conn, business, item, warehouse)?;
     Ok(())
 }
@@ -320,6 +366,9 @@ pub struct Inconsistency {
     pub ledger_sum: i64,
     pub reserved: i64,
     pub held_by_orders: i64,
+    /// The units pending orders hold, as kept and as their lines sum.
+    pub pending: i64,
+    pub pending_in_orders: i64,
 }
 
 /// Levels whose on-hand differs from the sum of their movements, or whose
@@ -332,7 +381,11 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
                 s.reserved,
                 COALESCE((SELECT SUM(ol.quantity) FROM order_lines ol JOIN orders o ON o.id = ol.order_id
                           WHERE ol.item_id = s.item_id AND o.warehouse_id = s.warehouse_id
-                            AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS held
+                            AND o.status IN ('confirmed', 'picking', 'packed')), 0) AS held,
+                s.pending,
+                COALESCE((SELECT SUM(ol.quantity) FROM order_lines ol JOIN orders o ON o.id = ol.order_id
+                          WHERE ol.item_id = s.item_id AND o.warehouse_id = s.warehouse_id
+                            AND o.status = 'pending'), 0) AS pending_in_orders
          FROM stock_levels s";
     let rows = conn.query_map(stmt, params![], |r| {
         Ok(Inconsistency {
@@ -344,6 +397,8 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
             ledger_sum: r.get(3)?,
             reserved: r.get(4)?,
             held_by_orders: r.get(5)?,
+            pending: r.get(6)?,
+            pending_in_orders: r.get(7)?,
         })
     })?;
     let mut all: Vec<Inconsistency> = rows;
@@ -361,6 +416,8 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
             ledger_sum: r.get(4)?,
             reserved: 0,
             held_by_orders: 0,
+            pending: 0,
+            pending_in_orders: 0,
         })
     })?;
     all.extend(lots);
@@ -381,12 +438,18 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
             ledger_sum: r.get(5)?,
             reserved: 0,
             held_by_orders: 0,
+            pending: 0,
+            pending_in_orders: 0,
         })
     })?;
     all.extend(bins);
     Ok(all
         .into_iter()
-        .filter(|i| i.on_hand != i.ledger_sum || i.reserved != i.held_by_orders)
+        .filter(|i| {
+            i.on_hand != i.ledger_sum
+                || i.reserved != i.held_by_orders
+                || i.pending != i.pending_in_orders
+        })
         .collect())
 }
 

@@ -84,6 +84,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(39, include_str!("schema/039_replenishment.sql")),
     Migration::new(40, include_str!("schema/040_returns.sql")),
     Migration::new(41, include_str!("schema/041_channels.sql")),
+    Migration::new(42, include_str!("schema/042_backorders.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -103,6 +104,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(39, include_str!("schema/postgres/039_replenishment.sql")),
     Migration::new(40, include_str!("schema/postgres/040_returns.sql")),
     Migration::new(41, include_str!("schema/postgres/041_channels.sql")),
+    Migration::new(42, include_str!("schema/postgres/042_backorders.sql")),
 ];
 
 /// Prepared statements each connection keeps.

@@ -2,7 +2,9 @@
 
 use super::{maybe, parse_json, parse_ts, ts};
 use crate::error::Result;
-use depot_protocol::order::{Address, Buyer, Order, OrderLine, OrderStatus, StatusChange};
+use depot_protocol::order::{
+    Address, Backorder, Buyer, Order, OrderLine, OrderStatus, StatusChange, units_per_item,
+};
 use depot_protocol::{BusinessId, ItemId, Money, OrderId, Page, Timestamp, WarehouseId};
 use depot_sql::{Db, Row, params};
 
@@ -48,16 +50,18 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
         (
             "INSERT INTO orders (business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email,
                                  buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at,
-                                 carrier, service)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) RETURNING id",
+                                 carrier, service, oversold, waiting_since, backorder_lines, split_from)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)
+             RETURNING id",
             None,
         )
     } else {
         (
             "INSERT INTO orders (business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email,
                                  buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at,
-                                 carrier, service, id)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) RETURNING id",
+                                 carrier, service, oversold, waiting_since, backorder_lines, split_from, id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)
+             RETURNING id",
             Some(o.id.0),
         )
     };
@@ -81,12 +85,27 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
         &o.currency,
     ];
     let total = o.total.cents();
+    // A backorder waits only while pending.
+    let waiting = o
+        .backorder
+        .as_ref()
+        .filter(|_| o.status == OrderStatus::Pending);
+    let oversold = i64::from(o.oversold);
+    let since = waiting.map(|b| ts(&b.since));
+    let short = waiting
+        .map(|b| serde_json::to_string(&b.lines))
+        .transpose()?;
+    let split_from = o.split_from.map(|s| s.0);
     args.extend([
         &total as &dyn depot_sql::ToSql,
         &created,
         &updated,
         &o.carrier,
         &o.service,
+        &oversold,
+        &since,
+        &short,
+        &split_from,
     ]);
     if let Some(id) = &with_id {
         args.push(id);
@@ -110,15 +129,109 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
             ],
         )?;
     }
+    // A pending order's units are sold and not yet reserved: its
+    // channels' figures count them (leaving pending, the transition's
+    // caller takes them off with `ledger::hold`).
+    if o.status == OrderStatus::Pending {
+        for (item, qty) in units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity))) {
+            super::ledger::hold(
+                conn,
+                o.business_id,
+                item,
+                o.warehouse_id,
+                0,
+                qty,
+                "quantity",
+            )?;
+        }
+    }
     Ok(id)
 }
 
+/// Sets the status; an order leaving pending no longer waits as a
+/// backorder.
 pub fn set_status(conn: &Db, id: OrderId, status: OrderStatus, at: &Timestamp) -> Result<()> {
     conn.execute(
-        "UPDATE orders SET status = ?2, updated_at = ?3 WHERE id = ?1",
+        "UPDATE orders SET status = ?2, updated_at = ?3,
+                           waiting_since = CASE WHEN ?2 = 'pending' THEN waiting_since END,
+                           backorder_lines = CASE WHEN ?2 = 'pending' THEN backorder_lines END
+         WHERE id = ?1",
         params![id.0, status.as_str(), ts(at)],
     )?;
     Ok(())
+}
+
+/// Replaces a pending order's lines and total (a split keeps the units
+/// that go ahead), moving the pending units by the difference.
+pub fn set_lines(conn: &Db, o: &Order, lines: &[OrderLine], total: Money) -> Result<()> {
+    conn.execute(
+        "DELETE FROM order_lines WHERE order_id = ?1",
+        params![o.id.0],
+    )?;
+    for l in lines {
+        super::count_within("quantity", l.quantity)?;
+        conn.execute(
+            "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                o.id.0,
+                l.line_no,
+                l.item_id.0,
+                l.sku,
+                l.name,
+                l.quantity,
+                l.unit_price.cents()
+            ],
+        )?;
+    }
+    conn.execute(
+        "UPDATE orders SET total_cents = ?2 WHERE id = ?1",
+        params![o.id.0, total.cents()],
+    )?;
+    if o.status == OrderStatus::Pending {
+        let before = units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity)));
+        let after = units_per_item(lines.iter().map(|l| (l.item_id, l.quantity)));
+        for (item, qty) in &before {
+            let delta = after.get(item).copied().unwrap_or(0) - qty;
+            if delta != 0 {
+                super::ledger::hold(
+                    conn,
+                    o.business_id,
+                    *item,
+                    o.warehouse_id,
+                    0,
+                    delta,
+                    "quantity",
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The backorders of one warehouse, in order of arrival, with their lines.
+pub fn waiting(conn: &Db, business: BusinessId, warehouse: WarehouseId) -> Result<Vec<Order>> {
+    let mut orders = conn.query_map(
+        &format!(
+            "SELECT {ORDER_COLS} FROM orders
+             WHERE business_id = ?1 AND warehouse_id = ?2 AND waiting_since IS NOT NULL
+             ORDER BY waiting_since, id"
+        ),
+        params![business.0, warehouse.0],
+        order_row,
+    )?;
+    fill_lines(conn, &mut orders)?;
+    Ok(orders)
+}
+
+/// The warehouses that have backorders, of every business.
+pub fn waiting_places(conn: &Db) -> Result<Vec<(BusinessId, WarehouseId)>> {
+    Ok(conn.query_map(
+        "SELECT DISTINCT business_id, warehouse_id FROM orders WHERE waiting_since IS NOT NULL
+         ORDER BY business_id, warehouse_id",
+        params![],
+        |r| Ok((BusinessId(r.get(0)?), WarehouseId(r.get(1)?))),
+    )?)
 }
 
 /// Replaces the shipping address, as given.
@@ -142,7 +255,8 @@ fn status(s: &str) -> depot_sql::Result<OrderStatus> {
 }
 
 const ORDER_COLS: &str = "id, business_id, warehouse_id, channel, external_ref, status, buyer_name, buyer_email, \
-                          buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at, carrier, service";
+                          buyer_phone, shipping_address, payments, currency, total_cents, created_at, updated_at, carrier, service, \
+                          oversold, waiting_since, backorder_lines, split_from";
 
 fn order_row(r: &Row) -> depot_sql::Result<Order> {
     Ok(Order {
@@ -169,6 +283,15 @@ fn order_row(r: &Row) -> depot_sql::Result<Order> {
         address_issues: Vec::new(),
         history: Vec::new(),
         returns: Vec::new(),
+        oversold: r.get::<i64>(17)? != 0,
+        backorder: match (r.get::<Option<String>>(18)?, r.get::<Option<String>>(19)?) {
+            (Some(since), Some(lines)) => Some(Backorder {
+                since: parse_ts(&since)?,
+                lines: parse_json(&lines)?,
+            }),
+            _ => None,
+        },
+        split_from: r.get::<Option<i64>>(20)?.map(OrderId),
     }
     .with_address_issues())
 }

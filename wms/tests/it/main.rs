@@ -2,6 +2,7 @@
 //! of the tree instead of one per file). Each module is one area; the
 //! helpers every area shares come first.
 
+mod backorders;
 mod channels_feed;
 mod close;
 mod counts_sync;

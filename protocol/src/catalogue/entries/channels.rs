@@ -1,5 +1,5 @@
 //! Sales channels and what each may sell: cloud records, followed by
-//! connectors through webhooks.
+//! connectors through webhooks; orders sold beyond it, and backorders.
 
 use crate::catalogue::Audience::Business;
 use crate::catalogue::Replication;
@@ -9,6 +9,7 @@ use crate::catalogue::refs::{makes, names};
 use crate::catalogue::{EventType, record};
 use crate::channel::{AvailabilityChanged, Channel};
 use crate::event::EventKind;
+use crate::order::{Oversold, Split};
 
 pub const CHANNEL_SAVED: EventType = EventType {
     kind: EventKind::ChannelSaved,
@@ -37,4 +38,39 @@ pub const CHANNEL_AVAILABILITY_CHANGED: EventType = EventType {
     audience: Business,
     refs: &[names("/channel_id", E::Channel), names("/item_id", E::Item)],
     payload: record::<AvailabilityChanged>(&[]),
+};
+
+pub const ORDER_OVERSOLD: EventType = EventType {
+    kind: EventKind::OrderOversold,
+    replication: Replication::Local,
+    version: 1,
+    summary: "An order came for more of an item than its channel could sell: it is taken (the \
+              channel sold it) and flagged. With `backordered` it waits for stock as a \
+              backorder; otherwise it stays pending for someone to decide.",
+    source: Cloud,
+    audience: Business,
+    refs: &[
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+        names("/lines/*/item_id", E::Item),
+    ],
+    payload: record::<Oversold>(&[]),
+};
+
+pub const ORDER_SPLIT: EventType = EventType {
+    kind: EventKind::OrderSplit,
+    replication: Replication::Everywhere,
+    version: 1,
+    summary: "Stock came for part of a backorder whose channel splits: the order keeps the \
+              units in stock (its confirmation follows) and the rest waits as a new order, \
+              `backorder_id`, in its place in the queue.",
+    source: Cloud,
+    audience: Business,
+    refs: &[
+        names("/order_id", E::Order),
+        names("/warehouse_id", E::Warehouse),
+        names("/lines/*/item_id", E::Item),
+        names("/backorder_id", E::Order),
+    ],
+    payload: record::<Split>(&[]),
 };

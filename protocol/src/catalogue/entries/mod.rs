@@ -49,6 +49,8 @@ const ENTRIES: [EventType; EventKind::ALL.len()] = [
     records::ORDER_CREATED,
     records::ORDER_STATUS_CHANGED,
     records::ORDER_ADDRESS_CHANGED,
+    channels::ORDER_OVERSOLD,
+    channels::ORDER_SPLIT,
     records::INBOUND_CREATED,
     records::INBOUND_RECEIVED,
     floor::WAVE_CREATED,

@@ -197,6 +197,8 @@ pub const ORDER_CREATED: EventType = EventType {
         names("/lines/*/item_id", E::Item),
         // Only the detail view lists returns; a new order has none.
         names("/returns/*/id", E::Return),
+        names("/backorder/lines/*/item_id", E::Item),
+        names("/split_from", E::Order),
     ],
     payload: record::<Order>(&[]),
 };

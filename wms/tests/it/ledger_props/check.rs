@@ -52,7 +52,7 @@ pub(super) async fn books_agree(w: &World, m: &Model) {
         }
     }
     // Each channel's figure, kept write by write, is what its rules make
-    // of the model's free stock.
+    // of the model's free stock (less what pending orders sold).
     for (code, whs_of, rules) in CHANNELS {
         let mut a = depot_protocol::channel::Allocation::default();
         for (k, v) in rules {
@@ -73,8 +73,12 @@ pub(super) async fn books_agree(w: &World, m: &Model) {
             let pool: i64 = whs_of
                 .iter()
                 .map(|j| {
-                    let reserved = if *j == 0 { m.reserved(i) } else { 0 };
-                    (m.total(i, *j) - reserved).max(0)
+                    let held = if *j == 0 {
+                        m.reserved(i) + m.pending(i)
+                    } else {
+                        0
+                    };
+                    (m.total(i, *j) - held).max(0)
                 })
                 .sum();
             let got = rows

@@ -146,6 +146,16 @@ impl Model {
         *self.on_hand.entry((item, wh, at)).or_default() += delta;
     }
 
+    /// Units pending orders sold and have not reserved: the channels'
+    /// figures count them as sold.
+    pub(super) fn pending(&self, item: usize) -> i64 {
+        self.orders
+            .values()
+            .filter(|(_, i, _, s)| *i == item && *s == OrderStatus::Pending)
+            .map(|(_, _, q, _)| q)
+            .sum()
+    }
+
     pub(super) fn reserved(&self, item: usize) -> i64 {
         self.orders
             .values()

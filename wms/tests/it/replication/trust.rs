@@ -133,6 +133,7 @@ async fn world() -> World {
     // the cloud.
     let foreign = floor_day(&cloud, &cloud, b, wb, "SKU-B", "b").await;
     let unserved = floor_day(&cloud, &cloud, a, other, "SKU-A", "a2").await;
+    day::split_backorder(&cloud, a, served, "SKU-A").await;
     pull(&cloud, a.business_id, &edge).await;
     World {
         cloud,
@@ -465,6 +466,7 @@ async fn the_edge_takes_only_its_own_business_from_the_cloud() {
         "stock.moved",
         "inbound.created",
         "printer.saved",
+        "order.split",
     ] {
         assert!(kinds.contains(kind), "no {kind} in the pages");
     }

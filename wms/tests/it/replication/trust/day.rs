@@ -310,3 +310,53 @@ pub(super) async fn floor_day(
     .expect("station");
     r
 }
+
+/// A backorder of `c`'s in `w` at the cloud, split when part of its stock
+/// came, then both parts called off (the floor's day picks its own order
+/// alone): the cloud's pages then carry an `order.split`.
+pub(super) async fn split_backorder(cloud: &Wms, c: Caller, w: WarehouseId, sku: &str) {
+    let b = c.business_id;
+    cloud
+        .create_channel(
+            b,
+            from(json!({"code": "shop", "name": "Shop", "kind": "storefront",
+                        "warehouse_ids": [w.0], "oversell": true, "backorders": "split"})),
+        )
+        .await
+        .expect("channel");
+    let (order, _) = cloud
+        .create_order(
+            c,
+            from(
+                json!({"channel": "shop", "external_ref": "B-1", "warehouse_id": w.0,
+                        "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"},
+                        "lines": [{"sku": sku, "quantity": 1_000}]}),
+            ),
+        )
+        .await
+        .expect("backorder");
+    cloud
+        .adjust(
+            c,
+            from(json!({"warehouse_id": w.0, "sku": sku, "reason": "received", "quantity": 1})),
+        )
+        .await
+        .expect("received");
+    assert_eq!(cloud.fill_backorders().await.expect("filled"), 1);
+    let filter = depot_wms::orders::OrderFilter {
+        channel: Some("shop".into()),
+        ..Default::default()
+    };
+    let (parts, _, _) = cloud
+        .list_orders(b, filter, Default::default())
+        .await
+        .expect("orders");
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    assert!(parts.iter().any(|p| p.split_from == Some(order.id)));
+    for p in parts {
+        cloud
+            .set_order_status(c, p.id, OrderStatus::Cancelled, None)
+            .await
+            .expect("called off");
+    }
+}
