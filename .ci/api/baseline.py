@@ -41,6 +41,7 @@ COMMON = {
 CLOUD_ONLY = {
     "POST /v1/channels/{business_id}/create": "warehouse_ids must be warehouses of the business, and code a word the routes do not take",
     "PUT /v1/channels/{business_id}/{channel}/edit": "code may only repeat the channel's own, and warehouse_ids must be warehouses of the business",
+    "PUT /v1/channels/{business_id}/{channel}/connector": "the URL must reach a public https address, a new connector needs its token, and a user comes with its password",
     "GET /v1/buyers/{business_id}/find/{key_type}": "key_id's rule depends on key_type (by_id: a positive integer; by_name: 2 characters or more; by_wildcard: a pattern)",
     "POST /v1/contact/{business_id}/forms": "department must be a department of the business",
     "POST /v1/contact/{business_id}/{form_id}": "fields must be the form's own fields",

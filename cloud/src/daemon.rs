@@ -5,7 +5,7 @@
 //! alone.
 
 use crate::settings::Settings;
-use crate::{Broker, changelog, metrics, oauth, ratelimit, sync, systemd, webhooks};
+use crate::{Broker, changelog, connectors, metrics, oauth, ratelimit, sync, systemd, webhooks};
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use depot_wms::Wms;
@@ -147,6 +147,12 @@ impl Daemon {
             KEYS_PRUNED_FIRST,
             KEYS_PRUNED_EVERY,
         ));
+        let connectors = match settings.connectors.run {
+            true => Some(tokio::spawn(
+                connectors::runner::Runner::new(wms.clone(), &settings.connectors)?.run(),
+            )),
+            false => None,
+        };
         let backorders = tokio::spawn(depot_wms::backorders::fill_every(
             wms.clone(),
             BACKORDERS_EVERY,
@@ -189,7 +195,7 @@ impl Daemon {
         keys.abort();
         announcer.abort();
         backorders.abort();
-        for task in [watchdog, informer].into_iter().flatten() {
+        for task in [watchdog, informer, connectors].into_iter().flatten() {
             task.abort();
         }
         Ok(served?)
@@ -219,6 +225,7 @@ async fn router(
     let (api, openapi) = http::routes()
         .merge(depot_office::http::routes())
         .merge(webhooks::routes())
+        .merge(connectors::routes())
         .split_for_parts();
     let documents = http::contract::Documents::new(openapi, true);
     let idempotency =
@@ -253,6 +260,9 @@ async fn router(
         .layer(axum::Extension(webhooks::Context {
             wake,
             allow_private: settings.webhooks.allow_private_targets,
+        }))
+        .layer(axum::Extension(connectors::Context {
+            allow_private: settings.connectors.allow_private_targets,
         }))
         .layer(axum::middleware::from_fn_with_state(
             limiter.clone(),

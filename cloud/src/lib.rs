@@ -6,6 +6,7 @@
 pub mod admin;
 pub mod broker;
 pub mod changelog;
+pub mod connectors;
 mod daemon;
 pub mod html;
 pub mod logging;

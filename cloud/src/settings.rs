@@ -46,6 +46,9 @@ pub struct Settings {
     pub oauth: OAuthSettings,
     /// Outbound webhooks: timeouts, retries, which targets are allowed.
     pub webhooks: crate::webhooks::settings::WebhookSettings,
+    /// Sales channels' connectors: timeouts, retries, which platforms may
+    /// be reached.
+    pub connectors: crate::connectors::settings::ConnectorSettings,
     /// `Idempotency-Key` on writes: how long a key and its answer are kept.
     pub idempotency: depot_wms::idempotency::IdempotencySettings,
     /// The largest piece each service of the own fleet takes: a package
@@ -313,6 +316,7 @@ impl Default for Settings {
             changelog: ChangelogSettings::default(),
             oauth: OAuthSettings::default(),
             webhooks: Default::default(),
+            connectors: Default::default(),
             idempotency: Default::default(),
             own_fleet: Default::default(),
         }
@@ -381,6 +385,9 @@ impl Settings {
         if let Err(e) = settings.webhooks.check() {
             return Err(Box::new(figment::Error::from(e)));
         }
+        if let Err(e) = settings.connectors.check() {
+            return Err(Box::new(figment::Error::from(e)));
+        }
         // A bad broker URL fails at startup, not at the first connect.
         if let Err(e) = settings.broker.external() {
             return Err(Box::new(figment::Error::from(format!("broker.url: {e}"))));
@@ -426,7 +433,7 @@ impl Settings {
 /// The top-level settings the environment may set. Other `DEPOT_…`
 /// variables (`DEPOT_CONFIG`, test switches) belong to other readers and are
 /// not settings, so they are left alone rather than refused.
-const FIELDS: [&str; 14] = [
+const FIELDS: [&str; 15] = [
     "listen",
     "http",
     "data_dir",
@@ -439,6 +446,7 @@ const FIELDS: [&str; 14] = [
     "changelog",
     "oauth",
     "webhooks",
+    "connectors",
     "idempotency",
     "own_fleet",
 ];

@@ -7,6 +7,7 @@ pub mod barcode;
 pub mod catalog;
 pub mod catalogue;
 pub mod channel;
+pub mod connector;
 pub mod count;
 pub mod crm;
 pub mod document;

@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 /// The documents whose shell blocks run, in this order, against one demo
 /// (the order of the README's table: later ones find what earlier ones did,
 /// as a reader going down the table would).
-const DOCS: [&str; 11] = [
+const DOCS: [&str; 12] = [
     "README.md",
     "docs/tour.md",
     "docs/devices.md",
@@ -36,6 +36,7 @@ const DOCS: [&str; 11] = [
     "docs/replenishment.md",
     "docs/returns.md",
     "docs/channels.md",
+    "docs/connectors.md",
     "docs/idempotency.md",
 ];
 

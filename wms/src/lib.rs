@@ -11,6 +11,7 @@ pub mod buyers;
 pub mod carriers;
 pub mod catalog;
 pub mod channels;
+pub mod connectors;
 pub mod counts;
 pub mod dispatch;
 pub mod documents;

@@ -467,6 +467,22 @@ impl Wms {
         .await
     }
 
+    /// [`Wms::create_order`] by another than an API key: a connector
+    /// bringing a platform's order in (`actor` names it in the history).
+    pub async fn create_order_as(
+        &self,
+        business: BusinessId,
+        actor: String,
+        req: OrderCreate,
+    ) -> Result<(Order, bool)> {
+        let new = req.parse().map_err(WmsError::invalid)?;
+        let origin = self.origin().to_owned();
+        self.write_for(business, move |conn| {
+            ingest(conn, &origin, business, new, &actor)
+        })
+        .await
+    }
+
     pub async fn set_order_status(
         &self,
         caller: Caller,

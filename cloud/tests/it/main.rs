@@ -10,6 +10,7 @@ mod changelog;
 mod channels;
 mod concurrency;
 mod configuration_reference;
+mod connectors;
 mod counts;
 mod crash;
 mod crm;

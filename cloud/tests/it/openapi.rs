@@ -79,6 +79,8 @@ async fn describes_every_route_with_resolvable_schemas() {
         "PUT /v1/channels/{business_id}/{channel}/edit",
         "GET /v1/channels/{business_id}/{channel}/availability",
         "GET /v1/channels/{business_id}/{channel}/availability/changes",
+        "GET /v1/channels/{business_id}/{channel}/connector",
+        "PUT /v1/channels/{business_id}/{channel}/connector",
         "GET /v1/inventory/{business_id}/items/list",
         "POST /v1/inventory/{business_id}/adjust",
         "GET /v1/orders/{business_id}/list",

@@ -5,6 +5,7 @@ pub mod backup;
 pub mod buyers;
 pub mod catalog;
 pub mod channels;
+pub mod connectors;
 #[cfg(feature = "postgres")]
 pub mod copy;
 pub mod counts;
@@ -85,6 +86,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(40, include_str!("schema/040_returns.sql")),
     Migration::new(41, include_str!("schema/041_channels.sql")),
     Migration::new(42, include_str!("schema/042_backorders.sql")),
+    Migration::new(43, include_str!("schema/043_connectors.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -105,6 +107,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(40, include_str!("schema/postgres/040_returns.sql")),
     Migration::new(41, include_str!("schema/postgres/041_channels.sql")),
     Migration::new(42, include_str!("schema/postgres/042_backorders.sql")),
+    Migration::new(43, include_str!("schema/postgres/043_connectors.sql")),
 ];
 
 /// Prepared statements each connection keeps.

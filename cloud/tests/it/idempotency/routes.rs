@@ -74,8 +74,8 @@ async fn every_write_is_described_with_the_key() {
             seen += 1;
         }
     }
-    // The 48 writes of /v1 and the 2 of the release-notes API.
-    assert_eq!(seen, 50);
+    // The 49 writes of /v1 and the 2 of the release-notes API.
+    assert_eq!(seen, 51);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
