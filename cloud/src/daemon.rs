@@ -221,6 +221,9 @@ async fn router(
             "made location records of the items' own bins"
         );
     }
+    // Figures kept by rules older than this release are made again once:
+    // only those that differ are written (and announced).
+    wms.refresh_all_channels().await?;
     let oauth = oauth::OAuth::start(wms.clone(), settings.oauth_config()).await?;
     let (api, openapi) = http::routes()
         .merge(depot_office::http::routes())

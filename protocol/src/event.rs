@@ -106,7 +106,8 @@ kinds! {
     ReturnReceived = "return.received",
     /// A return was called off before anything of it arrived.
     ReturnCancelled = "return.cancelled",
-    /// A sales channel was made or edited (cloud only).
+    /// A sales channel was made or edited (at the cloud; edges keep its
+    /// figures too).
     ChannelSaved = "channel.saved",
     /// What a channel may sell of an item changed (cloud only, debounced).
     ChannelAvailabilityChanged = "channel.availability_changed",

@@ -180,6 +180,23 @@ impl Wms {
         .await
     }
 
+    /// Computes every channel's figures again, writing those that differ
+    /// (at start: figures of a schema whose rules changed under them, such
+    /// as pending orders counting as sold). Answers how many channels.
+    pub async fn refresh_all_channels(&self) -> Result<usize> {
+        let all = self.read(sql::all_ids).await?;
+        for (business, code) in &all {
+            let code = code.clone();
+            let business = *business;
+            self.write_for(business, move |conn| {
+                let c = load(conn, business, &code)?;
+                sql::refresh_channel(conn, &c)
+            })
+            .await?;
+        }
+        Ok(all.len())
+    }
+
     /// Writes the debounced `channel.availability_changed` events of what
     /// changed since the last call, at most `limit` per call.
     pub async fn announce_availability(&self, limit: u32) -> Result<usize> {

@@ -180,8 +180,21 @@ async fn an_order_beyond_its_channel_waits_and_the_cloud_confirms_it_when_stock_
     assert_eq!(r.body["data"]["events"][0]["payload"]["order_id"], id);
     assert_eq!(r.body["data"]["events"][0]["payload"]["backordered"], true);
 
-    // Stock arrives: the cloud confirms it on its own, and says who did.
-    app.receive("ΤΣΑΪ", 2).await;
+    // A purchase order is received at the dock: the cloud confirms the
+    // backorder on its own, and says who did.
+    let po = ok(
+        &app,
+        &format!("/v1/inbounds/{b}/orders/create"),
+        json!({"warehouse_id": w, "reference": "PO-Ж", "supplier": "Τσάι ΑΕ",
+               "lines": [{"sku": "ΤΣΑΪ", "quantity": 2}]}),
+    )
+    .await;
+    ok(
+        &app,
+        &format!("/v1/inbounds/{b}/reception"),
+        json!({"inbound_id": po["id"], "lines": [{"code": "ΤΣΑΪ", "quantity": 2}]}),
+    )
+    .await;
     let confirmed = eventually_some("the backorder confirmed", || async {
         let r = app.get(&format!("/v1/orders/{b}/{id}")).await;
         (r.body["data"]["status"] == "confirmed").then_some(r.body["data"].clone())

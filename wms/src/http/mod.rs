@@ -102,12 +102,8 @@ pub fn routes() -> OpenApiRouter<Wms> {
         .routes(routes!(printers::create))
         .routes(routes!(printers::edit))
         .routes(routes!(edges::list))
-        .routes(routes!(channels::list))
         .routes(routes!(channels::create))
-        .routes(routes!(channels::get))
         .routes(routes!(channels::edit))
-        .routes(routes!(channels::availability))
-        .routes(routes!(channels::changes))
         .merge(uploads())
 }
 
@@ -155,6 +151,10 @@ pub fn edge_routes() -> OpenApiRouter<Wms> {
         .routes(routes!(returns::create))
         .routes(routes!(returns::receive))
         .routes(routes!(returns::cancel))
+        .routes(routes!(channels::list))
+        .routes(routes!(channels::get))
+        .routes(routes!(channels::availability))
+        .routes(routes!(channels::changes))
         .routes(routes!(picking::list))
         .routes(routes!(picking::get))
         .routes(routes!(picking::create))

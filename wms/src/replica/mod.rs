@@ -352,6 +352,10 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         K::OrderStatusChanged => apply_status(conn, payload(e)?),
         K::OrderAddressChanged => apply_address(conn, payload(e)?),
         K::OrderSplit => apply_split(conn, payload(e)?),
+        K::ChannelSaved => {
+            store::channels::save_replica(conn, &payload(e)?)?;
+            Ok(None)
+        }
         K::StockMoved => {
             let mut m: Movement = payload(e)?;
             // A movement already booked here (the same count approved on
@@ -442,7 +446,6 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
         | K::CrmMessagePosted
         | K::PricingRulesChanged
         | K::PricingJobExecuted
-        | K::ChannelSaved
         | K::ChannelAvailabilityChanged
         | K::OrderOversold
         | K::SyncConflict

@@ -121,6 +121,39 @@ pub fn update(conn: &Db, id: ChannelId, c: &CheckedChannel, at: &Timestamp) -> R
     set_warehouses(conn, id, &c.warehouse_ids)
 }
 
+/// Stores a channel another node made or edited, with its id, and
+/// computes its figures here.
+pub fn save_replica(conn: &Db, c: &Channel) -> Result<()> {
+    let a = c.allocation();
+    conn.execute(
+        "INSERT INTO channels (id, business_id, code, name, kind, buffer_units, buffer_percent,
+                               cap_units, cap_percent, oversell, backorders, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+         ON CONFLICT (id) DO UPDATE SET name = excluded.name, kind = excluded.kind,
+             buffer_units = excluded.buffer_units, buffer_percent = excluded.buffer_percent,
+             cap_units = excluded.cap_units, cap_percent = excluded.cap_percent,
+             oversell = excluded.oversell, backorders = excluded.backorders,
+             updated_at = excluded.updated_at",
+        params![
+            c.id.0,
+            c.business_id.0,
+            c.code,
+            c.name,
+            c.kind.as_str(),
+            a.buffer_units,
+            a.buffer_percent,
+            a.cap_units,
+            a.cap_percent,
+            i64::from(c.oversell),
+            c.backorders.as_str(),
+            ts(&c.created_at),
+            ts(&c.updated_at)
+        ],
+    )?;
+    set_warehouses(conn, c.id, &c.warehouse_ids)?;
+    refresh_channel(conn, c)
+}
+
 /// A business's channel by its code.
 pub fn by_code(conn: &Db, business: BusinessId, code: &str) -> Result<Option<Channel>> {
     match maybe(conn.query_row(
@@ -131,6 +164,15 @@ pub fn by_code(conn: &Db, business: BusinessId, code: &str) -> Result<Option<Cha
         Some(c) => Ok(Some(with_warehouses(conn, c)?)),
         None => Ok(None),
     }
+}
+
+/// Every channel of every business: its business and code.
+pub fn all_ids(conn: &Db) -> Result<Vec<(BusinessId, String)>> {
+    Ok(conn.query_map(
+        "SELECT business_id, code FROM channels ORDER BY business_id, code",
+        params![],
+        |r| Ok((BusinessId(r.get(0)?), r.get(1)?)),
+    )?)
 }
 
 /// A business's channels, by code.

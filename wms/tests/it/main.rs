@@ -4,6 +4,7 @@
 
 mod backorders;
 mod channels_feed;
+mod channels_sync;
 mod close;
 mod counts_sync;
 mod ledger_props;

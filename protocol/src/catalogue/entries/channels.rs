@@ -13,10 +13,11 @@ use crate::order::{Oversold, Split};
 
 pub const CHANNEL_SAVED: EventType = EventType {
     kind: EventKind::ChannelSaved,
-    replication: Replication::Local,
+    replication: Replication::Everywhere,
     version: 1,
     summary: "A sales channel was made or edited: the warehouses whose stock it may sell, what \
-              is held back from it and the most it may take.",
+              is held back from it and the most it may take. Edges keep its figures from their \
+              own books, offline too.",
     source: Cloud,
     audience: Business,
     refs: &[
