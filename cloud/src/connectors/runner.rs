@@ -18,6 +18,7 @@
 
 use super::oscar::Oscar;
 use super::platform::{AnyPlatform, Dispatch, Figure, Platform, PlatformError};
+use depot_protocol::channel::Availability;
 use depot_protocol::connector::ConnectorKind;
 use depot_protocol::order_request::OrderCreate;
 use depot_protocol::{BusinessId, ChannelId, OrderId, OrderStatus, Page, now};
@@ -283,19 +284,7 @@ impl Runner {
                     break;
                 }
                 start += i64::try_from(rows.len()).unwrap_or(1000);
-                let figures: Vec<Figure> = rows
-                    .iter()
-                    .map(|a| Figure {
-                        sku: s.settings.outward(&a.sku).to_owned(),
-                        available: a.available,
-                    })
-                    .collect();
-                let unknown = platform.push_figures(&figures).await?;
-                let p = Progress {
-                    figures_out: i64::try_from(figures.len() - unknown.len()).unwrap_or(0),
-                    ..Progress::default()
-                };
-                self.progress(s, p).await?;
+                self.push(platform, s, &rows, None).await?;
             }
             // Never 0 again, so the first run is not repeated.
             cursor = head.max(1);
@@ -316,26 +305,37 @@ impl Runner {
             if page.data.is_empty() {
                 return Ok(());
             }
-            let figures: Vec<Figure> = page
-                .data
-                .iter()
-                .map(|a| Figure {
-                    sku: s.settings.outward(&a.sku).to_owned(),
-                    available: a.available,
-                })
-                .collect();
-            let unknown = platform.push_figures(&figures).await?;
             cursor = page.next.parse().unwrap_or(cursor);
-            let p = Progress {
-                availability_cursor: Some(cursor),
-                figures_out: i64::try_from(figures.len() - unknown.len()).unwrap_or(0),
-                ..Progress::default()
-            };
-            self.progress(s, p).await?;
+            self.push(platform, s, &page.data, Some(cursor)).await?;
             if page.data.len() < FIGURES_PER_BATCH as usize {
                 return Ok(());
             }
         }
+    }
+
+    /// Pushes figures in the platform's SKUs, and records them with the
+    /// feed's cursor they reach (when they come from the feed).
+    async fn push(
+        &self,
+        platform: &mut AnyPlatform,
+        s: &Stored,
+        rows: &[Availability],
+        cursor: Option<i64>,
+    ) -> Result<(), RunError> {
+        let figures: Vec<Figure> = rows
+            .iter()
+            .map(|a| Figure {
+                sku: s.settings.outward(&a.sku).to_owned(),
+                available: a.available,
+            })
+            .collect();
+        let unknown = platform.push_figures(&figures).await?;
+        let p = Progress {
+            availability_cursor: cursor,
+            figures_out: i64::try_from(figures.len().saturating_sub(unknown.len())).unwrap_or(0),
+            ..Progress::default()
+        };
+        self.progress(s, p).await
     }
 
     async fn dispatches(&self, platform: &mut AnyPlatform, s: &Stored) -> Result<(), RunError> {

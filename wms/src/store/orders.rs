@@ -112,23 +112,7 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
     }
     let inserted: i64 = conn.query_value(insert, &args)?;
     let id = OrderId(inserted);
-    let line = "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
-    for l in &o.lines {
-        super::count_within("quantity", l.quantity)?;
-        conn.execute(
-            line,
-            params![
-                id.0,
-                l.line_no,
-                l.item_id.0,
-                l.sku,
-                l.name,
-                l.quantity,
-                l.unit_price.cents()
-            ],
-        )?;
-    }
+    insert_lines(conn, id, &o.lines)?;
     // A pending order's units are sold and not yet reserved: its
     // channels' figures count them (leaving pending, the transition's
     // caller takes them off with `ledger::hold`).
@@ -146,6 +130,26 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
         }
     }
     Ok(id)
+}
+
+fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
+    for l in lines {
+        super::count_within("quantity", l.quantity)?;
+        conn.execute(
+            "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id.0,
+                l.line_no,
+                l.item_id.0,
+                l.sku,
+                l.name,
+                l.quantity,
+                l.unit_price.cents()
+            ],
+        )?;
+    }
+    Ok(())
 }
 
 /// Sets the status; an order leaving pending no longer waits as a
@@ -168,22 +172,7 @@ pub fn set_lines(conn: &Db, o: &Order, lines: &[OrderLine], total: Money) -> Res
         "DELETE FROM order_lines WHERE order_id = ?1",
         params![o.id.0],
     )?;
-    for l in lines {
-        super::count_within("quantity", l.quantity)?;
-        conn.execute(
-            "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                o.id.0,
-                l.line_no,
-                l.item_id.0,
-                l.sku,
-                l.name,
-                l.quantity,
-                l.unit_price.cents()
-            ],
-        )?;
-    }
+    insert_lines(conn, o.id, lines)?;
     conn.execute(
         "UPDATE orders SET total_cents = ?2 WHERE id = ?1",
         params![o.id.0, total.cents()],
