@@ -35,7 +35,7 @@ pub struct Context {
 }
 
 pub fn routes() -> OpenApiRouter<Wms> {
-    OpenApiRouter::new().routes(routes!(get, set))
+    OpenApiRouter::new().routes(routes!(connector, set_connector))
 }
 
 /// A channel's connector: its settings (secrets only as whether they are
@@ -44,7 +44,7 @@ pub fn routes() -> OpenApiRouter<Wms> {
     params(("business_id" = i32, Path, description = "The business"), ("channel" = String, Path, description = "The channel's code")),
     responses((status = 200, body = DataEnvelope<Connector>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)),
     security(("api_key" = [])))]
-pub async fn get(
+pub async fn connector(
     State(wms): State<Wms>,
     t: Tenant,
     ApiPath((_, code)): ApiPath<(i64, String)>,
@@ -64,7 +64,7 @@ pub async fn get(
     responses((status = 200, body = DataEnvelope<Connector>), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 422, body = ErrorBody)),
     security(("api_key" = [])))]
-pub async fn set(
+pub async fn set_connector(
     State(wms): State<Wms>,
     Extension(ctx): Extension<Context>,
     t: Tenant,

@@ -1,7 +1,7 @@
 //! End to end against a real django-oscar storefront (CI starts it with
 //! `.ci/storefront/oscar`; `DEPOT_TEST_OSCAR_DIR` names its directory):
 //! an order placed in the shop through its own API reaches Depot, is
-//! packed and dispatched, and the shop shows it shipped with the
+//! picked, packed and dispatched, and the shop shows it shipped with the
 //! tracking number; Depot's stock changes reach the shop's; and the shop
 //! going down for a while in the middle loses nothing.
 
@@ -306,10 +306,24 @@ async fn an_order_placed_in_a_real_oscar_shop_is_shipped_and_stock_follows_throu
     )
     .await;
 
-    // Packed and dispatched in Depot: the shop shows it shipped, with the
-    // tracking number.
+    // Picked, packed and dispatched in Depot: the shop shows it shipped,
+    // with the tracking number.
     let id = order["id"].as_i64().expect("id");
     assert_eq!(app.set_status(id, "confirmed").await.status, 200);
+    let w = app.a.warehouses[0].0;
+    let wave = super::ok(
+        &app,
+        &format!("/v1/picking/{b}/waves/create"),
+        json!({"warehouse_id": w}),
+    )
+    .await;
+    let picked = super::ok(
+        &app,
+        &format!("/v1/picking/{b}/item/scan"),
+        json!({"wave_id": wave["id"], "code": sku, "quantity": 2, "order_id": id}),
+    )
+    .await;
+    assert_eq!(picked["order_remaining"], 0);
     let packed = super::ok(
         &app,
         &format!("/v1/packing/{b}/pack-order"),
