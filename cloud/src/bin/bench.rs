@@ -10,7 +10,7 @@ use clap::Parser;
 use depot_bench::closed_loop::{Baseline, requests};
 use depot_bench::load::PARALLEL;
 use depot_bench::picking::{WAVE_ORDERS, Walk};
-use depot_bench::{Run, Tally, closed_loop, load, sku};
+use depot_bench::{OpenRun, Run, Tally, closed_loop, load, open_loop, sku};
 use depot_cloud::settings::{RateLimit, Settings};
 use depot_protocol::catalog::{ItemCreate, Price};
 use depot_protocol::order::{Address, Buyer};
@@ -58,6 +58,11 @@ struct Args {
     /// adds in coordination, not in cores.
     #[arg(long, default_value_t = 1, requires = "database")]
     instances: usize,
+    /// Open loop: requests a second offered to hello and the order list,
+    /// whatever the answers do, each timed from when it was due (0: no
+    /// open-loop runs).
+    #[arg(long, default_value_t = 500.0)]
+    rate: f64,
 }
 
 /// splitmix64: a deterministic spread of bits, so the data set is the same
@@ -267,6 +272,31 @@ async fn measure(
                 t.request(s, r)
             })
             .await
+        }
+    })
+    .await
+}
+
+/// Scenario `s` open loop: `rate` requests a second for `secs`, each
+/// timed from when it was due.
+async fn measure_open(
+    t: &Arc<Target>,
+    s: Scenario,
+    name: &'static str,
+    rate: f64,
+    secs: u64,
+) -> OpenRun {
+    open_loop(name, rate, secs as f64, |i| {
+        let req = t.request(s, mix(i as u64 + 1));
+        async move {
+            let resp = req.send().await.map_err(|e| e.to_string())?;
+            let status = resp.status();
+            let body = resp.text().await.map_err(|e| e.to_string())?;
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(format!("{status}: {body:.300}"))
+            }
         }
     })
     .await
@@ -509,6 +539,11 @@ async fn main() -> anyhow::Result<()> {
     let ran_out = scans.ran_out;
     let picked = writer_counts(&engines);
     let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
+    let mut open = Vec::new();
+    if args.rate > 0.0 {
+        open.push(measure_open(&target, Scenario::Hello, "hello", args.rate, secs).await);
+        open.push(measure_open(&target, Scenario::OrderList, "order list", args.rate, secs).await);
+    }
     for server in servers {
         server.abort();
     }
@@ -575,7 +610,20 @@ async fn main() -> anyhow::Result<()> {
         }
     );
 
-    let failed: usize = runs.iter().map(|r| r.errors).sum();
+    if !open.is_empty() {
+        println!();
+        println!(
+            "open loop: {:.0} requests/s offered for {secs} s each, latency from when each was due; clients and server share this process and its cores",
+            args.rate
+        );
+        OpenRun::print_header();
+        for r in &open {
+            r.print();
+        }
+    }
+
+    let failed: usize =
+        runs.iter().map(|r| r.errors).sum::<usize>() + open.iter().map(|r| r.errors).sum::<usize>();
     if failed > 0 {
         bail!("{failed} requests failed; the figures above are not valid");
     }
