@@ -374,6 +374,12 @@ mod tests {
             units in 1i64..40,
             lot in prop::option::of(0u8..3),
         ) {
+            // Codes are unique within a warehouse, as they are in the table.
+            let places: Vec<Place> = places
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| Place { code: format!("C{i}-{}", p.code), ..p })
+                .collect();
             let g = goods(units, None);
             let g = Goods { lot: lot.map(|l| format!("L{l}")), volume_cm3: None, weight_g: None, ..g };
             match suggest(&g, None, &places) {
