@@ -59,15 +59,8 @@ where
         ran_out += usize::from(t.ran_out);
     }
     let secs = started.elapsed().as_secs_f64();
-    let cpu = crate::cpu::process()
-        .zip(cpu_before)
-        .map(|(after, before)| after.saturating_sub(before));
-    if !errors.is_empty() {
-        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
-        for e in errors.iter().take(5) {
-            eprintln!("!!   {e}");
-        }
-    }
+    let cpu = crate::cpu::since(cpu_before);
+    report_errors(name, &errors);
     lat.sort_unstable();
     let pct = |p: usize| {
         lat.get((lat.len() * p / 100).min(lat.len().saturating_sub(1)))
@@ -85,6 +78,16 @@ where
         ran_out,
         cpu_us: cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
     })
+}
+
+/// Says on stderr how many requests of a run failed, with a few of them.
+pub(crate) fn report_errors(name: &str, errors: &[String]) {
+    if !errors.is_empty() {
+        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
+        for e in errors.iter().take(5) {
+            eprintln!("!!   {e}");
+        }
+    }
 }
 
 /// One closed-loop worker over HTTP: sends what `request` builds until the

@@ -44,6 +44,13 @@ pub fn threads(name: &str) -> Option<Duration> {
     total
 }
 
+/// CPU time the process used since `before` (a [`process`] reading).
+pub fn since(before: Option<Duration>) -> Option<Duration> {
+    process()
+        .zip(before)
+        .map(|(after, before)| after.saturating_sub(before))
+}
+
 /// Microseconds of `cpu` per one of `n` requests.
 pub fn micros_per(cpu: Duration, n: usize) -> f64 {
     cpu.as_secs_f64() * 1e6 / n.max(1) as f64

@@ -127,15 +127,8 @@ fn summarise(
     cpu_before: Option<Duration>,
 ) -> OpenRun {
     let elapsed = schedule.start.elapsed().as_secs_f64();
-    let cpu = crate::cpu::process()
-        .zip(cpu_before)
-        .map(|(after, before)| after.saturating_sub(before));
-    if !errors.is_empty() {
-        eprintln!("!! {name}: {} failed requests, e.g.:", errors.len());
-        for e in errors.iter().take(5) {
-            eprintln!("!!   {e}");
-        }
-    }
+    let cpu = crate::cpu::since(cpu_before);
+    crate::closed_loop::report_errors(name, &errors);
     lat.sort_unstable();
     let run = OpenRun {
         name,

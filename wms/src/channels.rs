@@ -180,6 +180,12 @@ impl Wms {
         .await
     }
 
+    /// Where a business's change feed stands: the cursor past its last
+    /// change (0 before any).
+    pub async fn channel_feed_head(&self, business: BusinessId) -> Result<i64> {
+        self.read(move |conn| sql::feed_head(conn, business)).await
+    }
+
     /// Computes every channel's figures again, writing those that differ
     /// (at start: figures of a schema whose rules changed under them, such
     /// as pending orders counting as sold). Answers how many channels.

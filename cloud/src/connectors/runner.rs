@@ -260,18 +260,7 @@ impl Runner {
         if cursor == 0 {
             // The first run: every item's figure, then the feed from where
             // it stood before they were read.
-            let mut head = 0;
-            loop {
-                let page = self
-                    .wms
-                    .channel_changes(s.business, code.clone(), head, 1000)
-                    .await?;
-                let next = page.next.parse().unwrap_or(head);
-                if page.data.is_empty() || next == head {
-                    break;
-                }
-                head = next;
-            }
+            let head = self.wms.channel_feed_head(s.business).await?;
             let mut start = 0;
             loop {
                 let page = Page::parse(Some(start), Some(1000))

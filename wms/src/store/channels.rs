@@ -449,16 +449,23 @@ pub fn unannounced(
     // feed's head.
     let upto = match rows.last() {
         Some((_, seq)) => *seq,
-        None => conn.query_value(
-            "SELECT seq FROM channel_feed WHERE business_id = ?1",
-            params![business.0],
-        )?,
+        None => feed_head(conn, business)?,
     };
     Ok(Some((
         business,
         rows.into_iter().map(|(e, _)| e).collect(),
         upto,
     )))
+}
+
+/// The last number a business's feed gave (0 before any).
+pub fn feed_head(conn: &Db, business: BusinessId) -> Result<i64> {
+    Ok(maybe(conn.query_row(
+        "SELECT seq FROM channel_feed WHERE business_id = ?1",
+        params![business.0],
+        |r| r.get(0),
+    ))?
+    .unwrap_or(0))
 }
 
 /// Records that a business's figures up to `seq` are announced.
