@@ -10,6 +10,7 @@ use clap::Parser;
 use depot_bench::closed_loop::{Baseline, requests};
 use depot_bench::load::PARALLEL;
 use depot_bench::picking::{WAVE_ORDERS, Walk};
+use depot_bench::pin::{self, Split};
 use depot_bench::{OpenRun, Run, Tally, closed_loop, load, open_loop, sku};
 use depot_cloud::settings::{RateLimit, Settings};
 use depot_protocol::catalog::{ItemCreate, Price};
@@ -63,6 +64,10 @@ struct Args {
     /// open-loop runs).
     #[arg(long, default_value_t = 500.0)]
     rate: f64,
+    /// Server and load generator share every core, instead of each
+    /// pinned to half of them.
+    #[arg(long)]
+    no_pin: bool,
 }
 
 /// splitmix64: a deterministic spread of bits, so the data set is the same
@@ -138,6 +143,8 @@ fn status_path(i: u64) -> &'static [OrderStatus] {
 enum Scenario {
     Hello,
     OrderList,
+    /// The same ten pages, each read by the cursor of the page before.
+    OrderListCursor,
     OrderCreate,
     Adjust,
 }
@@ -153,6 +160,9 @@ struct Target {
     items: u64,
     /// The list URL, filtered by status and the last 60 days; `start` varies.
     list: String,
+    /// The cursors of the list's first ten pages (the first page has
+    /// none), read once before the cursor scenario.
+    cursors: std::sync::OnceLock<Vec<Option<String>>>,
     concurrency: usize,
     /// Makes each created order's reference unique across workers.
     seq: AtomicU64,
@@ -172,6 +182,13 @@ impl Target {
             Scenario::OrderList => self
                 .client
                 .get(format!("{base}{}&start={}", self.list, (n % 10) * 50)),
+            Scenario::OrderListCursor => {
+                let cursors = self.cursors.get().map_or(&[][..], Vec::as_slice);
+                match cursors.get((n % cursors.len().max(1) as u64) as usize) {
+                    Some(Some(c)) => self.client.get(format!("{base}{}&cursor={c}", self.list)),
+                    _ => self.client.get(format!("{base}{}", self.list)),
+                }
+            }
             Scenario::OrderCreate => self
                 .client
                 .post(format!("{base}/v1/orders/{b}/create"))
@@ -338,18 +355,64 @@ fn print_batching(what: &str, before: (u64, u64), after: (u64, u64)) {
     );
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    // Before pinning, which narrows what the process is told it has.
+    let machine = depot_bench::machine();
+    let split = if args.no_pin {
+        None
+    } else {
+        Split::of_this_process()
+    };
+    // The engines' threads (writer, readers) inherit the mask of the
+    // thread that opens them: the server's cores.
+    if let Some(s) = &split {
+        pin::pin_current(&s.server)?;
+    }
+    let server = match &split {
+        Some(s) => pin::runtime("bench-server", &s.server)?,
+        None => tokio::runtime::Runtime::new()?,
+    };
     // The pid makes the name unique among running benches; a leftover of
     // a killed run that had the same pid is cleared first.
     let dir =
         TempDir(std::env::temp_dir().join(format!("depot-bench-cloud-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&dir.0);
-    let wms = match &args.database {
-        Some(url) => Wms::open_postgres(url, &dir.0, "cloud")?,
-        None => Wms::open(&dir.0.join("cloud.db"), "cloud")?,
+    let engines = {
+        let _in = server.enter();
+        let mut engines = vec![match &args.database {
+            Some(url) => Wms::open_postgres(url, &dir.0, "cloud")?,
+            None => Wms::open(&dir.0.join("cloud.db"), "cloud")?,
+        }];
+        if let Some(url) = &args.database {
+            for i in 1..args.instances {
+                let dir = dir.0.join(format!("instance-{i}"));
+                std::fs::create_dir_all(&dir)?;
+                engines.push(Wms::open_postgres(url, &dir, "cloud")?);
+            }
+        }
+        engines
     };
+    let pinning = format!("{machine}; {}", Split::describe(split.as_ref()));
+    match &split {
+        Some(s) => {
+            pin::pin_current(&s.clients)?;
+            let clients = pin::runtime("bench-client", &s.clients)?;
+            clients.block_on(run(args, engines, server.handle().clone(), pinning))
+        }
+        None => server.block_on(run(args, engines, server.handle().clone(), pinning)),
+    }
+}
+
+/// Loads the data set, serves it on `server` and measures it from the
+/// runtime this runs on.
+async fn run(
+    args: Args,
+    engines: Vec<Wms>,
+    server: tokio::runtime::Handle,
+    pinning: String,
+) -> anyhow::Result<()> {
+    let wms = engines[0].clone();
 
     // --- The data set, written through the engine as the API would.
     let bid = wms.create_business("Bench", "EUR", "UTC").await?.id;
@@ -444,25 +507,17 @@ async fn main() -> anyhow::Result<()> {
         },
         ..Settings::default()
     };
-    let mut engines = vec![wms.clone()];
-    if let Some(url) = &args.database {
-        for i in 1..args.instances {
-            let dir = dir.0.join(format!("instance-{i}"));
-            std::fs::create_dir_all(&dir)?;
-            engines.push(Wms::open_postgres(url, &dir, "cloud")?);
-        }
-    }
     let mut bases = Vec::new();
     let mut servers = Vec::new();
     for engine in &engines {
-        let (router, _) = depot_cloud::Daemon::new(engine.clone(), settings.clone())
-            .router()
-            .await?;
+        // Built on the server's runtime: whatever it spawns runs there.
+        let daemon = depot_cloud::Daemon::new(engine.clone(), settings.clone());
+        let (router, _) = server.spawn(async move { daemon.router().await }).await??;
         let router = router.route("/hello", axum::routing::get(|| async { "hello" }));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         bases.push(format!("http://{}", listener.local_addr()?));
         // Served as the daemon serves it: its timeouts and connection cap.
-        servers.push(tokio::spawn(depot_wms::http::server::serve(
+        servers.push(server.spawn(depot_wms::http::server::serve(
             listener,
             router,
             settings.http,
@@ -479,6 +534,7 @@ async fn main() -> anyhow::Result<()> {
             (now - Duration::from_secs(60 * DAY)).format("%Y-%m-%d"),
             now.format("%Y-%m-%d")
         ),
+        cursors: std::sync::OnceLock::new(),
         bases,
         key: key.secret.clone(),
         business: bid.0,
@@ -500,6 +556,22 @@ async fn main() -> anyhow::Result<()> {
     let matching = probe["recordsFiltered"].as_str().unwrap_or("?").to_owned();
     let total = probe["recordsTotal"].as_str().unwrap_or("?");
     eprintln!("order list filter matches {matching} of {total} orders");
+    let mut cursors = vec![None];
+    while cursors.len() < 10 {
+        let page: serde_json::Value = target
+            .request(Scenario::OrderListCursor, 0)
+            .query(&[("cursor", cursors.last().cloned().flatten())])
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        match page["cursor"].as_str() {
+            Some(c) => cursors.push(Some(c.to_owned())),
+            None => break,
+        }
+    }
+    let _ = target.cursors.set(cursors);
 
     eprintln!(
         "measuring: {} clients, {} s per scenario",
@@ -511,6 +583,13 @@ async fn main() -> anyhow::Result<()> {
     measure(&target, Scenario::Hello, "warm-up", 1).await?;
     let hello1 = measure(&target, Scenario::Hello, "hello (1st run)", secs).await?;
     let list = measure(&target, Scenario::OrderList, "order list", secs).await?;
+    let list_cursor = measure(
+        &target,
+        Scenario::OrderListCursor,
+        "order list by cursor",
+        secs,
+    )
+    .await?;
     let create = measure(&target, Scenario::OrderCreate, "order create", secs).await?;
     let created = writer_counts(&engines);
     let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
@@ -543,6 +622,16 @@ async fn main() -> anyhow::Result<()> {
     if args.rate > 0.0 {
         open.push(measure_open(&target, Scenario::Hello, "hello", args.rate, secs).await);
         open.push(measure_open(&target, Scenario::OrderList, "order list", args.rate, secs).await);
+        open.push(
+            measure_open(
+                &target,
+                Scenario::OrderListCursor,
+                "order list by cursor",
+                args.rate,
+                secs,
+            )
+            .await,
+        );
     }
     for server in servers {
         server.abort();
@@ -550,6 +639,7 @@ async fn main() -> anyhow::Result<()> {
 
     let base = Baseline::of(&hello1, &hello2);
     println!();
+    println!("machine: {pinning}");
     println!(
         "depot-cloud on {}, {} items, {} orders ({matching} confirmed in the last 60 days), {} clients, {} s each",
         match (&args.database, args.instances) {
@@ -571,6 +661,7 @@ async fn main() -> anyhow::Result<()> {
         &hello1,
         &hello2,
         &list,
+        &list_cursor,
         &create,
         &adjust,
         &adjust_channels,
@@ -613,7 +704,7 @@ async fn main() -> anyhow::Result<()> {
     if !open.is_empty() {
         println!();
         println!(
-            "open loop: {:.0} requests/s offered for {secs} s each, latency from when each was due; clients and server share this process and its cores",
+            "open loop: {:.0} requests/s offered for {secs} s each, latency from when each was due",
             args.rate
         );
         OpenRun::print_header();
