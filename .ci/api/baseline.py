@@ -38,6 +38,29 @@ COMMON = {
     "POST /v1/shipments/{business_id}/generate-label": "the package number must be one of the shipment's packages",
 }
 
+# A list's `cursor` is one its own answer gave: any other string the
+# schema allows (a made-up one, another list's) is refused naming it.
+CURSOR_WHY = "cursor must be one this list's answer gave (opaque); any other string is refused naming it"
+CURSOR_LISTS = [
+    "GET /v1/inventory/{business_id}/items/list",
+    "GET /v1/picking/{business_id}/waves/list",
+    "GET /v1/channels/{business_id}/list",
+    "GET /v1/channels/{business_id}/{channel}/availability",
+    "GET /v1/counts/{business_id}/list",
+    "GET /v1/items/{business_id}/list",
+    "GET /v1/replenishment/{business_id}/tasks/list",
+    "GET /v1/shipments/{business_id}/list",
+    "GET /v1/locations/{business_id}/list",
+    "GET /v1/putaway/{business_id}/tasks/list",
+    "GET /v1/returns/{business_id}/list",
+    "GET /v1/outbounds/{business_id}/dispatch-runs",
+    "GET /v1/orders/{business_id}/list",
+    "GET /v1/inbounds/{business_id}/orders/list",
+    "GET /v1/crm/{business_id}/threads/list",
+]
+for route in CURSOR_LISTS:
+    COMMON.setdefault(route, CURSOR_WHY)
+
 CLOUD_ONLY = {
     "POST /v1/channels/{business_id}/create": "warehouse_ids must be warehouses of the business, and code a word the routes do not take",
     "PUT /v1/channels/{business_id}/{channel}/edit": "code may only repeat the channel's own, and warehouse_ids must be warehouses of the business",

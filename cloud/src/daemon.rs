@@ -15,8 +15,9 @@ use std::future::Future;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 
-/// Expired idempotency keys are deleted this long after start (start-up
-/// has other work), then every hour.
+/// Expired idempotency keys are deleted, and the planner's statistics
+/// refreshed, this long after start (start-up has other work), then every
+/// hour.
 const KEYS_PRUNED_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
 const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 /// What a sales channel may sell is announced (`channel.availability_changed`)
@@ -141,7 +142,7 @@ impl Daemon {
             wms.clone(),
             settings.webhooks.keep_finished_days,
         ));
-        let keys = tokio::spawn(depot_wms::idempotency::prune_every(
+        let keys = tokio::spawn(depot_wms::housekeeping::every(
             wms.clone(),
             settings.idempotency.retention(),
             KEYS_PRUNED_FIRST,

@@ -19,8 +19,9 @@ use tokio::net::TcpListener;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// Expired idempotency keys are deleted this long after start (start-up
-/// has other work), then every hour.
+/// Expired idempotency keys are deleted, and the planner's statistics
+/// refreshed, this long after start (start-up has other work), then every
+/// hour.
 const KEYS_PRUNED_FIRST: std::time::Duration = std::time::Duration::from_secs(60);
 const KEYS_PRUNED_EVERY: std::time::Duration = std::time::Duration::from_secs(3600);
 
@@ -135,7 +136,7 @@ impl<B: DeviceBus> Daemon<B> {
             disk::probe(&settings),
             listener.local_addr().ok(),
         );
-        let keys = tokio::spawn(depot_wms::idempotency::prune_every(
+        let keys = tokio::spawn(depot_wms::housekeeping::every(
             wms.clone(),
             settings.idempotency.retention(),
             KEYS_PRUNED_FIRST,

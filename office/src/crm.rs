@@ -92,11 +92,8 @@ impl Office {
         business: BusinessId,
         page: Page,
     ) -> Result<ListEnvelope<Department>> {
-        self.read(move |conn| {
-            let (list, total, filtered) = sql::departments(conn, business, page)?;
-            Ok(ListEnvelope::new(list, total, filtered))
-        })
-        .await
+        self.read(move |conn| Ok(sql::departments(conn, business, page)?.into()))
+            .await
     }
 
     /// Creates a contact form answered by one of the business's departments.
@@ -132,11 +129,8 @@ impl Office {
         business: BusinessId,
         page: Page,
     ) -> Result<ListEnvelope<ContactForm>> {
-        self.read(move |conn| {
-            let (list, total, filtered) = sql::forms(conn, business, page)?;
-            Ok(ListEnvelope::new(list, total, filtered))
-        })
-        .await
+        self.read(move |conn| Ok(sql::forms(conn, business, page)?.into()))
+            .await
     }
 
     /// Takes a submission of form `form_id`: checked against the form and
@@ -225,11 +219,8 @@ impl Office {
         filter: ThreadFilter,
         page: Page,
     ) -> Result<ListEnvelope<Thread>> {
-        self.read(move |conn| {
-            let (list, total, filtered) = sql::threads(conn, business, &filter, page)?;
-            Ok(ListEnvelope::new(list, total, filtered))
-        })
-        .await
+        self.read(move |conn| Ok(sql::threads(conn, business, &filter, page)?.into()))
+            .await
     }
 
     /// A thread with a page of its messages, oldest first.

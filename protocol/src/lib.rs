@@ -39,7 +39,7 @@ pub mod tenant;
 pub mod validate;
 pub mod webhook;
 
-pub use envelope::{DataEnvelope, ListEnvelope, Page};
+pub use envelope::{DataEnvelope, ListEnvelope, Listed, Page};
 pub use error::{ErrorBody, FieldError, FieldErrors};
 pub use ids::{
     BusinessId, ChannelId, CountId, DispatchRunId, EventId, ItemId, KeyId, LocationId, MAX_ID,

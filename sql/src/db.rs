@@ -22,6 +22,8 @@ pub struct Db {
     /// On SQLite, the tables written since last taken, filled by the
     /// update hook once [`Db::track_writes`] installs it.
     written: Arc<Mutex<BTreeSet<Box<str>>>>,
+    /// Counts shared by the connections of this database, when attached.
+    counts: Option<Arc<crate::CountMemo>>,
 }
 
 enum Inner {
@@ -112,6 +114,7 @@ impl Db {
         Db {
             inner: Inner::Sqlite(conn),
             written: Arc::default(),
+            counts: None,
         }
     }
 
@@ -121,6 +124,7 @@ impl Db {
         Ok(Db {
             inner: Inner::Postgres(Box::new(crate::postgres::connect(url)?)),
             written: Arc::default(),
+            counts: None,
         })
     }
 
@@ -140,6 +144,17 @@ impl Db {
             #[cfg(feature = "postgres")]
             Inner::Postgres(_) => None,
         }
+    }
+
+    /// Shares `memo` with this connection: the connections of one
+    /// database given the same memo reuse each other's counts.
+    pub fn share_counts(&mut self, memo: Arc<crate::CountMemo>) {
+        self.counts = Some(memo);
+    }
+
+    /// The counts this connection shares, if it was given some.
+    pub fn counts(&self) -> Option<&crate::CountMemo> {
+        self.counts.as_deref()
     }
 
     /// Starts noting which tables this connection writes, for

@@ -11,6 +11,7 @@
 //! - `value.rs`: [`ToSql`], [`FromSql`], [`params!`];
 //! - `placeholders.rs`: `?N` as `$N`;
 //! - `postgres.rs`, `numeric.rs`: PostgreSQL's client and its binary values;
+//! - `memo.rs`: [`CountMemo`], list counts reused for a bounded time;
 //! - `migrate.rs`: PostgreSQL's migrations, under an advisory lock;
 //! - `portability.rs`: the statements a store's source holds, for a test
 //!   that prepares each on PostgreSQL;
@@ -19,6 +20,7 @@
 
 mod db;
 mod error;
+mod memo;
 pub mod migrate;
 #[cfg(feature = "postgres")]
 mod numeric;
@@ -33,6 +35,7 @@ mod written;
 
 pub use db::{Db, Dialect, Row};
 pub use error::{Constraint, Error, Result};
+pub use memo::CountMemo;
 pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef, params_from_iter};
 
 /// Whether `url` is a PostgreSQL URL the client can connect with, and if

@@ -52,9 +52,14 @@ pub struct Schema {
     pub triggers: BTreeSet<String>,
 }
 
-/// Tables that belong to the machinery, not the store: SQLite's own and
-/// PostgreSQL's migration log.
-const MACHINERY: &[&str] = &["sqlite_sequence", "depot_schema"];
+/// Tables that belong to the machinery, not the store: SQLite's own (its
+/// planner's statistics among them) and PostgreSQL's migration log.
+const MACHINERY: &[&str] = &[
+    "sqlite_sequence",
+    "sqlite_stat1",
+    "sqlite_stat4",
+    "depot_schema",
+];
 
 /// Reads `db`'s schema.
 pub fn describe(db: &Db) -> Result<Schema> {

@@ -19,8 +19,8 @@ pub async fn publish(wms: &Wms) -> anyhow::Result<()> {
         version: Some(VERSION.into()),
         ..ReleaseFilter::default()
     };
-    let (_, _, found) = wms.release_page(this, Page::default()).await?;
-    if found > 0 {
+    let found = wms.release_page(this, Page::default()).await?;
+    if found.filtered > 0 {
         return Ok(());
     }
     let notes = BTreeMap::from([(

@@ -43,8 +43,8 @@ impl Wms {
         page: Page,
     ) -> Result<BuyerResults> {
         self.read(move |conn| {
-            let (found, total, filtered) = sql::search(conn, business, &search, page)?;
-            Ok(BuyerResults::new(found, total, filtered))
+            let found = sql::search(conn, business, &search, page)?;
+            Ok(BuyerResults::new(found.rows, found.total, found.filtered))
         })
         .await
     }

@@ -127,7 +127,7 @@ impl Wms {
         business: BusinessId,
         filter: ItemFilter,
         page: Page,
-    ) -> Result<(Vec<Item>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Item>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

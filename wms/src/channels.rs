@@ -141,7 +141,7 @@ impl Wms {
         &self,
         business: BusinessId,
         page: Page,
-    ) -> Result<(Vec<Channel>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Channel>> {
         self.read(move |conn| sql::list(conn, business, page)).await
     }
 
@@ -152,7 +152,7 @@ impl Wms {
         code: String,
         sku: Option<String>,
         page: Page,
-    ) -> Result<(Vec<Availability>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Availability>> {
         self.read(move |conn| {
             let c = load(conn, business, &code)?;
             sql::availability(conn, &c, sku.as_deref(), page)

@@ -440,25 +440,3 @@ impl Wms {
             .await
     }
 }
-
-/// Prunes the keys older than `retention` every `every` (the first pass
-/// after `first`), until the task is dropped: both daemons run it.
-pub async fn prune_every(
-    wms: Wms,
-    retention: chrono::Duration,
-    first: std::time::Duration,
-    every: std::time::Duration,
-) {
-    tokio::time::sleep(first).await;
-    loop {
-        match wms
-            .prune_idempotency_keys(depot_protocol::now() - retention, 1000)
-            .await
-        {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(deleted = n, "expired idempotency keys deleted"),
-            Err(e) => tracing::error!(error = %e, "deleting expired idempotency keys"),
-        }
-        tokio::time::sleep(every).await;
-    }
-}

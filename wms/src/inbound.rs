@@ -283,7 +283,7 @@ impl Wms {
         business: BusinessId,
         filter: InboundFilter,
         page: Page,
-    ) -> Result<(Vec<InboundOrder>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<InboundOrder>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

@@ -255,7 +255,7 @@ impl Wms {
         business: BusinessId,
         filter: StockFilter,
         page: Page,
-    ) -> Result<(Vec<StockLevel>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<StockLevel>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

@@ -53,6 +53,7 @@ pub mod writer;
 // disk probe and systemd's notification protocol.
 pub mod disk;
 pub mod error;
+pub mod housekeeping;
 pub mod http;
 pub mod idempotency;
 pub mod keycache;
@@ -267,10 +268,27 @@ impl Wms {
         self.read(store::size_on_server).await
     }
 
-    /// Has the database gather its planner's statistics now (after a bulk
-    /// load: PostgreSQL plans by them; SQLite does not wait on them).
+    /// Has the database gather its planner's statistics now, as after a
+    /// bulk load (both databases choose indexes by them).
     pub async fn gather_statistics(&self) -> Result<()> {
-        self.read(store::gather_statistics).await
+        if self.inner.blobs_in_database {
+            self.read(store::gather_statistics).await
+        } else {
+            // SQLite keeps them in the database (`sqlite_stat1`): a write.
+            self.write_unkeyed(store::gather_statistics).await
+        }
+    }
+
+    /// Refreshes the planner's statistics of the tables that changed much
+    /// since they were gathered (SQLite's `PRAGMA optimize`, which the
+    /// SQLite documentation asks long-lived connections to run every few
+    /// hours; PostgreSQL's autovacuum does it on its own).
+    pub async fn optimize(&self) -> Result<()> {
+        if self.inner.blobs_in_database {
+            return Ok(());
+        }
+        self.write_unkeyed(|db| store::sqlite_statistics(db, "PRAGMA optimize"))
+            .await
     }
 
     /// The data directory (documents; the database file on SQLite).

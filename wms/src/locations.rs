@@ -165,7 +165,7 @@ impl Wms {
         business: BusinessId,
         filter: LocationFilter,
         page: Page,
-    ) -> Result<(Vec<Location>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Location>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

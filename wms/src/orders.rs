@@ -519,7 +519,7 @@ impl Wms {
         business: BusinessId,
         filter: OrderFilter,
         page: Page,
-    ) -> Result<(Vec<Order>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Order>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

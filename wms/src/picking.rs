@@ -445,7 +445,7 @@ impl Wms {
         business: BusinessId,
         filter: WaveFilter,
         page: Page,
-    ) -> Result<(Vec<Wave>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Wave>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

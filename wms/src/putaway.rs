@@ -251,7 +251,7 @@ impl Wms {
         business: BusinessId,
         filter: PutawayFilter,
         page: Page,
-    ) -> Result<(Vec<PutawayTask>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<PutawayTask>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

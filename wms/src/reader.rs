@@ -34,6 +34,8 @@ impl Source {
 #[derive(Clone)]
 pub struct Reader {
     source: Arc<Source>,
+    /// Large list counts, shared by the pool's connections.
+    counts: Arc<depot_sql::CountMemo>,
     idle: Arc<Mutex<Vec<Db>>>,
     permits: Arc<Semaphore>,
     size: u32,
@@ -43,6 +45,7 @@ impl Reader {
     pub fn new(source: Source, size: usize) -> Self {
         Self {
             source: Arc::new(source),
+            counts: Arc::new(depot_sql::CountMemo::new(store::COUNTS_FRESH_FOR)),
             idle: Arc::new(Mutex::new(Vec::with_capacity(size))),
             permits: Arc::new(Semaphore::new(size.max(1))),
             size: u32::try_from(size.max(1)).unwrap_or(u32::MAX),
@@ -66,7 +69,11 @@ impl Reader {
             let _permit = permit;
             let conn = match this.idle.lock().ok().and_then(|mut idle| idle.pop()) {
                 Some(conn) => conn,
-                None => this.source.open()?,
+                None => {
+                    let mut conn = this.source.open()?;
+                    conn.share_counts(this.counts.clone());
+                    conn
+                }
             };
             let result = f(&conn);
             if let Ok(mut idle) = this.idle.lock() {

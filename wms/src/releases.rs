@@ -127,8 +127,9 @@ impl Wms {
         let page = Page {
             start: 0,
             length: limit.into(),
+            cursor: None,
         };
-        self.read(move |conn| Ok(sql::page(conn, &ReleaseFilter::default(), page)?.0))
+        self.read(move |conn| Ok(sql::page(conn, &ReleaseFilter::default(), page)?.rows))
             .await
     }
 
@@ -138,7 +139,7 @@ impl Wms {
         &self,
         filter: ReleaseFilter,
         page: Page,
-    ) -> Result<(Vec<Release>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Release>> {
         self.read(move |conn| sql::page(conn, &filter, page)).await
     }
 
@@ -239,7 +240,12 @@ mod tests {
                 (5, '1.4.0', 'Faster picking', '', '2024-05-01T10:30:00Z');",
         )?;
         crate::store::migrate(&conn)?;
-        let (list, total, filtered) = sql::page(&conn, &ReleaseFilter::default(), Page::default())?;
+        let depot_protocol::Listed {
+            rows: list,
+            total,
+            filtered,
+            ..
+        } = sql::page(&conn, &ReleaseFilter::default(), Page::default())?;
         assert_eq!((total, filtered), (2, 2));
         let shape: Vec<_> = list
             .iter()

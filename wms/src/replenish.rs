@@ -355,7 +355,7 @@ impl Wms {
         business: BusinessId,
         filter: ReplenishFilter,
         page: Page,
-    ) -> Result<(Vec<ReplenishTask>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<ReplenishTask>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

@@ -471,7 +471,7 @@ impl Wms {
         business: BusinessId,
         filter: ReturnFilter,
         page: Page,
-    ) -> Result<(Vec<Return>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Return>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

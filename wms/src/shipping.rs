@@ -328,7 +328,7 @@ impl Wms {
         business: BusinessId,
         filter: ShipmentFilter,
         page: Page,
-    ) -> Result<(Vec<Shipment>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<Shipment>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }
@@ -417,7 +417,7 @@ impl Wms {
         business: BusinessId,
         filter: RunFilter,
         page: Page,
-    ) -> Result<(Vec<DispatchRun>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<DispatchRun>> {
         self.read(move |conn| sql::runs(conn, business, &filter, page))
             .await
     }

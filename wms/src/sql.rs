@@ -8,4 +8,6 @@ pub use crate::store::catalog::item;
 pub use crate::store::events::{
     append as append_event, head as events_head, since as events_since,
 };
-pub use crate::store::{ListQuery, maybe, parse_json, parse_ts, ts};
+pub use crate::store::{
+    COUNTS_FRESH_FOR, EXACT_COUNT, Key, ListQuery, Order, maybe, parse_json, parse_ts, ts,
+};

@@ -95,7 +95,11 @@ impl Changelog {
         &self,
         l: &Listing,
     ) -> Result<(Vec<ReleaseView>, u64, u64), ApiError> {
-        let (releases, total, filtered) = self.wms().release_page(l.filter.clone(), l.page).await?;
+        let page = self
+            .wms()
+            .release_page(l.filter.clone(), l.page.clone())
+            .await?;
+        let (releases, total, filtered) = (page.rows, page.total, page.filtered);
         let views = releases
             .iter()
             .filter_map(|r| ReleaseView::new(self, r, &l.locale))

@@ -261,19 +261,23 @@ impl Runner {
             // The first run: every item's figure, then the feed from where
             // it stood before they were read.
             let head = self.wms.channel_feed_head(s.business).await?;
-            let mut start = 0;
+            // By the list's cursor: each page reads on from the last
+            // item, not past every item before it.
+            let mut after = None;
             loop {
-                let page = Page::parse(Some(start), Some(1000))
+                let page = Page::parse_with_cursor(None, Some(1000), after.take())
                     .map_err(|e| WmsError::Internal(format!("{e:?}")))?;
-                let (rows, _, _) = self
+                let listed = self
                     .wms
                     .channel_availability(s.business, code.clone(), None, page)
                     .await?;
-                if rows.is_empty() {
-                    break;
+                if !listed.rows.is_empty() {
+                    self.push(platform, s, &listed.rows, None).await?;
                 }
-                start += i64::try_from(rows.len()).unwrap_or(1000);
-                self.push(platform, s, &rows, None).await?;
+                match listed.cursor {
+                    Some(next) => after = Some(next),
+                    None => break,
+                }
             }
             // Never 0 again, so the first run is not repeated.
             cursor = head.max(1);

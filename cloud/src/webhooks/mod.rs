@@ -276,6 +276,7 @@ pub async fn deliveries(
         Page {
             start: 0,
             length: 1,
+            cursor: None,
         }
     });
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {

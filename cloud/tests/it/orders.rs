@@ -218,6 +218,45 @@ async fn search_by_status_date_channel_customer_with_paging() {
     }
     let expected: Vec<String> = (0..30).rev().map(|i| format!("F-{i}")).collect();
     assert_eq!(seen, expected);
+
+    // The same by cursor: each answer's `cursor` reads the next page, and
+    // the last answer has none.
+    let mut seen = Vec::new();
+    let mut path = format!("/v1/orders/{b}/list?length=7");
+    loop {
+        let r = app.get(&path).await;
+        assert_eq!(r.status, 200, "{path}: {:?}", r.body);
+        assert_eq!(r.body["recordsFiltered"], "30");
+        seen.extend(
+            r.body["data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|o| o["external_ref"].as_str().map(str::to_owned)),
+        );
+        match r.body["cursor"].as_str() {
+            Some(c) => path = format!("/v1/orders/{b}/list?length=7&cursor={c}"),
+            None => break,
+        }
+    }
+    assert_eq!(seen, expected);
+    let first = app.get(&format!("/v1/orders/{b}/list?length=7")).await;
+    let cursor = first.body["cursor"].as_str().unwrap_or_default().to_owned();
+    for (query, field) in [
+        (format!("cursor={cursor}&start=7"), "start"),
+        ("cursor=bm90LWEtY3Vyc29y".to_owned(), "cursor"),
+        ("cursor=%F0%9F%93%A6".to_owned(), "cursor"),
+        (format!("cursor={}", "A".repeat(600)), "cursor"),
+    ] {
+        let r = app.get(&format!("/v1/orders/{b}/list?{query}")).await;
+        assert_eq!(r.status, 422, "{query}: {:?}", r.body);
+        assert_eq!(r.body["errors"][0]["name"], field, "{query}: {:?}", r.body);
+    }
+    // An items list's cursor is not the orders list's.
+    let r = app.get(&format!("/v1/items/{b}/list?length=1")).await;
+    let c = r.body["cursor"].as_str().expect("a full page has a cursor");
+    let r = app.get(&format!("/v1/orders/{b}/list?cursor={c}")).await;
+    assert_eq!(r.status, 422, "{:?}", r.body);
     // Tenant B sees none of it.
     let r = app
         .call(

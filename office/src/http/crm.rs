@@ -35,6 +35,9 @@ pub struct ThreadQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
 }
 
 /// Threads, the most recently active first.
@@ -48,10 +51,11 @@ pub async fn threads(
     ApiQuery(q): ApiQuery<ThreadQuery>,
 ) -> Result<Json<ListEnvelope<Thread>>, ApiError> {
     let mut c = Check::new();
-    let page = Page::parse(q.start, q.length).unwrap_or_else(|errors| {
-        c.extend("", errors);
-        Page::default()
-    });
+    let page =
+        Page::parse_with_cursor(q.start, q.length, q.cursor.clone()).unwrap_or_else(|errors| {
+            c.extend("", errors);
+            Page::default()
+        });
     let (integration_id, department) =
         scope(&mut c, q.integration_id.as_deref(), q.filter_id.as_deref());
     let status = q

@@ -6,7 +6,7 @@ use depot_protocol::crm::{Direction, Message, Thread, ThreadFilter, ThreadStatus
 use depot_protocol::{BusinessId, Page, Timestamp};
 use depot_sql::{Db, Row, params};
 use depot_wms::Result;
-use depot_wms::sql::{ListQuery, maybe, parse_json, parse_ts, ts};
+use depot_wms::sql::{Key, ListQuery, Order, maybe, parse_json, parse_ts, ts};
 use std::collections::BTreeMap;
 
 fn department_row(r: &Row) -> depot_sql::Result<Department> {
@@ -45,12 +45,12 @@ pub fn departments(
     conn: &Db,
     business: BusinessId,
     page: Page,
-) -> Result<(Vec<Department>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Department>> {
     ListQuery::new("FROM crm_departments WHERE business_id = ?", business).run(
         conn,
         "crm_departments",
         "id, code, name, created_at",
-        "code",
+        Order::asc(&[Key::Text("code")]),
         page,
         department_row,
     )
@@ -108,12 +108,16 @@ pub fn form(conn: &Db, business: BusinessId, id: i64) -> Result<Option<(ContactF
     ))
 }
 
-pub fn forms(conn: &Db, business: BusinessId, page: Page) -> Result<(Vec<ContactForm>, u64, u64)> {
+pub fn forms(
+    conn: &Db,
+    business: BusinessId,
+    page: Page,
+) -> Result<depot_protocol::Listed<ContactForm>> {
     ListQuery::new(&format!("{FORM_FROM} WHERE f.business_id = ?"), business).run(
         conn,
         "contact_forms",
         FORM_COLS,
-        "f.id",
+        Order::asc(&[Key::Int("f.id")]),
         page,
         |r| form_row(r).map(|(f, _)| f),
     )
@@ -227,7 +231,7 @@ pub fn threads(
     business: BusinessId,
     f: &ThreadFilter,
     page: Page,
-) -> Result<(Vec<Thread>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Thread>> {
     let mut q = ListQuery::new(&format!("{THREAD_FROM} WHERE t.business_id = ?"), business);
     if let Some(i) = &f.integration_id {
         q.and("t.integration_id = ?", [i.clone().into()]);
@@ -245,7 +249,7 @@ pub fn threads(
         conn,
         "crm_threads",
         THREAD_COLS,
-        "t.last_message_at DESC, t.id DESC",
+        Order::desc(&[Key::Text("t.last_message_at"), Key::Int("t.id")]),
         page,
         thread_row,
     )

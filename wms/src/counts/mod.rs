@@ -394,7 +394,7 @@ impl Wms {
         business: BusinessId,
         filter: CountFilter,
         page: Page,
-    ) -> Result<(Vec<CountSummary>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<CountSummary>> {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }

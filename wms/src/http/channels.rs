@@ -23,6 +23,9 @@ pub struct PageQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -34,6 +37,9 @@ pub struct AvailabilityQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// Only the item with this SKU.
     #[param(max_length = 64)]
     sku: Option<String>,
@@ -60,9 +66,8 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<ListEnvelope<Channel>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
-    let (rows, total, filtered) = wms.channels(t.business_id(), page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
+    Ok(Json(wms.channels(t.business_id(), page).await?.into()))
 }
 
 /// One channel, by its code.
@@ -133,7 +138,7 @@ pub async fn availability(
     ApiPath((_, code)): ApiPath<(i64, String)>,
     ApiQuery(q): ApiQuery<AvailabilityQuery>,
 ) -> Result<Json<ListEnvelope<Availability>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     if q.sku.as_ref().is_some_and(|s| s.chars().count() > 64) {
         return Err(ApiError::invalid(vec![FieldError::new(
             "sku",
@@ -141,10 +146,11 @@ pub async fn availability(
         )]));
     }
     let sku = q.sku.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
-    let (rows, total, filtered) = wms
-        .channel_availability(t.business_id(), code, sku, page)
-        .await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.channel_availability(t.business_id(), code, sku, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// The change feed: the items whose figure changed after the cursor

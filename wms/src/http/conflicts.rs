@@ -58,6 +58,9 @@ pub async fn list(
             .filter(|k| !k.is_empty()),
         rejected,
     };
-    let (rows, total, filtered) = wms.conflict_page(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.conflict_page(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }

@@ -25,6 +25,9 @@ pub struct CountQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     warehouse_id: Option<i64>,
     /// open, approved or cancelled (default: all).
     #[param(value_type = Option<CountStatus>)]
@@ -41,7 +44,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<CountQuery>,
 ) -> Result<Json<ListEnvelope<CountSummary>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => Some(CountStatus::parse(s).ok_or_else(|| {
@@ -55,8 +58,9 @@ pub async fn list(
         warehouse_id: q.warehouse_id.map(WarehouseId),
         status,
     };
-    let (rows, total, filtered) = wms.counts(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.counts(t.business_id(), filter, page).await?.into(),
+    ))
 }
 
 /// One count with its locations and lines. A blind count hides what the

@@ -21,6 +21,9 @@ pub struct InboundQuery {
     start: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// open, partially_received, received, or all. Without it, those
     /// awaiting receipt (open and partially_received) are listed.
     #[param(value_type = Option<InboundStatus>)]
@@ -39,7 +42,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<InboundQuery>,
 ) -> Result<Json<ListEnvelope<InboundOrder>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let raw = q.status.as_deref().map(str::trim).filter(|s| !s.is_empty());
     let status = match raw {
         None | Some("all") => None,
@@ -59,8 +62,11 @@ pub async fn list(
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty()),
     };
-    let (rows, total, filtered) = wms.list_inbounds(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.list_inbounds(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// Creates a purchase order with its expected lines (extension).

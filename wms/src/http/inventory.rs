@@ -23,6 +23,9 @@ pub struct StockQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     warehouse_id: Option<i64>,
     item_id: Option<i64>,
     sku: Option<String>,
@@ -45,7 +48,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<StockQuery>,
 ) -> Result<Json<ListEnvelope<StockLevel>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     // The length as sent, as the description states it.
     let max = depot_protocol::catalog::MAX_LOCATION;
     if q.location.as_ref().is_some_and(|l| l.chars().count() > max) {
@@ -64,8 +67,9 @@ pub async fn list(
             .map(|l| l.trim().to_owned())
             .filter(|l| !l.is_empty()),
     };
-    let (rows, total, filtered) = wms.list_stock(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.list_stock(t.business_id(), filter, page).await?.into(),
+    ))
 }
 
 /// A manual or cycle-count adjustment with an audit reason code. See the

@@ -21,6 +21,9 @@ pub struct ItemQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// Exact SKU.
     sku: Option<String>,
     /// Any code the item answers to: GTIN (any length form) or barcode.
@@ -46,7 +49,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> Result<Json<ListEnvelope<Item>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let filter = ItemFilter {
         sku: nonblank(q.sku),
         barcode: nonblank(q.barcode),
@@ -54,8 +57,9 @@ pub async fn list(
         category: nonblank(q.category),
         q: nonblank(q.q),
     };
-    let (items, total, filtered) = wms.list_items(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(items, total, filtered)))
+    Ok(Json(
+        wms.list_items(t.business_id(), filter, page).await?.into(),
+    ))
 }
 
 /// Registers a SKU. SKU and every GTIN or barcode are unique per business

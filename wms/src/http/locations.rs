@@ -23,6 +23,9 @@ pub struct LocationQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     warehouse_id: Option<i64>,
     /// Only locations of this zone.
     #[param(max_length = 40)]
@@ -47,7 +50,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<LocationQuery>,
 ) -> Result<Json<ListEnvelope<Location>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     // The length as sent, as the description states it; then blank is
     // absent.
     if q.zone
@@ -80,8 +83,11 @@ pub async fn list(
         kind,
         occupied: q.occupied,
     };
-    let (rows, total, filtered) = wms.list_locations(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.list_locations(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// Makes a location: a code unique in its warehouse (what its label says

@@ -26,6 +26,9 @@ pub struct OrderQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// One of pending, confirmed, picking, packed, dispatched, delivered, cancelled.
     #[param(value_type = Option<OrderStatus>)]
     status: Option<String>,
@@ -75,7 +78,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<OrderQuery>,
 ) -> Result<Json<ListEnvelope<Order>>, ApiError> {
     let mut c = Check::new();
-    let page = Page::parse(q.start, q.length).unwrap_or_else(|errors| {
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).unwrap_or_else(|errors| {
         c.extend("", errors);
         Page::default()
     });
@@ -97,8 +100,9 @@ pub async fn list(
         to,
     };
     c.finish(()).map_err(ApiError::invalid)?;
-    let (orders, total, filtered) = wms.list_orders(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(orders, total, filtered)))
+    Ok(Json(
+        wms.list_orders(t.business_id(), filter, page).await?.into(),
+    ))
 }
 
 /// Order detail: lines, buyer, shipping address, payments and status history.

@@ -23,6 +23,9 @@ pub struct RunQuery {
     start: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// open (packed shipments waiting for the carrier) or closed.
     #[param(value_type = Option<RunStatus>)]
     status: Option<String>,
@@ -41,7 +44,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<RunQuery>,
 ) -> Result<Json<ListEnvelope<DispatchRun>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => Some(RunStatus::parse(s).ok_or_else(|| {
@@ -59,8 +62,11 @@ pub async fn list(
             .filter(|s| !s.is_empty()),
         warehouse_id: q.warehouse_id.map(WarehouseId),
     };
-    let (rows, total, filtered) = wms.dispatch_runs(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.dispatch_runs(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -19,6 +19,9 @@ pub struct WaveQuery {
     start: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// open (default) or completed.
     #[param(value_type = Option<WaveStatus>)]
     status: Option<String>,
@@ -36,7 +39,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<WaveQuery>,
 ) -> Result<Json<ListEnvelope<Wave>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => WaveStatus::Open,
         Some(s) => WaveStatus::parse(s).ok_or_else(|| {
@@ -50,8 +53,9 @@ pub async fn list(
         status: Some(status),
         warehouse_id: q.warehouse_id.map(WarehouseId),
     };
-    let (rows, total, filtered) = wms.list_waves(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.list_waves(t.business_id(), filter, page).await?.into(),
+    ))
 }
 
 /// One wave, open or completed, with its pick lists in walking order

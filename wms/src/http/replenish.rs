@@ -26,6 +26,9 @@ pub struct TaskQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     warehouse_id: Option<i64>,
     /// open (the default) or done.
     #[param(value_type = Option<ReplenishStatus>)]
@@ -49,7 +52,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<TaskQuery>,
 ) -> Result<Json<ListEnvelope<ReplenishTask>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => ReplenishStatus::Open,
         Some(s) => ReplenishStatus::parse(s).ok_or_else(|| {
@@ -63,8 +66,11 @@ pub async fn list(
         warehouse_id: q.warehouse_id.map(WarehouseId),
         status: Some(status),
     };
-    let (rows, total, filtered) = wms.replenish_tasks(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.replenish_tasks(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// One replenishment task.

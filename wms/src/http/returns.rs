@@ -26,6 +26,9 @@ pub struct ReturnQuery {
     /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// open, receiving, received or cancelled (default: all).
     #[param(value_type = Option<ReturnStatus>)]
     status: Option<String>,
@@ -45,7 +48,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<ReturnQuery>,
 ) -> Result<Json<ListEnvelope<Return>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     let status = match q.status.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
         None => None,
         Some(s) => Some(ReturnStatus::parse(s).ok_or_else(|| {
@@ -60,8 +63,11 @@ pub async fn list(
         order_id: q.order_id.map(OrderId),
         warehouse_id: q.warehouse_id.map(WarehouseId),
     };
-    let (rows, total, filtered) = wms.customer_returns(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.customer_returns(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// One return, with its return label (ZPL) when the own fleet delivered

@@ -20,6 +20,9 @@ pub struct ShipmentQuery {
     start: Option<i64>,
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// packed, dispatched or delivered.
     #[param(value_type = Option<ShipmentStatus>)]
     status: Option<String>,
@@ -40,7 +43,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<ShipmentQuery>,
 ) -> Result<Json<ListEnvelope<Shipment>>, ApiError> {
     let mut c = Check::new();
-    let page = Page::parse(q.start, q.length).unwrap_or_else(|e| {
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).unwrap_or_else(|e| {
         c.extend("", e);
         Page::default()
     });
@@ -85,8 +88,11 @@ pub async fn list(
         from,
         to,
     };
-    let (rows, total, filtered) = wms.list_shipments(t.business_id(), filter, page).await?;
-    Ok(Json(ListEnvelope::new(rows, total, filtered)))
+    Ok(Json(
+        wms.list_shipments(t.business_id(), filter, page)
+            .await?
+            .into(),
+    ))
 }
 
 /// A 4×6 in carrier label: ZPL (every package, one label each, unless

@@ -594,7 +594,7 @@ impl Wms {
         business: depot_protocol::BusinessId,
         filter: sql::ConflictFilter,
         page: depot_protocol::Page,
-    ) -> Result<(Vec<sql::Conflict>, u64, u64)> {
+    ) -> Result<depot_protocol::Listed<sql::Conflict>> {
         self.read(move |conn| sql::conflict_page(conn, business, &filter, page))
             .await
     }

@@ -178,7 +178,7 @@ pub fn search(
     business: BusinessId,
     s: &BuyerSearch,
     page: Page,
-) -> Result<(Vec<BuyerItem>, u64, u64)> {
+) -> Result<depot_protocol::Listed<BuyerItem>> {
     let mut q = ListQuery::new("FROM buyers b WHERE b.business_id = ?", business);
     match &s.by {
         BuyerMatch::Id(id) => q.and("b.id = ?", [(*id).into()]),
@@ -193,16 +193,30 @@ pub fn search(
             [c.clone().into()],
         ),
     }
-    let (mut buyers, total, filtered) = q.run(
+    let depot_protocol::Listed {
+        rows: mut buyers,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
         conn,
         "buyers",
         COLS,
-        "b.name_key IS NULL, b.name_key, b.id",
+        super::Order::asc(&[
+            super::Key::Int("(CASE WHEN b.name_key IS NULL THEN 1 ELSE 0 END)"),
+            super::Key::Text("COALESCE(b.name_key, '')"),
+            super::Key::Int("b.id"),
+        ]),
         page,
         row,
     )?;
     fill_channels(conn, &mut buyers)?;
-    Ok((buyers, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: buyers,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 fn fill_channels(conn: &Db, buyers: &mut [BuyerItem]) -> Result<()> {

@@ -295,7 +295,7 @@ pub fn list(
     business: BusinessId,
     f: &ItemFilter,
     page: Page,
-) -> Result<(Vec<Item>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Item>> {
     let mut q = super::ListQuery::new("FROM items i WHERE i.business_id = ?", business);
     if let Some(sku) = &f.sku {
         q.and("i.sku = ?", [sku.clone().into()]);
@@ -321,11 +321,28 @@ pub fn list(
         .map(|c| format!("i.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let (mut items, total, filtered) = q.run(conn, "items", &cols, "i.id", page, item_row)?;
+    let depot_protocol::Listed {
+        rows: mut items,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "items",
+        &cols,
+        super::Order::asc(&[super::Key::Int("i.id")]),
+        page,
+        item_row,
+    )?;
     for item in &mut items {
         fill_children(conn, item)?;
     }
-    Ok((items, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: items,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 #[cfg(test)]

@@ -176,14 +176,35 @@ pub fn all_ids(conn: &Db) -> Result<Vec<(BusinessId, String)>> {
 }
 
 /// A business's channels, by code.
-pub fn list(conn: &Db, business: BusinessId, page: Page) -> Result<(Vec<Channel>, u64, u64)> {
+pub fn list(
+    conn: &Db,
+    business: BusinessId,
+    page: Page,
+) -> Result<depot_protocol::Listed<Channel>> {
     let q = ListQuery::new("FROM channels WHERE business_id = ?", business);
-    let (rows, total, filtered) = q.run(conn, "channels", COLS, "code", page, row)?;
+    let depot_protocol::Listed {
+        rows,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "channels",
+        COLS,
+        super::Order::asc(&[super::Key::Text("code")]),
+        page,
+        row,
+    )?;
     let rows = rows
         .into_iter()
         .map(|c| with_warehouses(conn, c))
         .collect::<Result<Vec<_>>>()?;
-    Ok((rows, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// What a channel's warehouses hold of an item free to promise: each
@@ -371,7 +392,7 @@ pub fn availability(
     c: &Channel,
     sku: Option<&str>,
     page: Page,
-) -> Result<(Vec<Availability>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Availability>> {
     // The channel's id is a number read from the database, not input.
     let mut q = ListQuery::new(
         &format!(
@@ -389,7 +410,7 @@ pub fn availability(
         conn,
         "items",
         "i.id, i.sku, COALESCE(a.available, 0)",
-        "i.id",
+        super::Order::asc(&[super::Key::Int("i.id")]),
         page,
         availability_row,
     )

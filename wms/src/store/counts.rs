@@ -153,7 +153,7 @@ pub fn list(
     business: BusinessId,
     f: &CountFilter,
     page: Page,
-) -> Result<(Vec<CountSummary>, u64, u64)> {
+) -> Result<depot_protocol::Listed<CountSummary>> {
     let mut q = ListQuery::new("FROM counts c WHERE c.business_id = ?", business);
     if let Some(w) = f.warehouse_id {
         q.and("c.warehouse_id = ?", [w.0.into()]);
@@ -161,7 +161,14 @@ pub fn list(
     if let Some(s) = f.status {
         q.and("c.status = ?", [s.as_str().to_owned().into()]);
     }
-    q.run(conn, "counts", COLS, "c.id DESC", page, summary)
+    q.run(
+        conn,
+        "counts",
+        COLS,
+        super::Order::desc(&[super::Key::Int("c.id")]),
+        page,
+        summary,
+    )
 }
 
 /// A count's header as it is written: what `CountSummary` holds but its

@@ -202,7 +202,7 @@ pub fn list(
     business: BusinessId,
     f: &InboundFilter,
     page: Page,
-) -> Result<(Vec<InboundOrder>, u64, u64)> {
+) -> Result<depot_protocol::Listed<InboundOrder>> {
     let mut q = super::ListQuery::new("FROM inbound_orders WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -216,12 +216,28 @@ pub fn list(
     if let Some(s) = &f.supplier {
         q.and("supplier = ?", [s.clone().into()]);
     }
-    let (mut orders, total, filtered) =
-        q.run(conn, "inbound_orders", COLS, "id DESC", page, row)?;
+    let depot_protocol::Listed {
+        rows: mut orders,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "inbound_orders",
+        COLS,
+        super::Order::desc(&[super::Key::Int("id")]),
+        page,
+        row,
+    )?;
     for o in &mut orders {
         o.lines = lines(conn, o.id)?;
     }
-    Ok((orders, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: orders,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// An inbound order made on another node, with its id and lines; a second

@@ -273,7 +273,7 @@ pub fn list(
     business: BusinessId,
     f: &StockFilter,
     page: Page,
-) -> Result<(Vec<StockLevel>, u64, u64)> {
+) -> Result<depot_protocol::Listed<StockLevel>> {
     let mut q = super::ListQuery::new(
         "FROM stock_levels s JOIN items i ON i.id = s.item_id
          LEFT JOIN item_locations l ON l.item_id = s.item_id AND l.warehouse_id = s.warehouse_id
@@ -299,11 +299,19 @@ pub fn list(
             [code.clone().into()],
         );
     }
-    let (mut rows, total, filtered) = q.run(
+    let depot_protocol::Listed {
+        mut rows,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
         conn,
         "stock_levels",
         "s.item_id, i.sku, i.name, s.warehouse_id, l.location, s.on_hand, s.reserved",
-        "s.warehouse_id, s.item_id",
+        super::Order::asc(&[
+            super::Key::Int("s.warehouse_id"),
+            super::Key::Int("s.item_id"),
+        ]),
         page,
         |r| {
             let on_hand: i64 = r.get(5)?;
@@ -325,7 +333,12 @@ pub fn list(
     for row in &mut rows {
         row.bins = bins(conn, row.item_id, row.warehouse_id, f.location.as_deref())?;
     }
-    Ok((rows, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// Where an item's stock in a warehouse is (of one location, if given).

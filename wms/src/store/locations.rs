@@ -172,7 +172,7 @@ pub fn list(
     business: BusinessId,
     f: &LocationFilter,
     page: Page,
-) -> Result<(Vec<Location>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Location>> {
     let mut q = ListQuery::new("FROM locations l WHERE l.business_id = ?", business);
     if let Some(w) = f.warehouse_id {
         q.and("l.warehouse_id = ?", [w.0.into()]);
@@ -194,7 +194,13 @@ pub fn list(
         conn,
         "locations",
         &format!("{COLS}, {HELD}"),
-        "l.warehouse_id, (CASE WHEN l.sequence IS NULL THEN 1 ELSE 0 END), l.sequence, l.code, l.id",
+        super::Order::asc(&[
+            super::Key::Int("l.warehouse_id"),
+            super::Key::Int("(CASE WHEN l.sequence IS NULL THEN 1 ELSE 0 END)"),
+            super::Key::Int("COALESCE(l.sequence, 0)"),
+            super::Key::Text("l.code"),
+            super::Key::Int("l.id"),
+        ]),
         page,
         with_stock,
     )
@@ -384,7 +390,7 @@ mod tests {
         )?;
         assert_eq!(logged, 1);
         // What it holds is what the movements put there.
-        let (rows, total, _) = list(
+        let depot_protocol::Listed { rows, total, .. } = list(
             &db,
             BusinessId(1),
             &LocationFilter::default(),

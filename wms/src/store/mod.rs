@@ -144,6 +144,11 @@ pub fn open_writer(path: &Path) -> Result<Db> {
     conn.execute_batch("PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16384;")?;
     let db = Db::sqlite(conn);
     migrate(&db)?;
+    // As SQLite's documentation asks of a long-lived connection: its
+    // planner's statistics brought up to date where they are missing or
+    // stale (cheaply: the analysis is bounded), then by `Wms::optimize`
+    // every few hours.
+    sqlite_statistics(&db, "PRAGMA optimize = 0x10002")?;
     Ok(db)
 }
 
@@ -204,18 +209,151 @@ pub fn size_on_server(db: &Db) -> Result<Option<u64>> {
     }
 }
 
-/// Has the database gather the statistics its planner reads (PostgreSQL's
-/// `ANALYZE`, which autovacuum runs on its own after enough writes); a
-/// no-op on SQLite, whose plans do not depend on them unless asked.
+/// Has the database gather the statistics its planner reads (`ANALYZE`:
+/// PostgreSQL's autovacuum runs it on its own after enough writes; SQLite
+/// has them refreshed by `PRAGMA optimize`, see `open_writer`). Without
+/// them SQLite can take the wrong index: a status filter with a cursor
+/// was read through the date index, every status's rows, until it had
+/// them.
 pub fn gather_statistics(db: &Db) -> Result<()> {
-    if db.dialect() == depot_sql::Dialect::Postgres {
-        db.execute_batch("ANALYZE")?;
+    match db.dialect() {
+        depot_sql::Dialect::Postgres => Ok(db.execute_batch("ANALYZE")?),
+        depot_sql::Dialect::Sqlite => sqlite_statistics(db, "ANALYZE"),
+    }
+}
+
+/// Runs `analysis` (`ANALYZE`, `PRAGMA optimize`) keeping only the
+/// per-index statistics (`sqlite_stat1`). The bundled SQLite is built with
+/// STAT4, whose samples make it plan a statement again whenever a value
+/// bound in a range changes: every list page and most writes, measured at
+/// a tenth of a list's cost. The per-index figures are what choose the
+/// right index; the samples go, and the planner reloads what is left.
+pub fn sqlite_statistics(db: &Db, analysis: &str) -> Result<()> {
+    db.execute_batch(analysis)?;
+    let samples: i64 = db.query_value(
+        "SELECT COUNT(*) FROM sqlite_master WHERE name = 'sqlite_stat4'",
+        params![],
+    )?;
+    if samples > 0 {
+        db.execute_batch("DELETE FROM sqlite_stat4; ANALYZE sqlite_schema;")?;
     }
     Ok(())
 }
 
+/// How long a list's count of more than [`EXACT_COUNT`] matching rows is
+/// reused before it is counted again: the bound on its staleness.
+pub const COUNTS_FRESH_FOR: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Matching rows a list counts exactly on every page; past this, a count
+/// is remembered for [`COUNTS_FRESH_FOR`] (see docs/api-contract.md, "Paging").
+pub const EXACT_COUNT: i64 = 1000;
+
+/// One expression of a list's order, with the type of its values: what a
+/// cursor holds. Never NULL (a NULL compares as unknown and would end
+/// the list early): nullable columns are ordered through `COALESCE`.
+#[derive(Debug, Clone, Copy)]
+pub enum Key {
+    Int(&'static str),
+    Text(&'static str),
+}
+
+impl Key {
+    fn expr(self) -> &'static str {
+        match self {
+            Key::Int(e) | Key::Text(e) => e,
+        }
+    }
+}
+
+/// A list's order: keys that together tell every row apart (the last is
+/// the row's id), all ascending or all descending.
+#[derive(Debug, Clone, Copy)]
+pub struct Order {
+    pub keys: &'static [Key],
+    pub desc: bool,
+}
+
+impl Order {
+    pub const fn asc(keys: &'static [Key]) -> Self {
+        Self { keys, desc: false }
+    }
+
+    pub const fn desc(keys: &'static [Key]) -> Self {
+        Self { keys, desc: true }
+    }
+
+    fn order_by(&self) -> String {
+        let dir = if self.desc { " DESC" } else { "" };
+        self.keys
+            .iter()
+            .map(|k| format!("{}{dir}", k.expr()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// `(k1, k2) < (?, ?)`: the rows after a cursor's, in this order.
+    fn after(&self) -> String {
+        let keys: Vec<_> = self.keys.iter().map(|k| k.expr()).collect();
+        let marks = vec!["?"; keys.len()].join(", ");
+        let op = if self.desc { "<" } else { ">" };
+        format!("({}) {op} ({marks})", keys.join(", "))
+    }
+
+    /// The cursor after a row whose keys are `values`: the list's name and
+    /// the values, as base64url JSON. Opaque to callers; not a secret (it
+    /// holds what the row shows).
+    fn cursor(&self, list: &str, values: &[depot_sql::Value]) -> String {
+        use base64::Engine;
+        let keys: Vec<serde_json::Value> = values
+            .iter()
+            .map(|v| match v {
+                depot_sql::Value::Integer(i) => (*i).into(),
+                depot_sql::Value::Text(t) => t.clone().into(),
+                _ => serde_json::Value::Null,
+            })
+            .collect();
+        let json = serde_json::json!({"l": list, "k": keys}).to_string();
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    }
+
+    /// The key values a cursor of `list` holds, each of its key's type;
+    /// a 422 naming `cursor` for anything else (another list's cursor, a
+    /// made-up one).
+    fn parse_cursor(&self, list: &str, cursor: &str) -> Result<Vec<depot_sql::Value>> {
+        use base64::Engine;
+        let refuse = || {
+            WmsError::invalid(vec![depot_protocol::FieldError::new(
+                "cursor",
+                "is not a cursor this list gave: pass back the `cursor` of the last page's answer",
+            )])
+        };
+        let json = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(cursor.trim())
+            .map_err(|_| refuse())?;
+        let v: serde_json::Value = serde_json::from_slice(&json).map_err(|_| refuse())?;
+        let keys = v["k"].as_array().ok_or_else(refuse)?;
+        if v["l"] != list || keys.len() != self.keys.len() {
+            return Err(refuse());
+        }
+        self.keys
+            .iter()
+            .zip(keys)
+            .map(|(key, v)| match (key, v) {
+                (Key::Int(_), serde_json::Value::Number(n)) => {
+                    n.as_i64().map(depot_sql::Value::Integer).ok_or_else(refuse)
+                }
+                (Key::Text(_), serde_json::Value::String(s)) => {
+                    Ok(depot_sql::Value::Text(s.clone()))
+                }
+                _ => Err(refuse()),
+            })
+            .collect()
+    }
+}
+
 /// A filtered, paged list: `FROM … WHERE business_id = ?` grown one filter
-/// at a time, answered with the page and the DataTables counts.
+/// at a time, answered with the page, the DataTables counts and the cursor
+/// to the next page.
 pub struct ListQuery {
     from: String,
     args: Vec<depot_sql::Value>,
@@ -242,41 +380,104 @@ impl ListQuery {
         self.args.extend(args);
     }
 
-    /// Reads the page, with the business's rows of `table` (from
-    /// `row_counts`) and the rows the filters match.
+    /// The rows the filters match: exactly up to [`EXACT_COUNT`], and past
+    /// it as counted within [`COUNTS_FRESH_FOR`] on this database's read
+    /// pool. Paging through a large result then counts it once, not once
+    /// a page.
+    fn count(&self, conn: &Db) -> Result<i64> {
+        use depot_sql::params_from_iter;
+        let exact = format!("SELECT COUNT(*){}", self.from);
+        let Some(memo) = conn.counts() else {
+            return Ok(conn.query_row(&exact, &params_from_iter(&self.args), |r| r.get(0))?);
+        };
+        if let Some(n) = memo.get(&exact, &self.args) {
+            return Ok(n);
+        }
+        // Counting at most one past the threshold costs little; only a
+        // large result is counted in full, and remembered.
+        let bounded = format!(
+            "SELECT COUNT(*) FROM (SELECT 1{} LIMIT {}) AS matching",
+            self.from,
+            EXACT_COUNT + 1
+        );
+        let n: i64 = conn.query_row(&bounded, &params_from_iter(&self.args), |r| r.get(0))?;
+        if n <= EXACT_COUNT {
+            return Ok(n);
+        }
+        let n: i64 = conn.query_row(&exact, &params_from_iter(&self.args), |r| r.get(0))?;
+        memo.put(&exact, &self.args, n);
+        Ok(n)
+    }
+
+    /// Reads the page in `order`, with the business's rows of `table`
+    /// (from `row_counts`), the rows the filters match, and the cursor
+    /// after the page's last row when the page is full. `table` also names
+    /// the list in its cursors.
     pub fn run<T>(
         mut self,
         conn: &Db,
         table: &str,
         select: &str,
-        order_by: &str,
+        order: Order,
         page: depot_protocol::Page,
-        row: impl FnMut(&depot_sql::Row<'_>) -> depot_sql::Result<T>,
-    ) -> Result<(Vec<T>, u64, u64)> {
+        mut row: impl FnMut(&depot_sql::Row<'_>) -> depot_sql::Result<T>,
+    ) -> Result<depot_protocol::Listed<T>> {
         use depot_sql::params_from_iter;
+        let after = page
+            .cursor
+            .as_deref()
+            .map(|c| order.parse_cursor(table, c))
+            .transpose()?;
         let total: i64 = maybe(conn.query_row(
             "SELECT n FROM row_counts WHERE business_id = ?1 AND tbl = ?2",
             params![self.business.0, table],
             |r| r.get(0),
         ))?
         .unwrap_or(0);
-        let filtered: i64 = if !self.filtered {
-            total
+        let filtered = if self.filtered {
+            self.count(conn)?
         } else {
-            conn.query_row(
-                &format!("SELECT COUNT(*){}", self.from),
-                &params_from_iter(&self.args),
-                |r| r.get(0),
-            )?
+            total
+        };
+        let start = match after {
+            Some(values) => {
+                self.from.push_str(" AND ");
+                self.from.push_str(&order.after());
+                self.args.extend(values);
+                0
+            }
+            None => page.start,
         };
         self.args.push((page.length as i64).into());
-        self.args.push((page.start as i64).into());
+        self.args.push((start as i64).into());
+        // The keys ride after the row's own columns, where its reader does
+        // not look.
+        let keys: Vec<_> = order.keys.iter().map(|k| k.expr()).collect();
         let stmt = &format!(
-            "SELECT {select}{} ORDER BY {order_by} LIMIT ? OFFSET ?",
-            self.from
+            "SELECT {select}, {}{} ORDER BY {} LIMIT ? OFFSET ?",
+            keys.join(", "),
+            self.from,
+            order.order_by()
         );
-        let rows = conn.query_map(stmt, &params_from_iter(&self.args), row)?;
-        Ok((rows, total as u64, filtered as u64))
+        let mut rows = Vec::new();
+        let mut last = Vec::new();
+        conn.query_each(stmt, &params_from_iter(&self.args), |r| {
+            rows.push(row(r)?);
+            if rows.len() as u64 == page.length {
+                let first = r.column_count() - keys.len();
+                last = (first..r.column_count())
+                    .map(|i| r.get::<depot_sql::Value>(i))
+                    .collect::<depot_sql::Result<_>>()?;
+            }
+            Ok(())
+        })?;
+        let cursor = (!last.is_empty()).then(|| order.cursor(table, &last));
+        Ok(depot_protocol::Listed {
+            rows,
+            total: total as u64,
+            filtered: filtered as u64,
+            cursor,
+        })
     }
 }
 

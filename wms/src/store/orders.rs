@@ -403,7 +403,7 @@ pub fn list(
     business: BusinessId,
     f: &OrderFilter,
     page: Page,
-) -> Result<(Vec<Order>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Order>> {
     let mut q = super::ListQuery::new("FROM orders WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -429,14 +429,24 @@ pub fn list(
     if let Some(to) = &f.to {
         q.and("created_at < ?", [ts(to).into()]);
     }
-    let (mut orders, total, filtered) = q.run(
+    let depot_protocol::Listed {
+        rows: mut orders,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
         conn,
         "orders",
         ORDER_COLS,
-        "created_at DESC, id DESC",
+        super::Order::desc(&[super::Key::Text("created_at"), super::Key::Int("id")]),
         page,
         order_row,
     )?;
     fill_lines(conn, &mut orders)?;
-    Ok((orders, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: orders,
+        total,
+        filtered,
+        cursor,
+    })
 }

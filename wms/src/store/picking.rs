@@ -313,7 +313,7 @@ pub fn list(
     business: BusinessId,
     f: &WaveFilter,
     page: Page,
-) -> Result<(Vec<Wave>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Wave>> {
     let mut q = super::ListQuery::new("FROM waves WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -321,12 +321,28 @@ pub fn list(
     if let Some(w) = f.warehouse_id {
         q.and("warehouse_id = ?", [w.0.into()]);
     }
-    let (mut waves, total, filtered) =
-        q.run(conn, "waves", WAVE_COLS, "id DESC", page, wave_row)?;
+    let depot_protocol::Listed {
+        rows: mut waves,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "waves",
+        WAVE_COLS,
+        super::Order::desc(&[super::Key::Int("id")]),
+        page,
+        wave_row,
+    )?;
     for w in &mut waves {
         fill(conn, w)?;
     }
-    Ok((waves, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: waves,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// A wave made on another node, with its ids and lines as they were there;

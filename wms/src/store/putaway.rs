@@ -142,7 +142,7 @@ pub fn list(
     business: BusinessId,
     f: &PutawayFilter,
     page: Page,
-) -> Result<(Vec<PutawayTask>, u64, u64)> {
+) -> Result<depot_protocol::Listed<PutawayTask>> {
     let mut q = ListQuery::new(
         "FROM putaway_tasks t JOIN items i ON i.id = t.item_id WHERE t.business_id = ?",
         business,
@@ -153,7 +153,14 @@ pub fn list(
     if let Some(s) = f.status {
         q.and("t.status = ?", [s.as_str().to_owned().into()]);
     }
-    q.run(conn, "putaway_tasks", COLS, "t.id", page, row)
+    q.run(
+        conn,
+        "putaway_tasks",
+        COLS,
+        super::Order::asc(&[super::Key::Int("t.id")]),
+        page,
+        row,
+    )
 }
 
 /// An item's volume per unit in cm³ (rounded up) and weight in grams, where

@@ -148,7 +148,7 @@ pub struct Filter {
 
 /// A page of releases, newest first (by date, then publication), with the
 /// count of all releases and of those the filter matches.
-pub fn page(conn: &Db, filter: &Filter, page: Page) -> Result<(Vec<Release>, u64, u64)> {
+pub fn page(conn: &Db, filter: &Filter, page: Page) -> Result<depot_protocol::Listed<Release>> {
     let mut clauses = Vec::new();
     let mut args: Vec<Value> = Vec::new();
     if let Some(p) = filter.product {
@@ -184,7 +184,12 @@ pub fn page(conn: &Db, filter: &Filter, page: Page) -> Result<(Vec<Release>, u64
         "SELECT {COLS}{from} ORDER BY date DESC, published_at DESC, id DESC LIMIT ? OFFSET ?"
     );
     let heads = conn.query_map(stmt, &params_from_iter(&args), row)?;
-    Ok((with_notes(conn, heads)?, total as u64, filtered as u64))
+    Ok(depot_protocol::Listed {
+        rows: with_notes(conn, heads)?,
+        total: total as u64,
+        filtered: filtered as u64,
+        cursor: None,
+    })
 }
 
 /// A release and the locales it has notes in.

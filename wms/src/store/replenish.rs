@@ -223,7 +223,7 @@ pub fn list(
     business: BusinessId,
     f: &ReplenishFilter,
     page: Page,
-) -> Result<(Vec<ReplenishTask>, u64, u64)> {
+) -> Result<depot_protocol::Listed<ReplenishTask>> {
     let mut q = ListQuery::new(
         "FROM replenish_tasks t JOIN items i ON i.id = t.item_id WHERE t.business_id = ?",
         business,
@@ -234,5 +234,12 @@ pub fn list(
     if let Some(s) = f.status {
         q.and("t.status = ?", [s.as_str().to_owned().into()]);
     }
-    q.run(conn, "replenish_tasks", COLS, "t.id", page, row)
+    q.run(
+        conn,
+        "replenish_tasks",
+        COLS,
+        super::Order::asc(&[super::Key::Int("t.id")]),
+        page,
+        row,
+    )
 }

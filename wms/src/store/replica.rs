@@ -187,7 +187,7 @@ pub fn conflict_page(
     business: BusinessId,
     f: &ConflictFilter,
     page: depot_protocol::Page,
-) -> Result<(Vec<Conflict>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Conflict>> {
     const WHERE: &str = "WHERE business_id = ?1 AND (kind = ?2 OR ?2 IS NULL)
            AND ((resolution = 'rejected') = ?3 OR ?3 IS NULL)";
     let args = params![business.0, f.kind, f.rejected];
@@ -216,7 +216,12 @@ pub fn conflict_page(
         ],
         conflict_row,
     )?;
-    Ok((rows, total as u64, filtered as u64))
+    Ok(depot_protocol::Listed {
+        rows,
+        total: total as u64,
+        filtered: filtered as u64,
+        cursor: None,
+    })
 }
 
 fn conflict_row(r: &depot_sql::Row<'_>) -> depot_sql::Result<Conflict> {

@@ -200,7 +200,7 @@ pub fn list(
     business: BusinessId,
     f: &ReturnFilter,
     page: Page,
-) -> Result<(Vec<Return>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Return>> {
     let mut q = ListQuery::new(
         "FROM returns r JOIN orders o ON o.id = r.order_id WHERE r.business_id = ?",
         business,
@@ -214,10 +214,27 @@ pub fn list(
     if let Some(w) = f.warehouse_id {
         q.and("r.warehouse_id = ?", [w.0.into()]);
     }
-    let (heads, total, filtered) = q.run(conn, "returns", COLS, "r.id DESC", page, header)?;
+    let depot_protocol::Listed {
+        rows: heads,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "returns",
+        COLS,
+        super::Order::desc(&[super::Key::Int("r.id")]),
+        page,
+        header,
+    )?;
     let rows = heads
         .into_iter()
         .map(|r| with_lines(conn, r))
         .collect::<Result<Vec<_>>>()?;
-    Ok((rows, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows,
+        total,
+        filtered,
+        cursor,
+    })
 }

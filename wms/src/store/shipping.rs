@@ -223,7 +223,7 @@ pub fn list(
     business: BusinessId,
     f: &ShipmentFilter,
     page: Page,
-) -> Result<(Vec<Shipment>, u64, u64)> {
+) -> Result<depot_protocol::Listed<Shipment>> {
     let mut q = super::ListQuery::new("FROM shipments WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -237,11 +237,28 @@ pub fn list(
     if let Some(to) = &f.to {
         q.and("dispatched_at < ?", [ts(to).into()]);
     }
-    let (mut list, total, filtered) = q.run(conn, "shipments", COLS, "id DESC", page, row)?;
+    let depot_protocol::Listed {
+        rows: mut list,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "shipments",
+        COLS,
+        super::Order::desc(&[super::Key::Int("id")]),
+        page,
+        row,
+    )?;
     for s in &mut list {
         s.packages = packages(conn, s.id)?;
     }
-    Ok((list, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: list,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// Records a milestone; answers false when an event with this key was
@@ -398,7 +415,7 @@ pub fn runs(
     business: BusinessId,
     f: &RunFilter,
     page: Page,
-) -> Result<(Vec<DispatchRun>, u64, u64)> {
+) -> Result<depot_protocol::Listed<DispatchRun>> {
     let mut q = super::ListQuery::new("FROM dispatch_runs WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -409,12 +426,28 @@ pub fn runs(
     if let Some(w) = f.warehouse_id {
         q.and("warehouse_id = ?", [w.0.into()]);
     }
-    let (mut list, total, filtered) =
-        q.run(conn, "dispatch_runs", RUN_COLS, "id DESC", page, run_row)?;
+    let depot_protocol::Listed {
+        rows: mut list,
+        total,
+        filtered,
+        cursor,
+    } = q.run(
+        conn,
+        "dispatch_runs",
+        RUN_COLS,
+        super::Order::desc(&[super::Key::Int("id")]),
+        page,
+        run_row,
+    )?;
     for r in &mut list {
         fill_run(conn, r)?;
     }
-    Ok((list, total, filtered))
+    Ok(depot_protocol::Listed {
+        rows: list,
+        total,
+        filtered,
+        cursor,
+    })
 }
 
 /// A shipment made on another node, with its id, tracking number and

@@ -42,7 +42,7 @@ async fn order(wms: &Wms, caller: Caller, channel: &str, r: &str, lines: Value) 
 
 async fn figure(wms: &Wms, b: BusinessId, code: &str, sku: &str) -> i64 {
     let page = depot_protocol::Page::parse(None, None).expect("page");
-    let (rows, _, _) = wms
+    let depot_protocol::Listed { rows, .. } = wms
         .channel_availability(b, code.into(), Some(sku.into()), page)
         .await
         .expect("availability");

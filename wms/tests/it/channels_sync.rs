@@ -10,7 +10,7 @@ use serde_json::json;
 
 async fn figure(wms: &Wms, s: &Setup) -> i64 {
     let page = depot_protocol::Page::parse(None, None).expect("page");
-    let (rows, _, _) = wms
+    let depot_protocol::Listed { rows, .. } = wms
         .channel_availability(s.business, "λιανική".into(), Some("ΦΕΤΑ".into()), page)
         .await
         .expect("availability");

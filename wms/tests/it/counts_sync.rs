@@ -26,7 +26,7 @@ async fn scan(wms: &Wms, s: &Setup, id: CountId, body: serde_json::Value) {
 /// On-hand of the setup's item at `location`, as `wms` lists it.
 pub(crate) async fn at(wms: &Wms, s: &Setup, location: &str) -> i64 {
     let page = Page::parse(None, None).expect("page");
-    let (rows, _, _) = wms
+    let depot_protocol::Listed { rows, .. } = wms
         .list_locations(s.business, Default::default(), page)
         .await
         .expect("locations");

@@ -69,7 +69,7 @@ pub(crate) async fn located(wms: &Wms, s: &Setup, code: &str, kind: &str) -> Loc
 
 async fn codes(wms: &Wms, business: BusinessId) -> Vec<(i64, String, i64)> {
     let page = Page::parse(None, None).expect("page");
-    let (rows, _, _) = wms
+    let depot_protocol::Listed { rows, .. } = wms
         .list_locations(business, LocationFilter::default(), page)
         .await
         .expect("list");

@@ -11,6 +11,7 @@ mod ledger_props;
 mod local_keys;
 mod locations_sync;
 mod node_ids;
+mod paging;
 mod recovery;
 mod replication;
 mod returns_sync;

@@ -171,7 +171,7 @@ async fn a_station_scanner_picks_as_the_http_route_does_and_receives() {
         .await
         .expect("inbound");
     assert_eq!(order.lines[0].accepted, 1);
-    let (held, _, _) = edge
+    let depot_protocol::Listed { rows: held, .. } = edge
         .wms
         .list_locations(
             rig.business,

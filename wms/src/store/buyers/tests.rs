@@ -47,7 +47,7 @@ fn seen(
 fn find(conn: &Db, key_type: &str, key: &str, filter: Option<&str>) -> Result<Vec<BuyerItem>> {
     let s = parse_search(key_type, Some(key), filter)
         .map_err(|e| crate::WmsError::Internal(format!("{key:?} refused: {e:?}")))?;
-    Ok(search(conn, B, &s, Page::default())?.0)
+    Ok(search(conn, B, &s, Page::default())?.rows)
 }
 
 fn buyer(conn: &Db, id: Option<i64>) -> Result<Option<BuyerItem>> {
@@ -258,13 +258,16 @@ fn searches_by_name_id_and_wildcard() -> Result<()> {
     );
     let s = parse_search("by_wildcard", Some("ana*"), None)
         .map_err(|_| crate::WmsError::Internal("refused".into()))?;
-    let (_, total, filtered) = search(
+    let depot_protocol::Listed {
+        total, filtered, ..
+    } = search(
         &conn,
         B,
         &s,
         Page {
             start: 1,
             length: 1,
+            cursor: None,
         },
     )?;
     assert_eq!((total, filtered), (3, 2));
@@ -405,7 +408,7 @@ fn filters_by_channel_are_exact() -> Result<()> {
     let s = parse_search("by_name", Some("ana"), Some("channel:web_"))
         .map_err(|_| crate::WmsError::Internal("refused".into()))?;
     assert_eq!(s.filter, Some(BuyerFilter::Channel("web_".into())));
-    assert!(search(&conn, B, &s, Page::default())?.0.is_empty());
+    assert!(search(&conn, B, &s, Page::default())?.rows.is_empty());
     assert_eq!(
         find(&conn, "by_name", "ana", Some("channel:web%"))?.len(),
         1

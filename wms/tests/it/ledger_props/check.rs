@@ -20,7 +20,7 @@ pub(super) async fn books_agree(w: &World, m: &Model) {
                 ..Default::default()
             };
             let page = depot_protocol::Page::parse(None, None).expect("page");
-            let (rows, _, _) = w
+            let depot_protocol::Listed { rows, .. } = w
                 .wms
                 .list_stock(w.caller.business_id, filter, page)
                 .await
@@ -64,7 +64,7 @@ pub(super) async fn books_agree(w: &World, m: &Model) {
             }
         }
         let page = depot_protocol::Page::parse(None, None).expect("page");
-        let (rows, _, _) = w
+        let depot_protocol::Listed { rows, .. } = w
             .wms
             .channel_availability(w.caller.business_id, code.into(), None, page)
             .await

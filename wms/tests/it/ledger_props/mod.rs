@@ -181,7 +181,7 @@ async fn run(ops: Vec<Op>) {
                 m.add(0, 0, PICK, -quantity);
             }
             Op::Refill => {
-                let (open, _, _) = w
+                let depot_protocol::Listed { rows: open, .. } = w
                     .wms
                     .replenish_tasks(
                         w.caller.business_id,

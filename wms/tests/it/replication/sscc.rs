@@ -237,7 +237,7 @@ async fn every_parcel_gets_its_own_sscc_on_every_node_and_offline() {
         .list_shipments(b, Default::default(), Default::default())
         .await
         .expect("list")
-        .0;
+        .rows;
     assert_eq!(shipments.len(), 2);
     assert_eq!(log(&s).await.len(), before);
 
@@ -267,7 +267,7 @@ async fn every_parcel_gets_its_own_sscc_on_every_node_and_offline() {
     pull(&s).await;
     for wms in [&s.cloud, &s.edge] {
         let page = depot_protocol::Page::parse(Some(0), Some(1000)).expect("page");
-        let (list, _, _) = wms
+        let depot_protocol::Listed { rows: list, .. } = wms
             .list_shipments(b, Default::default(), page)
             .await
             .expect("list");
@@ -303,7 +303,7 @@ async fn the_cloud_refuses_a_parcel_numbered_outside_the_boxs_blocks() {
         "{rejected:?}"
     );
     // Nothing of it was applied.
-    let (list, _, _) = s
+    let depot_protocol::Listed { rows: list, .. } = s
         .cloud
         .list_shipments(s.c.business_id, Default::default(), Default::default())
         .await

@@ -197,7 +197,7 @@ async fn books(wms: &Wms, b: BusinessId) -> (Vec<(i64, String)>, String, usize) 
         .list_stock(b, Default::default(), Default::default())
         .await
         .expect("stock")
-        .0;
+        .rows;
     let conflicts = wms.conflicts(Some(b), 10_000).await.expect("conflicts");
     (log, format!("{stock:?}"), conflicts.len())
 }

@@ -90,7 +90,7 @@ async fn warehouse_work_travels_whole_both_ways() {
         .await
         .expect("pack");
     }
-    let (runs, _, _) = edge
+    let depot_protocol::Listed { rows: runs, .. } = edge
         .dispatch_runs(b, Default::default(), Default::default())
         .await
         .expect("runs");
@@ -113,11 +113,11 @@ async fn warehouse_work_travels_whole_both_ways() {
     for o in [r1, r2] {
         assert_eq!(status(&cloud, &p, o).await, OrderStatus::Dispatched);
     }
-    let (shipped, _, _) = cloud
+    let depot_protocol::Listed { rows: shipped, .. } = cloud
         .list_shipments(b, Default::default(), Default::default())
         .await
         .expect("shipments");
-    let (made, _, _) = edge
+    let depot_protocol::Listed { rows: made, .. } = edge
         .list_shipments(b, Default::default(), Default::default())
         .await
         .expect("shipments");
@@ -125,7 +125,7 @@ async fn warehouse_work_travels_whole_both_ways() {
         shipped, made,
         "the cloud shows the edge's shipments as made"
     );
-    let (closed, _, _) = cloud
+    let depot_protocol::Listed { rows: closed, .. } = cloud
         .dispatch_runs(b, Default::default(), Default::default())
         .await
         .expect("runs");

@@ -31,7 +31,7 @@ pub(super) async fn floor_day(
         .list_items(b, Default::default(), Default::default())
         .await
         .expect("items")
-        .0
+        .rows
         .into_iter()
         .find(|i| i.sku == sku)
         .expect("item");
@@ -158,7 +158,7 @@ pub(super) async fn floor_day(
         .replenish_tasks(b, Default::default(), Default::default())
         .await
         .expect("tasks")
-        .0
+        .rows
         .into_iter()
         .find(|t| t.to_location == format!("P-{tag}"))
         .expect("a replenishment task");
@@ -347,7 +347,7 @@ pub(super) async fn split_backorder(cloud: &Wms, c: Caller, w: WarehouseId, sku:
         channel: Some("shop".into()),
         ..Default::default()
     };
-    let (parts, _, _) = cloud
+    let depot_protocol::Listed { rows: parts, .. } = cloud
         .list_orders(b, filter, Default::default())
         .await
         .expect("orders");
