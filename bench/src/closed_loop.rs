@@ -20,6 +20,10 @@ pub struct Run {
     /// CPU time the whole process (clients, server, writer) used per
     /// request, in microseconds; 0 where procfs is not there.
     pub cpu_us: f64,
+    /// The server's share of it (its runtime's threads and the engine's
+    /// writer), where the server runs on threads of its own
+    /// ([`crate::pin`]); 0 otherwise.
+    pub server_cpu_us: f64,
 }
 
 /// What one closed-loop worker brings back.
@@ -46,6 +50,7 @@ where
 {
     let started = Instant::now();
     let cpu_before = crate::cpu::process();
+    let server_before = crate::cpu::server();
     let deadline = started + Duration::from_secs(secs);
     let mut set = JoinSet::new();
     for w in 0..workers {
@@ -60,6 +65,9 @@ where
     }
     let secs = started.elapsed().as_secs_f64();
     let cpu = crate::cpu::since(cpu_before);
+    let server_cpu = crate::cpu::server()
+        .zip(server_before)
+        .map(|(after, before)| after.saturating_sub(before));
     report_errors(name, &errors);
     lat.sort_unstable();
     let pct = |p: usize| {
@@ -77,6 +85,7 @@ where
         p99_ms: pct(99),
         ran_out,
         cpu_us: cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
+        server_cpu_us: server_cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
     })
 }
 
@@ -122,6 +131,7 @@ pub struct Baseline {
     pub p50_ms: f64,
     pub p99_ms: f64,
     pub cpu_us: f64,
+    pub server_cpu_us: f64,
 }
 
 impl Baseline {
@@ -131,6 +141,7 @@ impl Baseline {
             p50_ms: (before.p50_ms + after.p50_ms) / 2.0,
             p99_ms: (before.p99_ms + after.p99_ms) / 2.0,
             cpu_us: (before.cpu_us + after.cpu_us) / 2.0,
+            server_cpu_us: (before.server_cpu_us + after.server_cpu_us) / 2.0,
         }
     }
 
@@ -140,14 +151,17 @@ impl Baseline {
     /// other load on the machine moves far less than req/s; "hello ÷ CPU"
     /// is the baseline's CPU per request over the run's, the throughput
     /// ratio the run would reach were every core busy with it alone.
+    /// "server µs" is the server's own share where it runs on threads of
+    /// its own, and "÷ server" hello's over the run's: the clients' cost
+    /// (reading a large answer costs them too) left out.
     pub fn print_table(&self, first: &str, runs: &[&Run]) {
         println!(
-            "{first:<21}req/s ×     p50 ×     p99 ×  hello ÷ CPU |  requests      req/s    p50 ms    p99 ms  CPU µs  errors"
+            "{first:<21}req/s ×     p50 ×     p99 ×  hello ÷ CPU |  requests      req/s    p50 ms    p99 ms  CPU µs  errors  server µs  ÷ server"
         );
-        println!("{}", "-".repeat(127));
+        println!("{}", "-".repeat(148));
         for r in runs {
             println!(
-                "{:<18} {:>9.3} {:>9.2} {:>9.2} {:>12.3} | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7.1} {:>7}",
+                "{:<18} {:>9.3} {:>9.2} {:>9.2} {:>12.3} | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7.1} {:>7} {:>10} {:>9}",
                 r.name,
                 r.rps / self.rps,
                 r.p50_ms / self.p50_ms,
@@ -158,7 +172,17 @@ impl Baseline {
                 r.p50_ms,
                 r.p99_ms,
                 r.cpu_us,
-                r.errors
+                r.errors,
+                if r.server_cpu_us > 0.0 {
+                    format!("{:.1}", r.server_cpu_us)
+                } else {
+                    "-".into()
+                },
+                if r.server_cpu_us > 0.0 && self.server_cpu_us > 0.0 {
+                    format!("{:.3}", self.server_cpu_us / r.server_cpu_us)
+                } else {
+                    "-".into()
+                }
             );
         }
     }

@@ -37,11 +37,26 @@ pub fn threads(name: &str) -> Option<Duration> {
     for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
         let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
         if comm.trim_end() == name {
-            let stat = std::fs::read_to_string(task.path().join("stat")).ok()?;
-            total = Some(total.unwrap_or_default() + stat_cpu(&stat)?);
+            // A thread may end between the listing and the read (a
+            // runtime's idle blocking threads do): it is left out.
+            let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+            if let Some(cpu) = stat_cpu(&stat) {
+                total = Some(total.unwrap_or_default() + cpu);
+            }
         }
     }
     total
+}
+
+/// Threads of the server's runtime where a bench pins it ([`crate::pin`]).
+pub const SERVER_THREADS: &str = "bench-server";
+
+/// CPU time so far of the server where it runs on threads of its own: its
+/// runtime's (workers and blocking pool: the engine's reads) and the
+/// engine's writer. `None` when no thread is named for the server.
+pub fn server() -> Option<Duration> {
+    let own = threads(SERVER_THREADS)?;
+    Some(own + threads("depot-writer").unwrap_or_default())
 }
 
 /// CPU time the process used since `before` (a [`process`] reading).

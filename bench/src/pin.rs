@@ -63,7 +63,9 @@ pub fn pin_current(cores: &[usize]) -> io::Result<()> {
 
 /// A multi-thread runtime of one worker per core in `cores`, every thread
 /// of it (workers and blocking pool) pinned there. `name` names its
-/// threads, so a profile tells server from clients.
+/// threads, so a profile tells server from clients (and
+/// [`crate::cpu::server`] reads the server's, named
+/// [`crate::cpu::SERVER_THREADS`]).
 pub fn runtime(name: &str, cores: &[usize]) -> io::Result<tokio::runtime::Runtime> {
     let pinned = cores.to_vec();
     tokio::runtime::Builder::new_multi_thread()

@@ -39,6 +39,34 @@ impl<T> ListEnvelope<T> {
     }
 }
 
+impl<T: AsRef<str>> Listed<T> {
+    /// The [`ListEnvelope`] of rows already written as JSON, each put in
+    /// as it is: the bytes serde would write for the typed envelope of the
+    /// same rows.
+    pub fn envelope_json(&self) -> String {
+        let rows: usize = self.rows.iter().map(|r| r.as_ref().len() + 1).sum();
+        let mut out = String::with_capacity(rows + 96);
+        out.push_str("{\"data\":[");
+        for (i, row) in self.rows.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(row.as_ref());
+        }
+        out.push_str("],\"recordsTotal\":\"");
+        out.push_str(&self.total.to_string());
+        out.push_str("\",\"recordsFiltered\":\"");
+        out.push_str(&self.filtered.to_string());
+        out.push('"');
+        if let Some(c) = &self.cursor {
+            out.push_str(",\"cursor\":");
+            out.push_str(&serde_json::Value::from(c.as_str()).to_string());
+        }
+        out.push('}');
+        out
+    }
+}
+
 /// A page of a list as the store reads it: the rows, the counts and the
 /// cursor to the next page.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,6 +242,32 @@ mod tests {
         assert_eq!(both.err().map(|e| e[0].name.clone()), Some("start".into()));
         let long = Page::parse_with_cursor(None, None, Some("a".repeat(513)));
         assert_eq!(long.err().map(|e| e[0].name.clone()), Some("cursor".into()));
+    }
+
+    #[test]
+    fn rows_written_before_make_the_same_envelope_as_serde() {
+        let rows = vec![
+            serde_json::json!({"id": 1, "name": "Ζωή \"Κ\"", "n": [1, 2]}),
+            serde_json::json!({"id": 2, "name": "李"}),
+        ];
+        for cursor in [None, Some("eyJsIjoib3JkZXJzIn0".to_owned())] {
+            for rows in [rows.clone(), Vec::new()] {
+                let typed = Listed {
+                    rows: rows.clone(),
+                    total: 12,
+                    filtered: 2,
+                    cursor: cursor.clone(),
+                };
+                let written = Listed {
+                    rows: rows.iter().map(|r| r.to_string()).collect::<Vec<_>>(),
+                    total: 12,
+                    filtered: 2,
+                    cursor: cursor.clone(),
+                };
+                let serde = serde_json::to_string(&ListEnvelope::from(typed)).unwrap_or_default();
+                assert_eq!(written.envelope_json(), serde);
+            }
+        }
     }
 
     #[test]

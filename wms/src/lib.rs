@@ -24,6 +24,7 @@ pub mod picking;
 pub mod printing;
 pub mod putaway;
 pub mod releases;
+pub mod rendered;
 pub mod replenish;
 pub mod returns;
 pub mod scan;
@@ -102,6 +103,8 @@ struct Inner {
     own_fleet: std::sync::RwLock<carriers::OwnFleetSettings>,
     /// Calls to the event log waiting for an event: see [`Wms::long_poll`].
     long_polls: Arc<std::sync::atomic::AtomicI64>,
+    /// The order list's orders as written, by version.
+    rendered: Arc<rendered::Rendered>,
     /// On PostgreSQL, the event log's safe head (`follower.rs`), `None`
     /// until first known; on SQLite no reader needs one.
     #[cfg(feature = "postgres")]
@@ -206,6 +209,7 @@ impl Wms {
                 unchecked: std::sync::atomic::AtomicBool::new(false),
                 own_fleet: std::sync::RwLock::new(carriers::OwnFleetSettings::default()),
                 long_polls: Arc::default(),
+                rendered: Arc::default(),
                 #[cfg(feature = "postgres")]
                 safe_head,
             }),

@@ -523,4 +523,18 @@ impl Wms {
         self.read(move |conn| sql::list(conn, business, &filter, page))
             .await
     }
+
+    /// [`Wms::list_orders`] with each order as the JSON the API answers
+    /// for it, written once per change of the order rather than on every
+    /// read (see [`crate::rendered`]).
+    pub async fn list_orders_json(
+        &self,
+        business: BusinessId,
+        filter: OrderFilter,
+        page: Page,
+    ) -> Result<depot_protocol::Listed<std::sync::Arc<str>>> {
+        let rendered = self.inner.rendered.clone();
+        self.read(move |conn| sql::list_json(conn, business, &filter, page, &rendered))
+            .await
+    }
 }

@@ -370,7 +370,7 @@ fn main() -> anyhow::Result<()> {
         pin::pin_current(&s.server)?;
     }
     let server = match &split {
-        Some(s) => pin::runtime("bench-server", &s.server)?,
+        Some(s) => pin::runtime(depot_bench::cpu::SERVER_THREADS, &s.server)?,
         None => tokio::runtime::Runtime::new()?,
     };
     // The pid makes the name unique among running benches; a leftover of

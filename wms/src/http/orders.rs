@@ -8,6 +8,7 @@ use crate::idempotency::Answer;
 use crate::orders::OrderFilter;
 use axum::Json;
 use axum::extract::State;
+use axum::response::IntoResponse;
 use chrono::{NaiveDate, Utc};
 use depot_protocol::order::{Order, OrderStatus};
 use depot_protocol::order_request::{AddressChange, OrderCreate, StatusRequest};
@@ -76,7 +77,7 @@ pub async fn list(
     State(wms): State<Wms>,
     t: Tenant,
     ApiQuery(q): ApiQuery<OrderQuery>,
-) -> Result<Json<ListEnvelope<Order>>, ApiError> {
+) -> Result<axum::response::Response, ApiError> {
     let mut c = Check::new();
     let page = Page::parse_with_cursor(q.start, q.length, q.cursor).unwrap_or_else(|errors| {
         c.extend("", errors);
@@ -100,9 +101,13 @@ pub async fn list(
         to,
     };
     c.finish(()).map_err(ApiError::invalid)?;
-    Ok(Json(
-        wms.list_orders(t.business_id(), filter, page).await?.into(),
-    ))
+    // Each order as written when it last changed (`crate::rendered`).
+    let listed = wms.list_orders_json(t.business_id(), filter, page).await?;
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        listed.envelope_json(),
+    )
+        .into_response())
 }
 
 /// Order detail: lines, buyer, shipping address, payments and status history.

@@ -87,6 +87,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(41, include_str!("schema/041_channels.sql")),
     Migration::new(42, include_str!("schema/042_backorders.sql")),
     Migration::new(43, include_str!("schema/043_connectors.sql")),
+    Migration::new(44, include_str!("schema/044_order_versions.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -108,6 +109,7 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(41, include_str!("schema/postgres/041_channels.sql")),
     Migration::new(42, include_str!("schema/postgres/042_backorders.sql")),
     Migration::new(43, include_str!("schema/postgres/043_connectors.sql")),
+    Migration::new(44, include_str!("schema/postgres/044_order_versions.sql")),
 ];
 
 /// Prepared statements each connection keeps.

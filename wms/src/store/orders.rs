@@ -1,7 +1,7 @@
 //! Orders, their lines and their status history.
 
 use super::{maybe, parse_json, parse_ts, ts};
-use crate::error::Result;
+use crate::error::{Result, WmsError};
 use depot_protocol::order::{
     Address, Backorder, Buyer, Order, OrderLine, OrderStatus, StatusChange, units_per_item,
 };
@@ -396,14 +396,13 @@ pub struct OrderFilter {
     pub to: Option<Timestamp>,
 }
 
-/// Newest first. Every filter combination is served by an index that starts
-/// with `business_id` and ends with `created_at, id`.
-pub fn list(
-    conn: &Db,
-    business: BusinessId,
-    f: &OrderFilter,
-    page: Page,
-) -> Result<depot_protocol::Listed<Order>> {
+/// The list's order: newest first.
+const NEWEST_FIRST: super::Order =
+    super::Order::desc(&[super::Key::Text("created_at"), super::Key::Int("id")]);
+
+/// The list's filters. Every filter combination is served by an index that
+/// starts with `business_id` and ends with `created_at, id`.
+fn filtered(conn: &Db, business: BusinessId, f: &OrderFilter) -> super::ListQuery {
     let mut q = super::ListQuery::new("FROM orders WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -429,24 +428,88 @@ pub fn list(
     if let Some(to) = &f.to {
         q.and("created_at < ?", [ts(to).into()]);
     }
-    let depot_protocol::Listed {
-        rows: mut orders,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    q
+}
+
+/// A page of the list, newest first, each order with its lines.
+pub fn list(
+    conn: &Db,
+    business: BusinessId,
+    f: &OrderFilter,
+    page: Page,
+) -> Result<depot_protocol::Listed<Order>> {
+    let mut listed = filtered(conn, business, f).run(
         conn,
         "orders",
         ORDER_COLS,
-        super::Order::desc(&[super::Key::Text("created_at"), super::Key::Int("id")]),
+        NEWEST_FIRST,
         page,
         order_row,
     )?;
+    fill_lines(conn, &mut listed.rows)?;
+    Ok(listed)
+}
+
+/// The same page as [`list`], each order as the JSON the API answers for
+/// it: taken from `rendered` where it holds the order at the version the
+/// row has, and otherwise read in full (lines too), written and kept
+/// there. A page of orders that did not change is then read from the
+/// index and the orders' rows alone.
+pub fn list_json(
+    conn: &Db,
+    business: BusinessId,
+    f: &OrderFilter,
+    page: Page,
+    rendered: &crate::rendered::Rendered,
+) -> Result<depot_protocol::Listed<std::sync::Arc<str>>> {
+    enum Read {
+        Kept(std::sync::Arc<str>),
+        Fresh(Box<Order>, i64),
+    }
+    // The version right after the order's own columns.
+    const VERSION: usize = 21;
+    let select = format!("{ORDER_COLS}, version");
+    let listed =
+        filtered(conn, business, f).run(conn, "orders", &select, NEWEST_FIRST, page, |r| {
+            let (id, version): (i64, i64) = (r.get(0)?, r.get(VERSION)?);
+            Ok(match rendered.get(id, version) {
+                Some(json) => Read::Kept(json),
+                None => Read::Fresh(Box::new(order_row(r)?), version),
+            })
+        })?;
+    // The orders to write, and where each goes on the page.
+    let mut fresh: Vec<(Order, i64)> = Vec::new();
+    let mut slots = Vec::with_capacity(listed.rows.len());
+    for row in listed.rows {
+        match row {
+            Read::Kept(json) => slots.push(Ok(json)),
+            Read::Fresh(order, version) => {
+                slots.push(Err(fresh.len()));
+                fresh.push((*order, version));
+            }
+        }
+    }
+    let (mut orders, versions): (Vec<Order>, Vec<i64>) = fresh.into_iter().unzip();
     fill_lines(conn, &mut orders)?;
+    let mut written = Vec::with_capacity(orders.len());
+    for (order, version) in orders.iter().zip(&versions) {
+        let json: std::sync::Arc<str> = serde_json::to_string(order)
+            .map_err(|e| WmsError::Internal(format!("writing an order: {e}")))?
+            .into();
+        rendered.put(order.id.0, *version, json.clone());
+        written.push(json);
+    }
+    let rows = slots
+        .into_iter()
+        .map(|slot| match slot {
+            Ok(json) => json,
+            Err(i) => written[i].clone(),
+        })
+        .collect();
     Ok(depot_protocol::Listed {
-        rows: orders,
-        total,
-        filtered,
-        cursor,
+        rows,
+        total: listed.total,
+        filtered: listed.filtered,
+        cursor: listed.cursor,
     })
 }

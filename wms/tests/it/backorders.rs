@@ -252,7 +252,11 @@ async fn a_channel_that_splits_sends_what_is_in_stock_ahead_and_the_rest_waits()
     // Two of the three ΦΕΤΑ arrive: they go ahead as the order itself;
     // the third and the ΚΕΡΙ wait as a new order in its place.
     adjust(&s.cloud, s.caller, w, "ΦΕΤΑ", 2).await;
+    // The lists as written before the split: what they keep must follow.
+    super::paging::written_list_is_current(&s.cloud, b).await;
+    super::paging::written_list_is_current(&s.edge, b).await;
     assert_eq!(s.cloud.fill_backorders().await.expect("fill"), 1);
+    super::paging::written_list_is_current(&s.cloud, b).await;
     let ahead = status(&s.cloud, b, &o).await;
     assert_eq!(ahead.status, OrderStatus::Confirmed);
     let q = |o: &Order| {
@@ -288,6 +292,7 @@ async fn a_channel_that_splits_sends_what_is_in_stock_ahead_and_the_rest_waits()
     assert_eq!(q(&rest_at_edge), q(&rest));
     assert!(rest_at_edge.backorder.is_some());
     assert!(s.edge.check_ledger().await.expect("edge ledger").is_empty());
+    super::paging::written_list_is_current(&s.edge, b).await;
 
     // The rest goes when its stock comes, and the books agree.
     adjust(&s.cloud, s.caller, w, "ΦΕΤΑ", 1).await;

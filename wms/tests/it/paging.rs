@@ -259,3 +259,67 @@ async fn counts_past_the_threshold_are_reused_for_a_bounded_time() {
     // The business's total is exact on every page.
     assert_eq!(again.total, n as u64 + 5);
 }
+
+/// The order list as the API writes it (each order kept as written at its
+/// version) says what the orders read in full say, order by order.
+pub(crate) async fn written_list_is_current(wms: &Wms, business: BusinessId) {
+    let page = || Page::parse(None, Some(1000)).expect("page");
+    let typed = wms
+        .list_orders(business, OrderFilter::default(), page())
+        .await
+        .expect("list");
+    // Twice: the second from what the first kept.
+    for _ in 0..2 {
+        let written = wms
+            .list_orders_json(business, OrderFilter::default(), page())
+            .await
+            .expect("written list");
+        assert_eq!(written.rows.len(), typed.rows.len());
+        for (json, order) in written.rows.iter().zip(&typed.rows) {
+            let json: serde_json::Value = serde_json::from_str(json).expect("json");
+            assert_eq!(json, serde_json::to_value(order).expect("order"));
+        }
+        let envelope: serde_json::Value =
+            serde_json::from_str(&written.envelope_json()).expect("envelope");
+        assert_eq!(envelope["recordsTotal"], typed.total.to_string());
+    }
+}
+
+#[tokio::test]
+async fn the_list_written_once_follows_every_change() {
+    let s = shop().await;
+    let mut orders = Vec::new();
+    for i in 0..6 {
+        orders.push(order(&s, "web", &format!("Η-{i}"), "2026-10-03T08:00:00Z").await);
+    }
+    // Kept as written now; then every kind of change.
+    written_list_is_current(&s.wms, s.business).await;
+    s.wms
+        .set_order_status(s.caller, orders[0].id, OrderStatus::Cancelled, None)
+        .await
+        .expect("cancelled");
+    let change = serde_json::from_value(json!({"shipping_address": {"name": "Ζωή Καλλέργη",
+        "line1": "Ακαδημίας 1", "postal_code": "106 71", "city": "Αθήνα", "country": "GR"},
+        "note": "νέα διεύθυνση"}))
+    .expect("change");
+    s.wms
+        .change_order_address(s.caller, orders[1].id, change)
+        .await
+        .expect("address");
+    written_list_is_current(&s.wms, s.business).await;
+    let listed = s
+        .wms
+        .list_orders_json(s.business, OrderFilter::default(), Page::default())
+        .await
+        .expect("list");
+    let by_ref = |r: &str| {
+        listed
+            .rows
+            .iter()
+            .map(|j| serde_json::from_str::<serde_json::Value>(j).expect("json"))
+            .find(|o| o["external_ref"] == r)
+            .expect("listed")
+    };
+    assert_eq!(by_ref("Η-0")["status"], "cancelled");
+    assert_eq!(by_ref("Η-1")["shipping_address"]["line1"], "Ακαδημίας 1");
+}
