@@ -24,6 +24,9 @@ pub struct Run {
     /// writer), where the server runs on threads of its own
     /// ([`crate::pin`]); 0 otherwise.
     pub server_cpu_us: f64,
+    /// CPU time the whole machine used per request (a database server's
+    /// processes included, which the process's figure leaves out).
+    pub machine_cpu_us: f64,
 }
 
 /// What one closed-loop worker brings back.
@@ -51,6 +54,7 @@ where
     let started = Instant::now();
     let cpu_before = crate::cpu::process();
     let server_before = crate::cpu::server();
+    let machine_before = crate::cpu::machine();
     let deadline = started + Duration::from_secs(secs);
     let mut set = JoinSet::new();
     for w in 0..workers {
@@ -67,6 +71,9 @@ where
     let cpu = crate::cpu::since(cpu_before);
     let server_cpu = crate::cpu::server()
         .zip(server_before)
+        .map(|(after, before)| after.saturating_sub(before));
+    let machine_cpu = crate::cpu::machine()
+        .zip(machine_before)
         .map(|(after, before)| after.saturating_sub(before));
     report_errors(name, &errors);
     lat.sort_unstable();
@@ -86,6 +93,7 @@ where
         ran_out,
         cpu_us: cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
         server_cpu_us: server_cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
+        machine_cpu_us: machine_cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
     })
 }
 
@@ -153,15 +161,16 @@ impl Baseline {
     /// ratio the run would reach were every core busy with it alone.
     /// "server µs" is the server's own share where it runs on threads of
     /// its own, and "÷ server" hello's over the run's: the clients' cost
-    /// (reading a large answer costs them too) left out.
+    /// (reading a large answer costs them too) left out. "machine µs" is
+    /// every process's CPU per request: on PostgreSQL, its server's too.
     pub fn print_table(&self, first: &str, runs: &[&Run]) {
         println!(
-            "{first:<21}req/s ×     p50 ×     p99 ×  hello ÷ CPU |  requests      req/s    p50 ms    p99 ms  CPU µs  errors  server µs  ÷ server"
+            "{first:<21}req/s ×     p50 ×     p99 ×  hello ÷ CPU |  requests      req/s    p50 ms    p99 ms  CPU µs  errors  server µs  ÷ server  machine µs"
         );
-        println!("{}", "-".repeat(148));
+        println!("{}", "-".repeat(160));
         for r in runs {
             println!(
-                "{:<18} {:>9.3} {:>9.2} {:>9.2} {:>12.3} | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7.1} {:>7} {:>10} {:>9}",
+                "{:<18} {:>9.3} {:>9.2} {:>9.2} {:>12.3} | {:>9} {:>10.0} {:>9.3} {:>9.3} {:>7.1} {:>7} {:>10} {:>9} {:>11.1}",
                 r.name,
                 r.rps / self.rps,
                 r.p50_ms / self.p50_ms,
@@ -182,7 +191,8 @@ impl Baseline {
                     format!("{:.3}", self.server_cpu_us / r.server_cpu_us)
                 } else {
                     "-".into()
-                }
+                },
+                r.machine_cpu_us
             );
         }
     }

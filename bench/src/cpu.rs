@@ -48,6 +48,27 @@ pub fn threads(name: &str) -> Option<Duration> {
     total
 }
 
+/// CPU time the whole machine has used so far, every process (a database
+/// server's too): user, nice, system, irq, softirq and steal from the
+/// first line of `/proc/stat`.
+pub fn machine() -> Option<Duration> {
+    machine_from(&std::fs::read_to_string("/proc/stat").ok()?)
+}
+
+fn machine_from(stat: &str) -> Option<Duration> {
+    let line = stat.lines().next()?.strip_prefix("cpu ")?;
+    let ticks: Vec<u64> = line
+        .split_whitespace()
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq steal
+    let busy = [0, 1, 2, 5, 6, 7]
+        .iter()
+        .map(|&i| ticks.get(i).copied().unwrap_or(0))
+        .sum::<u64>();
+    Some(Duration::from_millis(busy * 1000 / TICKS_PER_SEC))
+}
+
 /// Threads of the server's runtime where a bench pins it ([`crate::pin`]).
 pub const SERVER_THREADS: &str = "bench-server";
 
@@ -79,6 +100,14 @@ mod tests {
     fn reads_user_and_system_ticks_after_the_name() {
         let line = "4242 (tokio rt) worker) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 75 0 0 20 0 9 0 100 0 0";
         assert_eq!(stat_cpu(line), Some(Duration::from_millis(3250)));
+    }
+
+    #[test]
+    fn reads_the_machines_busy_ticks() {
+        let stat = "cpu  100 5 50 9000 40 3 2 1 0 0\ncpu0 50 2 25 4500 20 1 1 0 0 0\n";
+        // 100 + 5 + 50 + 3 + 2 + 1 ticks: idle and iowait left out.
+        assert_eq!(machine_from(stat), Some(Duration::from_millis(1610)));
+        assert_eq!(machine_from("intr 1 2 3"), None);
     }
 
     #[test]

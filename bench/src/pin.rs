@@ -71,6 +71,10 @@ pub fn runtime(name: &str, cores: &[usize]) -> io::Result<tokio::runtime::Runtim
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(cores.len().max(1))
         .thread_name(name)
+        // Blocking threads (the engine's reads) are kept for the whole
+        // run: the CPU time of a thread that ends leaves procfs with it,
+        // and [`crate::cpu::server`] would lose it.
+        .thread_keep_alive(std::time::Duration::from_secs(24 * 3600))
         .on_thread_start(move || {
             if let Err(e) = pin_current(&pinned) {
                 eprintln!("could not pin a thread: {e}");
