@@ -193,12 +193,7 @@ pub fn search(
             [c.clone().into()],
         ),
     }
-    let depot_protocol::Listed {
-        rows: mut buyers,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "buyers",
         COLS,
@@ -210,13 +205,8 @@ pub fn search(
         page,
         row,
     )?;
-    fill_channels(conn, &mut buyers)?;
-    Ok(depot_protocol::Listed {
-        rows: buyers,
-        total,
-        filtered,
-        cursor,
-    })
+    fill_channels(conn, &mut listed.rows)?;
+    Ok(listed)
 }
 
 fn fill_channels(conn: &Db, buyers: &mut [BuyerItem]) -> Result<()> {

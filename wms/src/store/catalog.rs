@@ -321,12 +321,7 @@ pub fn list(
         .map(|c| format!("i.{c}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let depot_protocol::Listed {
-        rows: mut items,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "items",
         &cols,
@@ -334,15 +329,10 @@ pub fn list(
         page,
         item_row,
     )?;
-    for item in &mut items {
+    for item in &mut listed.rows {
         fill_children(conn, item)?;
     }
-    Ok(depot_protocol::Listed {
-        rows: items,
-        total,
-        filtered,
-        cursor,
-    })
+    Ok(listed)
 }
 
 #[cfg(test)]

@@ -216,12 +216,7 @@ pub fn list(
     if let Some(s) = &f.supplier {
         q.and("supplier = ?", [s.clone().into()]);
     }
-    let depot_protocol::Listed {
-        rows: mut orders,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "inbound_orders",
         COLS,
@@ -229,15 +224,10 @@ pub fn list(
         page,
         row,
     )?;
-    for o in &mut orders {
+    for o in &mut listed.rows {
         o.lines = lines(conn, o.id)?;
     }
-    Ok(depot_protocol::Listed {
-        rows: orders,
-        total,
-        filtered,
-        cursor,
-    })
+    Ok(listed)
 }
 
 /// An inbound order made on another node, with its id and lines; a second

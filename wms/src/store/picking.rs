@@ -321,12 +321,7 @@ pub fn list(
     if let Some(w) = f.warehouse_id {
         q.and("warehouse_id = ?", [w.0.into()]);
     }
-    let depot_protocol::Listed {
-        rows: mut waves,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "waves",
         WAVE_COLS,
@@ -334,15 +329,10 @@ pub fn list(
         page,
         wave_row,
     )?;
-    for w in &mut waves {
+    for w in &mut listed.rows {
         fill(conn, w)?;
     }
-    Ok(depot_protocol::Listed {
-        rows: waves,
-        total,
-        filtered,
-        cursor,
-    })
+    Ok(listed)
 }
 
 /// A wave made on another node, with its ids and lines as they were there;

@@ -237,12 +237,7 @@ pub fn list(
     if let Some(to) = &f.to {
         q.and("dispatched_at < ?", [ts(to).into()]);
     }
-    let depot_protocol::Listed {
-        rows: mut list,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "shipments",
         COLS,
@@ -250,15 +245,10 @@ pub fn list(
         page,
         row,
     )?;
-    for s in &mut list {
+    for s in &mut listed.rows {
         s.packages = packages(conn, s.id)?;
     }
-    Ok(depot_protocol::Listed {
-        rows: list,
-        total,
-        filtered,
-        cursor,
-    })
+    Ok(listed)
 }
 
 /// Records a milestone; answers false when an event with this key was
@@ -426,12 +416,7 @@ pub fn runs(
     if let Some(w) = f.warehouse_id {
         q.and("warehouse_id = ?", [w.0.into()]);
     }
-    let depot_protocol::Listed {
-        rows: mut list,
-        total,
-        filtered,
-        cursor,
-    } = q.run(
+    let mut listed = q.run(
         conn,
         "dispatch_runs",
         RUN_COLS,
@@ -439,15 +424,10 @@ pub fn runs(
         page,
         run_row,
     )?;
-    for r in &mut list {
+    for r in &mut listed.rows {
         fill_run(conn, r)?;
     }
-    Ok(depot_protocol::Listed {
-        rows: list,
-        total,
-        filtered,
-        cursor,
-    })
+    Ok(listed)
 }
 
 /// A shipment made on another node, with its id, tracking number and
