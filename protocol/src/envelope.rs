@@ -80,18 +80,6 @@ pub struct Listed<T> {
     pub cursor: Option<String>,
 }
 
-impl<T> Listed<T> {
-    /// The same page with each row turned into another.
-    pub fn map<U>(self, f: impl FnMut(T) -> U) -> Listed<U> {
-        Listed {
-            rows: self.rows.into_iter().map(f).collect(),
-            total: self.total,
-            filtered: self.filtered,
-            cursor: self.cursor,
-        }
-    }
-}
-
 impl<T> From<Listed<T>> for ListEnvelope<T> {
     fn from(l: Listed<T>) -> Self {
         Self {

@@ -31,11 +31,6 @@ impl CountMemo {
         }
     }
 
-    /// How long an answer is reused: the bound on its staleness.
-    pub fn fresh_for(&self) -> Duration {
-        self.fresh_for
-    }
-
     fn key(sql: &str, args: &[Value]) -> String {
         format!("{sql}\u{0}{args:?}")
     }

@@ -7,31 +7,35 @@
 
 use anyhow::bail;
 use clap::Parser;
-use depot_bench::closed_loop::{Baseline, requests};
+use depot_bench::closed_loop::Baseline;
 use depot_bench::load::PARALLEL;
-use depot_bench::picking::{WAVE_ORDERS, Walk};
+use depot_bench::picking::WAVE_ORDERS;
 use depot_bench::pin::{self, Split};
-use depot_bench::{OpenRun, Run, Tally, closed_loop, load, open_loop, sku};
+use depot_bench::{OpenRun, load, sku};
 use depot_cloud::settings::{RateLimit, Settings};
 use depot_protocol::catalog::{ItemCreate, Price};
-use depot_protocol::order::{Address, Buyer};
-use depot_protocol::order_request::{OrderCreate, OrderLineCreate};
+use depot_protocol::order::Address;
 use depot_protocol::stock::{AdjustRequest, MovementReason};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{Money, OrderStatus, PriceListId, Timestamp, WarehouseId};
+use depot_protocol::{Money, PriceListId};
 use depot_wms::Wms;
-use serde_json::json;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+#[path = "bench/data.rs"]
+mod data;
+#[path = "bench/feed.rs"]
+mod feed;
 #[path = "bench/picking.rs"]
 mod picking;
+#[path = "bench/target.rs"]
+mod target;
 
-const CHANNELS: [&str; 3] = ["web", "marketplace", "pos"];
-const CATEGORIES: [&str; 5] = ["tools", "garden", "kitchen", "toys", "office"];
-const DAY: u64 = 86_400;
+use data::{CATEGORIES, DAY, mix, order, status_path};
+use feed::change_feed;
+use target::{Scenario, Target, measure, measure_open, measure_picks};
 
 #[derive(Parser, Debug)]
 #[command(about = "Benchmarks the cloud API against a hello-world baseline")]
@@ -70,15 +74,6 @@ struct Args {
     no_pin: bool,
 }
 
-/// splitmix64: a deterministic spread of bits, so the data set is the same
-/// on every run without a `rand` dependency.
-fn mix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
-
 /// Removes the data directory however `main` ends.
 struct TempDir(PathBuf);
 
@@ -86,252 +81,6 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
-}
-
-/// One order of the loaded history: 1–3 lines, a channel, a buyer
-/// and an order date within the last 90 days.
-fn order(i: u64, items: u64, now: Timestamp) -> OrderCreate {
-    let r = mix(i);
-    let first = r % items;
-    let lines = (0..1 + (r >> 8) % 3)
-        .map(|k| OrderLineCreate {
-            sku: sku((first + k * 7919) % items),
-            quantity: 1 + ((r >> (16 + k * 2)) % 3) as i64,
-            unit_price: None,
-        })
-        .collect();
-    OrderCreate {
-        channel: CHANNELS[(i % 3) as usize].into(),
-        external_ref: format!("L-{i}"),
-        warehouse_id: None,
-        buyer: Some(Buyer {
-            name: None,
-            email: Some(format!("buyer{}@example.com", r % 5000)),
-            phone: None,
-        }),
-        shipping_address: Some(depot_protocol::order::Address {
-            name: Some("Ana García".into()),
-            line1: Some("Calle de Alcalá 123".into()),
-            line2: None,
-            city: Some("Madrid".into()),
-            region: Some("Madrid".into()),
-            postal_code: Some("28009".into()),
-            country: Some("ES".into()),
-        }),
-        payments: None,
-        lines,
-        currency: None,
-        carrier: None,
-        service: None,
-        ordered_at: Some(now - Duration::from_secs((r >> 24) % (90 * DAY))),
-    }
-}
-
-/// The statuses an order is walked through after loading, so that status
-/// filters select a realistic share: 30% confirmed, 10% picking, 10%
-/// cancelled, the rest pending.
-fn status_path(i: u64) -> &'static [OrderStatus] {
-    match mix(i ^ 0xA5A5) % 10 {
-        0..=2 => &[OrderStatus::Confirmed],
-        3 => &[OrderStatus::Confirmed, OrderStatus::Picking],
-        4 => &[OrderStatus::Cancelled],
-        _ => &[],
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Scenario {
-    Hello,
-    OrderList,
-    /// The same ten pages, each read by the cursor of the page before.
-    OrderListCursor,
-    OrderCreate,
-    Adjust,
-}
-
-/// What every client worker shares.
-struct Target {
-    client: reqwest::Client,
-    /// One per instance: requests go to each in turn.
-    bases: Vec<String>,
-    key: String,
-    business: i64,
-    warehouse: WarehouseId,
-    items: u64,
-    /// The list URL, filtered by status and the last 60 days; `start` varies.
-    list: String,
-    /// The cursors of the list's first ten pages (the first page has
-    /// none), read once before the cursor scenario.
-    cursors: std::sync::OnceLock<Vec<Option<String>>>,
-    concurrency: usize,
-    /// Makes each created order's reference unique across workers.
-    seq: AtomicU64,
-}
-
-impl Target {
-    /// The instance the `n`-th request goes to.
-    fn base(&self, n: u64) -> &str {
-        &self.bases[(n % self.bases.len() as u64) as usize]
-    }
-
-    fn request(&self, s: Scenario, r: u64) -> reqwest::RequestBuilder {
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        let (base, b) = (self.base(n), self.business);
-        let req = match s {
-            Scenario::Hello => return self.client.get(format!("{base}/hello")),
-            Scenario::OrderList => self
-                .client
-                .get(format!("{base}{}&start={}", self.list, (n % 10) * 50)),
-            Scenario::OrderListCursor => {
-                let cursors = self.cursors.get().map_or(&[][..], Vec::as_slice);
-                match cursors.get((n % cursors.len().max(1) as u64) as usize) {
-                    Some(Some(c)) => self.client.get(format!("{base}{}&cursor={c}", self.list)),
-                    _ => self.client.get(format!("{base}{}", self.list)),
-                }
-            }
-            Scenario::OrderCreate => self
-                .client
-                .post(format!("{base}/v1/orders/{b}/create"))
-                .json(&json!({
-                    "channel": CHANNELS[(r % 3) as usize],
-                    "external_ref": format!("B-{n}"),
-                    "shipping_address": {"name": "Ana García", "line1": "Calle de Alcalá 123", "postal_code": "28009", "city": "Madrid", "region": "Madrid", "country": "ES"},
-                    "buyer": {"email": format!("buyer{}@example.com", r % 5000)},
-                    "lines": [{"sku": sku(r % self.items), "quantity": 1 + (r >> 32) % 3}],
-                })),
-            Scenario::Adjust => self
-                .client
-                .post(format!("{base}/v1/inventory/{b}/adjust"))
-                .json(&json!({
-                    "warehouse_id": self.warehouse,
-                    "sku": sku(r % self.items),
-                    "reason": "adjusted",
-                    "delta": if r >> 63 == 0 { 1 } else { -1 },
-                })),
-        };
-        req.header("x-api-key", &self.key)
-    }
-}
-
-/// What reading the change feed after a channel edit took.
-struct Feed {
-    edit_ms: f64,
-    items: usize,
-    pages: usize,
-    read_ms: f64,
-}
-
-/// Edits channel `bench-1` to hold nothing back, which changes every
-/// item's figure, then reads them all through the change feed over HTTP,
-/// 1,000 a page, as a connector would.
-async fn change_feed(
-    wms: &Wms,
-    t: &Target,
-    business: depot_protocol::BusinessId,
-) -> anyhow::Result<Feed> {
-    let page = |after: &str| {
-        t.client
-            .get(format!(
-                "{}/v1/channels/{}/bench-1/availability/changes?after={after}&limit=1000",
-                t.bases[0], t.business
-            ))
-            .header("x-api-key", &t.key)
-            .send()
-    };
-    // To the feed's head first.
-    let mut cursor = String::new();
-    loop {
-        let body: serde_json::Value = page(&cursor).await?.error_for_status()?.json().await?;
-        let next = body["next"].as_str().unwrap_or_default().to_owned();
-        if next == cursor {
-            break;
-        }
-        cursor = next;
-    }
-    let fields = serde_json::from_value(json!({"code": "bench-1", "name": "Bench channel 1",
-        "kind": "marketplace", "warehouse_ids": [t.warehouse.0], "buffer_units": 0}))?;
-    let editing = Instant::now();
-    wms.edit_channel(business, "bench-1".into(), fields).await?;
-    let edit_ms = editing.elapsed().as_secs_f64() * 1000.0;
-    let reading = Instant::now();
-    let (mut items, mut pages) = (0, 0);
-    loop {
-        let body: serde_json::Value = page(&cursor).await?.error_for_status()?.json().await?;
-        let rows = body["data"].as_array().map_or(0, Vec::len);
-        if rows == 0 {
-            break;
-        }
-        items += rows;
-        pages += 1;
-        cursor = body["next"].as_str().unwrap_or_default().to_owned();
-    }
-    Ok(Feed {
-        edit_ms,
-        items,
-        pages,
-        read_ms: reading.elapsed().as_secs_f64() * 1000.0,
-    })
-}
-
-/// Runs scenario `s` with `t.concurrency` clients.
-async fn measure(
-    t: &Arc<Target>,
-    s: Scenario,
-    name: &'static str,
-    secs: u64,
-) -> anyhow::Result<Run> {
-    closed_loop(name, secs, t.concurrency, |w, deadline| {
-        let t = t.clone();
-        async move {
-            let mut r = mix(w as u64 + 1);
-            requests(deadline, || {
-                r = mix(r);
-                t.request(s, r)
-            })
-            .await
-        }
-    })
-    .await
-}
-
-/// Scenario `s` open loop: `rate` requests a second for `secs`, each
-/// timed from when it was due.
-async fn measure_open(
-    t: &Arc<Target>,
-    s: Scenario,
-    name: &'static str,
-    rate: f64,
-    secs: u64,
-) -> OpenRun {
-    open_loop(name, rate, secs as f64, |i| {
-        let req = t.request(s, mix(i as u64 + 1));
-        async move {
-            let resp = req.send().await.map_err(|e| e.to_string())?;
-            let status = resp.status();
-            let body = resp.text().await.map_err(|e| e.to_string())?;
-            if status.is_success() {
-                Ok(())
-            } else {
-                Err(format!("{status}: {body:.300}"))
-            }
-        }
-    })
-    .await
-}
-
-/// The pick-scan scenario: one scanner per wave.
-async fn measure_picks(t: &Arc<Target>, walks: Vec<Walk>, secs: u64) -> anyhow::Result<Run> {
-    let walks = Arc::new(walks);
-    closed_loop("pick scan", secs, walks.len(), |w, deadline| {
-        let (t, walks) = (t.clone(), walks.clone());
-        async move {
-            match walks.get(w) {
-                Some(walk) => picking::scan(&t, walk, deadline).await,
-                None => Tally::default(),
-            }
-        }
-    })
-    .await
 }
 
 /// The group-commit writers' (jobs, commits) so far, summed over the

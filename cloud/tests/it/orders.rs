@@ -203,18 +203,20 @@ async fn search_by_status_date_channel_customer_with_paging() {
     );
 
     // Pages are newest first, disjoint and complete.
+    let refs = |body: &serde_json::Value| -> Vec<String> {
+        body["data"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|o| o["external_ref"].as_str().map(str::to_owned))
+            .collect()
+    };
     let mut seen = Vec::new();
     for start in (0..30).step_by(7) {
         let r = app
             .get(&format!("/v1/orders/{b}/list?start={start}&length=7"))
             .await;
-        seen.extend(
-            r.body["data"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o["external_ref"].as_str().map(str::to_owned)),
-        );
+        seen.extend(refs(&r.body));
     }
     let expected: Vec<String> = (0..30).rev().map(|i| format!("F-{i}")).collect();
     assert_eq!(seen, expected);
@@ -227,13 +229,7 @@ async fn search_by_status_date_channel_customer_with_paging() {
         let r = app.get(&path).await;
         assert_eq!(r.status, 200, "{path}: {:?}", r.body);
         assert_eq!(r.body["recordsFiltered"], "30");
-        seen.extend(
-            r.body["data"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o["external_ref"].as_str().map(str::to_owned)),
-        );
+        seen.extend(refs(&r.body));
         match r.body["cursor"].as_str() {
             Some(c) => path = format!("/v1/orders/{b}/list?length=7&cursor={c}"),
             None => break,

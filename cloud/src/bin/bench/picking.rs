@@ -2,7 +2,7 @@
 //! each worked through by one scanner, one unit per scan, as a station
 //! working one order at a time would.
 
-use crate::Target;
+use crate::target::Target;
 use depot_bench::Tally;
 use depot_bench::load::PARALLEL;
 use depot_bench::picking::{Walk, Workload};
