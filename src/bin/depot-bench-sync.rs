@@ -16,38 +16,56 @@
 //! run: three businesses, each with an edge and the same backlog, drained
 //! one after the other with the checks off, on, and off again
 //! (`Wms::set_ownership_checks`, which exists for this baseline alone).
+//!
+//! With `--edges N` it benchmarks many edges reconnecting at once to one
+//! cloud instead (`bench_sync/fleet.rs`): `--events` is then each edge's
+//! backlog.
 
 use anyhow::bail;
 use clap::Parser;
-use depot_cloud::settings::Settings as CloudSettings;
 use depot_edge::settings::Broker as EdgeBroker;
 use depot_mqtt::MqttUrl;
+use depot_protocol::EventId;
 use depot_protocol::sync::message::{self, UpMessage};
 use depot_wms::Wms;
 use std::path::{Path, PathBuf};
-use tokio::net::TcpListener;
 
 #[path = "bench_sync/drain.rs"]
 mod drain;
+#[path = "bench_sync/fleet.rs"]
+mod fleet;
 #[path = "bench_sync/raw.rs"]
 mod raw;
 #[path = "bench_sync/rig.rs"]
 mod rig;
 
 use drain::{Drained, Tenant, drain, tenant};
-use rig::{Mosquitto, Running, TempDir};
+use rig::{Mosquitto, TempDir, start_cloud};
 
 /// The goal from the issue: the drain at least half as fast as raw MQTT.
 const GOAL_RATIO: f64 = 0.5;
+/// Issue 32, item 5: one edge's drain at least 0.75 × raw MQTT.
+const GOAL_RATIO_32: f64 = 0.75;
 /// And with the ownership checks on, within 10 % of the drain without.
 const CHECKS_GOAL: f64 = 0.9;
 
 #[derive(Parser, Debug)]
 #[command(about = "Benchmarks the edge → cloud drain through Mosquitto against raw MQTT")]
 struct Args {
-    /// Events queued at the edge while its link is down.
-    #[arg(long, default_value_t = 100_000)]
-    events: usize,
+    /// Events queued at the edge while its link is down [default: 100000;
+    /// with --edges, each edge's, default 2000].
+    #[arg(long)]
+    events: Option<usize>,
+    /// Many edges at once instead: this many edges, each with its backlog
+    /// of --events, reconnect at the same moment to one cloud.
+    #[arg(long)]
+    edges: Option<usize>,
+    /// With --edges: the edges of one business (each its own warehouse);
+    /// the cloud pages each edge's events down to the others of its
+    /// business. 1 (the default): a business for every edge, as a cloud of
+    /// many merchants with a box each.
+    #[arg(long, default_value_t = 1)]
+    edges_per_business: usize,
     /// The broker both sides use. Without it (and without
     /// DEPOT_TEST_MQTT_URL) the bench starts its own Mosquitto.
     #[arg(long, env = "DEPOT_TEST_MQTT_URL")]
@@ -67,6 +85,14 @@ struct Args {
     /// scratch directory. Its tables are left as the run wrote them.
     #[arg(long)]
     database: Option<String>,
+}
+
+impl Args {
+    /// Events queued at each edge.
+    fn events(&self) -> usize {
+        self.events
+            .unwrap_or(if self.edges.is_some() { 2_000 } else { 100_000 })
+    }
 }
 
 /// What one timed transfer did.
@@ -89,17 +115,21 @@ impl Run {
 struct Backlog {
     event_sizes: Vec<usize>,
     batches: Vec<(usize, Vec<u8>)>,
+    /// The events' ids, in order.
+    ids: Vec<EventId>,
 }
 
 async fn encode_backlog(edge: &Wms, head: i64, window: i64) -> anyhow::Result<Backlog> {
     let mut event_sizes = Vec::new();
     let mut batches = Vec::new();
+    let mut ids = Vec::new();
     let mut after = 0;
     while after < head {
         let to = (after + window.max(1)).min(head);
         let limit = u32::try_from(to - after)?;
         let events = edge.outgoing_sync(after, to, limit).await?;
         event_sizes.extend(events.iter().map(|e| message::encode(e).len()));
+        ids.extend(events.iter().map(|e| e.id));
         let (cut, oversized) = message::batches("0192f7a1c0de7000a000000000000000", events);
         if !oversized.is_empty() {
             bail!("{} events are too large to send", oversized.len());
@@ -116,6 +146,7 @@ async fn encode_backlog(edge: &Wms, head: i64, window: i64) -> anyhow::Result<Ba
     Ok(Backlog {
         event_sizes,
         batches,
+        ids,
     })
 }
 
@@ -144,14 +175,33 @@ async fn main() -> anyhow::Result<()> {
         TempDir(std::env::temp_dir().join(format!("depot-bench-sync-{}", std::process::id())));
     let _ = std::fs::remove_dir_all(&tmp.0);
     std::fs::create_dir_all(&tmp.0)?;
+    if let Some(edges) = args.edges {
+        // Before Mosquitto starts: it inherits the limit.
+        rig::ensure_file_limit(fleet::files_needed(edges))?;
+    }
     let (url, mosquitto) = match &args.mqtt_url {
         Some(url) => (url.clone(), None),
         None => {
-            let m = Mosquitto::start(&args.mosquitto, &tmp.0).await?;
+            // Many publishers at once: Mosquitto before 2.0.13 miscounts a
+            // subscriber's queue then and drops QoS 1 messages to it, far
+            // below its limit (1,000 queued): the raw baseline would lose
+            // some. Unbounded queues, in that mode only.
+            let extra = if args.edges.is_some() {
+                "max_queued_messages 0\n"
+            } else {
+                ""
+            };
+            let m = Mosquitto::start(&args.mosquitto, &tmp.0, extra).await?;
             (m.url.clone(), Some(m))
         }
     };
-    let result = bench(&args, &tmp.0, &url, mosquitto.is_some()).await;
+    let result = match args.edges {
+        Some(edges) => {
+            let broker = mosquitto.as_ref().map(|m| m.pid());
+            fleet::bench(&args, edges, &tmp.0, &url, broker).await
+        }
+        None => bench(&args, &tmp.0, &url, mosquitto.is_some()).await,
+    };
     if let Some(m) = mosquitto {
         m.stop().await;
     }
@@ -173,28 +223,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     // --- The cloud, and three businesses, each with an edge and its
     // backlog: the drain is timed with the ownership checks on, and, as
     // their baseline, off before and after it.
-    let mut cloud_settings = CloudSettings {
-        data_dir: dir.join("cloud"),
-        ..CloudSettings::default()
-    };
-    cloud_settings.broker.url = Some(url.to_owned());
-    if let Some(database) = &args.database {
-        cloud_settings.database.url = depot_cloud::settings::Secret(database.clone());
-    }
-    let cloud = depot_cloud::admin::open(&cloud_settings)?;
-    let broker = depot_cloud::Broker::start(&cloud_settings).await?;
-    let cloud_listener = TcpListener::bind("127.0.0.1:0").await?;
-    let cloud_server = {
-        let (cloud, settings) = (cloud.clone(), cloud_settings.clone());
-        Running::spawn(move |stopped| async move {
-            depot_cloud::Daemon::new(cloud, settings.clone())
-                .sync_through(&broker)
-                .serve(cloud_listener, async {
-                    let _ = stopped.await;
-                })
-                .await
-        })
-    };
+    let (cloud, cloud_server) = start_cloud(dir, url, args.database.as_deref()).await?;
     let unchecked_before = tenant(args, dir, url, &cloud, 1, "checks off (before)").await?;
     let main = tenant(args, dir, url, &cloud, 2, "checks on").await?;
     let unchecked_after = tenant(args, dir, url, &cloud, 3, "checks off (after)").await?;
@@ -330,6 +359,14 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     println!(
         "goal: drain >= {GOAL_RATIO} x raw publish -> subscribe of as many messages of the same size: {ratio:.3} x -> {}",
         if ratio >= GOAL_RATIO {
+            "met"
+        } else {
+            "NOT met"
+        }
+    );
+    println!(
+        "goal (issue 32, item 5): one edge's drain >= {GOAL_RATIO_32} x the same: {ratio:.3} x -> {}",
+        if ratio >= GOAL_RATIO_32 {
             "met"
         } else {
             "NOT met"

@@ -12,7 +12,7 @@ use depot_protocol::sync::EdgeId;
 use depot_protocol::tenant::Caller;
 use depot_protocol::{BusinessId, ItemId, WarehouseId};
 use depot_wms::Wms;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
@@ -28,7 +28,7 @@ const EDGE_ID: &str = "bench-sync";
 /// comparison do not share a business, so no drain pages another's events
 /// down to its edge while it is timed.
 pub struct Tenant {
-    pub label: &'static str,
+    pub label: String,
     pub business: BusinessId,
     pub warehouse: WarehouseId,
     pub items: Vec<ItemId>,
@@ -38,6 +38,24 @@ pub struct Tenant {
     /// The edge's outbox: acknowledged through `acked`, made through `head`.
     pub acked: i64,
     pub head: i64,
+}
+
+/// A business of the cloud: its catalog (the same `ITEMS` items in
+/// each), a key, and warehouses for its edges.
+pub struct Business {
+    pub id: BusinessId,
+    pub warehouses: Vec<WarehouseId>,
+    pub items: Vec<ItemId>,
+    pub caller: Caller,
+    pub secret: String,
+}
+
+/// What an edge is offered: the broker, its window, and the events it
+/// makes with its link down.
+pub struct Offered<'a> {
+    pub url: &'a str,
+    pub window: i64,
+    pub events: usize,
 }
 
 /// A business, its catalog and key, and its edge, which goes online once
@@ -50,18 +68,54 @@ pub async fn tenant(
     n: usize,
     label: &'static str,
 ) -> anyhow::Result<Tenant> {
-    let business = cloud
-        .create_business(&format!("Bench {n}"), "EUR", "UTC")
-        .await?
-        .id;
-    let warehouse = cloud
-        .create_warehouse(business, "W1", "Main", Address::default(), false)
-        .await?
-        .id;
-    let key = cloud.create_key(business, None).await?;
+    let b = business(cloud, &format!("Bench {n}"), 1).await?;
+    let warehouse = *b.warehouses.first().context("no warehouse")?;
+    let offered = Offered {
+        url,
+        window: args.window,
+        events: args.events(),
+    };
+    let edge_id = EdgeId::parse(&format!("{EDGE_ID}-{n}"))?;
+    let (t, took) = edge(
+        cloud,
+        &b,
+        &offered,
+        edge_id,
+        warehouse,
+        dir.join(format!("edge-{n}")),
+        label.to_owned(),
+    )
+    .await?;
+    eprintln!(
+        "{label}: edge {} of business {} made {} adjustments in {:.1} s with its link down; outbox {}..{}",
+        t.edge_id,
+        t.business,
+        args.events(),
+        took.as_secs_f64(),
+        t.acked,
+        t.head
+    );
+    Ok(t)
+}
+
+/// A business with `warehouses` warehouses (W1, W2, …), a key, and the
+/// catalog its edges adjust.
+pub async fn business(cloud: &Wms, name: &str, warehouses: usize) -> anyhow::Result<Business> {
+    let id = cloud.create_business(name, "EUR", "UTC").await?.id;
+    let mut made = Vec::with_capacity(warehouses);
+    for w in 1..=warehouses {
+        let code = format!("W{w}");
+        made.push(
+            cloud
+                .create_warehouse(id, &code, &format!("Site {w}"), Address::default(), false)
+                .await?
+                .id,
+        );
+    }
+    let key = cloud.create_key(id, None).await?;
     let caller = Caller {
         key_id: key.key.id,
-        business_id: business,
+        business_id: id,
     };
     let mut items: Vec<ItemId> = Vec::new();
     for i in 0..ITEMS {
@@ -70,21 +124,49 @@ pub async fn tenant(
             name: format!("Sync item {i}"),
             ..ItemCreate::default()
         };
-        items.push(cloud.create_item(business, item).await?.id);
+        items.push(cloud.create_item(id, item).await?.id);
     }
-    let edge_id = EdgeId::parse(&format!("{EDGE_ID}-{n}"))?;
+    Ok(Business {
+        id,
+        warehouses: made,
+        items,
+        caller,
+        secret: key.secret,
+    })
+}
+
+/// Registers an edge of `b` serving `warehouse`, which goes online once
+/// for the catalog and the key, then makes `offered.events` adjustments
+/// in that warehouse with its link down; answers it with the time its
+/// backlog took to make.
+pub async fn edge(
+    cloud: &Wms,
+    b: &Business,
+    offered: &Offered<'_>,
+    edge_id: EdgeId,
+    warehouse: WarehouseId,
+    data_dir: PathBuf,
+    label: String,
+) -> anyhow::Result<(Tenant, Duration)> {
+    let business = b.id;
     let node = cloud
         .register_edge(business, edge_id.clone(), None)
         .await?
         .node;
+    if b.warehouses.len() > 1 {
+        // An edge of a business with several sites serves its own.
+        cloud
+            .set_edge_warehouses(business, edge_id.clone(), vec![warehouse])
+            .await?;
+    }
     let settings = EdgeSettings {
         business_id: business.0,
         edge_id: edge_id.to_string(),
         node,
-        data_dir: dir.join(format!("edge-{n}")),
+        data_dir,
         broker: EdgeBroker {
-            url: url.to_owned(),
-            window: args.window,
+            url: offered.url.to_owned(),
+            window: offered.window,
             ..EdgeBroker::default()
         },
         log: "warn".into(),
@@ -92,13 +174,13 @@ pub async fn tenant(
     };
     let edge = depot_edge::open(&settings)?;
     let online = start_edge(&edge, &settings, TcpListener::bind("127.0.0.1:0").await?);
-    let last = items.last().copied().context("no items")?;
+    let last = b.items.last().copied().context("no items")?;
     eventually("the catalog at the edge", || async {
         edge.item(business, last).await.is_ok()
     })
     .await?;
     eventually("the key at the edge", || async {
-        matches!(edge.authenticate(&key.secret).await, Ok(Some(_)))
+        matches!(edge.authenticate(&b.secret).await, Ok(Some(_)))
     })
     .await?;
     online.stop().await?;
@@ -107,8 +189,9 @@ pub async fn tenant(
     let mut set = JoinSet::new();
     let mut made = 0;
     let mut next = 0;
-    while made < args.events {
-        while next < args.events && set.len() < PARALLEL {
+    let caller = b.caller;
+    while made < offered.events {
+        while next < offered.events && set.len() < PARALLEL {
             let (edge, req) = (edge.clone(), adjustment(warehouse, next));
             set.spawn(async move { edge.adjust(caller, req).await });
             next += 1;
@@ -119,23 +202,23 @@ pub async fn tenant(
         done.context("an adjustment task panicked")??;
         made += 1;
     }
+    let took = started.elapsed();
     let head = edge.outgoing_head().await?;
     let (acked, _) = edge.sync_state().await?;
-    eprintln!(
-        "{label}: edge {edge_id} of business {business} made {made} adjustments in {:.1} s with its link down; outbox {acked}..{head}",
-        started.elapsed().as_secs_f64()
-    );
-    Ok(Tenant {
-        label,
-        business,
-        warehouse,
-        items,
-        edge_id,
-        edge,
-        settings,
-        acked,
-        head,
-    })
+    Ok((
+        Tenant {
+            label,
+            business,
+            warehouse,
+            items: b.items.clone(),
+            edge_id,
+            edge,
+            settings,
+            acked,
+            head,
+        },
+        took,
+    ))
 }
 
 /// What one drain took.
@@ -227,6 +310,20 @@ pub async fn drain(args: &Args, cloud: &Wms, t: &Tenant, checked: bool) -> anyho
     })
 }
 
+/// The on-hand quantity of each item (in the order of `Tenant::items`)
+/// once `events` adjustments of [`adjustment`] are applied, each once.
+pub fn expected_on_hand(events: usize) -> Vec<i64> {
+    let mut on_hand = vec![0; ITEMS];
+    for i in 0..events {
+        on_hand[i % ITEMS] += delta(i);
+    }
+    on_hand
+}
+
+fn delta(i: usize) -> i64 {
+    if i % 2 == 0 { 3 } else { -1 }
+}
+
 fn adjustment(warehouse: WarehouseId, i: usize) -> AdjustRequest {
     AdjustRequest {
         warehouse_id: warehouse,
@@ -234,7 +331,7 @@ fn adjustment(warehouse: WarehouseId, i: usize) -> AdjustRequest {
         sku: Some(format!("SYNC-{:02}", i % ITEMS)),
         reason: MovementReason::Adjusted,
         quantity: None,
-        delta: Some(if i % 2 == 0 { 3 } else { -1 }),
+        delta: Some(delta(i)),
         counted: None,
         to_warehouse_id: None,
         to_location: None,
