@@ -178,6 +178,31 @@ pub struct Walk {
 }
 
 impl Walk {
+    /// Where a scanner starts: on the first line, with all its units left.
+    pub fn position(&self) -> Position {
+        Position {
+            line: 0,
+            left: self.lines.first().map_or(0, |l| l.units),
+        }
+    }
+
+    /// Takes the next unit to scan at `at`: one unit of its line while the
+    /// line has units left, else of the next that has; none at the end of
+    /// the walk. The position is owned, so tasks that share a station (an
+    /// open loop's, each sending one scan) can keep it behind a lock and
+    /// take a unit each.
+    pub fn take(&self, at: &mut Position) -> Option<&Line> {
+        loop {
+            let line = self.lines.get(at.line)?;
+            if at.left > 0 {
+                at.left -= 1;
+                return Some(line);
+            }
+            at.line += 1;
+            at.left = self.lines.get(at.line)?.units;
+        }
+    }
+
     /// A scanner at the start of the walk.
     pub fn start(&self) -> Walker<'_> {
         let mut lines = self.lines.iter();
@@ -188,6 +213,15 @@ impl Walk {
             left: line.map_or(0, |l| l.units),
         }
     }
+}
+
+/// Where a scanner is on its walk, as owned state ([`Walk::take`] moves
+/// it): the index of its line in the walk, and the units left to take on
+/// that line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Position {
+    pub line: usize,
+    pub left: i64,
 }
 
 /// Where a scanner is on its walk.
@@ -207,5 +241,51 @@ impl<'a> Walker<'a> {
             self.left = self.line?.units;
         }
         self.line
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: i64, units: i64) -> Line {
+        Line {
+            id: PickLineId(id),
+            order: OrderId(id / 10),
+            sku: crate::sku(id as u64),
+            units,
+        }
+    }
+
+    #[test]
+    fn a_position_takes_every_unit_of_each_line_then_ends() {
+        // A line with nothing to pick is passed over.
+        let walk = Walk {
+            wave: WaveId(7),
+            lines: vec![line(11, 2), line(12, 0), line(21, 1), line(22, 3)],
+        };
+        let mut at = walk.position();
+        assert_eq!(at, Position { line: 0, left: 2 });
+        let taken: Vec<i64> = std::iter::from_fn(|| walk.take(&mut at))
+            .map(|l| l.id.0)
+            .collect();
+        assert_eq!(taken, [11, 11, 21, 22, 22, 22]);
+        assert_eq!(walk.take(&mut at).map(|l| l.id), None);
+        assert_eq!(walk.take(&mut at).map(|l| l.id), None);
+
+        let mut at = walk.position();
+        assert_eq!(walk.take(&mut at).map(|l| l.id), Some(PickLineId(11)));
+        assert_eq!(at, Position { line: 0, left: 1 });
+        walk.take(&mut at);
+        assert_eq!(walk.take(&mut at).map(|l| l.id), Some(PickLineId(21)));
+        assert_eq!(at, Position { line: 2, left: 0 });
+
+        let empty = Walk {
+            wave: WaveId(8),
+            lines: Vec::new(),
+        };
+        let mut at = empty.position();
+        assert_eq!(at, Position { line: 0, left: 0 });
+        assert!(empty.take(&mut at).is_none());
     }
 }

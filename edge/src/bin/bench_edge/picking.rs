@@ -1,21 +1,24 @@
 //! The pick-scan scenario at the edge: orders confirmed in the cloud reach
 //! the edge through the down feed; the edge makes one wave per station and
 //! each station scans its wave one unit at a time, order after order, as a
-//! station working one order at a time does.
+//! station working one order at a time does: closed loop (each station
+//! waiting for its answer), or open loop (scans sent at a fixed rate, round
+//! robin over the stations, whatever the answers do).
 
 use crate::seed::Cloud;
-use depot_bench::Tally;
-use depot_bench::picking::{Walk, Workload};
+use depot_bench::picking::{Position, Walk, Workload};
+use depot_bench::{OpenRun, Tally};
 use depot_protocol::picking::{ScanRequest, ScanResult};
 use depot_protocol::tenant::Caller;
-use depot_protocol::{DataEnvelope, OrderId};
+use depot_protocol::{BusinessId, DataEnvelope, OrderId};
 use depot_wms::Wms;
 use serde_json::json;
 use std::future::Future;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
-/// Scans per second the waves are sized for: far above what a small box
-/// serves, so no station runs out of work before the end.
+/// Scans per second each set of waves is sized for: far above what a small
+/// box serves, so no station runs out of work before the end.
 const SCAN_BUDGET: u64 = 40_000;
 
 /// The waves built, and what building them took.
@@ -27,15 +30,21 @@ pub struct Setup {
 }
 
 /// Stock and confirmed orders in the cloud, replicated to `edge`, then
-/// `waves` waves made at the edge, sized for `secs` seconds of scanning.
+/// `sets` sets of `stations` waves made at the edge, each set sized for
+/// `secs` seconds of scanning at `rate` scans a second or more.
 pub async fn setup(
     cloud: &Cloud,
     edge: &Wms,
-    waves: usize,
+    sets: usize,
+    stations: usize,
     items: u64,
     secs: u64,
+    rate: f64,
 ) -> anyhow::Result<Setup> {
-    let work = Workload::new(waves, items, secs, SCAN_BUDGET);
+    // The budget is shared by every wave of the workload: each set gets
+    // its part of it.
+    let per_set = SCAN_BUDGET.max(rate.max(0.0).ceil() as u64);
+    let work = Workload::new(sets * stations, items, secs, per_set * sets as u64);
     work.seed(&cloud.wms, cloud.caller, cloud.warehouse, "cloud")
         .await?;
     let replicated = cloud.replicate_to(edge).await?;
@@ -104,6 +113,60 @@ where
         }
     }
     tally
+}
+
+/// Scans on `walks` open loop over HTTP: `rate` a second for `secs`,
+/// whatever the answers do, request `i` for station `i % walks.len()`,
+/// each timed from when it was due. The unit is taken from the station's
+/// walk when its scan is sent; the answer is checked as the closed loop
+/// checks it (a 2xx for the line meant), and a station with nothing left
+/// to scan is an error too.
+pub async fn open_loop(
+    client: &reqwest::Client,
+    url: &Arc<String>,
+    key: &Arc<String>,
+    walks: &Arc<Vec<Walk>>,
+    rate: f64,
+    secs: u64,
+) -> OpenRun {
+    let at: Arc<Vec<Mutex<Position>>> =
+        Arc::new(walks.iter().map(|w| Mutex::new(w.position())).collect());
+    depot_bench::open_loop("pick scan (HTTP)", rate, secs as f64, |i| {
+        let s = i % walks.len().max(1);
+        let taken = walks.get(s).and_then(|walk| {
+            let mut at = at.get(s)?.lock().unwrap_or_else(PoisonError::into_inner);
+            walk.take(&mut at).map(|l| {
+                (
+                    l.id,
+                    Scan {
+                        wave: walk.wave,
+                        order: l.order,
+                        code: l.sku.clone(),
+                    },
+                )
+            })
+        });
+        let (client, url, key) = (client.clone(), url.clone(), key.clone());
+        async move {
+            let Some((line, scan)) = taken else {
+                return Err(format!("station {s} has nothing left to scan"));
+            };
+            match over_http(&client, &url, &key, scan).await? {
+                r if r.line_id == line => Ok(()),
+                r => Err(format!("the scan for line {line} took line {}", r.line_id)),
+            }
+        }
+    })
+    .await
+}
+
+/// Units picked so far on `walks`' waves, as the edge's database has them.
+pub async fn picked(edge: &Wms, business: BusinessId, walks: &[Walk]) -> anyhow::Result<i64> {
+    let mut units = 0;
+    for w in walks {
+        units += edge.wave(business, w.wave).await?.units_picked;
+    }
+    Ok(units)
 }
 
 /// A scan over HTTP, as a station sends it.
