@@ -65,6 +65,9 @@ pub struct OpenRun {
     pub p99_ms: f64,
     pub p999_ms: f64,
     pub max_ms: f64,
+    /// When the slowest request was due, in seconds from the start: a
+    /// stall at the start is a warm-up's, one in the middle the server's.
+    pub max_at_s: f64,
     /// CPU time of the whole process per request, in microseconds.
     pub cpu_us: f64,
 }
@@ -90,9 +93,9 @@ where
     let mut lat = Vec::with_capacity(schedule.len());
     let mut errors = Vec::new();
     let mut count =
-        |done: Result<(Duration, Result<(), String>), tokio::task::JoinError>| match done {
-            Ok((took, outcome)) => {
-                lat.push(took);
+        |done: Result<(usize, Duration, Result<(), String>), tokio::task::JoinError>| match done {
+            Ok((i, took, outcome)) => {
+                lat.push((i, took));
                 if let Err(e) = outcome {
                     errors.push(e);
                 }
@@ -105,7 +108,7 @@ where
         let request = send(i);
         set.spawn(async move {
             let outcome = request.await;
-            (due.elapsed(), outcome)
+            (i, due.elapsed(), outcome)
         });
         // What has finished is counted now, so a long run holds few tasks.
         while let Some(done) = set.try_join_next() {
@@ -122,13 +125,20 @@ fn summarise(
     name: &'static str,
     rate: f64,
     schedule: Schedule,
-    mut lat: Vec<Duration>,
+    by_due: Vec<(usize, Duration)>,
     errors: Vec<String>,
     cpu_before: Option<Duration>,
 ) -> OpenRun {
     let elapsed = schedule.start.elapsed().as_secs_f64();
     let cpu = crate::cpu::since(cpu_before);
     crate::closed_loop::report_errors(name, &errors);
+    let at = |i: usize| (schedule.due(i) - schedule.start).as_secs_f64();
+    let max_at_s = by_due
+        .iter()
+        .max_by_key(|(_, took)| *took)
+        .map_or(0.0, |&(i, _)| at(i));
+    let slow = Slow::of(&by_due, &at).map_or_else(String::new, |s| s.to_string());
+    let mut lat: Vec<Duration> = by_due.into_iter().map(|(_, took)| took).collect();
     lat.sort_unstable();
     let run = OpenRun {
         name,
@@ -140,13 +150,52 @@ fn summarise(
         p99_ms: per_mille(&lat, 990),
         p999_ms: per_mille(&lat, 999),
         max_ms: lat.last().map_or(0.0, |d| d.as_secs_f64() * 1e3),
+        max_at_s,
         cpu_us: cpu.map_or(0.0, |c| crate::cpu::micros_per(c, lat.len())),
     };
     eprintln!(
-        "  {name}: offered {:.0}/s, achieved {:.0}/s, p99 {:.2} ms",
-        run.offered, run.achieved, run.p99_ms
+        "  {name}: offered {:.0}/s, achieved {:.0}/s, p99 {:.2} ms, max {:.1} ms (due {max_at_s:.2} s into the run){slow}",
+        run.offered, run.achieved, run.p99_ms, run.max_ms
     );
     run
+}
+
+/// The requests slower than [`Slow::OVER`]: how many, and between which
+/// due times, so one stall tells from many.
+struct Slow {
+    count: usize,
+    first_s: f64,
+    last_s: f64,
+}
+
+impl Slow {
+    const OVER: Duration = Duration::from_millis(50);
+
+    fn of(by_due: &[(usize, Duration)], at: &dyn Fn(usize) -> f64) -> Option<Self> {
+        let slow: Vec<usize> = by_due
+            .iter()
+            .filter(|(_, took)| *took > Self::OVER)
+            .map(|&(i, _)| i)
+            .collect();
+        Some(Self {
+            count: slow.len(),
+            first_s: at(*slow.iter().min()?),
+            last_s: at(*slow.iter().max()?),
+        })
+    }
+}
+
+impl std::fmt::Display for Slow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "; {} over {} ms, due between {:.2} s and {:.2} s",
+            self.count,
+            Self::OVER.as_millis(),
+            self.first_s,
+            self.last_s
+        )
+    }
 }
 
 impl OpenRun {

@@ -365,10 +365,34 @@ async fn pick_scan(
     let mut open_scans = None;
     if args.rate > 0.0 {
         open.push(hello_open(&client, &base, args.rate, secs).await);
+        // The stations start their first orders within a few ms of each
+        // other (each first scan moves its order to picking): a transient
+        // no floor has, which the warm-up second takes (reported on stderr,
+        // not recorded), as the closed loop's warm-up does.
+        let at = picking::positions(&open_walks);
+        let warm = picking::open_loop(
+            "warm-up (open loop)",
+            &client,
+            (&url, &key),
+            (&open_walks, &at),
+            args.rate,
+            1,
+        )
+        .await;
         let from = writer_counts(&edge);
-        let run = picking::open_loop(&client, &url, &key, &open_walks, args.rate, secs).await;
+        let run = picking::open_loop(
+            "pick scan (HTTP)",
+            &client,
+            (&url, &key),
+            (&open_walks, &at),
+            args.rate,
+            secs,
+        )
+        .await;
         writer_spans.push(("open loop, HTTP", from, writer_counts(&edge)));
-        let units = picking::picked(&edge, cloud.business, &open_walks).await?;
+        // Everything scanned on those waves, the warm-up's too.
+        let units = picking::picked(&edge, cloud.business, &open_walks).await?
+            - (warm.requests - warm.errors) as i64;
         open_scans = Some((run.clone(), units));
         open.push(run);
     }

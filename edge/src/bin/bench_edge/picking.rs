@@ -122,16 +122,14 @@ where
 /// checks it (a 2xx for the line meant), and a station with nothing left
 /// to scan is an error too.
 pub async fn open_loop(
+    name: &'static str,
     client: &reqwest::Client,
-    url: &Arc<String>,
-    key: &Arc<String>,
-    walks: &Arc<Vec<Walk>>,
+    (url, key): (&Arc<String>, &Arc<String>),
+    (walks, at): (&Arc<Vec<Walk>>, &Positions),
     rate: f64,
     secs: u64,
 ) -> OpenRun {
-    let at: Arc<Vec<Mutex<Position>>> =
-        Arc::new(walks.iter().map(|w| Mutex::new(w.position())).collect());
-    depot_bench::open_loop("pick scan (HTTP)", rate, secs as f64, |i| {
+    depot_bench::open_loop(name, rate, secs as f64, |i| {
         let s = i % walks.len().max(1);
         let taken = walks.get(s).and_then(|walk| {
             let mut at = at.get(s)?.lock().unwrap_or_else(PoisonError::into_inner);
@@ -158,6 +156,15 @@ pub async fn open_loop(
         }
     })
     .await
+}
+
+/// Where each station of an open loop is on its walk, shared by the
+/// runs that scan the same waves (a warm-up, then the measured run).
+pub type Positions = Arc<Vec<Mutex<Position>>>;
+
+/// Every station at the start of its walk.
+pub fn positions(walks: &[Walk]) -> Positions {
+    Arc::new(walks.iter().map(|w| Mutex::new(w.position())).collect())
 }
 
 /// Units picked so far on `walks`' waves, as the edge's database has them.
