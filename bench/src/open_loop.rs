@@ -121,6 +121,19 @@ where
     summarise(name, rate, schedule, lat, errors, cpu_before)
 }
 
+/// Sends `req` and reads its whole answer: `Err` (the status and the start
+/// of the body) unless it is a success, as an open loop's request reports.
+pub async fn answered(req: reqwest::RequestBuilder) -> Result<(), String> {
+    let resp = req.send().await.map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let body = resp.text().await.map_err(|e| e.to_string())?;
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(format!("{status}: {body:.300}"))
+    }
+}
+
 fn summarise(
     name: &'static str,
     rate: f64,

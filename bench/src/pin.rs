@@ -84,6 +84,27 @@ pub fn runtime(name: &str, cores: &[usize]) -> io::Result<tokio::runtime::Runtim
         .build()
 }
 
+/// The server's side, as every bench that serves and loads in one process
+/// sets it up: the cores split (unless `no_pin`), the calling thread
+/// pinned to the server's half (so the engines it opens next, whose
+/// threads inherit its mask, run there), and the server's runtime, named
+/// [`crate::cpu::SERVER_THREADS`]. Unpinned, a default runtime.
+pub fn server(no_pin: bool) -> io::Result<(Option<Split>, tokio::runtime::Runtime)> {
+    let split = if no_pin {
+        None
+    } else {
+        Split::of_this_process()
+    };
+    let runtime = match &split {
+        Some(s) => {
+            pin_current(&s.server)?;
+            runtime(crate::cpu::SERVER_THREADS, &s.server)?
+        }
+        None => tokio::runtime::Runtime::new()?,
+    };
+    Ok((split, runtime))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

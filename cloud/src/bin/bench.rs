@@ -108,20 +108,9 @@ fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     // Before pinning, which narrows what the process is told it has.
     let machine = depot_bench::machine();
-    let split = if args.no_pin {
-        None
-    } else {
-        Split::of_this_process()
-    };
     // The engines' threads (writer, readers) inherit the mask of the
     // thread that opens them: the server's cores.
-    if let Some(s) = &split {
-        pin::pin_current(&s.server)?;
-    }
-    let server = match &split {
-        Some(s) => pin::runtime(depot_bench::cpu::SERVER_THREADS, &s.server)?,
-        None => tokio::runtime::Runtime::new()?,
-    };
+    let (split, server) = pin::server(args.no_pin)?;
     // The pid makes the name unique among running benches; a leftover of
     // a killed run that had the same pid is cleared first.
     let dir =

@@ -128,17 +128,7 @@ async fn hello(
 async fn hello_open(client: &reqwest::Client, base: &str, rate: f64, secs: u64) -> OpenRun {
     let url = Arc::new(format!("{base}/hello"));
     depot_bench::open_loop("hello", rate, secs as f64, |_| {
-        let req = client.get(url.as_str());
-        async move {
-            let resp = req.send().await.map_err(|e| e.to_string())?;
-            let status = resp.status();
-            let body = resp.text().await.map_err(|e| e.to_string())?;
-            if status.is_success() {
-                Ok(())
-            } else {
-                Err(format!("{status}: {body:.300}"))
-            }
-        }
+        depot_bench::open_loop::answered(client.get(url.as_str()))
     })
     .await
 }
@@ -188,20 +178,9 @@ impl Opened {
 /// core the process had.
 fn pick_scan_pinned(args: &Args, machine: &str, dir: &Path) -> anyhow::Result<usize> {
     eprintln!("== pick scan: {} stations", args.stations);
-    let split = if args.no_pin {
-        None
-    } else {
-        Split::of_this_process()
-    };
     // The engines' writer threads inherit the mask of the thread that
     // opens them: the server's cores.
-    if let Some(s) = &split {
-        pin::pin_current(&s.server)?;
-    }
-    let server = match &split {
-        Some(s) => pin::runtime(depot_bench::cpu::SERVER_THREADS, &s.server)?,
-        None => tokio::runtime::Runtime::new()?,
-    };
+    let (split, server) = pin::server(args.no_pin)?;
     let opened = server.block_on(Opened::new(args, dir))?;
     let pinning = if args.no_pin {
         format!("{machine}; not pinned (--no-pin): server and load generator share the cores")

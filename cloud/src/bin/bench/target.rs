@@ -117,17 +117,7 @@ pub async fn measure_open(
     secs: u64,
 ) -> OpenRun {
     open_loop(name, rate, secs as f64, |i| {
-        let req = t.request(s, mix(i as u64 + 1));
-        async move {
-            let resp = req.send().await.map_err(|e| e.to_string())?;
-            let status = resp.status();
-            let body = resp.text().await.map_err(|e| e.to_string())?;
-            if status.is_success() {
-                Ok(())
-            } else {
-                Err(format!("{status}: {body:.300}"))
-            }
-        }
+        depot_bench::open_loop::answered(t.request(s, mix(i as u64 + 1)))
     })
     .await
 }
