@@ -39,6 +39,20 @@ pub(super) enum Message {
     },
 }
 
+impl Message {
+    /// Whether the batches waiting must be applied before this is handled:
+    /// when one of them is its edge's, or it is not an edge's at all.
+    pub(super) fn waits_for(&self, batches: &[Pending]) -> bool {
+        let topic = match self {
+            Message::Hello(topic, _) | Message::State(topic, _) => topic,
+            Message::CloudState(_) | Message::Cleared | Message::Ignored { .. } => return true,
+        };
+        batches
+            .iter()
+            .any(|b| b.topic.business == topic.business && b.topic.edge == topic.edge)
+    }
+}
+
 impl Decoded {
     pub(super) fn decode(publish: &Publish) -> Self {
         let ignored = |reason: String| {
@@ -77,5 +91,56 @@ impl Decoded {
             },
             Channel::Down => ignored("the cloud does not read down topics".into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use depot_protocol::BusinessId;
+    use depot_protocol::sync::topic::EdgeId;
+
+    fn topic(business: i64, edge: &str, channel: Channel) -> EdgeTopic {
+        EdgeTopic::new(
+            BusinessId(business),
+            EdgeId::parse(edge).expect("edge id"),
+            channel,
+        )
+    }
+
+    fn batch(business: i64, edge: &str) -> Pending {
+        Pending {
+            topic: topic(business, edge, Channel::Up),
+            session: "s".into(),
+            events: Vec::new(),
+        }
+    }
+
+    fn offline(business: i64, edge: &str) -> Message {
+        Message::State(
+            topic(business, edge, Channel::State),
+            StateMessage::Offline {
+                session: "s".into(),
+            },
+        )
+    }
+
+    #[test]
+    fn only_an_edges_own_batches_are_applied_before_its_messages() {
+        let waiting = [batch(1, "dock-a"), batch(2, "dock-b")];
+        assert!(offline(1, "dock-a").waits_for(&waiting));
+        assert!(offline(2, "dock-b").waits_for(&waiting));
+        // The same edge name in another business is another edge.
+        assert!(!offline(2, "dock-a").waits_for(&waiting));
+        assert!(!offline(1, "dock-c").waits_for(&waiting));
+        assert!(!offline(1, "dock-a").waits_for(&[]));
+        // What is no edge's sees everything before it applied.
+        assert!(Message::Cleared.waits_for(&waiting));
+        assert!(
+            Message::CloudState(StateMessage::Offline {
+                session: "s".into()
+            })
+            .waits_for(&waiting)
+        );
     }
 }

@@ -127,9 +127,13 @@ impl Service {
     }
 
     /// Handles messages in the order they came. Batches wait to be applied
-    /// together until the group ends or another kind of message comes, which
-    /// then sees them applied: a hello after a batch answers with a cursor
-    /// that includes it.
+    /// together until the group ends or another kind of message of the same
+    /// edge comes, which then sees them applied: a hello after a batch
+    /// answers with a cursor that includes it. Another edge's hello or state
+    /// does not wait for them (messages on different topics keep no order
+    /// in MQTT anyway): when a hundred edges reconnect at once, their hellos
+    /// and states no longer cut the burst of their batches into a commit
+    /// each.
     async fn handle(&mut self, group: Vec<Inbound>) {
         let mut batches = Vec::new();
         let mut handled = Vec::new();
@@ -142,7 +146,9 @@ impl Service {
                     match Decoded::decode(&publish) {
                         Decoded::Batch(batch) => batches.push(batch),
                         Decoded::Other(other) => {
-                            self.apply(std::mem::take(&mut batches)).await;
+                            if other.waits_for(&batches) {
+                                self.apply(std::mem::take(&mut batches)).await;
+                            }
                             self.dispatch(other).await;
                         }
                     }
