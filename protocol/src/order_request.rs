@@ -155,6 +155,17 @@ impl OrderCreate {
             .opt_text("service", self.service.as_deref(), 32)
             .map(lower)
             .unwrap_or_else(|| "standard".into());
+        // Checked here, not only against the database: an order already
+        // ingested under the same reference is answered before any lookup.
+        if self
+            .warehouse_id
+            .is_some_and(|w| !(1..=crate::MAX_ID).contains(&w.0))
+        {
+            c.fail(
+                "warehouse_id",
+                format!("must be from 1 to {}", crate::MAX_ID),
+            );
+        }
         c.finish(NewOrder {
             channel,
             external_ref,
@@ -226,6 +237,14 @@ mod tests {
             .err()
             .unwrap_or_default();
         assert_eq!(e, ["buyer.email"]);
+        for id in [0, crate::MAX_ID + 1, i64::MAX] {
+            let e = parse(json!({"channel": "c", "external_ref": "x", "warehouse_id": id, "lines": [{"sku": "A", "quantity": 1}]}))
+                .err()
+                .unwrap_or_default();
+            assert_eq!(e, ["warehouse_id"], "{id}");
+        }
+        let max = json!({"channel": "c", "external_ref": "x", "warehouse_id": crate::MAX_ID, "lines": [{"sku": "A", "quantity": 1}]});
+        assert!(parse(max).is_ok());
     }
 
     #[test]
