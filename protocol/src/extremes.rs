@@ -240,7 +240,7 @@ fn fields_table() -> Vec<Field> {
             body: || json!({"channel": "c", "external_ref": "x", "warehouse_id": 1, "lines": [{"sku": "A", "quantity": 1}]}),
             path: "warehouse_id",
             parse: |v| checked(v, OrderCreate::parse),
-            accepts: |v| int_in(v, i64::MIN, i64::MAX),
+            accepts: |v| int_in(v, 1, crate::MAX_ID),
         },
         // POST /v1/inbounds/{b}/orders/create and reception
         Field {
