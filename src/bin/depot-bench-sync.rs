@@ -211,14 +211,7 @@ async fn main() -> anyhow::Result<()> {
 async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::Result<()> {
     let mqtt = MqttUrl::parse(url)?;
     let machine = machine();
-    eprintln!(
-        "broker: {mqtt}{}",
-        if own_broker {
-            " (a Mosquitto started for this run)"
-        } else {
-            ""
-        }
-    );
+    rig::say_broker(&mqtt, own_broker);
 
     // --- The cloud, and three businesses, each with an edge and its
     // backlog: the drain is timed with the ownership checks on, and, as

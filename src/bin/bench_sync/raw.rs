@@ -41,6 +41,27 @@ async fn connect(url: &MqttUrl, id: &str) -> anyhow::Result<(AsyncClient, EventL
     Ok((client, events))
 }
 
+/// A client subscribed (QoS 1) to `filter`, once the broker has
+/// acknowledged the subscription.
+async fn subscriber(
+    url: &MqttUrl,
+    tag: &str,
+    filter: &str,
+) -> anyhow::Result<(AsyncClient, EventLoop)> {
+    let (sub, mut events) = connect(url, &format!("depot-bench-sub-{tag}")).await?;
+    sub.subscribe(filter, QoS::AtLeastOnce).await?;
+    tokio::time::timeout(CONNECT_LIMIT, async {
+        loop {
+            if let Event::Incoming(Packet::SubAck(_)) = events.poll().await? {
+                return anyhow::Ok(());
+            }
+        }
+    })
+    .await
+    .context("no subscription acknowledgement")??;
+    Ok((sub, events))
+}
+
 /// Publishes `n` messages (`payload(i)`) and answers the time until all of
 /// them were received.
 pub async fn round_trip(
@@ -51,17 +72,7 @@ pub async fn round_trip(
 ) -> anyhow::Result<Duration> {
     let tag = format!("{}-{run}", std::process::id());
     let topic = format!("depot-bench/{tag}");
-    let (sub, mut sub_events) = connect(url, &format!("depot-bench-sub-{tag}")).await?;
-    sub.subscribe(&topic, QoS::AtLeastOnce).await?;
-    tokio::time::timeout(CONNECT_LIMIT, async {
-        loop {
-            if let Event::Incoming(Packet::SubAck(_)) = sub_events.poll().await? {
-                return anyhow::Ok(());
-            }
-        }
-    })
-    .await
-    .context("no subscription acknowledgement")??;
+    let (sub, mut sub_events) = subscriber(url, &tag, &topic).await?;
     let (received, mut seen) = watch::channel(0usize);
     let counter = tokio::spawn(async move {
         let mut got = 0;
@@ -134,18 +145,7 @@ pub async fn fan_in(
     let tag = format!("{}-fan-{run}", std::process::id());
     let prefix = format!("depot-bench/{tag}");
     let n: usize = counts.iter().sum();
-    let (sub, mut sub_events) = connect(url, &format!("depot-bench-sub-{tag}")).await?;
-    sub.subscribe(format!("{prefix}/+"), QoS::AtLeastOnce)
-        .await?;
-    tokio::time::timeout(CONNECT_LIMIT, async {
-        loop {
-            if let Event::Incoming(Packet::SubAck(_)) = sub_events.poll().await? {
-                return anyhow::Ok(());
-            }
-        }
-    })
-    .await
-    .context("no subscription acknowledgement")??;
+    let (sub, mut sub_events) = subscriber(url, &tag, &format!("{prefix}/+")).await?;
 
     let window = Arc::new(Semaphore::new(WINDOW));
     let (received, seen) = watch::channel(0usize);

@@ -108,6 +108,16 @@ impl Running {
     }
 }
 
+/// Says on stderr which broker the run uses.
+pub fn say_broker(mqtt: &depot_mqtt::MqttUrl, own: bool) {
+    let own = if own {
+        " (a Mosquitto started for this run)"
+    } else {
+        ""
+    };
+    eprintln!("broker: {mqtt}{own}");
+}
+
 /// The cloud on SQLite in `dir` (or on the PostgreSQL database given),
 /// syncing through the broker at `url`, serving until stopped.
 pub async fn start_cloud(
