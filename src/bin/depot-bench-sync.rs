@@ -88,6 +88,15 @@ struct Args {
 }
 
 impl Args {
+    /// What the cloud runs on, as the report says it.
+    fn cloud_database(&self) -> &'static str {
+        if self.database.is_some() {
+            "PostgreSQL (--database)"
+        } else {
+            "SQLite"
+        }
+    }
+
     /// Events queued at each edge.
     fn events(&self) -> usize {
         self.events
@@ -293,14 +302,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
         }
     );
     println!("machine: {machine}");
-    println!(
-        "the cloud on {}",
-        if args.database.is_some() {
-            "PostgreSQL (--database)"
-        } else {
-            "SQLite"
-        }
-    );
+    println!("the cloud on {}", args.cloud_database());
     println!(
         "timed from starting the edge's link until the cloud's cursor for the edge reached the edge's last event (all applied, durable); three edges of three businesses, drained one after the other: ownership checks off, on, off"
     );

@@ -204,14 +204,7 @@ pub async fn bench(
             rig::mosquitto_version(&args.mosquitto).unwrap_or_else(|| "Mosquitto".to_owned())
         );
     }
-    println!(
-        "the cloud on {}",
-        if args.database.is_some() {
-            "PostgreSQL (--database)"
-        } else {
-            "SQLite"
-        }
-    );
+    println!("the cloud on {}", args.cloud_database());
     println!(
         "offered: {shape}; {events} stock adjustments queued at each edge while its link was down: {total} events, mean {mean} bytes encoded; window {} events per edge, which cuts each backlog into {} to {} batches of up to {largest_batch} events",
         args.window,
