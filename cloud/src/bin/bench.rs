@@ -72,6 +72,29 @@ struct Args {
     /// pinned to half of them.
     #[arg(long)]
     no_pin: bool,
+    /// Only these scenarios (hello always runs: it is the baseline), to
+    /// time or profile one change without the others' minutes.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Part>,
+}
+
+/// The bench's scenarios, as `--only` names them.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Part {
+    /// The order list, by offset and by cursor (and open loop).
+    List,
+    /// Order create.
+    Create,
+    /// Inventory adjust, without and with sales channels, and the feed.
+    Adjust,
+    /// Pick scans.
+    Pick,
+}
+
+impl Args {
+    fn runs(&self, part: Part) -> bool {
+        self.only.is_empty() || self.only.contains(&part)
+    }
 }
 
 /// Removes the data directory however `main` ends.
@@ -320,62 +343,86 @@ async fn run(
     let secs = args.seconds;
     measure(&target, Scenario::Hello, "warm-up", 1).await?;
     let hello1 = measure(&target, Scenario::Hello, "hello (1st run)", secs).await?;
-    let list = measure(&target, Scenario::OrderList, "order list", secs).await?;
-    let list_cursor = measure(
-        &target,
-        Scenario::OrderListCursor,
-        "order list by cursor",
-        secs,
-    )
-    .await?;
-    let create = measure(&target, Scenario::OrderCreate, "order create", secs).await?;
-    let created = writer_counts(&engines);
-    let adjust = measure(&target, Scenario::Adjust, "inventory adjust", secs).await?;
-    // The same adjustments with 5 sales channels selling from the
-    // warehouse: what keeping their figures in each write costs.
-    for n in 1..=5 {
-        let fields = serde_json::from_value(serde_json::json!({"code": format!("bench-{n}"),
-            "name": format!("Bench channel {n}"), "kind": "marketplace",
-            "warehouse_ids": [w1.id.0], "buffer_units": n}))?;
-        wms.create_channel(bid, fields).await?;
+    let mut runs = vec![hello1];
+    if args.runs(Part::List) {
+        runs.push(measure(&target, Scenario::OrderList, "order list", secs).await?);
+        runs.push(
+            measure(
+                &target,
+                Scenario::OrderListCursor,
+                "order list by cursor",
+                secs,
+            )
+            .await?,
+        );
     }
-    let adjust_channels = measure(&target, Scenario::Adjust, "adjust, 5 channels", secs).await?;
-    let feed = change_feed(&wms, &target, bid).await?;
-    let adjusted = writer_counts(&engines);
-    // Built here rather than with the data set, so the scenarios above see
-    // the same data as before: these orders are confirmed, and would count
-    // in the list filter.
-    eprintln!("setting up {} pick waves in W2", args.concurrency);
-    let setting_up = Instant::now();
-    let (pick, walks) =
-        picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
-    let setup_secs = setting_up.elapsed().as_secs_f64();
-    let set_up = writer_counts(&engines);
-    let scanners = walks.len();
-    let scans = measure_picks(&target, walks, secs).await?;
-    let ran_out = scans.ran_out;
-    let picked = writer_counts(&engines);
+    let mut batching = vec![("loading", (0, 0), loaded)];
+    if args.runs(Part::Create) {
+        let before = writer_counts(&engines);
+        runs.push(measure(&target, Scenario::OrderCreate, "order create", secs).await?);
+        batching.push(("order create", before, writer_counts(&engines)));
+    }
+    let mut feed = None;
+    if args.runs(Part::Adjust) {
+        let before = writer_counts(&engines);
+        runs.push(measure(&target, Scenario::Adjust, "inventory adjust", secs).await?);
+        // The same adjustments with 5 sales channels selling from the
+        // warehouse: what keeping their figures in each write costs.
+        for n in 1..=5 {
+            let fields = serde_json::from_value(serde_json::json!({"code": format!("bench-{n}"),
+                "name": format!("Bench channel {n}"), "kind": "marketplace",
+                "warehouse_ids": [w1.id.0], "buffer_units": n}))?;
+            wms.create_channel(bid, fields).await?;
+        }
+        runs.push(measure(&target, Scenario::Adjust, "adjust, 5 channels", secs).await?);
+        feed = Some(change_feed(&wms, &target, bid).await?);
+        batching.push(("inventory adjust", before, writer_counts(&engines)));
+    }
+    let mut picks = None;
+    if args.runs(Part::Pick) {
+        // Built here rather than with the data set, so the scenarios above
+        // see the same data as before: these orders are confirmed, and
+        // would count in the list filter.
+        eprintln!("setting up {} pick waves in W2", args.concurrency);
+        let before = writer_counts(&engines);
+        let setting_up = Instant::now();
+        let (pick, walks) =
+            picking::setup(&wms, caller, w2.id, args.concurrency, n_items, secs).await?;
+        let setup_secs = setting_up.elapsed().as_secs_f64();
+        let set_up = writer_counts(&engines);
+        let scanners = walks.len();
+        let scans = measure_picks(&target, walks, secs).await?;
+        batching.push(("pick setup", before, set_up));
+        batching.push(("pick scan", set_up, writer_counts(&engines)));
+        picks = Some((pick, scanners, scans.ran_out, setup_secs));
+        runs.push(scans);
+    }
     let hello2 = measure(&target, Scenario::Hello, "hello (2nd run)", secs).await?;
     let mut open = Vec::new();
     if args.rate > 0.0 {
         open.push(measure_open(&target, Scenario::Hello, "hello", args.rate, secs).await);
-        open.push(measure_open(&target, Scenario::OrderList, "order list", args.rate, secs).await);
-        open.push(
-            measure_open(
-                &target,
-                Scenario::OrderListCursor,
-                "order list by cursor",
-                args.rate,
-                secs,
-            )
-            .await,
-        );
+        if args.runs(Part::List) {
+            open.push(
+                measure_open(&target, Scenario::OrderList, "order list", args.rate, secs).await,
+            );
+            open.push(
+                measure_open(
+                    &target,
+                    Scenario::OrderListCursor,
+                    "order list by cursor",
+                    args.rate,
+                    secs,
+                )
+                .await,
+            );
+        }
     }
     for server in servers {
         server.abort();
     }
 
-    let base = Baseline::of(&hello1, &hello2);
+    let base = Baseline::of(&runs[0], &hello2);
+    runs.insert(1, hello2);
     println!();
     println!("machine: {pinning}");
     println!(
@@ -395,49 +442,41 @@ async fn run(
         base.rps, base.p50_ms, base.p99_ms
     );
     println!();
-    let runs = [
-        &hello1,
-        &hello2,
-        &list,
-        &list_cursor,
-        &create,
-        &adjust,
-        &adjust_channels,
-        &scans,
-    ];
-    base.print_table("scenario", &runs);
+    base.print_table("scenario", &runs.iter().collect::<Vec<_>>());
     println!();
     println!(
         "load: {writes} writes in {load_secs:.1} s = {:.0} writes/s",
         writes as f64 / load_secs
     );
-    print_batching("loading", (0, 0), loaded);
-    print_batching("order create", loaded, created);
-    print_batching("inventory adjust", created, adjusted);
-    println!(
-        "channel edit: every item's figure recomputed in {:.0} ms; the change feed read {} changed items in {} pages in {:.0} ms = {:.0} items/s",
-        feed.edit_ms,
-        feed.items,
-        feed.pages,
-        feed.read_ms,
-        feed.items as f64 / (feed.read_ms / 1000.0)
-    );
-    println!(
-        "pick setup: {scanners} waves of {WAVE_ORDERS} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
-        pick.lines_per_order,
-        pick.units_per_line,
-        pick.writes()
-    );
-    print_batching("pick setup", adjusted, set_up);
-    print_batching("pick scan", set_up, picked);
-    println!(
-        "pick scan: {scanners} scanners on {scanners} waves, one unit per scan; {ran_out} ran out of work before the end{}",
-        if ran_out > 0 {
-            " (so its req/s understates)"
-        } else {
-            ""
-        }
-    );
+    for (what, before, after) in batching {
+        print_batching(what, before, after);
+    }
+    if let Some(feed) = feed {
+        println!(
+            "channel edit: every item's figure recomputed in {:.0} ms; the change feed read {} changed items in {} pages in {:.0} ms = {:.0} items/s",
+            feed.edit_ms,
+            feed.items,
+            feed.pages,
+            feed.read_ms,
+            feed.items as f64 / (feed.read_ms / 1000.0)
+        );
+    }
+    if let Some((pick, scanners, ran_out, setup_secs)) = picks {
+        println!(
+            "pick setup: {scanners} waves of {WAVE_ORDERS} orders × {} lines × {} units, {} writes in {setup_secs:.1} s",
+            pick.lines_per_order,
+            pick.units_per_line,
+            pick.writes()
+        );
+        println!(
+            "pick scan: {scanners} scanners on {scanners} waves, one unit per scan; {ran_out} ran out of work before the end{}",
+            if ran_out > 0 {
+                " (so its req/s understates)"
+            } else {
+                ""
+            }
+        );
+    }
 
     if !open.is_empty() {
         println!();
