@@ -90,6 +90,11 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
     let at = ts(s.at);
     let id = match find(conn, business, nk.as_deref(), ek.as_deref(), pk.as_deref())? {
         Some(id) => {
+            let old: Keys = conn.query_row(
+                "SELECT name_key, email_key, phone_key FROM buyers WHERE id = ?1",
+                params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
             conn.execute(
                 "UPDATE buyers SET name = COALESCE(?2, name), name_key = COALESCE(?3, name_key),
                         email = COALESCE(email, ?4), email_key = COALESCE(email_key, ?4),
@@ -100,16 +105,27 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
                  WHERE id = ?1",
                 params![id, name, nk, ek, phone, pk, orders, threads, at],
             )?;
+            // The keys as the statement above left them. A buyer seen
+            // again as before (most orders) keeps its terms: writing the
+            // same rows again dirtied their pages in every commit.
+            let new = (
+                nk.or(old.0.clone()),
+                old.1.clone().or(ek),
+                pk.or(old.2.clone()),
+            );
+            if new != old {
+                index(conn, business, id, &new)?;
+            }
             id
         }
         None => {
             let inserted: i64 = conn.query_value("INSERT INTO buyers (business_id, name, name_key, email, email_key, phone, phone_key,
                                      order_count, thread_count, first_seen, last_seen)
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?9) RETURNING id", params![business.0, name, nk, ek, phone, pk, orders, threads, at])?;
+            index(conn, business, inserted, &(nk, ek, pk))?;
             inserted
         }
     };
-    index(conn, business, id)?;
     conn.execute(
         "INSERT INTO buyer_channels (buyer_id, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![id, s.channel],
@@ -117,13 +133,11 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
     Ok(Some(id))
 }
 
-/// Rewrites a buyer's search terms from its stored keys.
-fn index(conn: &Db, business: BusinessId, id: i64) -> Result<()> {
-    let (nk, ek, pk): (Option<String>, Option<String>, Option<String>) = conn.query_row(
-        "SELECT name_key, email_key, phone_key FROM buyers WHERE id = ?1",
-        params![id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    )?;
+/// A buyer's name, email and phone keys.
+type Keys = (Option<String>, Option<String>, Option<String>);
+
+/// Rewrites a buyer's search terms from its keys (as stored).
+fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys) -> Result<()> {
     conn.execute("DELETE FROM buyer_terms WHERE buyer_id = ?1", params![id])?;
     let insert =
         "INSERT INTO buyer_terms (business_id, kind, term, buyer_id) VALUES (?1, ?2, ?3, ?4)";
@@ -234,12 +248,16 @@ fn fill_channels(conn: &Db, buyers: &mut [BuyerItem]) -> Result<()> {
 /// Writes every buyer's search terms again from its keys: for the
 /// migration that changed how terms are made.
 pub fn reindex(conn: &Db) -> Result<()> {
-    let stmt = "SELECT business_id, id FROM buyers ORDER BY id";
+    let stmt = "SELECT business_id, id, name_key, email_key, phone_key FROM buyers ORDER BY id";
     let buyers = conn.query_map(stmt, params![], |r| {
-        Ok((BusinessId(r.get(0)?), r.get::<i64>(1)?))
+        Ok((
+            BusinessId(r.get(0)?),
+            r.get::<i64>(1)?,
+            (r.get(2)?, r.get(3)?, r.get(4)?),
+        ))
     })?;
-    for (business, id) in buyers {
-        index(conn, business, id)?;
+    for (business, id, keys) in buyers {
+        index(conn, business, id, &keys)?;
     }
     Ok(())
 }

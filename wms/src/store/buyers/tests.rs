@@ -395,6 +395,67 @@ proptest! {
     }
 }
 
+/// A buyer's search terms as (kind, term), in order.
+type Terms = Vec<(String, String)>;
+
+/// Every buyer's stored terms, and the terms its stored keys make.
+fn terms_as_kept(conn: &Db) -> Result<Vec<(Terms, Terms)>> {
+    let buyers = conn.query_map(
+        "SELECT id, name_key, email_key, phone_key FROM buyers ORDER BY id",
+        params![],
+        |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                r.get::<Option<String>>(1)?,
+                r.get::<Option<String>>(2)?,
+                r.get::<Option<String>>(3)?,
+            ))
+        },
+    )?;
+    let mut out = Vec::new();
+    for (id, n, e, p) in buyers {
+        let stored = conn.query_map(
+            "SELECT kind, term FROM buyer_terms WHERE buyer_id = ?1 ORDER BY kind, term",
+            params![id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let made = depot_protocol::crm::buyers::terms(n.as_deref(), e.as_deref(), p.as_deref())
+            .into_iter()
+            .map(|(k, t)| (k.as_str().to_owned(), t))
+            .collect();
+        out.push((stored, made));
+    }
+    Ok(out)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// A buyer seen again keeps its terms unwritten when its keys stay
+    /// as they were: whatever the sightings, each buyer's terms are those
+    /// of its keys as they end up.
+    #[test]
+    fn terms_follow_the_keys_however_a_buyer_is_seen(
+        sightings in prop::collection::vec(
+            (prop::option::of(0..3usize), prop::option::of(0..3usize), prop::option::of(0..3usize)),
+            1..12,
+        )
+    ) {
+        const NAMES: [&str; 3] = ["Ana López", "Βασίλης Παπαδόπουλος", "李 小龍"];
+        const EMAILS: [&str; 3] = ["ana@x.com", "b@y.gr", "li@z.cn"];
+        const PHONES: [&str; 3] = ["+34600112233", "+302101234567", "+8613800138000"];
+        let fail = |e: crate::WmsError| TestCaseError::fail(e.to_string());
+        let conn = db().map_err(fail)?;
+        for (n, e, p) in sightings {
+            let who = (n.map(|i| NAMES[i]), e.map(|i| EMAILS[i]), p.map(|i| PHONES[i]));
+            seen(&conn, B, who, "web", "2024-05-01T00:00:00Z").map_err(fail)?;
+            for (stored, made) in terms_as_kept(&conn).map_err(fail)? {
+                prop_assert_eq!(stored, made);
+            }
+        }
+    }
+}
+
 #[test]
 fn filters_by_channel_are_exact() -> Result<()> {
     let conn = db()?;
