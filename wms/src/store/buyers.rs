@@ -95,25 +95,40 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
                 params![id],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
             )?;
-            conn.execute(
-                "UPDATE buyers SET name = COALESCE(?2, name), name_key = COALESCE(?3, name_key),
-                        email = COALESCE(email, ?4), email_key = COALESCE(email_key, ?4),
-                        phone = COALESCE(?5, phone), phone_key = COALESCE(?6, phone_key),
-                        order_count = order_count + ?7, thread_count = thread_count + ?8,
-                        first_seen = CASE WHEN ?9 < first_seen THEN ?9 ELSE first_seen END,
-                        last_seen = CASE WHEN ?9 > last_seen THEN ?9 ELSE last_seen END
-                 WHERE id = ?1",
-                params![id, name, nk, ek, phone, pk, orders, threads, at],
-            )?;
-            // The keys as the statement above left them. A buyer seen
-            // again as before (most orders) keeps its terms: writing the
-            // same rows again dirtied their pages in every commit.
+            // The keys as the sighting leaves them (`COALESCE` as below).
             let new = (
-                nk.or(old.0.clone()),
-                old.1.clone().or(ek),
-                pk.or(old.2.clone()),
+                nk.clone().or(old.0.clone()),
+                old.1.clone().or(ek.clone()),
+                pk.clone().or(old.2.clone()),
             );
-            if new != old {
+            // A buyer seen again as before (most orders) keeps its keys:
+            // a statement that sets them, even to what they were, has
+            // SQLite write their index entries and its search terms again,
+            // dirtying those pages in every commit.
+            let same = new == old;
+            if same {
+                conn.execute(
+                    "UPDATE buyers SET name = COALESCE(?2, name), email = COALESCE(email, ?3),
+                            phone = COALESCE(?4, phone),
+                            order_count = order_count + ?5, thread_count = thread_count + ?6,
+                            first_seen = CASE WHEN ?7 < first_seen THEN ?7 ELSE first_seen END,
+                            last_seen = CASE WHEN ?7 > last_seen THEN ?7 ELSE last_seen END
+                     WHERE id = ?1",
+                    params![id, name, ek, phone, orders, threads, at],
+                )?;
+            } else {
+                conn.execute(
+                    "UPDATE buyers SET name = COALESCE(?2, name), name_key = COALESCE(?3, name_key),
+                            email = COALESCE(email, ?4), email_key = COALESCE(email_key, ?4),
+                            phone = COALESCE(?5, phone), phone_key = COALESCE(?6, phone_key),
+                            order_count = order_count + ?7, thread_count = thread_count + ?8,
+                            first_seen = CASE WHEN ?9 < first_seen THEN ?9 ELSE first_seen END,
+                            last_seen = CASE WHEN ?9 > last_seen THEN ?9 ELSE last_seen END
+                     WHERE id = ?1",
+                    params![id, name, nk, ek, phone, pk, orders, threads, at],
+                )?;
+            }
+            if !same {
                 index(conn, business, id, &new)?;
             }
             id
