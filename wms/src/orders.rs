@@ -48,11 +48,11 @@ fn ingest(
             format!("{} has no service {}", o.carrier, o.service),
         )]));
     }
-    let biz = tenants::business(conn, business)?
+    let currency = tenants::currency_of(conn, business)?
         .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
     let warehouse_id = match o.warehouse_id {
         Some(w) => {
-            if tenants::warehouse(conn, business, w)?.is_none() {
+            if !tenants::has_warehouse(conn, business, w)? {
                 return Err(WmsError::invalid(vec![FieldError::new(
                     "warehouse_id",
                     "no such warehouse in this business",
@@ -60,9 +60,7 @@ fn ingest(
             }
             w
         }
-        None => tenants::warehouses(conn, business, None)?
-            .first()
-            .map(|w| w.id)
+        None => tenants::first_warehouse(conn, business)?
             .ok_or_else(|| WmsError::conflict("the business has no warehouse to fulfil from"))?,
     };
     let mut errors = Vec::new();
@@ -118,7 +116,7 @@ fn ingest(
         shipping_address: o.shipping_address,
         payments: o.payments,
         lines,
-        currency: o.currency.unwrap_or(biz.currency),
+        currency: o.currency.unwrap_or(currency),
         total,
         created_at: o
             .ordered_at

@@ -9,6 +9,14 @@ use depot_protocol::{
 };
 use depot_sql::{Db, Row, params};
 
+/// Confirmed orders of a warehouse not yet in a wave, oldest first: read
+/// from `orders_unwaved`, which holds only those (its `WHERE` and this
+/// one's must match term for term for SQLite to use it).
+const WAITING_ORDERS: &str = "SELECT id FROM orders
+     WHERE business_id = ?1 AND warehouse_id = ?2 AND status = 'confirmed' AND wave_id IS NULL
+       AND (carrier = ?3 OR ?3 IS NULL) AND (created_at < ?4 OR ?4 IS NULL)
+     ORDER BY created_at, id LIMIT ?5";
+
 /// Confirmed orders of a warehouse not yet in a wave, oldest first.
 pub fn waiting_orders(
     conn: &Db,
@@ -18,12 +26,8 @@ pub fn waiting_orders(
     cutoff: Option<&Timestamp>,
     limit: u32,
 ) -> Result<Vec<OrderId>> {
-    let stmt = "SELECT id FROM orders
-         WHERE business_id = ?1 AND warehouse_id = ?2 AND status = 'confirmed' AND wave_id IS NULL
-           AND (carrier = ?3 OR ?3 IS NULL) AND (created_at < ?4 OR ?4 IS NULL)
-         ORDER BY created_at, id LIMIT ?5";
     let rows = conn.query_map(
-        stmt,
+        WAITING_ORDERS,
         params![business.0, warehouse.0, carrier, cutoff.map(ts), limit],
         |r| Ok(OrderId(r.get(0)?)),
     )?;
@@ -125,11 +129,15 @@ pub fn order_lines(conn: &Db, order: OrderId) -> Result<Vec<PickLine>> {
     Ok(rows)
 }
 
+/// Read from `orders_by_wave`, which holds the orders in a wave.
+const CANCELLED_ORDERS: &str = "SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'";
+
 /// Orders of a wave cancelled since it was made: their lines are not to be
 /// picked any more.
 pub fn cancelled_orders(conn: &Db, wave: WaveId) -> Result<Vec<OrderId>> {
-    let stmt = "SELECT id FROM orders WHERE wave_id = ?1 AND status = 'cancelled'";
-    Ok(conn.query_map(stmt, params![wave.0], |r| Ok(OrderId(r.get(0)?)))?)
+    Ok(conn.query_map(CANCELLED_ORDERS, params![wave.0], |r| {
+        Ok(OrderId(r.get(0)?))
+    })?)
 }
 
 /// Adds to what a line has picked. The count stays within

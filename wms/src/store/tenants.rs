@@ -80,6 +80,15 @@ pub fn business(conn: &Db, id: BusinessId) -> Result<Option<Business>> {
     ))
 }
 
+/// A business's currency alone, for writes that need nothing else of it.
+pub fn currency_of(conn: &Db, id: BusinessId) -> Result<Option<String>> {
+    maybe(conn.query_row(
+        "SELECT currency FROM businesses WHERE id = ?1",
+        params![id.0],
+        |r| r.get(0),
+    ))
+}
+
 pub fn businesses(conn: &Db) -> Result<Vec<Business>> {
     let stmt = &format!("SELECT {BUSINESS_COLS} FROM businesses ORDER BY id");
     let rows = conn.query_map(stmt, params![], business_row)?;
@@ -146,6 +155,26 @@ pub fn warehouses(
     );
     let rows = conn.query_map(stmt, params![business.0, visible], warehouse_row)?;
     Ok(rows)
+}
+
+/// The business's first warehouse (the first of [`warehouses`]), the one
+/// an order names none of is fulfilled from.
+pub fn first_warehouse(conn: &Db, business: BusinessId) -> Result<Option<WarehouseId>> {
+    maybe(conn.query_row(
+        "SELECT id FROM warehouses WHERE business_id = ?1 ORDER BY id LIMIT 1",
+        params![business.0],
+        |r| Ok(WarehouseId(r.get(0)?)),
+    ))
+}
+
+/// Whether the business has this warehouse.
+pub fn has_warehouse(conn: &Db, business: BusinessId, id: WarehouseId) -> Result<bool> {
+    Ok(maybe(conn.query_row(
+        "SELECT 1 FROM warehouses WHERE business_id = ?1 AND id = ?2",
+        params![business.0, id.0],
+        |_| Ok(()),
+    ))?
+    .is_some())
 }
 
 pub fn warehouse(conn: &Db, business: BusinessId, id: WarehouseId) -> Result<Option<Warehouse>> {
