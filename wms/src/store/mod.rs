@@ -88,6 +88,8 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(42, include_str!("schema/042_backorders.sql")),
     Migration::new(43, include_str!("schema/043_connectors.sql")),
     Migration::new(44, include_str!("schema/044_order_versions.sql")),
+    Migration::new(45, include_str!("schema/045_order_indexes_partial.sql")),
+    Migration::new(46, include_str!("schema/046_conflicts_counted.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -110,6 +112,14 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(42, include_str!("schema/postgres/042_backorders.sql")),
     Migration::new(43, include_str!("schema/postgres/043_connectors.sql")),
     Migration::new(44, include_str!("schema/postgres/044_order_versions.sql")),
+    Migration::new(
+        45,
+        include_str!("schema/postgres/045_order_indexes_partial.sql"),
+    ),
+    Migration::new(
+        46,
+        include_str!("schema/postgres/046_conflicts_counted.sql"),
+    ),
 ];
 
 /// Prepared statements each connection keeps.

@@ -169,6 +169,11 @@ fn the_wave_queries_read_their_partial_indexes() -> Result<()> {
             |r| r.get(3),
         )?;
         assert!(plan.iter().any(|p| p.contains(index)), "{index}: {plan:?}");
+        let made: String = conn.query_value(
+            "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?1",
+            params![index],
+        )?;
+        assert!(made.contains("WHERE"), "{index} is partial: {made}");
     }
     Ok(())
 }
