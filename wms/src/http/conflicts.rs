@@ -14,10 +14,15 @@ use serde::Deserialize;
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ConflictQuery {
+    /// Rows to skip (default 0).
     #[param(minimum = 0)]
     start: Option<i64>,
+    /// Rows to return, 1 to 1000 (default 50).
     #[param(minimum = 1, maximum = 1000)]
     length: Option<i64>,
+    /// The `cursor` of the last page's answer: the page after it
+    /// (instead of `start`).
+    cursor: Option<String>,
     /// An event kind, e.g. `order.status_changed`.
     kind: Option<String>,
     /// `true`: only events that were not applied; `false`: only merges
@@ -37,7 +42,7 @@ pub async fn list(
     t: Tenant,
     ApiQuery(q): ApiQuery<ConflictQuery>,
 ) -> Result<Json<ListEnvelope<Conflict>>, ApiError> {
-    let page = Page::parse(q.start, q.length).map_err(ApiError::invalid)?;
+    let page = Page::parse_with_cursor(q.start, q.length, q.cursor).map_err(ApiError::invalid)?;
     // A blank value is refused, as for every boolean and number of the
     // query: the description says true or false.
     let rejected = match q.rejected.as_deref().map(str::trim) {

@@ -8,6 +8,9 @@ use depot_protocol::tenant::{ApiKey, Business, Warehouse};
 use depot_protocol::{BusinessId, EventId, Timestamp};
 use depot_sql::{Db, params};
 
+#[cfg(test)]
+mod tests;
+
 pub fn upsert_business(conn: &Db, b: &Business) -> Result<()> {
     conn.execute("INSERT INTO businesses (id, name, currency, timezone, created_at, gs1_company_prefix) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
          ON CONFLICT (id) DO UPDATE SET name = excluded.name, currency = excluded.currency, timezone = excluded.timezone,
@@ -181,47 +184,31 @@ pub struct ConflictFilter {
 }
 
 /// A page of a business's conflicts, newest first, with the business's
-/// total and the filtered count.
+/// total (kept by triggers, migration 046), the filtered count and the
+/// cursor to the next page.
 pub fn conflict_page(
     conn: &Db,
     business: BusinessId,
     f: &ConflictFilter,
     page: depot_protocol::Page,
 ) -> Result<depot_protocol::Listed<Conflict>> {
-    const WHERE: &str = "WHERE business_id = ?1 AND (kind = ?2 OR ?2 IS NULL)
-           AND ((resolution = 'rejected') = ?3 OR ?3 IS NULL)";
-    let args = params![business.0, f.kind, f.rejected];
-    let total: i64 = conn.query_row(
-        "SELECT COUNT(*) FROM sync_conflicts WHERE business_id = ?1",
-        params![business.0],
-        |r| r.get(0),
-    )?;
-    let filtered: i64 = conn.query_row(
-        &format!("SELECT COUNT(*) FROM sync_conflicts {WHERE}"),
-        args,
-        |r| r.get(0),
-    )?;
-    let stmt = &format!(
-        "SELECT event_id, origin, kind, reason, resolution, at FROM sync_conflicts {WHERE}
-         ORDER BY id DESC LIMIT ?4 OFFSET ?5"
-    );
-    let rows = conn.query_map(
-        stmt,
-        params![
-            business.0,
-            f.kind,
-            f.rejected,
-            page.length as i64,
-            page.start as i64
-        ],
+    let mut q = super::ListQuery::new("FROM sync_conflicts WHERE business_id = ?", business);
+    if let Some(kind) = &f.kind {
+        q.and("kind = ?", [kind.clone().into()]);
+    }
+    match f.rejected {
+        Some(true) => q.and("resolution = 'rejected'", []),
+        Some(false) => q.and("resolution <> 'rejected'", []),
+        None => {}
+    }
+    q.run(
+        conn,
+        "sync_conflicts",
+        "event_id, origin, kind, reason, resolution, at",
+        super::Order::desc(&[super::Key::Int("id")]),
+        page,
         conflict_row,
-    )?;
-    Ok(depot_protocol::Listed {
-        rows,
-        total: total as u64,
-        filtered: filtered as u64,
-        cursor: None,
-    })
+    )
 }
 
 fn conflict_row(r: &depot_sql::Row<'_>) -> depot_sql::Result<Conflict> {
