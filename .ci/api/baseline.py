@@ -57,6 +57,7 @@ CURSOR_LISTS = [
     "GET /v1/orders/{business_id}/list",
     "GET /v1/inbounds/{business_id}/orders/list",
     "GET /v1/crm/{business_id}/threads/list",
+    "GET /v1/conflicts/{business_id}/list",
 ]
 for route in CURSOR_LISTS:
     COMMON.setdefault(route, CURSOR_WHY)
