@@ -105,8 +105,7 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
             // a statement that sets them, even to what they were, has
             // SQLite write their index entries and its search terms again,
             // dirtying those pages in every commit.
-            let same = new == old;
-            if same {
+            if new == old {
                 conn.execute(
                     "UPDATE buyers SET name = COALESCE(?2, name), email = COALESCE(email, ?3),
                             phone = COALESCE(?4, phone),
@@ -127,8 +126,6 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
                      WHERE id = ?1",
                     params![id, name, nk, ek, phone, pk, orders, threads, at],
                 )?;
-            }
-            if !same {
                 index(conn, business, id, &new)?;
             }
             id
