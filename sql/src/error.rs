@@ -34,6 +34,10 @@ pub enum Error {
     /// The database could not be reached as configured.
     #[error("cannot connect: {0}")]
     Connect(String),
+    /// `COMMIT` found the transaction aborted by a statement that failed
+    /// earlier (an error a caller did not pass on): it was rolled back.
+    #[error("the transaction was rolled back, not committed: {0}")]
+    RolledBack(String),
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]

@@ -162,7 +162,31 @@ impl PgConn {
             // Over even if it fails: the server ends the transaction.
             self.in_transaction.set(false);
         }
+        if first == "COMMIT" && second.is_none() {
+            return self.commit();
+        }
         self.noted(self.client()?.batch_execute(sql))
+    }
+
+    /// PostgreSQL answers `COMMIT` of a transaction that a failed statement
+    /// aborted with `ROLLBACK`, and no error: a caller that swallowed the
+    /// statement's error would take a rollback for a commit. A statement
+    /// sent in the same message first fails in such a transaction (and
+    /// the `COMMIT` after it is skipped), at no extra round trip; the
+    /// transaction is then rolled back here, so it is over either way.
+    fn commit(&self) -> Result<()> {
+        let committed = self.client()?.batch_execute("SELECT 1; COMMIT");
+        match self.noted(committed) {
+            Err(Error::Postgres(e))
+                if e.code() == Some(&postgres::error::SqlState::IN_FAILED_SQL_TRANSACTION) =>
+            {
+                self.noted(self.client()?.batch_execute("ROLLBACK"))?;
+                Err(Error::RolledBack(
+                    "a statement of it failed earlier and its error was not passed on".into(),
+                ))
+            }
+            other => other,
+        }
     }
 
     /// Closes the connection, on a thread of its own (see the `Drop`).

@@ -273,3 +273,34 @@ fn a_lost_connection_is_made_again_between_transactions_only() -> Result<()> {
     );
     Ok(())
 }
+
+/// PostgreSQL answers `COMMIT` of a transaction a failed statement left
+/// aborted with `ROLLBACK` and no error: the seam turns that into an
+/// error, so that no caller takes a rollback for a commit.
+#[test]
+fn a_commit_that_rolled_back_is_an_error() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")?;
+    db.begin_write()?;
+    db.execute("INSERT INTO t VALUES (1)", params![])?;
+    // An error a caller swallowed: the transaction is aborted.
+    assert!(db.execute("INSERT INTO t VALUES (1)", params![]).is_err());
+    let committed = db.execute_batch("COMMIT");
+    assert!(committed.is_err(), "{committed:?}");
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        0
+    );
+    // The connection is usable again, outside any transaction.
+    db.begin_write()?;
+    db.execute("INSERT INTO t VALUES (2)", params![])?;
+    db.execute_batch("COMMIT")?;
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        1
+    );
+    Ok(())
+}

@@ -45,7 +45,20 @@ pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     if result.is_err() {
         conn.execute("ROLLBACK TO part", params![])?;
     }
-    conn.execute("RELEASE part", params![])?;
+    if let Err(refused) = conn.execute("RELEASE part", params![]) {
+        // On PostgreSQL a statement that failed aborts the transaction, and
+        // everything after it is refused until it is rolled back to a
+        // savepoint: `f` went on after an error it did not pass on. Rolled
+        // back to its own savepoint, it fails alone and the rest of the
+        // group goes on.
+        conn.execute("ROLLBACK TO part", params![])?;
+        conn.execute("RELEASE part", params![])?;
+        return Err(result.err().unwrap_or_else(|| {
+            WmsError::Internal(format!(
+                "a statement failed and the write went on without it: {refused}"
+            ))
+        }));
+    }
     result
 }
 

@@ -7,6 +7,7 @@ mod channels_feed;
 mod channels_sync;
 mod close;
 mod counts_sync;
+mod group_commit_pg;
 mod ledger_props;
 mod local_keys;
 mod locations_sync;
