@@ -236,21 +236,33 @@ impl Db {
         if self.dialect() == Dialect::Sqlite {
             return Ok(());
         }
-        // Integers of our own making, in one simple-protocol statement: a
-        // prepared one per combination of keys would only fill the cache.
-        // Evaluated left to right: the locks in order, then the id, so a
-        // transaction waiting for its turn holds no reader back.
-        let calls: Vec<String> = shared
-            .iter()
-            .map(|k| format!("pg_advisory_xact_lock_shared({k})"))
-            .chain(
-                exclusive
-                    .iter()
-                    .map(|k| format!("pg_advisory_xact_lock({k})")),
-            )
-            .chain(std::iter::once("pg_current_xact_id()".to_owned()))
-            .collect();
-        self.execute_batch(&format!("SELECT {}", calls.join(", ")))
+        self.execute_batch(&locks(shared, exclusive))
+    }
+
+    /// [`Db::begin_write`], [`Db::lock_transaction`], then the savepoint
+    /// `savepoint` opened: on PostgreSQL in one round trip instead of three.
+    /// After an error the caller rolls back, as after either of the two.
+    pub fn begin_locked(&self, shared: &[i64], exclusive: &[i64], savepoint: &str) -> Result<()> {
+        if savepoint.is_empty()
+            || !savepoint
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b == b'_')
+        {
+            return Err(Error::Unportable(format!(
+                "{savepoint:?} is not a savepoint's name"
+            )));
+        }
+        match self.dialect() {
+            Dialect::Sqlite => {
+                self.begin_write()?;
+                self.execute(&format!("SAVEPOINT {savepoint}"), &[])
+                    .map(drop)
+            }
+            Dialect::Postgres => self.execute_batch(&format!(
+                "BEGIN; {}; SAVEPOINT {savepoint}",
+                locks(shared, exclusive)
+            )),
+        }
     }
 
     /// Closes the connection, saying whether it closed cleanly (SQLite
@@ -384,6 +396,25 @@ impl Db {
             Inner::Postgres(c) => c.prepare(sql),
         }
     }
+}
+
+/// The statement that takes a transaction's locks and gives it its id
+/// (see [`Db::lock_transaction`]). Integers of our own making, in one
+/// simple-protocol statement: a prepared one per combination of keys would
+/// only fill the cache. Evaluated left to right: the locks in order, then
+/// the id, so a transaction waiting for its turn holds no reader back.
+fn locks(shared: &[i64], exclusive: &[i64]) -> String {
+    let calls: Vec<String> = shared
+        .iter()
+        .map(|k| format!("pg_advisory_xact_lock_shared({k})"))
+        .chain(
+            exclusive
+                .iter()
+                .map(|k| format!("pg_advisory_xact_lock({k})")),
+        )
+        .chain(std::iter::once("pg_current_xact_id()".to_owned()))
+        .collect();
+    format!("SELECT {}", calls.join(", "))
 }
 
 #[cfg(test)]

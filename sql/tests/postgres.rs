@@ -304,3 +304,35 @@ fn a_commit_that_rolled_back_is_an_error() -> Result<()> {
     );
     Ok(())
 }
+
+/// A writer's transaction begins, takes its locks and opens its first
+/// savepoint in one round trip; a name that is not a savepoint's is
+/// refused before anything is sent.
+#[test]
+fn a_transaction_begins_locked_with_its_savepoint_open() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")?;
+    db.begin_locked(&[7], &[8, 9], "part")?;
+    let held: i64 = db.query_value(
+        "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+        params![],
+    )?;
+    assert_eq!(held, 3);
+    db.execute("INSERT INTO t VALUES (1)", params![])?;
+    db.execute("ROLLBACK TO part", params![])?;
+    db.execute("INSERT INTO t VALUES (2)", params![])?;
+    db.execute_batch("COMMIT")?;
+    let stored: Vec<i64> = db.query_map("SELECT n FROM t", params![], |r| r.get(0))?;
+    assert_eq!(stored, [2]);
+
+    let refused = db.begin_locked(&[], &[], "part; DROP TABLE t");
+    assert!(matches!(refused, Err(Error::Unportable(_))), "{refused:?}");
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        1
+    );
+    Ok(())
+}

@@ -22,6 +22,25 @@ use tokio::sync::mpsc;
 /// writer rolls it back (see [`lost_transaction`]).
 pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     conn.execute("SAVEPOINT part", params![])?;
+    within(conn, false, f)
+}
+
+/// A job's own savepoint, as [`savepoint`]. On PostgreSQL, where each
+/// statement is a round trip to the server, the savepoint of the job after
+/// it in the group (if one follows) is opened in the same round trip as
+/// this one is released, and that job does not open its own: one round
+/// trip a job less.
+pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    if !OPENED.replace(false) {
+        conn.execute("SAVEPOINT part", params![])?;
+    }
+    let next = FOLLOWS.get() && conn.dialect() == depot_sql::Dialect::Postgres;
+    within(conn, next, f)
+}
+
+/// `f` in the savepoint `part` just opened; released after it, with the
+/// next job's opened in the same round trip when `next`.
+fn within<T>(conn: &Db, next: bool, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     let result = f(conn);
     if is_autocommit(conn) {
         let failed = match &result {
@@ -34,32 +53,62 @@ pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
                 full: false,
             },
         };
-        LOST.with(|lost| {
-            lost.borrow_mut().get_or_insert(failed);
-        });
+        lose(failed);
         conn.begin_write()?;
         return Err(result.err().unwrap_or(WmsError::Internal(
             "SQLite rolled the transaction back under a write".into(),
         )));
     }
     if result.is_err() {
-        conn.execute("ROLLBACK TO part", params![])?;
+        undo(conn)?;
     }
-    if let Err(refused) = conn.execute("RELEASE part", params![]) {
-        // On PostgreSQL a statement that failed aborts the transaction, and
-        // everything after it is refused until it is rolled back to a
-        // savepoint: `f` went on after an error it did not pass on. Rolled
-        // back to its own savepoint, it fails alone and the rest of the
-        // group goes on.
-        conn.execute("ROLLBACK TO part", params![])?;
-        conn.execute("RELEASE part", params![])?;
-        return Err(result.err().unwrap_or_else(|| {
-            WmsError::Internal(format!(
-                "a statement failed and the write went on without it: {refused}"
-            ))
-        }));
+    let released = if next {
+        conn.execute_batch("RELEASE part; SAVEPOINT part")
+    } else {
+        conn.execute("RELEASE part", params![]).map(drop)
+    };
+    match released {
+        Ok(()) => {
+            OPENED.set(next);
+            result
+        }
+        Err(refused) => {
+            // On PostgreSQL a statement that failed aborts the transaction,
+            // and everything after it is refused until it is rolled back to
+            // a savepoint: `f` went on after an error it did not pass on.
+            // Rolled back to its own savepoint, it fails alone and the rest
+            // of the group goes on. (A refused `RELEASE` skips the
+            // `SAVEPOINT` sent with it.)
+            undo(conn)?;
+            conn.execute("RELEASE part", params![])
+                .map_err(|e| lose_on(&e))?;
+            Err(result.err().unwrap_or_else(|| {
+                WmsError::Internal(format!(
+                    "a statement failed and the write went on without it: {refused}"
+                ))
+            }))
+        }
     }
-    result
+}
+
+/// Rolls back to the savepoint `part`. Should that fail, what the job
+/// wrote can no longer be told from the rest of the transaction: the
+/// whole group is refused (see [`lost_transaction`]).
+fn undo(conn: &Db) -> Result<()> {
+    conn.execute("ROLLBACK TO part", params![])
+        .map(drop)
+        .map_err(|e| lose_on(&e))
+}
+
+fn lose_on(e: &depot_sql::Error) -> WmsError {
+    lose(Failed::new(e));
+    WmsError::Internal(format!("could not undo a failed write: {e}"))
+}
+
+fn lose(failed: Failed) {
+    LOST.with(|lost| {
+        lost.borrow_mut().get_or_insert(failed);
+    });
 }
 
 thread_local! {
@@ -69,6 +118,12 @@ thread_local! {
     /// Set on the writer's thread while it commits a group: the one commit
     /// its connection allows.
     pub(super) static COMMITTING: Cell<bool> = const { Cell::new(false) };
+    /// Set by the group while it runs a job that another follows in the
+    /// same transaction.
+    static FOLLOWS: Cell<bool> = const { Cell::new(false) };
+    /// Set when the job before (or the group's `BEGIN`) opened the next
+    /// job's savepoint.
+    static OPENED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether the transaction the last job ran in is gone (SQLite rolled it
@@ -174,7 +229,8 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
         let mut open = Vec::new();
         let mut full_jobs = 0;
         let mut lost = None;
-        for job in jobs.by_ref() {
+        while let Some(job) = jobs.next() {
+            FOLLOWS.set(jobs.peek().is_some());
             let (reply, full) = (job.run)(Some(conn));
             full_jobs += u64::from(full);
             open.push(reply);
@@ -183,6 +239,8 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
                 break;
             }
         }
+        FOLLOWS.set(false);
+        OPENED.set(false);
         let outcome = match lost {
             Some(failed) => {
                 tracing::warn!(
@@ -263,12 +321,14 @@ pub(super) fn own_key(name: &str) -> i64 {
     i64::from(hash)
 }
 
+/// Begins a group's transaction with its locks and the first job's
+/// savepoint open (on PostgreSQL in one round trip).
 fn begin_group(conn: &Db, locks: &Locks) -> depot_sql::Result<()> {
-    conn.begin_write()?;
-    if let Err(e) = conn.lock_transaction(&locks.shared, &locks.exclusive) {
+    if let Err(e) = conn.begin_locked(&locks.shared, &locks.exclusive, "part") {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e);
     }
+    OPENED.set(true);
     Ok(())
 }
 

@@ -19,7 +19,7 @@ mod tests;
 pub use group::savepoint;
 pub use stats::WriterStats;
 
-use group::{COMMITTING, run};
+use group::{COMMITTING, job, run};
 
 use crate::error::{Result, WmsError};
 use depot_protocol::BusinessId;
@@ -250,7 +250,7 @@ impl Writer {
         let (otx, orx) = oneshot::channel();
         let run: Run = Box::new(move |conn| {
             let outcome = match conn {
-                Some(conn) => savepoint(conn, f),
+                Some(conn) => job(conn, f),
                 None => Err(WmsError::Internal(
                     "no write transaction could be opened".into(),
                 )),
