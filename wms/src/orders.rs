@@ -48,20 +48,21 @@ fn ingest(
             format!("{} has no service {}", o.carrier, o.service),
         )]));
     }
-    let currency = tenants::currency_of(conn, business)?
+    let (currency, warehouse) = tenants::order_defaults(conn, business, o.warehouse_id)?
         .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
-    let warehouse_id = match o.warehouse_id {
-        Some(w) => {
-            if !tenants::has_warehouse(conn, business, w)? {
-                return Err(WmsError::invalid(vec![FieldError::new(
-                    "warehouse_id",
-                    "no such warehouse in this business",
-                )]));
-            }
-            w
+    let warehouse_id = match (warehouse, o.warehouse_id) {
+        (Some(w), _) => w,
+        (None, Some(_)) => {
+            return Err(WmsError::invalid(vec![FieldError::new(
+                "warehouse_id",
+                "no such warehouse in this business",
+            )]));
         }
-        None => tenants::first_warehouse(conn, business)?
-            .ok_or_else(|| WmsError::conflict("the business has no warehouse to fulfil from"))?,
+        (None, None) => {
+            return Err(WmsError::conflict(
+                "the business has no warehouse to fulfil from",
+            ));
+        }
     };
     let mut errors = Vec::new();
     let mut lines = Vec::with_capacity(o.lines.len());

@@ -41,6 +41,39 @@ async fn the_same_order_posted_twice_is_one_order() {
     assert_eq!(r.body["created"], true);
 }
 
+/// An order ships from the warehouse it names, or from the business's
+/// first; another business's warehouse is refused on its field, as one
+/// that does not exist, and nothing is stored.
+#[tokio::test]
+async fn an_order_ships_from_a_warehouse_of_its_own_business() {
+    let app = spawn_cloud().await;
+    app.item("I-1").await;
+    let p = format!("/v1/orders/{}/create", app.a.business);
+    let body = |reference: &str, warehouse: Option<i64>| {
+        let mut b = json!({"channel": "web", "shipping_address": {"name": "Γιώργος Παπαδόπουλος", "line1": "Οδός Ερμού 12", "postal_code": "105 63", "city": "Αθήνα", "country": "GR"}, "external_ref": reference, "lines": [{"sku": "I-1", "quantity": 1}]});
+        if let Some(w) = warehouse {
+            b["warehouse_id"] = json!(w);
+        }
+        b
+    };
+    let first = app.post(&p, body("W-1", None)).await;
+    assert_eq!(first.status, 200, "{:?}", first.body);
+    assert_eq!(first.body["data"]["warehouse_id"], app.a.warehouse.0);
+    let last = *app.a.warehouses.last().expect("a warehouse");
+    let named = app.post(&p, body("W-2", Some(last.0))).await;
+    assert_eq!(named.status, 200, "{:?}", named.body);
+    assert_eq!(named.body["data"]["warehouse_id"], last.0);
+    for foreign in [app.b.warehouse.0, i64::from(i32::MAX)] {
+        let r = app.post(&p, body("W-3", Some(foreign))).await;
+        assert_error(&r, 422);
+        assert_eq!(r.body["errors"][0]["name"], "warehouse_id", "{:?}", r.body);
+    }
+    let list = app
+        .get(&format!("/v1/orders/{}/list?channel=web", app.a.business))
+        .await;
+    assert_eq!(list.body["recordsFiltered"], "2", "{:?}", list.body);
+}
+
 #[tokio::test]
 async fn lifecycle_reserves_releases_and_ships() {
     let app = spawn_cloud().await;

@@ -144,26 +144,42 @@ pub fn cancelled_orders(conn: &Db, wave: WaveId) -> Result<Vec<OrderId>> {
 /// `0..=MAX_ON_HAND`: a pick that would take it beyond is refused, naming
 /// `quantity`, before anything is written.
 pub fn add_picked(conn: &Db, line: PickLineId, quantity: i64) -> Result<()> {
-    let was: i64 = maybe(conn.query_row(
+    // One statement when the count stays within bounds, as every scan's
+    // does; the line is read only to say why one does not. A quantity
+    // beyond the ceiling either way never fits, and is not added in SQL,
+    // where PostgreSQL would refuse the overflow with an error of its own.
+    let max = depot_protocol::stock::MAX_ON_HAND;
+    if quantity.checked_abs().is_some_and(|q| q <= max) {
+        let changed = conn.execute(
+            "UPDATE pick_lines SET picked = picked + ?2
+             WHERE id = ?1 AND picked + ?2 BETWEEN 0 AND ?3",
+            params![line.0, quantity, max],
+        )?;
+        if changed > 0 {
+            return Ok(());
+        }
+    }
+    let Some(was) = maybe(conn.query_row(
         "SELECT picked FROM pick_lines WHERE id = ?1",
         params![line.0],
-        |r| r.get(0),
+        |r| r.get::<i64>(0),
     ))?
-    .unwrap_or(0);
-    let picked = depot_protocol::stock::next_count(was, quantity).ok_or_else(|| {
-        WmsError::invalid(vec![depot_protocol::FieldError::new(
+    else {
+        return Ok(());
+    };
+    match depot_protocol::stock::next_count(was, quantity) {
+        // Not written above: the count is what it was.
+        Some(_) => Err(WmsError::Internal(format!(
+            "pick line {line} was not updated"
+        ))),
+        None => Err(WmsError::invalid(vec![depot_protocol::FieldError::new(
             "quantity",
             format!(
                 "pick line {line} has {was} picked: {quantity} more would take it beyond {}",
                 depot_protocol::stock::MAX_ON_HAND
             ),
-        )])
-    })?;
-    conn.execute(
-        "UPDATE pick_lines SET picked = ?2 WHERE id = ?1",
-        params![line.0, picked],
-    )?;
-    Ok(())
+        )])),
+    }
 }
 
 pub fn complete_wave(conn: &Db, wave: WaveId, at: &Timestamp) -> Result<()> {

@@ -80,12 +80,22 @@ pub fn business(conn: &Db, id: BusinessId) -> Result<Option<Business>> {
     ))
 }
 
-/// A business's currency alone, for writes that need nothing else of it.
-pub fn currency_of(conn: &Db, id: BusinessId) -> Result<Option<String>> {
+/// What a new order needs of its business, in one statement (on
+/// PostgreSQL each is a round trip): the currency, and the warehouse it is
+/// fulfilled from: `warehouse` if the business has it, else none; without
+/// one, the first of [`warehouses`]. `None` when there is no such business.
+pub fn order_defaults(
+    conn: &Db,
+    business: BusinessId,
+    warehouse: Option<WarehouseId>,
+) -> Result<Option<(String, Option<WarehouseId>)>> {
     maybe(conn.query_row(
-        "SELECT currency FROM businesses WHERE id = ?1",
-        params![id.0],
-        |r| r.get(0),
+        "SELECT b.currency, (SELECT w.id FROM warehouses w
+             WHERE w.business_id = b.id AND (w.id = ?2 OR ?2 IS NULL)
+             ORDER BY w.id LIMIT 1)
+         FROM businesses b WHERE b.id = ?1",
+        params![business.0, warehouse.map(|w| w.0)],
+        |r| Ok((r.get(0)?, r.get::<Option<i64>>(1)?.map(WarehouseId))),
     ))
 }
 
@@ -155,26 +165,6 @@ pub fn warehouses(
     );
     let rows = conn.query_map(stmt, params![business.0, visible], warehouse_row)?;
     Ok(rows)
-}
-
-/// The business's first warehouse (the first of [`warehouses`]), the one
-/// an order names none of is fulfilled from.
-pub fn first_warehouse(conn: &Db, business: BusinessId) -> Result<Option<WarehouseId>> {
-    maybe(conn.query_row(
-        "SELECT id FROM warehouses WHERE business_id = ?1 ORDER BY id LIMIT 1",
-        params![business.0],
-        |r| Ok(WarehouseId(r.get(0)?)),
-    ))
-}
-
-/// Whether the business has this warehouse.
-pub fn has_warehouse(conn: &Db, business: BusinessId, id: WarehouseId) -> Result<bool> {
-    Ok(maybe(conn.query_row(
-        "SELECT 1 FROM warehouses WHERE business_id = ?1 AND id = ?2",
-        params![business.0, id.0],
-        |_| Ok(()),
-    ))?
-    .is_some())
 }
 
 pub fn warehouse(conn: &Db, business: BusinessId, id: WarehouseId) -> Result<Option<Warehouse>> {
