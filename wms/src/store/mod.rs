@@ -208,6 +208,18 @@ pub(crate) fn memory(version: u32) -> Result<Db> {
     Ok(db)
 }
 
+/// A database in memory at the latest version holding businesses 1 and 2,
+/// for tests of what one business may see of the other's.
+#[cfg(test)]
+pub(crate) fn two_businesses() -> Result<Db> {
+    let conn = memory(u32::MAX)?;
+    conn.execute_batch(
+        "INSERT INTO businesses (id, name, currency, timezone, created_at)
+         VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x')",
+    )?;
+    Ok(conn)
+}
+
 /// The size of a database kept on a server (PostgreSQL), as the server
 /// counts it; `None` for a file, which is measured on its disk.
 pub fn size_on_server(db: &Db) -> Result<Option<u64>> {

@@ -112,8 +112,9 @@ fn lose(failed: Failed) {
 }
 
 thread_local! {
-    /// Set on the writer's thread when SQLite rolled back the open
-    /// transaction under a job: why.
+    /// Set on the writer's thread when the open transaction is lost to
+    /// its group (SQLite rolled it back under a job, or a job's savepoint
+    /// could not be undone): why.
     static LOST: RefCell<Option<Failed>> = const { RefCell::new(None) };
     /// Set on the writer's thread while it commits a group: the one commit
     /// its connection allows.

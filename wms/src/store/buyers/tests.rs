@@ -11,12 +11,7 @@ use proptest::prelude::*;
 const B: BusinessId = BusinessId(1);
 
 fn db() -> Result<Db> {
-    let conn = crate::store::memory(u32::MAX)?;
-    conn.execute_batch(
-        "INSERT INTO businesses (id, name, currency, timezone, created_at)
-         VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x')",
-    )?;
-    Ok(conn)
+    crate::store::two_businesses()
 }
 
 fn at(s: &str) -> Timestamp {

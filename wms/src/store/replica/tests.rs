@@ -11,11 +11,7 @@ const B: BusinessId = BusinessId(1);
 /// Business 1 with 7 conflicts (kinds alternating, every third rejected),
 /// business 2 with 2, and one of no business.
 fn db() -> Result<Db> {
-    let conn = crate::store::memory(u32::MAX)?;
-    conn.execute_batch(
-        "INSERT INTO businesses (id, name, currency, timezone, created_at)
-         VALUES (1, 'a', 'EUR', 'UTC', 'x'), (2, 'b', 'EUR', 'UTC', 'x')",
-    )?;
+    let conn = crate::store::two_businesses()?;
     let rows = (1..=7)
         .map(|i| (Some(1), i))
         .chain([(Some(2), 8), (Some(2), 9), (None, 10)]);
