@@ -40,7 +40,8 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
     // The sums are made here, checked, and stored as they are: SQLite
     // would turn an overflowing `+` into a REAL and the level would be
     // unreadable from then on.
-    let (before, _) = level(conn, m.item_id, m.warehouse_id)?;
+    let stored = stored_level(conn, m.item_id, m.warehouse_id)?;
+    let before = stored.unwrap_or(0);
     let on_hand = next_level(before, m.delta).ok_or_else(|| {
         beyond(
             field,
@@ -70,7 +71,8 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
         m.location.as_deref().unwrap_or(""),
         m.lot.as_deref().unwrap_or(""),
     );
-    let bin_before = bin_level(conn, m.item_id, m.warehouse_id, bin, lot)?;
+    let bin_stored = stored_bin_level(conn, m.item_id, m.warehouse_id, bin, lot)?;
+    let bin_before = bin_stored.unwrap_or(0);
     let bin_on_hand = next_level(bin_before, m.delta).ok_or_else(|| {
         beyond(
             field,
@@ -102,21 +104,43 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
              ON CONFLICT (item_id, warehouse_id, lot)
              DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)", params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
     }
-    conn.execute("INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET on_hand = excluded.on_hand", params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand])?;
-    conn.execute(
-        "INSERT INTO stock_bins (item_id, warehouse_id, location, lot, business_id, on_hand)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-         ON CONFLICT (item_id, warehouse_id, location, lot) DO UPDATE SET on_hand = excluded.on_hand",
-        params![
-            m.item_id.0,
-            m.warehouse_id.0,
-            bin,
-            lot,
-            m.business_id.0,
-            bin_on_hand
-        ],
-    )?;
+    // The levels were read above: a row that is there is updated, one that
+    // is not inserted. An upsert would do either in one statement, but on
+    // SQLite it runs in a statement journal (it may insert, firing the
+    // row-count trigger, or update): releasing one walks the journal of the
+    // whole job's savepoint so far, which made applying a burst of
+    // movements quadratic in its job's length.
+    if stored.is_some() {
+        conn.execute(
+            "UPDATE stock_levels SET on_hand = ?3 WHERE item_id = ?1 AND warehouse_id = ?2",
+            params![m.item_id.0, m.warehouse_id.0, on_hand],
+        )?;
+    } else {
+        conn.execute(
+            "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)",
+            params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand],
+        )?;
+    }
+    if bin_stored.is_some() {
+        conn.execute(
+            "UPDATE stock_bins SET on_hand = ?5
+             WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
+            params![m.item_id.0, m.warehouse_id.0, bin, lot, bin_on_hand],
+        )?;
+    } else {
+        conn.execute(
+            "INSERT INTO stock_bins (item_id, warehouse_id, location, lot, business_id, on_hand)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                m.item_id.0,
+                m.warehouse_id.0,
+                bin,
+                lot,
+                m.business_id.0,
+                bin_on_hand
+            ],
+        )?;
+    }
     if on_hand < 0 {
         conn.execute("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
@@ -154,13 +178,32 @@ pub fn bin_level(
     location: &str,
     lot: &str,
 ) -> Result<i64> {
-    let found = super::maybe(conn.query_row(
+    Ok(stored_bin_level(conn, item, warehouse, location, lot)?.unwrap_or(0))
+}
+
+/// [`bin_level`], `None` where no row holds it yet.
+fn stored_bin_level(
+    conn: &Db,
+    item: ItemId,
+    warehouse: WarehouseId,
+    location: &str,
+    lot: &str,
+) -> Result<Option<i64>> {
+    super::maybe(conn.query_row(
         "SELECT on_hand FROM stock_bins
          WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
         params![item.0, warehouse.0, location, lot],
         |r| r.get(0),
-    ))?;
-    Ok(found.unwrap_or(0))
+    ))
+}
+
+/// On-hand of one item in one warehouse, `None` where no row holds it yet.
+fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Option<i64>> {
+    super::maybe(conn.query_row(
+        "SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        params![item.0, warehouse.0],
+        |r| r.get(0),
+    ))
 }
 
 /// On-hand and reserved of one item in one warehouse (zeros if never moved).
