@@ -461,6 +461,22 @@ impl Wms {
         self.write_in(Lane::Business(business), f).await
     }
 
+    /// [`Wms::write_for`], answering once the job is queued with what
+    /// answers once it is committed: jobs queued one after another run in
+    /// that order (see [`writer::Writer::queue`]). For jobs no request
+    /// makes: nothing is recorded under an `Idempotency-Key`.
+    pub(crate) async fn queue_for<T, F>(
+        &self,
+        business: BusinessId,
+        f: F,
+    ) -> Result<writer::Queued<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
+    {
+        self.inner.writer.queue(Lane::Business(business), f).await
+    }
+
     /// [`Wms::write`] in a lane of the caller's choosing: see [`Lane`].
     pub async fn write_in<T, F>(&self, lane: Lane, f: F) -> Result<T>
     where

@@ -68,6 +68,36 @@ fn merge_acks(before: Result<Ack>, run: Result<Ack>) -> Result<Ack> {
     Ok(acc)
 }
 
+/// Batches queued by [`Wms::queue_batches`]: their acknowledgements, once
+/// the writer has committed them.
+#[must_use = "queued batches are answered by their acknowledgements"]
+pub struct Receipts {
+    batches: usize,
+    /// Each run's batch, and its job (or why it could not be queued).
+    queued: Vec<(usize, Result<crate::writer::Queued<Ack>>)>,
+}
+
+impl Receipts {
+    /// Each batch's acknowledgement, in the order they were queued: its
+    /// runs' merged, or the first refusal among them.
+    pub async fn acks(self) -> Vec<Result<Ack>> {
+        let mut acks: Vec<Option<Result<Ack>>> = (0..self.batches).map(|_| None).collect();
+        for (i, job) in self.queued {
+            let ack = match job {
+                Ok(answer) => answer.await,
+                Err(e) => Err(e),
+            };
+            acks[i] = Some(match acks[i].take() {
+                None => ack,
+                Some(before) => merge_acks(before, ack),
+            });
+        }
+        acks.into_iter()
+            .map(|a| a.unwrap_or_else(|| Err(WmsError::Internal("a batch went unanswered".into()))))
+            .collect()
+    }
+}
+
 fn receive(
     conn: &Db,
     node: &str,
@@ -419,38 +449,45 @@ impl Wms {
     pub async fn receive_batches(
         &self,
         batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
-    ) -> Result<Vec<Result<Ack>>> {
-        let node = self.origin().to_owned();
-        let checked = self.ownership_checked();
-        let n = batches.len();
-        let mut runs = Vec::with_capacity(n);
-        for (i, (business, edge, events)) in batches.into_iter().enumerate() {
-            for run in runs_of(events, EVENTS_PER_JOB) {
-                runs.push((i, business, edge.clone(), run));
-            }
-        }
-        // Polled in order, the futures queue their jobs in order: a batch's
-        // runs are applied one after the other.
-        let jobs = runs.into_iter().map(|(i, business, edge, events)| {
-            let node = node.clone();
-            let job = self.write_for(business, move |conn| {
-                receive(conn, &node, business, &edge, events, checked)
-            });
-            async move { (i, job.await) }
-        });
-        let mut acks: Vec<Option<Result<Ack>>> = (0..n).map(|_| None).collect();
-        for (i, ack) in futures_util::future::join_all(jobs).await {
-            acks[i] = Some(match acks[i].take() {
-                None => ack,
-                Some(before) => merge_acks(before, ack),
-            });
-        }
-        Ok(acks
-            .into_iter()
-            .map(|a| a.unwrap_or_else(|| Err(WmsError::Internal("a batch went unanswered".into()))))
-            .collect())
+    ) -> Vec<Result<Ack>> {
+        self.queue_batches(batches).await.acks().await
     }
 
+    /// [`Wms::receive_batches`] in two steps: answers once the jobs are
+    /// queued, with what answers once they are committed. Batches queued
+    /// by one caller one call after another are applied in that order, so
+    /// the caller may read and queue the next while the writer applies
+    /// these.
+    pub async fn queue_batches(
+        &self,
+        batches: Vec<(BusinessId, EdgeId, Vec<SyncEvent>)>,
+    ) -> Receipts {
+        let node = self.origin().to_owned();
+        let checked = self.ownership_checked();
+        let batches_n = batches.len();
+        let mut queued = Vec::with_capacity(batches_n);
+        // Queued one after another, so the writer runs them in this order:
+        // a batch's runs one after the other, the batches as they came.
+        // (Futures that each queue one and are polled together lose their
+        // order past tokio's cooperative budget, and a later run that goes
+        // first sees a hole.)
+        for (i, (business, edge, events)) in batches.into_iter().enumerate() {
+            for events in runs_of(events, EVENTS_PER_JOB) {
+                let node = node.clone();
+                let edge = edge.clone();
+                let job = self
+                    .queue_for(business, move |conn| {
+                        receive(conn, &node, business, &edge, events, checked)
+                    })
+                    .await;
+                queued.push((i, job));
+            }
+        }
+        Receipts {
+            batches: batches_n,
+            queued,
+        }
+    }
     /// Cloud: an edge said hello or `online`: when, in which session, which
     /// version, and the newest event of its log.
     pub async fn edge_seen(

@@ -24,8 +24,11 @@ use group::{COMMITTING, job, run};
 use crate::error::{Result, WmsError};
 use depot_protocol::BusinessId;
 use depot_sql::Db;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
 use tokio::sync::{mpsc, oneshot, watch};
 
 /// How many jobs one transaction takes at most: bounds the latency a job
@@ -73,6 +76,20 @@ pub enum Lane {
     /// write (a cursor, a queue), reading the event log only up to its safe
     /// head: one such job at a time, beside businesses' jobs.
     Own(&'static str),
+}
+
+/// A queued job's answer, once its group has committed (or failed).
+#[must_use = "a queued job's answer says whether it was committed"]
+pub struct Queued<T>(oneshot::Receiver<Result<T>>);
+
+impl<T> Future for Queued<T> {
+    type Output = Result<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T>> {
+        Pin::new(&mut self.0).poll(cx).map(|answer| {
+            answer.unwrap_or_else(|_| Err(WmsError::Internal("the writer dropped a job".into())))
+        })
+    }
 }
 
 /// What the writer thread is sent: a job, or the word to finish what is
@@ -247,6 +264,19 @@ impl Writer {
         T: Send + 'static,
         F: FnOnce(&Db) -> Result<T> + Send + 'static,
     {
+        self.queue(lane, f).await?.await
+    }
+
+    /// Queues `f` and answers once it is queued, with what answers once it
+    /// is committed. Jobs one task queues one after another run in that
+    /// order. Futures that each queue a job and are polled together (as
+    /// `join_all` polls them) do not keep theirs: past tokio's cooperative
+    /// budget some wait for the next turn while later ones go first.
+    pub async fn queue<T, F>(&self, lane: Lane, f: F) -> Result<Queued<T>>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Db) -> Result<T> + Send + 'static,
+    {
         let (otx, orx) = oneshot::channel();
         let run: Run = Box::new(move |conn| {
             let outcome = match conn {
@@ -269,8 +299,7 @@ impl Writer {
             .send(Msg::Job(Job { lane, run }))
             .await
             .map_err(|_| WmsError::Internal("the writer has stopped".into()))?;
-        orx.await
-            .map_err(|_| WmsError::Internal("the writer dropped a job".into()))?
+        Ok(Queued(orx))
     }
 
     /// Makes the writer thread hang for good, as one stuck on a lock or a

@@ -2,8 +2,9 @@
 //! others of its group, a hello, an edge's state, or something the cloud
 //! does not read (said why).
 
+use depot_protocol::BusinessId;
 use depot_protocol::sync::message::{Hello, decode};
-use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeTopic};
+use depot_protocol::sync::topic::{CLOUD_STATE, Channel, EdgeId, EdgeTopic};
 use depot_protocol::sync::{StateMessage, SyncEvent, UpMessage};
 use rumqttc::Publish;
 
@@ -39,17 +40,26 @@ pub(super) enum Message {
     },
 }
 
+impl Pending {
+    /// The edge that sent it.
+    pub(super) fn edge(&self) -> (BusinessId, &EdgeId) {
+        (self.topic.business, &self.topic.edge)
+    }
+}
+
 impl Message {
-    /// Whether the batches waiting must be applied before this is handled:
-    /// when one of them is its edge's, or it is not an edge's at all.
-    pub(super) fn waits_for(&self, batches: &[Pending]) -> bool {
+    /// Whether batches of `edges` (waiting, or queued and not yet
+    /// answered) must be applied before this is handled: when one of them
+    /// is its edge's, or it is not an edge's at all.
+    pub(super) fn waits_for<'a>(
+        &self,
+        mut edges: impl Iterator<Item = (BusinessId, &'a EdgeId)>,
+    ) -> bool {
         let topic = match self {
             Message::Hello(topic, _) | Message::State(topic, _) => topic,
             Message::CloudState(_) | Message::Cleared | Message::Ignored { .. } => return true,
         };
-        batches
-            .iter()
-            .any(|b| b.topic.business == topic.business && b.topic.edge == topic.edge)
+        edges.any(|(business, edge)| business == topic.business && *edge == topic.edge)
     }
 }
 
@@ -97,8 +107,6 @@ impl Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use depot_protocol::BusinessId;
-    use depot_protocol::sync::topic::EdgeId;
 
     fn topic(business: i64, edge: &str, channel: Channel) -> EdgeTopic {
         EdgeTopic::new(
@@ -127,20 +135,21 @@ mod tests {
 
     #[test]
     fn only_an_edges_own_batches_are_applied_before_its_messages() {
-        let waiting = [batch(1, "dock-a"), batch(2, "dock-b")];
-        assert!(offline(1, "dock-a").waits_for(&waiting));
-        assert!(offline(2, "dock-b").waits_for(&waiting));
+        let batches = [batch(1, "dock-a"), batch(2, "dock-b")];
+        let waiting = || batches.iter().map(Pending::edge);
+        assert!(offline(1, "dock-a").waits_for(waiting()));
+        assert!(offline(2, "dock-b").waits_for(waiting()));
         // The same edge name in another business is another edge.
-        assert!(!offline(2, "dock-a").waits_for(&waiting));
-        assert!(!offline(1, "dock-c").waits_for(&waiting));
-        assert!(!offline(1, "dock-a").waits_for(&[]));
+        assert!(!offline(2, "dock-a").waits_for(waiting()));
+        assert!(!offline(1, "dock-c").waits_for(waiting()));
+        assert!(!offline(1, "dock-a").waits_for(std::iter::empty()));
         // What is no edge's sees everything before it applied.
-        assert!(Message::Cleared.waits_for(&waiting));
+        assert!(Message::Cleared.waits_for(waiting()));
         assert!(
             Message::CloudState(StateMessage::Offline {
                 session: "s".into()
             })
-            .waits_for(&waiting)
+            .waits_for(waiting())
         );
     }
 }

@@ -1,12 +1,15 @@
 //! The service task: owns the per-edge state and handles one thing at a
-//! time: a message from the broker, or a round of pages down. Here the
-//! loop, batches and states; `hello.rs` answers hellos; `feed.rs` pages the
-//! log down.
+//! time: a group of messages from the broker, the answers to batches the
+//! writer has committed, or a round of pages down. Here the loop and
+//! states; `batches.rs` queues batches and answers them; `hello.rs`
+//! answers hellos; `feed.rs` pages the log down.
 
+mod batches;
 mod feed;
 mod hello;
 mod message;
 
+use batches::{APPLYING, Applying};
 use message::{Decoded, Message, Pending};
 
 use super::connection::Inbound;
@@ -21,7 +24,7 @@ use depot_protocol::sync::topic::{
 use depot_wms::Wms;
 use depot_wms::sync::Sighting;
 use rumqttc::{AsyncClient, Publish, QoS};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::sync::mpsc;
@@ -59,6 +62,8 @@ pub(super) struct Service {
     scanned: Option<i64>,
     /// A round of pages is due as soon as no message waits.
     dirty: bool,
+    /// Groups of batches queued on the writer, to answer in this order.
+    applying: VecDeque<Applying>,
     last_round: Instant,
     /// Hellos answered per edge.
     hellos: super::pace::Pace<EdgeKey>,
@@ -83,6 +88,7 @@ impl Service {
             edges: HashMap::new(),
             scanned: None,
             dirty: false,
+            applying: VecDeque::new(),
             last_round: Instant::now(),
             hellos: super::pace::Pace::new(super::pace::BURST, super::pace::EVERY),
             last_sweep: Instant::now(),
@@ -100,8 +106,10 @@ impl Service {
             let tick = tokio::time::sleep_until(self.last_round + self.options.tick);
             tokio::select! {
                 biased;
-                message = inbound.recv() => {
+                acks = batches::first_answered(&mut self.applying) => self.answered(acks).await,
+                message = inbound.recv(), if self.applying.len() < APPLYING => {
                     let Some(first) = message else {
+                        self.settle().await;
                         return Err(SyncError::ConnectionTaskEnded);
                     };
                     let mut group = vec![first];
@@ -126,14 +134,19 @@ impl Service {
         }
     }
 
-    /// Handles messages in the order they came. Batches wait to be applied
-    /// together until the group ends or another kind of message of the same
-    /// edge comes, which then sees them applied: a hello after a batch
-    /// answers with a cursor that includes it. Another edge's hello or state
-    /// does not wait for them (messages on different topics keep no order
-    /// in MQTT anyway): when a hundred edges reconnect at once, their hellos
-    /// and states no longer cut the burst of their batches into a commit
-    /// each.
+    /// Handles messages in the order they came. Batches wait to be queued
+    /// together until the group ends or another kind of message of the
+    /// same edge comes, which then waits for them (and those of its edge
+    /// queued before) to be applied: a hello after a batch answers with a
+    /// cursor that includes it. Another edge's hello or state does not wait
+    /// for them (messages on different topics keep no order in MQTT
+    /// anyway): when a hundred edges reconnect at once, their hellos and
+    /// states do not cut the burst of their batches into a commit each.
+    ///
+    /// The group's messages are acknowledged to the broker once handled,
+    /// batches once queued: so the broker sends the next group while the
+    /// writer applies this one. That is flow control, not delivery: an
+    /// edge sends again what the cloud does not acknowledge to it.
     async fn handle(&mut self, group: Vec<Inbound>) {
         let mut batches = Vec::new();
         let mut handled = Vec::new();
@@ -146,8 +159,10 @@ impl Service {
                     match Decoded::decode(&publish) {
                         Decoded::Batch(batch) => batches.push(batch),
                         Decoded::Other(other) => {
-                            if other.waits_for(&batches) {
-                                self.apply(std::mem::take(&mut batches)).await;
+                            let queued = self.applying.iter().flat_map(Applying::edges);
+                            if other.waits_for(batches.iter().map(Pending::edge).chain(queued)) {
+                                self.queue(std::mem::take(&mut batches)).await;
+                                self.settle().await;
                             }
                             self.dispatch(other).await;
                         }
@@ -155,18 +170,20 @@ impl Service {
                     handled.push((generation, publish));
                 }
                 Inbound::Connected { generation } => {
-                    self.apply(std::mem::take(&mut batches)).await;
+                    self.queue(std::mem::take(&mut batches)).await;
+                    self.settle().await;
                     self.acknowledge(std::mem::take(&mut handled)).await;
                     self.connected(generation).await;
                 }
                 Inbound::Disconnected => {
-                    self.apply(std::mem::take(&mut batches)).await;
+                    self.queue(std::mem::take(&mut batches)).await;
+                    self.settle().await;
                     self.acknowledge(std::mem::take(&mut handled)).await;
                     self.connected = false;
                 }
             }
         }
-        self.apply(batches).await;
+        self.queue(batches).await;
         self.acknowledge(handled).await;
     }
 
@@ -249,51 +266,6 @@ impl Service {
                 tracing::warn!(%topic, %reason, "ignored a message");
             }
         }
-    }
-
-    /// Applies batches in one transaction, then acknowledges each.
-    async fn apply(&mut self, batches: Vec<Pending>) {
-        if batches.is_empty() {
-            return;
-        }
-        let mut heads = Vec::with_capacity(batches.len());
-        let mut inputs = Vec::with_capacity(batches.len());
-        for Pending {
-            topic,
-            session,
-            events,
-        } in batches
-        {
-            heads.push((topic.business, topic.edge.clone(), session, events.len()));
-            inputs.push((topic.business, topic.edge, events));
-        }
-        let results = match self.wms.receive_batches(inputs).await {
-            Ok(results) => results,
-            Err(e) => {
-                for (business, edge, _, count) in &heads {
-                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
-                }
-                return;
-            }
-        };
-        for ((business, edge, session, count), result) in heads.into_iter().zip(results) {
-            let ack = match result {
-                Ok(ack) => ack,
-                Err(e) => {
-                    tracing::warn!(%business, %edge, events = count, reason = %e, "refused a batch");
-                    continue;
-                }
-            };
-            tracing::debug!(
-                %business, %edge, %session, events = count, through = ack.through,
-                gap = ack.gap, rejected = ack.rejected.len(), "applied a batch"
-            );
-            for message in super::ack::messages(&session, ack) {
-                self.send(business, &edge, encode(&message)).await;
-            }
-        }
-        // The log may have grown: other edges of the business may need it.
-        self.dirty = true;
     }
 
     /// An edge's retained state: recorded for the edge list (an edge that
