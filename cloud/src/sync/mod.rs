@@ -5,15 +5,19 @@
 //! - the *connection* task owns the `rumqttc` event loop, reconnects forever
 //!   with a bounded backoff, and forwards what arrives over a channel;
 //! - the *service* (the future [`run_sync`] returns) owns the state and does
-//!   the work one message at a time: applies edges' batches and acknowledges
-//!   them, answers hellos, and pages the cloud's log down to every edge that
-//!   said hello.
+//!   the work a group of messages at a time: queues edges' batches on the
+//!   writer and acknowledges them to their edges once committed, answers
+//!   hellos, and pages the cloud's log down to every edge that said hello.
+//!   It reads and queues the next group while the writer applies the last
+//!   (at most two groups queued and unanswered).
 //!
 //! Flow control: incoming QoS 1 messages are acknowledged (MQTT PUBACK) only
-//! once the service has handled them, so the broker's inflight window bounds
-//! what waits in the channel between the two tasks, and the connection task
-//! never blocks on it (which could deadlock against the service waiting for
-//! room to publish).
+//! once the service has handled them (a batch once queued on the writer),
+//! so the broker's inflight window and the groups queued bound what waits
+//! between the broker and the writer, and the connection task never blocks
+//! on the channel to the service (which could deadlock against the service
+//! waiting for room to publish). A PUBACK is flow control, not delivery:
+//! what the cloud does not acknowledge to an edge, the edge sends again.
 //!
 //! Topics and payloads (see `DESIGN.md`, "Sync over MQTT"):
 //! - subscribes (QoS 1, after every CONNACK) to every edge's `up` and `state`
