@@ -58,15 +58,47 @@ async fn edge_log(s: &Setup) -> Vec<SyncEvent> {
         .expect("outgoing")
 }
 
+/// Adjusts the item's stock at the edge by `delta`.
+async fn adjust_at_edge(s: &Setup, delta: i64) {
+    let req = serde_json::from_value(
+        json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta}),
+    )
+    .expect("adjust");
+    s.edge
+        .adjust(s.caller, req)
+        .await
+        .expect("adjust at the edge");
+}
+
+/// The item's on-hand in the cloud and at the edge.
+async fn levels(s: &Setup) -> (i64, i64) {
+    let cloud = s
+        .cloud
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    let edge = s
+        .edge
+        .stock_level(s.item, s.warehouse)
+        .await
+        .expect("level");
+    (cloud.0, edge.0)
+}
+
+/// The edge as the cloud has it registered.
+async fn record(s: &Setup) -> depot_wms::sync::EdgeRecord {
+    s.cloud
+        .edge(s.business, s.edge_id.clone())
+        .await
+        .expect("edge")
+        .expect("registered")
+}
+
 #[tokio::test]
 async fn batches_apply_once_and_in_order_however_they_arrive() {
     let s = setup().await;
     for delta in [5, -2, 7, 1, -3, 4] {
-        let req = serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta})).expect("adjust");
-        s.edge
-            .adjust(s.caller, req)
-            .await
-            .expect("adjust at the edge");
+        adjust_at_edge(&s, delta).await;
     }
     let log = edge_log(&s).await;
     assert_eq!(
@@ -101,24 +133,8 @@ async fn batches_apply_once_and_in_order_however_they_arrive() {
         .expect("batch");
     assert_eq!((ack.through, ack.gap, ack.rejected.len()), (6, false, 0));
 
-    let cloud = s
-        .cloud
-        .stock_level(s.item, s.warehouse)
-        .await
-        .expect("level");
-    let edge = s
-        .edge
-        .stock_level(s.item, s.warehouse)
-        .await
-        .expect("level");
-    assert_eq!(cloud, edge);
-    assert_eq!(cloud.0, 12);
-    let record = s
-        .cloud
-        .edge(s.business, s.edge_id.clone())
-        .await
-        .expect("edge")
-        .expect("registered");
+    assert_eq!(levels(&s).await, (12, 12));
+    let record = record(&s).await;
     assert_eq!(record.up_cursor, 6);
     assert!(record.last_seen.is_some());
 }
@@ -134,11 +150,7 @@ async fn batches_apply_once_and_in_order_however_they_arrive() {
 async fn a_burst_of_many_batches_is_applied_in_order() {
     let s = setup().await;
     for delta in 1..=300 {
-        let req = serde_json::from_value(json!({"warehouse_id": s.warehouse.0, "sku": "A", "reason": "adjusted", "delta": delta % 7 + 1})).expect("adjust");
-        s.edge
-            .adjust(s.caller, req)
-            .await
-            .expect("adjust at the edge");
+        adjust_at_edge(&s, delta % 7 + 1).await;
     }
     let log = edge_log(&s).await;
     assert_eq!(log.len(), 300);
@@ -153,24 +165,9 @@ async fn a_burst_of_many_batches_is_applied_in_order() {
         .collect();
     let expected: Vec<(i64, bool)> = (1..=300).map(|seq| (seq, false)).collect();
     assert_eq!(answered, expected);
-    let record = s
-        .cloud
-        .edge(s.business, s.edge_id.clone())
-        .await
-        .expect("edge")
-        .expect("registered");
-    assert_eq!(record.up_cursor, 300);
-    let cloud = s
-        .cloud
-        .stock_level(s.item, s.warehouse)
-        .await
-        .expect("level");
-    let edge = s
-        .edge
-        .stock_level(s.item, s.warehouse)
-        .await
-        .expect("level");
-    assert_eq!(cloud, edge);
+    assert_eq!(record(&s).await.up_cursor, 300);
+    let total: i64 = (1..=300).map(|delta| delta % 7 + 1).sum();
+    assert_eq!(levels(&s).await, (total, total));
 }
 
 #[tokio::test]
