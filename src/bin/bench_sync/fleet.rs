@@ -67,12 +67,25 @@ pub async fn bench(
     }
     rig::say_broker(&mqtt, own_broker);
     let (cloud, cloud_server) = start_cloud(dir, url, args.database.as_deref()).await?;
-    // The cloud's writer: the one writer thread before any edge opens.
-    let cloud_writers: Vec<u32> = rig::thread_times()
-        .into_iter()
-        .filter(|(_, name, _)| name == WRITER)
-        .map(|(tid, _, _)| tid)
-        .collect();
+    // The cloud's writer: the one writer thread before any edge opens. A
+    // new thread names itself once it runs, so it may not be named yet
+    // (then its CPU was counted as an edge's writer's): asked again until
+    // it is, for a second at most.
+    let mut cloud_writers: Vec<u32> = Vec::new();
+    for _ in 0..100 {
+        cloud_writers = rig::thread_times()
+            .into_iter()
+            .filter(|(_, name, _)| name == WRITER)
+            .map(|(tid, _, _)| tid)
+            .collect();
+        if !cloud_writers.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if cloud_writers.is_empty() {
+        eprintln!("the cloud's writer thread was not found: its CPU is not told apart");
+    }
 
     // --- Setup: the businesses, then every edge online for its catalog and
     // then making its backlog, a few at a time.
