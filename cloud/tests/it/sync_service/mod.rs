@@ -10,6 +10,7 @@
 //! runs sharing a broker do not take each other's messages.
 
 mod backlog;
+mod burst;
 mod cli;
 mod fake_edge;
 use crate::process;
