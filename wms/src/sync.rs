@@ -488,6 +488,7 @@ impl Wms {
             queued,
         }
     }
+
     /// Cloud: an edge said hello or `online`: when, in which session, which
     /// version, and the newest event of its log.
     pub async fn edge_seen(

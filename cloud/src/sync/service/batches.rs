@@ -101,6 +101,13 @@ impl Service {
         self.dirty = true;
     }
 
+    /// Queues batches and waits until they and every group queued before
+    /// are answered: what comes next sees them applied.
+    pub(super) async fn apply(&mut self, batches: Vec<Pending>) {
+        self.queue(batches).await;
+        self.settle().await;
+    }
+
     /// Waits until every group queued is answered, and answers them.
     pub(super) async fn settle(&mut self) {
         while let Some(first) = self.applying.front_mut() {

@@ -161,8 +161,7 @@ impl Service {
                         Decoded::Other(other) => {
                             let queued = self.applying.iter().flat_map(Applying::edges);
                             if other.waits_for(batches.iter().map(Pending::edge).chain(queued)) {
-                                self.queue(std::mem::take(&mut batches)).await;
-                                self.settle().await;
+                                self.apply(std::mem::take(&mut batches)).await;
                             }
                             self.dispatch(other).await;
                         }
@@ -170,14 +169,12 @@ impl Service {
                     handled.push((generation, publish));
                 }
                 Inbound::Connected { generation } => {
-                    self.queue(std::mem::take(&mut batches)).await;
-                    self.settle().await;
+                    self.apply(std::mem::take(&mut batches)).await;
                     self.acknowledge(std::mem::take(&mut handled)).await;
                     self.connected(generation).await;
                 }
                 Inbound::Disconnected => {
-                    self.queue(std::mem::take(&mut batches)).await;
-                    self.settle().await;
+                    self.apply(std::mem::take(&mut batches)).await;
                     self.acknowledge(std::mem::take(&mut handled)).await;
                     self.connected = false;
                 }

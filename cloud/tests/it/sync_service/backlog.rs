@@ -269,14 +269,6 @@ async fn backlog_scenario(url: &MqttUrl, tag: &str) {
 async fn the_edge_list_shows_backlog_version_and_state() {
     init_logs();
     let tag = unique_tag();
-    match std::env::var("DEPOT_TEST_MQTT_URL") {
-        Ok(url) => {
-            let url = MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL");
-            backlog_scenario(&url, &tag).await;
-        }
-        Err(_) => {
-            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
-            backlog_scenario(&broker.url(), &tag).await;
-        }
-    }
+    let (url, _broker) = test_broker().await;
+    backlog_scenario(&url, &tag).await;
 }

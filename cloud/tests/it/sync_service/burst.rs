@@ -60,11 +60,6 @@ async fn burst(url: &MqttUrl, tag: &str) {
 async fn a_burst_of_batches_is_answered_in_order_and_a_hello_behind_it_sees_it_all() {
     init_logs();
     let tag = unique_tag();
-    match std::env::var("DEPOT_TEST_MQTT_URL") {
-        Ok(url) => burst(&MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL"), &tag).await,
-        Err(_) => {
-            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
-            burst(&broker.url(), &tag).await;
-        }
-    }
+    let (url, _broker) = test_broker().await;
+    burst(&url, &tag).await;
 }

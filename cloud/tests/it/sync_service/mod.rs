@@ -333,16 +333,8 @@ async fn the_cloud_syncs_an_edge_over_mqtt() {
 async fn two_cloud_instances_share_the_edges() {
     init_logs();
     let tag = unique_tag();
-    match std::env::var("DEPOT_TEST_MQTT_URL") {
-        Ok(url) => {
-            let url = MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL");
-            shared::two_instances(&url, &tag).await;
-        }
-        Err(_) => {
-            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
-            shared::two_instances(&broker.url(), &tag).await;
-        }
-    }
+    let (url, _broker) = test_broker().await;
+    shared::two_instances(&url, &tag).await;
 }
 
 #[tokio::test]

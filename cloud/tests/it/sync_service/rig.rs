@@ -33,6 +33,19 @@ pub(crate) async fn embedded_broker(listen: SocketAddr) -> EmbeddedBroker {
         .expect("embedded broker")
 }
 
+/// The broker a test runs against: the one `DEPOT_TEST_MQTT_URL` names (a
+/// Mosquitto), or else an embedded one on a free port, kept running for as
+/// long as the second half is held.
+pub(crate) async fn test_broker() -> (MqttUrl, Option<EmbeddedBroker>) {
+    match std::env::var("DEPOT_TEST_MQTT_URL") {
+        Ok(url) => (MqttUrl::parse(&url).expect("DEPOT_TEST_MQTT_URL"), None),
+        Err(_) => {
+            let broker = embedded_broker(SocketAddr::from(([127, 0, 0, 1], 0))).await;
+            (broker.url(), Some(broker))
+        }
+    }
+}
+
 /// The cloud's database with a business, a warehouse, a key, an item and a
 /// registered edge, and that edge's own database.
 pub(crate) struct World {
