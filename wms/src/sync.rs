@@ -7,6 +7,7 @@
 use crate::presence;
 use crate::replica::{self, Outcome};
 use crate::store::{self, replica as conflicts, sync as sql, tenants};
+use crate::writer::Queued;
 use crate::{Result, Wms, WmsError};
 use depot_protocol::event::RemoteEvent;
 use depot_protocol::sync::downstream::{self, PageVerdict};
@@ -19,6 +20,14 @@ use depot_sql::Db;
 pub use sql::{EdgeRecord, LocalKey, Refused, Sighting, SyncRefusals, SyncSnapshot};
 
 /// What the cloud answers a batch with.
+/// What a hello is answered from: see [`Wms::hello_facts`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct HelloFacts {
+    pub record: Option<EdgeRecord>,
+    pub holds_last: Option<bool>,
+    pub head: i64,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ack {
     pub through: i64,
@@ -422,6 +431,36 @@ impl Wms {
             .await
     }
 
+    /// Cloud: what a hello is answered from, read at once: the edge's
+    /// record, whether the log holds the last change the edge says it has
+    /// (when it says one and is registered), and the log's head. One read,
+    /// not three: a hundred edges reconnecting say two hundred hellos.
+    pub async fn hello_facts(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        last: Option<Landmark>,
+    ) -> Result<HelloFacts> {
+        let safe_head = self.safe_head().await?;
+        self.read(move |conn| {
+            let record = sql::edge(conn, business, edge.as_str())?;
+            let holds_last = match (last, &record) {
+                (Some(last), Some(_)) => Some(sql::holds(conn, last)?),
+                _ => None,
+            };
+            let head = match safe_head {
+                Some(head) => head,
+                None => store::events::head(conn)?,
+            };
+            Ok(HelloFacts {
+                record,
+                holds_last,
+                head,
+            })
+        })
+        .await
+    }
+
     /// Cloud: applies a batch from an edge, exactly once and in order, and
     /// answers the acknowledgement to send back.
     pub async fn receive_batch(
@@ -497,8 +536,21 @@ impl Wms {
         edge: EdgeId,
         sighting: Sighting,
     ) -> Result<()> {
+        self.queue_edge_seen(business, edge, sighting).await?.await
+    }
+
+    /// [`Wms::edge_seen`], answering once queued with what answers once it
+    /// is committed: a hundred edges reconnecting at once have their
+    /// hellos and states recorded in one commit, not one each, and what
+    /// is queued after it (their batches) runs after it.
+    pub async fn queue_edge_seen(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        sighting: Sighting,
+    ) -> Result<Queued<()>> {
         let origin = self.origin().to_owned();
-        self.write_for(business, move |conn| {
+        self.queue_for(business, move |conn| {
             presence::seen(conn, &origin, business, &edge, &sighting)
         })
         .await
@@ -535,8 +587,19 @@ impl Wms {
         edge: EdgeId,
         session: String,
     ) -> Result<()> {
+        self.queue_edge_gone(business, edge, session).await?.await
+    }
+
+    /// [`Wms::edge_gone`], answering once queued (see
+    /// [`Wms::queue_edge_seen`]).
+    pub async fn queue_edge_gone(
+        &self,
+        business: BusinessId,
+        edge: EdgeId,
+        session: String,
+    ) -> Result<Queued<()>> {
         let origin = self.origin().to_owned();
-        self.write_for(business, move |conn| {
+        self.queue_for(business, move |conn| {
             presence::gone(conn, &origin, business, &edge, &session)
         })
         .await
