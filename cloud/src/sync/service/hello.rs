@@ -1,14 +1,16 @@
 //! Hellos: the shell around `depot_protocol::sync::hello`. It reads what
-//! the database knows of the edge, records the sighting, and carries out
-//! the answer the protocol decides.
+//! the database knows of the edge, queues the sighting, and leaves the
+//! answer the protocol decides to be said once that commits (see
+//! `batches.rs`).
 
-use super::{Downlink, Service};
+use super::Service;
+use super::batches::{HelloAnswer, Then};
+use depot_protocol::BusinessId;
 use depot_protocol::sync::DownMessage;
-use depot_protocol::sync::downstream::Feed;
 use depot_protocol::sync::hello::{Answer, Facts, Registration, answer};
 use depot_protocol::sync::message::{Hello, encode};
-use depot_protocol::sync::topic::EdgeTopic;
-use depot_wms::sync::Sighting;
+use depot_protocol::sync::topic::{EdgeId, EdgeTopic};
+use depot_wms::sync::{HelloFacts, Sighting};
 use tokio::time::Instant;
 
 impl Service {
@@ -16,7 +18,7 @@ impl Service {
     /// comes too soon after the last ones, else recorded and answered
     /// (an ack with the cursor here, a hand-back, then pages).
     pub(super) async fn hello(&mut self, topic: EdgeTopic, hello: Hello) {
-        let EdgeTopic { business, edge, .. } = topic;
+        let (business, edge) = (topic.business, topic.edge.clone());
         if let Some(reason) = hello.malformed() {
             tracing::warn!(%business, %edge, %reason, "refused a hello");
             let refused = encode(&DownMessage::Refused { reason });
@@ -28,21 +30,20 @@ impl Service {
             tracing::debug!(%business, %edge, "a hello too soon after the last ones: not answered");
             return;
         }
-        let record = match self.wms.edge(business, edge.clone()).await {
-            Ok(record) => record,
+        let HelloFacts {
+            record,
+            holds_last,
+            head,
+        } = match self
+            .wms
+            .hello_facts(business, edge.clone(), hello.last)
+            .await
+        {
+            Ok(facts) => facts,
             Err(e) => {
-                tracing::warn!(%business, %edge, reason = %e, "cannot look up the edge");
+                tracing::warn!(%business, %edge, reason = %e, "cannot read what the hello is answered from");
                 return;
             }
-        };
-        let holds_last = match (hello.last, &record) {
-            (Some(last), Some(_)) => self
-                .wms
-                .holds(last)
-                .await
-                .inspect_err(|e| tracing::warn!(%business, %edge, reason = %e, "cannot check the edge's last change"))
-                .ok(),
-            _ => None,
         };
         let facts = Facts {
             registered: record.map(|r| Registration {
@@ -50,7 +51,7 @@ impl Service {
                 up_cursor: r.up_cursor,
             }),
             holds_last,
-            head: self.head().await,
+            head: Some(head),
         };
         let (taking_back_after, answered) = match answer(business, &edge, &hello, facts) {
             Answer::Refuse(reason) => {
@@ -89,50 +90,55 @@ impl Service {
             // answered an earlier hello stops paging it at its next round.
             downlink_owner: Some(self.options.session.clone()),
         };
-        if let Err(e) = self.wms.edge_seen(business, edge.clone(), sighting).await {
-            tracing::warn!(%business, %edge, reason = %e, "cannot record the edge's hello");
-        }
+        let written = self
+            .wms
+            .queue_edge_seen(business, edge.clone(), sighting)
+            .await;
         let up_cursor = facts.registered.map_or(0, |r| r.up_cursor);
         tracing::info!(%business, %edge, %session, %version, cursor, ?head, up_cursor, "edge said hello");
-        let (hand_back, ack, feed_from) = match answered {
-            Ok(serve) => serve,
+        let answer = match answered {
+            Ok((hand_back, ack, feed_from)) => HelloAnswer::Serve {
+                hand_back: self.hand_back(business, &edge, &session, hand_back).await,
+                session,
+                ack: encode(&ack),
+                feed_from,
+                gone: false,
+            },
             // Not this log (a cloud database restored from an older
             // backup, say): the edge must reload.
             Err(reason) => {
-                tracing::warn!(%business, %edge, %session, %reason, "sent a reset");
+                tracing::warn!(%business, %edge, %session, %reason, "sending a reset");
                 self.edges.remove(&key);
-                self.send(business, &edge, encode(&DownMessage::Reset { reason }))
-                    .await;
-                return;
+                HelloAnswer::Reset(reason)
             }
         };
-        // An edge whose log may lack its tail takes back what this cloud
-        // applied from it, a page per hello, before it sends anything new.
-        if let Some((after, through)) = hand_back {
-            match self
-                .wms
-                .own_page(business, &edge, &session, after, through)
-                .await
-            {
-                Ok(page) => {
-                    tracing::info!(%business, %edge, after, through, "handing an edge back its own events");
-                    self.send(business, &edge, encode(&page)).await;
-                }
-                Err(e) => {
-                    tracing::warn!(%business, %edge, reason = %e, "cannot read the edge's own events");
-                }
+        // Said once the sighting is committed, with the group's others.
+        self.record(topic, Then::Hello(Box::new(answer)), written);
+    }
+
+    /// An edge whose log may lack its tail takes back what this cloud
+    /// applied from it, a page per hello, before it sends anything new.
+    async fn hand_back(
+        &self,
+        business: BusinessId,
+        edge: &EdgeId,
+        session: &str,
+        range: Option<(i64, i64)>,
+    ) -> Option<Vec<u8>> {
+        let (after, through) = range?;
+        match self
+            .wms
+            .own_page(business, edge, session, after, through)
+            .await
+        {
+            Ok(page) => {
+                tracing::info!(%business, %edge, after, through, "handing an edge back its own events");
+                Some(encode(&page))
+            }
+            Err(e) => {
+                tracing::warn!(%business, %edge, reason = %e, "cannot read the edge's own events");
+                None
             }
         }
-        self.send(business, &edge, encode(&ack)).await;
-        self.edges.insert(
-            key,
-            Downlink {
-                session,
-                feed: Feed::from_hello(feed_from),
-                pending: true,
-                stalled: None,
-            },
-        );
-        self.dirty = true;
     }
 }

@@ -9,7 +9,7 @@ mod feed;
 mod hello;
 mod message;
 
-use batches::{APPLYING, Applying};
+use batches::{APPLYING, Applying, Recorded, Then};
 use message::{Decoded, Message, Pending};
 
 use super::connection::Inbound;
@@ -64,6 +64,9 @@ pub(super) struct Service {
     dirty: bool,
     /// Groups of batches queued on the writer, to answer in this order.
     applying: VecDeque<Applying>,
+    /// Hellos' and states' records queued on the writer since the last
+    /// group was: they go with the next (see [`Service::queue`]).
+    recording: Vec<(Recorded, depot_wms::Result<depot_wms::writer::Queued<()>>)>,
     last_round: Instant,
     /// Hellos answered per edge.
     hellos: super::pace::Pace<EdgeKey>,
@@ -89,6 +92,7 @@ impl Service {
             scanned: None,
             dirty: false,
             applying: VecDeque::new(),
+            recording: Vec::new(),
             last_round: Instant::now(),
             hellos: super::pace::Pace::new(super::pace::BURST, super::pace::EVERY),
             last_sweep: Instant::now(),
@@ -143,10 +147,15 @@ impl Service {
     /// anyway): when a hundred edges reconnect at once, their hellos and
     /// states do not cut the burst of their batches into a commit each.
     ///
+    /// Hellos and states are recorded the same way: queued, and a hello
+    /// answered once its record commits, before the batches queued after
+    /// it are (see `batches.rs`).
+    ///
     /// The group's messages are acknowledged to the broker once handled,
-    /// batches once queued: so the broker sends the next group while the
-    /// writer applies this one. That is flow control, not delivery: an
-    /// edge sends again what the cloud does not acknowledge to it.
+    /// batches and records once queued: so the broker sends the next group
+    /// while the writer applies this one. That is flow control, not
+    /// delivery: an edge sends again what the cloud does not acknowledge to
+    /// it, and says hello again when a hello goes unanswered.
     async fn handle(&mut self, group: Vec<Inbound>) {
         let mut batches = Vec::new();
         let mut handled = Vec::new();
@@ -266,17 +275,19 @@ impl Service {
     }
 
     /// An edge's retained state: recorded for the edge list (an edge that
-    /// is not registered changes no row), and `offline` ends its feed.
+    /// is not registered changes no row), and `offline` ends its feed. The
+    /// record is queued and goes on with the group.
     async fn state(&mut self, topic: EdgeTopic, state: StateMessage) {
         let (business, edge) = (topic.business, topic.edge.clone());
-        let recorded = match state {
+        let written = match state {
             StateMessage::Offline { session } => {
                 let key = (business, edge.clone());
                 if self.edges.get(&key).is_some_and(|d| d.session == session) {
                     tracing::debug!(%business, %edge, %session, "edge went offline");
                     self.edges.remove(&key);
                 }
-                self.wms.edge_gone(business, edge, session).await
+                self.forget_downlink(&key, &session);
+                self.wms.queue_edge_gone(business, edge, session).await
             }
             StateMessage::Online {
                 version,
@@ -292,12 +303,10 @@ impl Service {
                     by_state: true,
                     downlink_owner: None,
                 };
-                self.wms.edge_seen(business, edge, sighting).await
+                self.wms.queue_edge_seen(business, edge, sighting).await
             }
         };
-        if let Err(e) = recorded {
-            tracing::warn!(%topic, reason = %e, "cannot record the edge's state");
-        }
+        self.record(topic, Then::State, written);
     }
 
     /// Publishes to an edge's down topic; false when the connection task is

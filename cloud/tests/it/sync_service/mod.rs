@@ -13,6 +13,7 @@ mod backlog;
 mod burst;
 mod cli;
 mod fake_edge;
+mod hellos;
 use crate::process;
 mod rig;
 mod shared;
