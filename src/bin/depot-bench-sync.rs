@@ -2,9 +2,11 @@
 //!
 //! A cloud (`depot_cloud::Daemon`) and an edge (`depot_edge::Daemon`) in this
 //! process sync through Mosquitto. The edge makes its backlog while its link
-//! is down (engine calls, as stations would through its API); then the link
-//! starts and the bench times until the cloud's cursor for the edge reaches
-//! the edge's last event: every event applied and durable in the cloud.
+//! is down (engine calls, as stations would through its API); then the edge
+//! starts behind an uplink that is down (`bench_sync/uplink.rs`), the uplink
+//! comes back, and the bench times until the cloud's cursor for the edge
+//! reaches the edge's last event: every event applied and durable in the
+//! cloud.
 //!
 //! Per the design's conventions the figure is a ratio against a baseline
 //! measured in the same run through the same broker: raw QoS 1 publish →
@@ -38,6 +40,8 @@ mod fleet;
 mod raw;
 #[path = "bench_sync/rig.rs"]
 mod rig;
+#[path = "bench_sync/uplink.rs"]
+mod uplink;
 
 use drain::{Drained, Tenant, drain, tenant};
 use rig::{Mosquitto, TempDir, start_cloud};
@@ -304,7 +308,7 @@ async fn bench(args: &Args, dir: &Path, url: &str, own_broker: bool) -> anyhow::
     println!("machine: {machine}");
     println!("the cloud on {}", args.cloud_database());
     println!(
-        "timed from starting the edge's link until the cloud's cursor for the edge reached the edge's last event (all applied, durable); three edges of three businesses, drained one after the other: ownership checks off, on, off"
+        "timed from the moment the edge's uplink came back (the edge was started before with it down, and had connected to it; over TLS, from starting the edge) until the cloud's cursor for the edge reached the edge's last event (all applied, durable); three edges of three businesses, drained one after the other: ownership checks off, on, off"
     );
     println!(
         "baseline = mean of two raw QoS 1 publish -> subscribe runs (rumqttc, {} in flight at most) of {n_events} messages of {mean} bytes, the mean encoded event: {base:.0} msg/s",

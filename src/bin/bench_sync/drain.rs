@@ -3,6 +3,7 @@
 
 use super::Args;
 use super::rig::{eventually, start_edge};
+use super::uplink::Uplink;
 use anyhow::{Context, bail};
 use depot_edge::settings::{Broker as EdgeBroker, Settings as EdgeSettings};
 use depot_protocol::catalog::ItemCreate;
@@ -245,8 +246,21 @@ pub async fn drain(args: &Args, cloud: &Wms, t: &Tenant, checked: bool) -> anyho
         cloud.writer_stats().commits.load(Ordering::Relaxed),
     );
     let listener = TcpListener::bind("127.0.0.1:0").await?;
+    // Started behind its uplink, down; timed from the uplink's coming back
+    // (see `uplink.rs`).
+    let uplink = Uplink::for_edges(&t.settings).await?;
+    let draining = match &uplink {
+        Some(uplink) => {
+            let draining = start_edge(&t.edge, &uplink.route(&t.settings), listener);
+            uplink.wait_for(1).await;
+            draining
+        }
+        None => start_edge(&t.edge, &t.settings, listener),
+    };
     let started = Instant::now();
-    let draining = start_edge(&t.edge, &t.settings, listener);
+    if let Some(uplink) = &uplink {
+        uplink.up();
+    }
     let limit = Duration::from_secs(args.timeout);
     let mut first_ack = None;
     let mut reported = Instant::now();

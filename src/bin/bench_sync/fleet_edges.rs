@@ -5,6 +5,7 @@
 
 use super::super::drain::{self, Business, Offered, Tenant};
 use super::super::rig::{self, Running, eventually, start_edge};
+use super::super::uplink::Uplink;
 use super::super::{Args, Backlog};
 use anyhow::{Context, bail};
 use depot_wms::Wms;
@@ -49,6 +50,11 @@ pub(super) struct Drained {
     /// How long one reading of every cursor took: median, max.
     pub(super) poll: (Duration, Duration),
     pub(super) cpu: Cpu,
+    /// How long the edges took to start and reach their uplink, down (not
+    /// timed); `None` when they started with the timing (no uplink).
+    pub(super) started_up: Option<f64>,
+    /// Kept up until the edges stop.
+    pub(super) uplink: Option<Uplink>,
 }
 
 /// The threads and process whose CPU time is reported.
@@ -190,14 +196,42 @@ pub(super) async fn drain_all(
         stats.jobs.load(Ordering::Relaxed),
         stats.commits.load(Ordering::Relaxed),
     );
-    let threads_before = rig::thread_times();
-    let broker_before = watched.broker.and_then(rig::process_time);
-    let started = Instant::now();
+    // Every edge started behind its uplink, down: its daemon up and its
+    // link connected to the uplink, held there. Timed from the moment the
+    // uplink comes back. (Over TLS the uplink cannot stand in for the
+    // broker's name: the edges start when the timing does.)
+    let uplink = match fleet.first() {
+        Some(m) => Uplink::for_edges(&m.t.settings).await?,
+        None => None,
+    };
+    let starting = Instant::now();
     let running: Vec<Running> = fleet
         .iter()
         .zip(listeners)
-        .map(|(m, l)| start_edge(&m.t.edge, &m.t.settings, l))
+        .map(|(m, l)| match &uplink {
+            Some(uplink) => start_edge(&m.t.edge, &uplink.route(&m.t.settings), l),
+            None => start_edge(&m.t.edge, &m.t.settings, l),
+        })
         .collect();
+    let started_up = match &uplink {
+        Some(uplink) => {
+            uplink.wait_for(fleet.len()).await;
+            let took = starting.elapsed().as_secs_f64();
+            eprintln!(
+                "{} of {} edges started and connected to their uplink, down, in {took:.2} s (not timed): the uplink comes back",
+                uplink.held(),
+                fleet.len()
+            );
+            Some(took)
+        }
+        None => None,
+    };
+    let threads_before = rig::thread_times();
+    let broker_before = watched.broker.and_then(rig::process_time);
+    let started = Instant::now();
+    if let Some(uplink) = &uplink {
+        uplink.up();
+    }
     let limit = Duration::from_secs(args.timeout);
     let mut done: Vec<Option<Duration>> = vec![None; fleet.len()];
     let mut first: Vec<Option<Duration>> = vec![None; fleet.len()];
@@ -290,6 +324,8 @@ pub(super) async fn drain_all(
             commits: after.1 - before.1,
             poll,
             cpu,
+            started_up,
+            uplink,
         },
         running,
     ))
