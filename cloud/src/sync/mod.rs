@@ -6,15 +6,17 @@
 //!   with a bounded backoff, and forwards what arrives over a channel;
 //! - the *service* (the future [`run_sync`] returns) owns the state and does
 //!   the work a group of messages at a time: queues edges' batches on the
-//!   writer and acknowledges them to their edges once committed, answers
-//!   hellos, and pages the cloud's log down to every edge that said hello.
+//!   writer and acknowledges them to their edges once committed, records
+//!   hellos and states the same way (a hello answered once its record
+//!   commits), and pages the cloud's log down to every edge that said hello.
 //!   It reads and queues the next group while the writer applies the last
 //!   (at most two groups queued and unanswered).
 //!
 //! Flow control: incoming QoS 1 messages are acknowledged (MQTT PUBACK) only
-//! once the service has handled them (a batch once queued on the writer),
-//! so the broker's inflight window and the groups queued bound what waits
-//! between the broker and the writer, and the connection task never blocks
+//! once the service has handled them (a batch, or a hello's or a state's
+//! record, once queued on the writer), so the broker's inflight window and
+//! the groups queued bound what waits between the broker and the writer,
+//! and the connection task never blocks
 //! on the channel to the service (which could deadlock against the service
 //! waiting for room to publish). A PUBACK is flow control, not delivery:
 //! what the cloud does not acknowledge to an edge, the edge sends again.
