@@ -46,9 +46,12 @@ struct Link {
 }
 
 impl Link {
-    /// Hands a message to the state and carries out its answer.
-    async fn message(&mut self, topic: &str, payload: &[u8]) {
-        let out = self.state.message(topic, payload, Instant::now());
+    /// Hands a message to the state (saying whether the broker sent it as
+    /// retained) and carries out its answer.
+    async fn message(&mut self, topic: &str, payload: &[u8], retained: bool) {
+        let out = self
+            .state
+            .delivered(topic, payload, retained, Instant::now());
         self.perform(out).await;
     }
 
@@ -342,7 +345,7 @@ impl Link {
             if topic == self.state.topics().up {
                 self.publish(&topic, false, payload).await;
             } else {
-                self.message(&topic, &payload).await;
+                self.message(&topic, &payload, false).await;
             }
         }
     }

@@ -29,6 +29,8 @@ enum Incoming {
     Message {
         topic: String,
         payload: Vec<u8>,
+        /// Sent as retained, on subscribing.
+        retained: bool,
     },
     Disconnected(String),
     /// The broker answered a SUBSCRIBE with a failure (its access rules).
@@ -123,6 +125,7 @@ async fn run_link(
                 Ok(Event::Incoming(Packet::Publish(p))) => tx.send(Incoming::Message {
                     topic: p.topic,
                     payload: p.payload.to_vec(),
+                    retained: p.retain,
                 }),
                 Ok(Event::Incoming(Packet::SubAck(ack)))
                     if ack.return_codes.contains(&SubscribeReasonCode::Failure) =>
@@ -162,14 +165,18 @@ async fn run_link(
                     let out = link.state.connected(Instant::now());
                     link.perform(out).await;
                 }
-                Some(Incoming::Message { topic, payload }) => {
+                Some(Incoming::Message {
+                    topic,
+                    payload,
+                    retained,
+                }) => {
                     let messages = if topic == link.state.topics().down {
                         link.through_faults(topic, payload)
                     } else {
                         vec![(topic, payload)]
                     };
                     for (topic, payload) in messages {
-                        link.message(&topic, &payload).await;
+                        link.message(&topic, &payload, retained).await;
                     }
                 }
                 Some(Incoming::Disconnected(reason)) => {

@@ -269,10 +269,23 @@ impl LinkState {
         out
     }
 
-    /// A message from the broker, on any topic.
+    /// A message from the broker, on any topic, as it was published.
     pub fn message(&mut self, topic: &str, payload: &[u8], now: Instant) -> Vec<Do> {
+        self.delivered(topic, payload, false, now)
+    }
+
+    /// [`LinkState::message`], saying whether the broker sent it as a
+    /// retained message, on subscribing (MQTT sets the flag then, and only
+    /// then).
+    pub fn delivered(
+        &mut self,
+        topic: &str,
+        payload: &[u8],
+        retained: bool,
+        now: Instant,
+    ) -> Vec<Do> {
         if topic == CLOUD_STATE {
-            return self.cloud_state(payload);
+            return self.cloud_state(payload, retained);
         }
         if topic != self.me.topics.down {
             return vec![];
@@ -283,16 +296,27 @@ impl LinkState {
         }
     }
 
-    /// The cloud's retained state changed. The first `online` after a
-    /// connect may mean the cloud only now subscribed and missed the hello;
-    /// a new session means a restarted cloud that forgot this edge. Either
-    /// way, hello again (a repeated hello only replays from the cursor).
-    fn cloud_state(&mut self, payload: &[u8]) -> Vec<Do> {
+    /// The cloud's retained state changed. An `online` published while
+    /// this edge awaits an answer may mean the cloud only now subscribed
+    /// and missed the hello; a new session means a restarted cloud that
+    /// forgot this edge. Either way, hello again (a repeated hello only
+    /// replays from the cursor).
+    ///
+    /// One the broker sends as retained, on this connection's subscribing,
+    /// was there before: the cloud was online, and subscribed, before this
+    /// connection's hello, which reaches it. A second hello would only be
+    /// answered again: when a hundred edges reconnect at once, a hundred
+    /// more hellos. (Should that `online` be stale, its cloud gone without
+    /// its last will yet, the hello unanswered is said again.)
+    fn cloud_state(&mut self, payload: &[u8], retained: bool) -> Vec<Do> {
         let Ok(StateMessage::Online { session, .. }) = message::decode::<StateMessage>(payload)
         else {
             return vec![];
         };
         let known = self.cloud_session.replace(session.clone());
+        if retained {
+            return vec![];
+        }
         let news = known.as_deref() != Some(session.as_str()) || self.awaiting_answer.is_some();
         if news && self.outbox.is_connected() {
             vec![Do::Say(Notice::CloudOnline(session)), Do::Hello]

@@ -214,6 +214,45 @@ fn a_broker_that_stays_away_is_recorded_once_per_reason() {
 }
 
 #[test]
+fn a_retained_online_on_connecting_asks_for_no_second_hello() {
+    let now = Instant::now();
+    let online = |s: &str| {
+        message::encode(&StateMessage::Online {
+            version: "1".into(),
+            session: s.into(),
+            head: None,
+        })
+    };
+    let mut l = greeted(now, None);
+    // The cloud's `online`, there before this connection: the hello just
+    // said reaches it.
+    assert_eq!(l.delivered(CLOUD_STATE, &online("c1"), true, now), vec![]);
+    // Published while the hello waits: the cloud may only now have
+    // subscribed, and missed it.
+    assert!(
+        l.delivered(CLOUD_STATE, &online("c1"), false, now)
+            .contains(&Do::Hello)
+    );
+    l.message("down", &ack(0, true), now);
+    // Answered: the same session again is no news, a new one is.
+    assert_eq!(l.delivered(CLOUD_STATE, &online("c1"), false, now), vec![]);
+    assert!(
+        l.delivered(CLOUD_STATE, &online("c2"), false, now)
+            .contains(&Do::Hello)
+    );
+    // Connected again: a retained `online` of a session not seen before
+    // (the cloud restarted while the edge was away) is there before the
+    // hello said on connecting too.
+    l.disconnected("gone".into());
+    assert!(l.connected(now).contains(&Do::Hello));
+    l.hello(facts(None), now);
+    assert_eq!(l.delivered(CLOUD_STATE, &online("c3"), true, now), vec![]);
+    // Unanswered, it is said again all the same.
+    let later = now + HELLO_RETRY;
+    assert!(l.tick(later).contains(&Do::Hello));
+}
+
+#[test]
 fn a_new_cloud_session_asks_for_a_hello_and_garbage_is_said() {
     let now = Instant::now();
     let mut l = greeted(now, None);
