@@ -16,10 +16,10 @@
 //! once the service has handled them (a batch, or a hello's or a state's
 //! record, once queued on the writer), so the broker's inflight window and
 //! the groups queued bound what waits between the broker and the writer,
-//! and the connection task never blocks
-//! on the channel to the service (which could deadlock against the service
-//! waiting for room to publish). A PUBACK is flow control, not delivery:
-//! what the cloud does not acknowledge to an edge, the edge sends again.
+//! and the connection task never blocks on the channel to the service
+//! (which could deadlock against the service waiting for room to publish).
+//! A PUBACK is flow control, not delivery: what the cloud does not
+//! acknowledge to an edge, the edge sends again.
 //!
 //! Topics and payloads (see `DESIGN.md`, "Sync over MQTT"):
 //! - subscribes (QoS 1, after every CONNACK) to every edge's `up` and `state`
