@@ -1,6 +1,8 @@
 //! Many edges saying hello at once, as after an outage: each answered, its
 //! sighting recorded, and the sightings committed together, a group at a
-//! time, not one commit after another while the others wait.
+//! time, not one commit after another while the others wait. And a hello
+//! whose session goes offline while it waits for its record: answered, but
+//! no feed starts for the session gone.
 
 use super::*;
 use std::sync::atomic::Ordering;
@@ -25,18 +27,7 @@ async fn many_hellos(url: &MqttUrl, tag: &str) {
 
     // The writer is held while the hellos come, as a busy one would be:
     // they wait for it together.
-    let (release, held) = std::sync::mpsc::channel::<()>();
-    let holder = {
-        let cloud = w.cloud.clone();
-        tokio::spawn(async move {
-            cloud
-                .write(move |_| {
-                    let _ = held.recv();
-                    Ok(())
-                })
-                .await
-        })
-    };
+    let (release, holder) = hold_writer(&w.cloud);
     tokio::time::sleep(Duration::from_millis(100)).await;
     let commits = w.cloud.writer_stats().commits.load(Ordering::Relaxed);
     for (i, id) in edges.iter().enumerate() {
@@ -108,6 +99,79 @@ async fn many_hellos(url: &MqttUrl, tag: &str) {
 
     service.shut_down().await;
     edge.leave().await;
+}
+
+/// Holds the cloud's writer, as a busy one would be, until told.
+fn hold_writer(
+    cloud: &Wms,
+) -> (
+    std::sync::mpsc::Sender<()>,
+    JoinHandle<depot_wms::Result<()>>,
+) {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let cloud = cloud.clone();
+    let holder = tokio::spawn(async move {
+        cloud
+            .write(move |_| {
+                let _ = held.recv();
+                Ok(())
+            })
+            .await
+    });
+    (release, holder)
+}
+
+async fn offline_behind_a_hello(url: &MqttUrl, tag: &str) {
+    let w = world(&format!("h0-{tag}")).await;
+    let service = start_service(&w.cloud, url, tag);
+    let mut edge = FakeEdge::connect(url, &w, tag).await;
+    edge.cloud_online(&service.session).await;
+
+    let (release, holder) = hold_writer(&w.cloud);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    edge.hello("s1", 0).await;
+    let offline = StateMessage::Offline {
+        session: "s1".into(),
+    };
+    edge.send_raw(&edge.topic(Channel::State), encode(&offline))
+        .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    release.send(()).expect("the holding job waits");
+    holder.await.expect("holder").expect("the holding job");
+
+    let seen = edge
+        .until(WAIT, "the hello's answer", |m| {
+            matches!(m, DownMessage::Ack { hello: true, .. })
+        })
+        .await;
+    assert!(
+        !seen
+            .iter()
+            .any(|m| matches!(m, DownMessage::Changes { .. })),
+        "{seen:?}"
+    );
+    // The cloud's log has the business's setup to replay: a feed started
+    // for the session gone would page it now.
+    let more = timeout(Duration::from_secs(1), edge.down()).await;
+    assert!(more.is_err(), "paged a session gone offline: {more:?}");
+    let record = w
+        .cloud
+        .edge(w.business, w.edge_id.clone())
+        .await
+        .expect("edge")
+        .expect("registered");
+    assert!(!record.online, "the edge shown offline");
+
+    service.shut_down().await;
+    edge.leave().await;
+}
+
+#[tokio::test]
+async fn a_hello_whose_session_goes_offline_before_its_answer_starts_no_feed() {
+    init_logs();
+    let tag = unique_tag();
+    let (url, _broker) = test_broker().await;
+    offline_behind_a_hello(&url, &tag).await;
 }
 
 #[tokio::test]
