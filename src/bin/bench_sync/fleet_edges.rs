@@ -54,7 +54,7 @@ pub(super) struct Drained {
     /// timed); `None` when they started with the timing (no uplink).
     pub(super) started_up: Option<f64>,
     /// Kept up until the edges stop.
-    pub(super) uplink: Option<Uplink>,
+    pub(super) _uplink: Option<Uplink>,
 }
 
 /// The threads and process whose CPU time is reported.
@@ -325,7 +325,7 @@ pub(super) async fn drain_all(
             poll,
             cpu,
             started_up,
-            uplink,
+            _uplink: uplink,
         },
         running,
     ))

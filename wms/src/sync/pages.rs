@@ -161,12 +161,6 @@ impl Wms {
         self.read(sql::last_applied).await
     }
 
-    /// Cloud: whether this log holds, at its rev, the change an edge says
-    /// it applied last.
-    pub async fn holds(&self, last: Landmark) -> Result<bool> {
-        self.read(move |conn| sql::holds(conn, last)).await
-    }
-
     /// Edge: applies a page from the cloud and moves the down cursor, in one
     /// transaction.
     pub async fn apply_page(&self, business: BusinessId, page: Page) -> Result<PageOutcome> {
