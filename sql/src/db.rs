@@ -46,7 +46,7 @@ pub struct Row<'r> {
 enum RowInner<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
     #[cfg(feature = "postgres")]
-    Postgres(&'r ::postgres::Row),
+    Postgres(&'r ::tokio_postgres::Row),
 }
 
 impl Row<'_> {
@@ -281,6 +281,41 @@ impl Db {
             Inner::Sqlite(c) => Ok(c.prepare_cached(sql)?.execute(sqlite_params(params))?),
             #[cfg(feature = "postgres")]
             Inner::Postgres(c) => c.execute(sql, params),
+        }
+    }
+
+    /// Runs a write whose answer the caller does not read (an insert into
+    /// a log, an upsert it will not count): on SQLite at once, as
+    /// [`Db::execute`]; on PostgreSQL, within a transaction, it is sent
+    /// and the call returns without waiting for the server, whose answer
+    /// is read with the next statement's, so a job's writes share round
+    /// trips. Its failure is then that next call's error
+    /// ([`Error::Earlier`]), which names no constraint: use it only for
+    /// writes whose failure fails the whole job, never for one whose
+    /// error a caller turns into an answer. Rows it answers (`RETURNING`)
+    /// are not read.
+    pub fn execute_later(&self, sql: &str, params: &[&dyn ToSql]) -> Result<()> {
+        match &self.inner {
+            Inner::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let mut rows = stmt.query(sqlite_params(params))?;
+                while rows.next()?.is_some() {}
+                Ok(())
+            }
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.execute_later(sql, params),
+        }
+    }
+
+    /// Reads the answers of the writes [`Db::execute_later`] sent: their
+    /// first error ([`Error::Earlier`]) if one failed, before the caller
+    /// moves on to what must not count them (a savepoint released, an
+    /// event judged applied). Nothing to do on SQLite.
+    pub fn settle(&self) -> Result<()> {
+        match &self.inner {
+            Inner::Sqlite(_) => Ok(()),
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.settle(),
         }
     }
 

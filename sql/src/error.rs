@@ -42,7 +42,14 @@ pub enum Error {
     Sqlite(#[from] rusqlite::Error),
     #[cfg(feature = "postgres")]
     #[error("{}", pg_message(.0))]
-    Postgres(#[from] postgres::Error),
+    Postgres(#[from] tokio_postgres::Error),
+    /// A write sent without waiting for its answer ([`crate::Db::execute_later`])
+    /// failed; the call that read its answer did not run (its transaction
+    /// was aborted). It reads as the write's own error, but names no
+    /// constraint: the caller of that call, who may ask, did not make the
+    /// write.
+    #[error("{0}")]
+    Earlier(Box<Error>),
 }
 
 impl From<Unportable> for Error {
@@ -78,7 +85,7 @@ impl Error {
             }
             #[cfg(feature = "postgres")]
             Error::Postgres(e) => {
-                use postgres::error::SqlState;
+                use tokio_postgres::error::SqlState;
                 let code = e.code()?;
                 if *code == SqlState::UNIQUE_VIOLATION {
                     Some(Constraint::Unique)
@@ -134,6 +141,7 @@ impl Error {
                 None => e.is_closed() || e.as_db_error().is_none(),
             },
             Error::Connect(_) => true,
+            Error::Earlier(e) => e.is_transient(),
             _ => false,
         }
     }
@@ -143,7 +151,8 @@ impl Error {
         match self {
             Error::Sqlite(e) => e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull),
             #[cfg(feature = "postgres")]
-            Error::Postgres(e) => e.code() == Some(&postgres::error::SqlState::DISK_FULL),
+            Error::Postgres(e) => e.code() == Some(&tokio_postgres::error::SqlState::DISK_FULL),
+            Error::Earlier(e) => e.is_disk_full(),
             _ => false,
         }
     }
@@ -152,7 +161,7 @@ impl Error {
 /// PostgreSQL's own message, with its detail: the `Display` of the
 /// client's error is only "db error".
 #[cfg(feature = "postgres")]
-fn pg_message(e: &postgres::Error) -> String {
+fn pg_message(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => match db.detail() {
             Some(detail) => format!("{}: {} ({detail})", db.severity(), db.message()),

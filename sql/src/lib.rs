@@ -45,7 +45,7 @@ pub fn check_postgres_url(url: &str) -> std::result::Result<(), String> {
     if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
         return Err("must start with postgres:// or postgresql://".into());
     }
-    url.parse::<::postgres::Config>()
+    url.parse::<::tokio_postgres::Config>()
         .map(|_| ())
         .map_err(|e| format!("not a PostgreSQL URL: {e}"))
 }

@@ -336,3 +336,121 @@ fn a_transaction_begins_locked_with_its_savepoint_open() -> Result<()> {
     );
     Ok(())
 }
+
+/// Writes sent without waiting ([`Db::execute_later`]) land in order, are
+/// seen by the statement after them, and are counted; the call returns
+/// before the server answers: a write stuck behind another transaction's
+/// lock does not hold the caller up until the caller reads.
+#[test]
+fn writes_sent_later_land_in_order_without_waiting() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY, name TEXT)")?;
+    db.execute("INSERT INTO t VALUES (0, 'zero')", params![])?;
+    db.take_written();
+
+    db.begin_write()?;
+    let before = db.total_changes();
+    for n in 1..=300_i64 {
+        db.execute_later(
+            "INSERT INTO t (n, name) VALUES (?1, ?2)",
+            params![n, format!("Ωμέγα {n}")],
+        )?;
+    }
+    db.execute_later("UPDATE t SET name = 'μηδέν' WHERE n = 0", params![])?;
+    let (count, zero): (i64, String) = db.query_row(
+        "SELECT COUNT(*), MAX(CASE WHEN n = 0 THEN name END) FROM t",
+        params![],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    assert_eq!((count, zero.as_str()), (301, "μηδέν"));
+    assert_eq!(db.total_changes() - before, 301);
+    assert_eq!(db.take_written(), ["t"]);
+    db.execute_batch("COMMIT")?;
+
+    // Another transaction holds row 0: an update of it waits for that
+    // lock on the server, not in the caller.
+    let other = Db::connect_postgres(&scratch.url)?;
+    other.begin_write()?;
+    other.execute("UPDATE t SET name = 'held' WHERE n = 0", params![])?;
+    db.begin_write()?;
+    let (sent_tx, sent_rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || -> Result<String> {
+        db.execute_later("UPDATE t SET name = 'later' WHERE n = 0", params![])?;
+        sent_tx.send(()).ok();
+        let name: String = db.query_value("SELECT name FROM t WHERE n = 0", params![])?;
+        db.execute_batch("COMMIT")?;
+        Ok(name)
+    });
+    sent_rx
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("execute_later returns while the row is locked elsewhere");
+    other.execute_batch("COMMIT")?;
+    let name = writer.join().expect("the writer's thread")?;
+    assert_eq!(name, "later");
+    Ok(())
+}
+
+/// A write sent later that fails is the error of the call that reads its
+/// answer, naming no constraint of that call's; a rollback to a savepoint
+/// forgets it, and a commit after it rolls back instead.
+#[test]
+fn a_write_sent_later_that_fails_fails_the_next_call() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")?;
+
+    // Outside a transaction, there is no next call to wait for.
+    db.execute("INSERT INTO t VALUES (?1)", params![1_i64])?;
+    let now = db.execute_later("INSERT INTO t VALUES (?1)", params![1_i64]);
+    assert_eq!(
+        now.err().and_then(|e| e.constraint()),
+        Some(Constraint::Unique)
+    );
+
+    db.begin_locked(&[], &[], "part")?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![2_i64])?;
+    db.execute_batch("RELEASE part; SAVEPOINT part")?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![1_i64])?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![3_i64])?;
+    let next = db.execute("INSERT INTO t VALUES (?1)", params![4_i64]);
+    match &next {
+        Err(e @ Error::Earlier(inner)) => {
+            assert_eq!(e.constraint(), None, "{e}");
+            assert_eq!(inner.constraint(), Some(Constraint::Unique), "{inner}");
+        }
+        other => panic!("the earlier write's error, not {other:?}"),
+    }
+    db.execute("ROLLBACK TO part", params![])?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![5_i64])?;
+    db.execute_batch("COMMIT")?;
+    let stored: Vec<i64> = db.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get(0))?;
+    assert_eq!(stored, [1, 2, 5]);
+
+    // Failing last, read by the commit: nothing of the transaction stays,
+    // and the connection is outside any transaction after it.
+    db.begin_write()?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![6_i64])?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![1_i64])?;
+    let committed = db.execute_batch("COMMIT");
+    assert!(
+        matches!(committed, Err(Error::RolledBack(_))),
+        "{committed:?}"
+    );
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        3
+    );
+    db.begin_write()?;
+    db.execute_later("INSERT INTO t VALUES (?1)", params![7_i64])?;
+    db.execute_batch("COMMIT")?;
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        4
+    );
+    Ok(())
+}
