@@ -326,7 +326,7 @@ impl Wms {
     ) -> Result<depot_protocol::event::Event> {
         let origin = self.origin().to_owned();
         self.write_for(business, move |conn| {
-            let seq = store::events::append(
+            let seq = store::events::append_numbered(
                 conn,
                 &origin,
                 Some(business),

@@ -6,7 +6,8 @@
 
 pub use crate::store::catalog::item;
 pub use crate::store::events::{
-    append as append_event, head as events_head, since as events_since,
+    append as append_event, append_numbered as append_event_numbered, head as events_head,
+    since as events_since,
 };
 pub use crate::store::{
     COUNTS_FRESH_FOR, EXACT_COUNT, Key, ListQuery, Order, maybe, parse_json, parse_ts, ts,

@@ -72,17 +72,25 @@ fn transient(e: &WmsError) -> bool {
 }
 
 /// [`apply_kind`], with a failure that is no fault of this node's storage
-/// turned into [`ApplyError::Failed`], a panic included.
-fn attempt(conn: &Db, e: &RemoteEvent) -> Applied {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| apply_kind(conn, e)))
-        .unwrap_or_else(|panic| {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic".to_owned());
-            Err(ApplyError::Failed(format!("a bug: {what}")))
-        });
+/// turned into [`ApplyError::Failed`], a panic included. `settled`: the
+/// event's writes sent without waiting are answered before it is judged
+/// applied (in a savepoint of its own; a batch reads them at its end).
+fn attempt(conn: &Db, e: &RemoteEvent, settled: bool) -> Applied {
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let applied = apply_kind(conn, e)?;
+        if settled {
+            conn.settle()?;
+        }
+        Ok(applied)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        Err(ApplyError::Failed(format!("a bug: {what}")))
+    });
     match result {
         Err(ApplyError::Fatal(err)) if !transient(&err) => Err(ApplyError::Failed(err.to_string())),
         other => other,
@@ -95,6 +103,11 @@ impl From<WmsError> for ApplyError {
         // failure of this node: reject it rather than retrying forever.
         match &e {
             WmsError::Storage(e) if e.constraint().is_some() => {
+                ApplyError::Reject(format!("constraint: {e}"))
+            }
+            // One of the event's own writes, sent without waiting for its
+            // answer: the event's savepoint holds nothing else.
+            WmsError::Storage(depot_sql::Error::Earlier(e)) if e.constraint().is_some() => {
                 ApplyError::Reject(format!("constraint: {e}"))
             }
             // What the engine refuses from a request it refuses from another
@@ -477,7 +490,16 @@ pub fn optimistic<T>(
     mut body: impl FnMut(&Db, Guard) -> Result<Option<T>>,
 ) -> Result<T> {
     conn.execute("SAVEPOINT optimistic", params![])?;
-    let first = body(conn, Guard::Batch);
+    // The batch's writes sent without waiting for their answers are read
+    // here: one of them failing is an event refused (which one, the run
+    // with a savepoint per event tells).
+    let first = match body(conn, Guard::Batch).and_then(|done| Ok(conn.settle().map(|()| done)?)) {
+        Err(WmsError::Storage(depot_sql::Error::Earlier(e))) => {
+            tracing::debug!(error = %e, "a write of a batch's event failed: applied again event by event");
+            Ok(None)
+        }
+        first => first,
+    };
     if !matches!(first, Ok(Some(_))) {
         conn.execute("ROLLBACK TO optimistic", params![])?;
     }
@@ -517,14 +539,14 @@ pub fn apply_guarded(
         }
     }
     let result = match guard {
-        Guard::Batch => match attempt(conn, e) {
+        Guard::Batch => match attempt(conn, e, false) {
             Err(ApplyError::Reject(_) | ApplyError::Failed(_)) => return Ok(None),
             result => result,
         },
         Guard::Event => {
             // Prepared once: a batch with a refusal runs this per event.
             conn.execute("SAVEPOINT apply", params![])?;
-            let result = attempt(conn, e);
+            let result = attempt(conn, e, true);
             if matches!(result, Err(ApplyError::Reject(_) | ApplyError::Failed(_))) {
                 conn.execute("ROLLBACK TO apply", params![])?;
             }

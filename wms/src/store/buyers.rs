@@ -106,7 +106,7 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
             // SQLite write their index entries and its search terms again,
             // dirtying those pages in every commit.
             if new == old {
-                conn.execute(
+                conn.execute_later(
                     "UPDATE buyers SET name = COALESCE(?2, name), email = COALESCE(email, ?3),
                             phone = COALESCE(?4, phone),
                             order_count = order_count + ?5, thread_count = thread_count + ?6,
@@ -116,7 +116,7 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
                     params![id, name, ek, phone, orders, threads, at],
                 )?;
             } else {
-                conn.execute(
+                conn.execute_later(
                     "UPDATE buyers SET name = COALESCE(?2, name), name_key = COALESCE(?3, name_key),
                             email = COALESCE(email, ?4), email_key = COALESCE(email_key, ?4),
                             phone = COALESCE(?5, phone), phone_key = COALESCE(?6, phone_key),
@@ -126,7 +126,7 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
                      WHERE id = ?1",
                     params![id, name, nk, ek, phone, pk, orders, threads, at],
                 )?;
-                index(conn, business, id, &new)?;
+                index(conn, business, id, &new, false)?;
             }
             id
         }
@@ -134,11 +134,11 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
             let inserted: i64 = conn.query_value("INSERT INTO buyers (business_id, name, name_key, email, email_key, phone, phone_key,
                                      order_count, thread_count, first_seen, last_seen)
                  VALUES (?1, ?2, ?3, ?4, ?4, ?5, ?6, ?7, ?8, ?9, ?9) RETURNING id", params![business.0, name, nk, ek, phone, pk, orders, threads, at])?;
-            index(conn, business, inserted, &(nk, ek, pk))?;
+            index(conn, business, inserted, &(nk, ek, pk), true)?;
             inserted
         }
     };
-    conn.execute(
+    conn.execute_later(
         "INSERT INTO buyer_channels (buyer_id, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![id, s.channel],
     )?;
@@ -148,13 +148,16 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
 /// A buyer's name, email and phone keys.
 type Keys = (Option<String>, Option<String>, Option<String>);
 
-/// Rewrites a buyer's search terms from its keys (as stored).
-fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys) -> Result<()> {
-    conn.execute("DELETE FROM buyer_terms WHERE buyer_id = ?1", params![id])?;
+/// Rewrites a buyer's search terms from its keys (as stored); a buyer
+/// just inserted (`new`) has none to delete.
+fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys, new: bool) -> Result<()> {
+    if !new {
+        conn.execute_later("DELETE FROM buyer_terms WHERE buyer_id = ?1", params![id])?;
+    }
     let insert =
         "INSERT INTO buyer_terms (business_id, kind, term, buyer_id) VALUES (?1, ?2, ?3, ?4)";
     for (kind, term) in terms(nk.as_deref(), ek.as_deref(), pk.as_deref()) {
-        conn.execute(insert, params![business.0, kind.as_str(), term, id])?;
+        conn.execute_later(insert, params![business.0, kind.as_str(), term, id])?;
     }
     Ok(())
 }
@@ -269,7 +272,7 @@ pub fn reindex(conn: &Db) -> Result<()> {
         ))
     })?;
     for (business, id, keys) in buyers {
-        index(conn, business, id, &keys)?;
+        index(conn, business, id, &keys, false)?;
     }
     Ok(())
 }

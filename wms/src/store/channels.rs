@@ -258,7 +258,7 @@ fn put_changed(
                 (first + i64::try_from(k).unwrap_or(0)).into(),
             ]);
         }
-        conn.execute(
+        conn.execute_later(
             &format!(
                 "INSERT INTO channel_availability (item_id, channel_id, business_id, available, seq)
                  VALUES {}

@@ -12,15 +12,56 @@ use depot_sql::{Db, Dialect, params};
 /// where its own were moved (`sync_state.shifted`, the cloud's cursor),
 /// the next is past that cursor too: the seqs below it are the events
 /// still to come back.
+///
+/// Its answer is not read ([`Db::execute_later`]): on PostgreSQL it goes
+/// to the server with the job's next statement. [`append_numbered`] when
+/// the caller needs the event's `seq`.
 pub fn append(
     conn: &Db,
     origin: &str,
     business_id: Option<BusinessId>,
     kind: EventKind,
     payload: &impl serde::Serialize,
+) -> Result<()> {
+    insert(conn, origin, business_id, kind, payload, false).map(drop)
+}
+
+/// [`append`], answering the event's `seq`.
+pub fn append_numbered(
+    conn: &Db,
+    origin: &str,
+    business_id: Option<BusinessId>,
+    kind: EventKind,
+    payload: &impl serde::Serialize,
 ) -> Result<i64> {
+    insert(conn, origin, business_id, kind, payload, true)?
+        .ok_or_else(|| crate::error::WmsError::Internal("an event without a seq".into()))
+}
+
+fn insert(
+    conn: &Db,
+    origin: &str,
+    business_id: Option<BusinessId>,
+    kind: EventKind,
+    payload: &impl serde::Serialize,
+    numbered: bool,
+) -> Result<Option<i64>> {
     let payload = serde_json::to_string(payload)?;
-    let stmt = match conn.dialect() {
+    let id = EventId::new().0.to_string();
+    let at = super::ts(&depot_protocol::now());
+    let (business, kind) = (business_id.map(|b| b.0), kind.as_str());
+    let args = params![id, origin, business, kind, payload, at];
+    let stmt = appending(conn.dialect());
+    if numbered {
+        return Ok(Some(conn.query_value(stmt, args)?));
+    }
+    conn.execute_later(stmt, args)?;
+    Ok(None)
+}
+
+/// The insert of an event this node made, answering its `seq`.
+fn appending(dialect: Dialect) -> &'static str {
+    match dialect {
         Dialect::Sqlite => {
             "INSERT INTO events (id, origin, business_id, kind, payload, at, out_seq)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6,
@@ -38,19 +79,7 @@ pub fn append(
             "INSERT INTO events (id, origin, business_id, kind, payload, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING seq"
         }
-    };
-    let inserted: i64 = conn.query_value(
-        stmt,
-        params![
-            EventId::new().0.to_string(),
-            origin,
-            business_id.map(|b| b.0),
-            kind.as_str(),
-            payload,
-            super::ts(&depot_protocol::now()),
-        ],
-    )?;
-    Ok(inserted)
+    }
 }
 
 /// Marks an event made elsewhere as refused here: it stays in the log (a

@@ -81,7 +81,7 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
             m.delta,
         )
     })?;
-    conn.execute("INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
+    conn.execute_later("INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
                                       actor, origin, at, lot, expiry)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", params![
         m.id.0.to_string(),
@@ -100,7 +100,7 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
         m.expiry.map(|d| d.to_string()),
     ])?;
     if let (Some(lot), Some(lot_on_hand)) = (&m.lot, lot_on_hand) {
-        conn.execute("INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+        conn.execute_later("INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
              ON CONFLICT (item_id, warehouse_id, lot)
              DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)", params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
     }
@@ -111,24 +111,24 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
     // whole job's savepoint so far, which made applying a burst of
     // movements quadratic in its job's length.
     if stored.is_some() {
-        conn.execute(
+        conn.execute_later(
             "UPDATE stock_levels SET on_hand = ?3 WHERE item_id = ?1 AND warehouse_id = ?2",
             params![m.item_id.0, m.warehouse_id.0, on_hand],
         )?;
     } else {
-        conn.execute(
+        conn.execute_later(
             "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)",
             params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand],
         )?;
     }
     if bin_stored.is_some() {
-        conn.execute(
+        conn.execute_later(
             "UPDATE stock_bins SET on_hand = ?5
              WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
             params![m.item_id.0, m.warehouse_id.0, bin, lot, bin_on_hand],
         )?;
     } else {
-        conn.execute(
+        conn.execute_later(
             "INSERT INTO stock_bins (item_id, warehouse_id, location, lot, business_id, on_hand)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![
@@ -142,7 +142,7 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
         )?;
     }
     if on_hand < 0 {
-        conn.execute("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
+        conn.execute_later("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
     }
     // What the sales channels selling from here may sell moves with it.
@@ -287,7 +287,7 @@ pub fn hold(
             pending,
         )
     })?;
-    conn.execute(
+    conn.execute_later(
         "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved, pending)
          VALUES (?1, ?2, ?3, ?4, ?5)
          ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved,

@@ -135,7 +135,7 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
 fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
     for l in lines {
         super::count_within("quantity", l.quantity)?;
-        conn.execute(
+        conn.execute_later(
             "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             params![
@@ -155,7 +155,7 @@ fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
 /// Sets the status; an order leaving pending no longer waits as a
 /// backorder.
 pub fn set_status(conn: &Db, id: OrderId, status: OrderStatus, at: &Timestamp) -> Result<()> {
-    conn.execute(
+    conn.execute_later(
         "UPDATE orders SET status = ?2, updated_at = ?3,
                            waiting_since = CASE WHEN ?2 = 'pending' THEN waiting_since END,
                            backorder_lines = CASE WHEN ?2 = 'pending' THEN backorder_lines END
@@ -168,12 +168,12 @@ pub fn set_status(conn: &Db, id: OrderId, status: OrderStatus, at: &Timestamp) -
 /// Replaces a pending order's lines and total (a split keeps the units
 /// that go ahead), moving the pending units by the difference.
 pub fn set_lines(conn: &Db, o: &Order, lines: &[OrderLine], total: Money) -> Result<()> {
-    conn.execute(
+    conn.execute_later(
         "DELETE FROM order_lines WHERE order_id = ?1",
         params![o.id.0],
     )?;
     insert_lines(conn, o.id, lines)?;
-    conn.execute(
+    conn.execute_later(
         "UPDATE orders SET total_cents = ?2 WHERE id = ?1",
         params![o.id.0, total.cents()],
     )?;
@@ -225,7 +225,7 @@ pub fn waiting_places(conn: &Db) -> Result<Vec<(BusinessId, WarehouseId)>> {
 
 /// Replaces the shipping address, as given.
 pub fn set_address(conn: &Db, id: OrderId, address: &Address, at: &Timestamp) -> Result<()> {
-    conn.execute(
+    conn.execute_later(
         "UPDATE orders SET shipping_address = ?2, updated_at = ?3 WHERE id = ?1",
         params![id.0, serde_json::to_string(address)?, ts(at)],
     )?;
@@ -233,7 +233,7 @@ pub fn set_address(conn: &Db, id: OrderId, address: &Address, at: &Timestamp) ->
 }
 
 pub fn add_history(conn: &Db, id: OrderId, change: &StatusChange) -> Result<()> {
-    conn.execute("INSERT INTO order_history (order_id, from_status, to_status, actor, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![id.0, change.from.map(OrderStatus::as_str), change.to.as_str(), change.actor, change.note, ts(&change.at)])?;
+    conn.execute_later("INSERT INTO order_history (order_id, from_status, to_status, actor, note, at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![id.0, change.from.map(OrderStatus::as_str), change.to.as_str(), change.actor, change.note, ts(&change.at)])?;
     Ok(())
 }
 

@@ -82,11 +82,15 @@ fn within<T>(conn: &Db, next: bool, f: impl FnOnce(&Db) -> Result<T>) -> Result<
             undo(conn)?;
             conn.execute("RELEASE part", params![])
                 .map_err(|e| lose_on(&e))?;
-            Err(result.err().unwrap_or_else(|| {
-                WmsError::Internal(format!(
+            Err(match (result, refused) {
+                (Err(e), _) => e,
+                // A write `f` sent without waiting for its answer
+                // (`Db::execute_later`) failed: that is `f`'s error.
+                (Ok(_), refused @ depot_sql::Error::Earlier(_)) => WmsError::from(refused),
+                (Ok(_), refused) => WmsError::Internal(format!(
                     "a statement failed and the write went on without it: {refused}"
-                ))
-            }))
+                )),
+            })
         }
     }
 }

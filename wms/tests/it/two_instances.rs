@@ -90,7 +90,7 @@ async fn a_ticket_issued_on_one_instance_is_spent_on_the_other_once() {
 /// Appends a `station.scanned` event of `business` in `conn`'s open
 /// transaction: its log position.
 fn append(conn: &depot_sql::Db, business: BusinessId, n: u32) -> depot_wms::Result<i64> {
-    depot_wms::sql::append_event(
+    depot_wms::sql::append_event_numbered(
         conn,
         "cloud",
         Some(business),
