@@ -30,10 +30,39 @@ async fn a_job_that_swallows_an_error_fails_alone() {
     .await
     .expect("connect");
     let w = Writer::start(conn).expect("start");
-    let insert = |n: i64| move |c: &Db| Ok(c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?);
+    let insert = |n: i64| -> Step {
+        Box::new(move |c: &Db| {
+            c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
+            Ok(())
+        })
+    };
+    let swallowing: Step = Box::new(|c: &Db| {
+        // The key is taken: the statement fails, the job goes on.
+        let _ = c.execute("INSERT INTO t (n) VALUES (1)", params![]);
+        Ok(())
+    });
+    let outcomes = in_one_group(&w, vec![insert(1), swallowing, insert(3)]).await;
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(
+        matches!(&outcomes[1], Err(WmsError::Internal(_))),
+        "{:?}",
+        outcomes[1]
+    );
+    assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
+    let stored = w
+        .write(Lane::All, |c| {
+            Ok(c.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get::<i64>(0))?)
+        })
+        .await
+        .expect("read");
+    assert_eq!(stored, [1, 3]);
+}
 
-    // Keeps the writer busy while the three are queued behind it, so that
-    // they make one group, in this order.
+type Step = Box<dyn FnOnce(&Db) -> depot_wms::Result<()> + Send>;
+
+/// Runs `jobs` in one group, in the order given (queued behind a job that
+/// keeps the writer busy), and answers their outcomes in that order.
+async fn in_one_group(w: &Writer, jobs: Vec<Step>) -> Vec<depot_wms::Result<()>> {
     let busy = tokio::spawn({
         let w = w.clone();
         async move {
@@ -44,48 +73,75 @@ async fn a_job_that_swallows_an_error_fails_alone() {
             .await
         }
     });
-    let queued = |depth: usize| {
-        let w = w.clone();
-        async move {
-            while w.queue_depth() < depth {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-        }
-    };
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let before = tokio::spawn({
-        let w = w.clone();
-        async move { w.write(Lane::All, insert(1)).await }
-    });
-    queued(1).await;
-    let swallowing = tokio::spawn({
-        let w = w.clone();
-        async move {
-            w.write(Lane::All, |c| {
-                // The key is taken: the statement fails, the job goes on.
-                let _ = c.execute("INSERT INTO t (n) VALUES (1)", params![]);
-                Ok(())
-            })
-            .await
+    let mut tasks = Vec::new();
+    for (i, job) in jobs.into_iter().enumerate() {
+        let queued = w.clone();
+        tasks.push(tokio::spawn({
+            let w = w.clone();
+            async move { w.write(Lane::All, job).await }
+        }));
+        while queued.queue_depth() < i + 1 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
-    });
-    queued(2).await;
-    let after = tokio::spawn({
-        let w = w.clone();
-        async move { w.write(Lane::All, insert(3)).await }
-    });
-    queued(3).await;
-
+    }
     busy.await.expect("task").expect("the busy job");
-    let before = before.await.expect("task");
-    let swallowing = swallowing.await.expect("task");
-    let after = after.await.expect("task");
-    assert!(before.is_ok(), "{before:?}");
-    assert!(
-        matches!(&swallowing, Err(WmsError::Internal(_))),
-        "{swallowing:?}"
-    );
-    assert!(after.is_ok(), "{after:?}");
+    let mut outcomes = Vec::new();
+    for task in tasks {
+        outcomes.push(task.await.expect("task"));
+    }
+    outcomes
+}
+
+/// Writes sent without waiting for their answers (`Db::execute_later`)
+/// that fail: the job that sent them fails alone, with the write's own
+/// error, whether a job follows it in the group or it is the last; the
+/// others' writes, sent the same way, are committed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_whose_write_sent_later_fails_fails_alone_with_its_error() {
+    let Some(database) = pg::migrated(&[]) else {
+        return;
+    };
+    let conn = tokio::task::spawn_blocking({
+        let url = database.url.clone();
+        move || {
+            let conn = Db::connect_postgres(&url).expect("connect");
+            conn.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")
+                .expect("schema");
+            conn
+        }
+    })
+    .await
+    .expect("connect");
+    let w = Writer::start(conn).expect("start");
+    let later = |ns: &'static [i64]| -> Step {
+        Box::new(move |c: &Db| {
+            for n in ns {
+                c.execute_later("INSERT INTO t (n) VALUES (?1)", params![n])?;
+            }
+            Ok(())
+        })
+    };
+    let outcomes = in_one_group(
+        &w,
+        vec![later(&[1]), later(&[2, 1]), later(&[3]), later(&[4, 3])],
+    )
+    .await;
+    assert!(outcomes[0].is_ok(), "{:?}", outcomes[0]);
+    assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
+    for failed in [&outcomes[1], &outcomes[3]] {
+        match failed {
+            Err(WmsError::Storage(e @ depot_sql::Error::Earlier(inner))) => {
+                assert_eq!(
+                    inner.constraint(),
+                    Some(depot_sql::Constraint::Unique),
+                    "{e}"
+                );
+                assert!(e.to_string().contains("duplicate key"), "{e}");
+            }
+            other => panic!("the write's own error, not {other:?}"),
+        }
+    }
     let stored = w
         .write(Lane::All, |c| {
             Ok(c.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get::<i64>(0))?)
