@@ -45,6 +45,8 @@ pub struct Row<'r> {
 
 enum RowInner<'r> {
     Sqlite(&'r rusqlite::Row<'r>),
+    /// A row read earlier and kept ([`Db::query_later`] on SQLite).
+    Kept(&'r [crate::Value]),
     #[cfg(feature = "postgres")]
     Postgres(&'r ::tokio_postgres::Row),
 }
@@ -60,6 +62,7 @@ impl Row<'_> {
     pub fn column_count(&self) -> usize {
         match &self.inner {
             RowInner::Sqlite(r) => r.as_ref().column_count(),
+            RowInner::Kept(r) => r.len(),
             #[cfg(feature = "postgres")]
             RowInner::Postgres(r) => r.len(),
         }
@@ -69,6 +72,10 @@ impl Row<'_> {
     pub fn get_ref(&self, idx: usize) -> Result<ValueRef<'_>> {
         match &self.inner {
             RowInner::Sqlite(r) => Ok(from_sqlite(r.get_ref(idx)?)),
+            RowInner::Kept(r) => r
+                .get(idx)
+                .map(crate::Value::as_ref)
+                .ok_or_else(|| Error::conversion(idx, "no such column")),
             #[cfg(feature = "postgres")]
             RowInner::Postgres(r) => crate::postgres::column(r, idx),
         }
@@ -319,6 +326,38 @@ impl Db {
         }
     }
 
+    /// Sends a read whose rows the caller takes later ([`Later::first`],
+    /// [`Later::all`]), each mapped by `map`: on PostgreSQL it goes out
+    /// with the next call and is answered with it, so reads that do not
+    /// depend on each other's answers, sent one after another, cost one
+    /// round trip together. On SQLite it runs here and its rows are kept.
+    pub fn query_later<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        map: fn(&Row<'_>) -> Result<T>,
+    ) -> Result<Later<T>> {
+        let sent = match &self.inner {
+            Inner::Sqlite(c) => {
+                let mut stmt = c.prepare_cached(sql)?;
+                let columns = stmt.column_count();
+                let mut rows = stmt.query(sqlite_params(params))?;
+                let mut kept = Vec::new();
+                while let Some(r) = rows.next()? {
+                    let mut row = Vec::with_capacity(columns);
+                    for i in 0..columns {
+                        row.push(from_sqlite(r.get_ref(i)?).to_owned());
+                    }
+                    kept.push(row);
+                }
+                Sent::Kept(kept)
+            }
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => Sent::Ticket(c.query_later(sql, params)?),
+        };
+        Ok(Later { sent, map })
+    }
+
     /// Statements without parameters, separated by `;` (setup, a
     /// transaction's `BEGIN`, a savepoint).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
@@ -433,6 +472,74 @@ impl Db {
     }
 }
 
+/// A read sent by [`Db::query_later`], its rows not taken yet.
+#[must_use = "a read sent later is taken with `first` or `all`"]
+pub struct Later<T> {
+    sent: Sent,
+    map: fn(&Row<'_>) -> Result<T>,
+}
+
+enum Sent {
+    Kept(Vec<Vec<crate::Value>>),
+    #[cfg(feature = "postgres")]
+    Ticket(u64),
+}
+
+impl<T> Later<T> {
+    /// Every row, mapped, from `db` (the connection that sent it).
+    pub fn all(self, db: &Db) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.each(db, |t| {
+            out.push(t);
+            false
+        })?;
+        Ok(out)
+    }
+
+    /// The first row, mapped; `None` when there is none.
+    pub fn first(self, db: &Db) -> Result<Option<T>> {
+        let mut out = None;
+        self.each(db, |t| {
+            out = Some(t);
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f` on each row mapped, until it answers `true` (enough).
+    fn each(self, db: &Db, mut f: impl FnMut(T) -> bool) -> Result<()> {
+        let map = self.map;
+        match self.sent {
+            Sent::Kept(rows) => {
+                for r in &rows {
+                    if f(map(&Row {
+                        inner: RowInner::Kept(r),
+                    })?) {
+                        break;
+                    }
+                }
+            }
+            #[cfg(feature = "postgres")]
+            Sent::Ticket(ticket) => {
+                let Inner::Postgres(c) = &db.inner else {
+                    return Err(Error::Unportable(
+                        "a read sent on PostgreSQL taken from another database".into(),
+                    ));
+                };
+                for r in &c.rows(ticket)? {
+                    if f(map(&Row {
+                        inner: RowInner::Postgres(r),
+                    })?) {
+                        break;
+                    }
+                }
+            }
+        }
+        let _ = db;
+        Ok(())
+    }
+}
+
 /// The statement that takes a transaction's locks and gives it its id
 /// (see [`Db::lock_transaction`]). Integers of our own making, in one
 /// simple-protocol statement: a prepared one per combination of keys would
@@ -493,6 +600,27 @@ mod tests {
             .query_row("SELECT name FROM t", params![], |r| r.get::<i64>(0))
             .expect_err("text is not an integer");
         assert!(e.to_string().contains("column 0"), "{e}");
+        Ok(())
+    }
+
+    #[test]
+    fn reads_sent_later_are_kept_on_sqlite() -> Result<()> {
+        let db = memory();
+        db.execute_batch(
+            "CREATE TABLE t (n INTEGER, name TEXT); INSERT INTO t VALUES (1, 'ένα'), (2, NULL)",
+        )?;
+        let later = db.query_later("SELECT n, name FROM t ORDER BY n", params![], |r| {
+            Ok((r.get::<i64>(0)?, r.get::<Option<String>>(1)?))
+        })?;
+        // Run already: a write after it is not in its rows.
+        db.execute("INSERT INTO t VALUES (3, 'drei')", params![])?;
+        assert_eq!(later.all(&db)?, [(1, Some("ένα".to_owned())), (2, None)]);
+        let none = db.query_later("SELECT n FROM t WHERE n > 9", params![], |r| {
+            r.get::<i64>(0)
+        })?;
+        assert_eq!(none.first(&db)?, None);
+        let past = db.query_later("SELECT n FROM t", params![], |r| r.get::<i64>(5))?;
+        assert!(past.first(&db).is_err());
         Ok(())
     }
 

@@ -33,7 +33,7 @@ mod value;
 #[cfg(feature = "postgres")]
 mod written;
 
-pub use db::{Db, Dialect, Row};
+pub use db::{Db, Dialect, Later, Row};
 pub use error::{Constraint, Error, Result};
 pub use memo::CountMemo;
 pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef, params_from_iter};

@@ -38,6 +38,17 @@ type PgError = tokio_postgres::Error;
 /// The answer to a write sent, once read: the rows it changed.
 type Answer = Pin<Box<dyn Future<Output = Result<u64, PgError>> + Send>>;
 
+/// The answer to a read sent, once read: its rows.
+type Reading = Pin<Box<dyn Future<Output = Result<Vec<tokio_postgres::Row>, PgError>> + Send>>;
+
+/// A call sent and not yet answered.
+enum Unanswered {
+    /// A write: its statement, for the table it writes.
+    Write(Answer, Prepared),
+    /// A read, by its ticket ([`PgConn::query_later`]).
+    Read(u64, Reading),
+}
+
 /// A connection's I/O: it moves bytes both ways while polled, and ends
 /// when the client is let go or the server goes away.
 type Moving = Pin<Box<dyn Future<Output = Result<(), PgError>> + Send>>;
@@ -46,9 +57,14 @@ pub(crate) struct PgConn {
     /// Always `Some` but while dropped: see the `Drop`.
     link: RefCell<Option<Link>>,
     statements: RefCell<HashMap<Box<str>, Prepared>>,
-    /// Writes sent by [`PgConn::execute_later`] whose answers are not read
-    /// yet, in the order sent.
-    unanswered: RefCell<VecDeque<(Answer, Prepared)>>,
+    /// Writes and reads sent by [`PgConn::execute_later`] and
+    /// [`PgConn::query_later`] whose answers are not read yet, in the
+    /// order sent.
+    unanswered: RefCell<VecDeque<Unanswered>>,
+    /// The rows of reads sent later, answered and not yet taken, by ticket.
+    read: RefCell<std::collections::BTreeMap<u64, Result<Vec<tokio_postgres::Row>, PgError>>>,
+    /// The next read's ticket.
+    tickets: Cell<u64>,
     /// Rows this connection's statements changed, as SQLite counts them.
     changes: Cell<u64>,
     /// Tables written since last taken ([`crate::Db::take_written`]).
@@ -155,6 +171,8 @@ pub(crate) fn connect(url: &str) -> Result<PgConn> {
         link: RefCell::new(Some(Link::connect(url)?)),
         statements: RefCell::new(HashMap::new()),
         unanswered: RefCell::new(VecDeque::new()),
+        read: RefCell::new(std::collections::BTreeMap::new()),
+        tickets: Cell::new(0),
         changes: Cell::new(0),
         written: RefCell::new(std::collections::BTreeSet::new()),
         url: url.to_owned(),
@@ -283,10 +301,70 @@ impl PgConn {
             }
             Poll::Pending => {
                 self.writes(&prepared);
-                self.unanswered.borrow_mut().push_back((answer, prepared));
+                self.unanswered
+                    .borrow_mut()
+                    .push_back(Unanswered::Write(answer, prepared));
             }
         }
         Ok(())
+    }
+
+    /// Sends a read and returns before the server answers: a ticket for
+    /// its rows ([`PgConn::rows`]), which are read with the next call's
+    /// answer. Reads the caller needs together, none depending on
+    /// another's answer, thus cost one round trip.
+    pub(crate) fn query_later(&self, sql: &str, params: &[&dyn ToSql]) -> Result<u64> {
+        if self.unanswered.borrow().len() >= UNANSWERED {
+            self.settle()?;
+        }
+        let prepared = self.statement(sql)?;
+        let values: Vec<Value> = params.iter().map(|p| p.to_sql().to_owned()).collect();
+        let client = self.client()?;
+        let statement = prepared.statement.clone();
+        let mut reading: Reading = Box::pin(async move {
+            let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
+            client.query(&statement, &refs(&params)).await
+        });
+        let ticket = self.tickets.get();
+        self.tickets.set(ticket.wrapping_add(1));
+        match reading
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+        {
+            Poll::Ready(done) => {
+                self.keep(ticket, done);
+            }
+            Poll::Pending => self
+                .unanswered
+                .borrow_mut()
+                .push_back(Unanswered::Read(ticket, reading)),
+        }
+        Ok(ticket)
+    }
+
+    /// Keeps a read's rows until they are taken; the oldest untaken go
+    /// past a bound (a caller that sent a read and then did not need it).
+    fn keep(&self, ticket: u64, rows: Result<Vec<tokio_postgres::Row>, PgError>) {
+        let mut read = self.read.borrow_mut();
+        read.insert(ticket, rows);
+        while read.len() > UNANSWERED {
+            read.pop_first();
+        }
+    }
+
+    /// The rows of the read `ticket` names: waited for if not answered yet.
+    pub(crate) fn rows(&self, ticket: u64) -> Result<Vec<tokio_postgres::Row>> {
+        let answered = self.read.borrow_mut().remove(&ticket);
+        let answered = match answered {
+            Some(answered) => answered,
+            None => {
+                self.settle()?;
+                self.read.borrow_mut().remove(&ticket).ok_or_else(|| {
+                    Error::Connect("the connection was lost before a read was answered".into())
+                })?
+            }
+        };
+        self.noted(answered)
     }
 
     /// Reads the answers of the writes sent and not yet answered.
@@ -298,7 +376,7 @@ impl PgConn {
     }
 
     /// Runs `work` (a call on the client, not yet polled) behind the
-    /// writes still unanswered: its request is queued after theirs, so
+    /// calls still unanswered: its request is queued after theirs, so
     /// the connection sends them together, then their answers are read,
     /// then its own. If one of theirs failed, that is the error (`work`
     /// then failed too, in the transaction it aborted), unless `work`
@@ -314,17 +392,25 @@ impl PgConn {
             let mut work = pin!(work);
             let first = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
             let mut answers = Vec::with_capacity(unanswered.len());
-            for (answer, prepared) in unanswered {
-                answers.push((answer.await, prepared));
+            let mut reads = Vec::new();
+            for sent in unanswered {
+                match sent {
+                    Unanswered::Write(answer, prepared) => answers.push((answer.await, prepared)),
+                    Unanswered::Read(ticket, reading) => reads.push((ticket, reading.await)),
+                }
             }
             let outcome = match first {
                 Poll::Ready(done) => done,
                 Poll::Pending => work.await,
             };
-            Ok((answers, outcome))
+            Ok((answers, reads, outcome))
         });
         drop(link);
-        let (answers, outcome) = self.noted(outcome)?;
+        let (answers, reads, outcome) = self.noted(outcome)?;
+        // A read's error is its own caller's, when it takes its rows.
+        for (ticket, rows) in reads {
+            self.keep(ticket, rows);
+        }
         let mut earlier = None;
         for (answer, prepared) in answers {
             match answer {
@@ -386,7 +472,12 @@ impl PgConn {
             return self.commit();
         }
         let client = self.client()?;
-        self.behind(client.batch_execute(sql), first == "ROLLBACK")
+        let done = self.behind(client.batch_execute(sql), first == "ROLLBACK");
+        if !self.in_transaction.get() {
+            // Reads sent in the transaction and never taken.
+            self.read.borrow_mut().clear();
+        }
+        done
     }
 
     /// PostgreSQL answers `COMMIT` of a transaction that a failed statement
@@ -398,6 +489,7 @@ impl PgConn {
     fn commit(&self) -> Result<()> {
         let client = self.client()?;
         let committed = self.behind(client.batch_execute("SELECT 1; COMMIT"), false);
+        self.read.borrow_mut().clear();
         let aborted = match &committed {
             Err(Error::Earlier(_)) => true,
             Err(Error::Postgres(e)) => {
@@ -421,6 +513,7 @@ impl PgConn {
     /// Closes the connection, on a thread of its own (see the `Drop`).
     pub(crate) fn close(self) -> Result<()> {
         self.unanswered.borrow_mut().clear();
+        self.read.borrow_mut().clear();
         let Some(link) = self.link.borrow_mut().take() else {
             return Ok(());
         };
@@ -444,6 +537,7 @@ impl PgConn {
             tracing::warn!("the connection to PostgreSQL was lost: connected again");
             self.statements.borrow_mut().clear();
             self.unanswered.borrow_mut().clear();
+            self.read.borrow_mut().clear();
             if let Some(old) = slot.replace(fresh) {
                 // Its runtime is let go on a thread of its own (see the `Drop`).
                 let _ = std::thread::Builder::new()

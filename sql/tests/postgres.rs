@@ -454,3 +454,41 @@ fn a_write_sent_later_that_fails_fails_the_next_call() -> Result<()> {
     );
     Ok(())
 }
+
+/// Reads sent later ([`Db::query_later`]) are answered in the order sent,
+/// behind the writes before them, and each taker gets its own rows or its
+/// own error; a read never taken holds nothing up.
+#[test]
+fn reads_sent_later_answer_their_own_rows() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY, name TEXT)")?;
+    db.begin_write()?;
+    db.execute_later("INSERT INTO t VALUES (1, 'ένα'), (2, '二')", params![])?;
+    let name = |r: &depot_sql::Row<'_>| r.get::<String>(0);
+    let one = db.query_later("SELECT name FROM t WHERE n = ?1", params![1_i64], name)?;
+    let none = db.query_later("SELECT name FROM t WHERE n = ?1", params![9_i64], name)?;
+    let never = db.query_later("SELECT name FROM t WHERE n = ?1", params![2_i64], name)?;
+    db.execute_later("INSERT INTO t VALUES (3, 'drei')", params![])?;
+    let all = db.query_later("SELECT name FROM t ORDER BY n", params![], name)?;
+    // Taken out of order: each its own.
+    assert_eq!(all.all(&db)?, ["ένα", "二", "drei"]);
+    assert_eq!(none.first(&db)?, None);
+    assert_eq!(one.first(&db)?.as_deref(), Some("ένα"));
+    drop(never);
+    db.execute_batch("COMMIT")?;
+
+    // A read that fails is its taker's error, not a later call's.
+    let bad = db.query_later("SELECT n / ?1 FROM t", params![0_i64], |r| r.get::<i64>(0))?;
+    let fine = db.query_later("SELECT COUNT(*) FROM t", params![], |r| r.get::<i64>(0))?;
+    assert_eq!(fine.first(&db)?, Some(3));
+    let e = bad.first(&db).expect_err("division by zero");
+    assert!(e.to_string().contains("division by zero"), "{e}");
+    assert_eq!(
+        db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
+        3
+    );
+    Ok(())
+}
