@@ -31,7 +31,17 @@ fn ingest(
     o: NewOrder,
     actor: &str,
 ) -> Result<(Order, bool)> {
-    if let Some(id) = sql::id_by_ref(conn, business, &o.channel, &o.external_ref)? {
+    // Reads that do not wait for each other's answers, sent together (on
+    // PostgreSQL one round trip, not one each).
+    let existing = sql::id_by_ref_later(conn, business, &o.channel, &o.external_ref)?;
+    let defaults = tenants::order_defaults(conn, business, o.warehouse_id)?;
+    let items = o
+        .lines
+        .iter()
+        .map(|l| catalog::for_order_line(conn, business, &l.sku))
+        .collect::<Result<Vec<_>>>()?;
+    let channel = store::channels::by_code_later(conn, business, &o.channel)?;
+    if let Some(id) = existing.first(conn)? {
         return Ok((load(conn, business, id)?, false));
     }
     if crate::carriers::get(&o.carrier).is_none() {
@@ -48,7 +58,8 @@ fn ingest(
             format!("{} has no service {}", o.carrier, o.service),
         )]));
     }
-    let (currency, warehouse) = tenants::order_defaults(conn, business, o.warehouse_id)?
+    let (currency, warehouse) = defaults
+        .first(conn)?
         .ok_or_else(|| WmsError::NotFound(format!("business {business} does not exist")))?;
     let warehouse_id = match (warehouse, o.warehouse_id) {
         (Some(w), _) => w,
@@ -67,8 +78,8 @@ fn ingest(
     let mut errors = Vec::new();
     let mut lines = Vec::with_capacity(o.lines.len());
     let mut total = Money::ZERO;
-    for (i, l) in o.lines.iter().enumerate() {
-        let Some(item) = catalog::for_order_line(conn, business, &l.sku)? else {
+    for ((i, l), item) in o.lines.iter().enumerate().zip(items) {
+        let Some(item) = item.first(conn)? else {
             errors.push(FieldError::new(
                 format!("lines[{i}].sku"),
                 format!("no item with SKU {}", l.sku),
@@ -103,7 +114,8 @@ fn ingest(
         return Err(WmsError::invalid(errors));
     }
     let at = now();
-    let short = beyond_channel(conn, business, &o.channel, &lines)?;
+    let channel = store::channels::with_warehouses_of(conn, channel.first(conn)?)?;
+    let short = beyond_channel(conn, channel, &lines)?;
     let mut order = Order {
         id: OrderId(0),
         business_id: business,
@@ -183,11 +195,10 @@ fn ingest(
 /// another, those beyond the pool are the ones flagged.
 fn beyond_channel(
     conn: &Db,
-    business: BusinessId,
-    channel: &str,
+    channel: Option<depot_protocol::channel::Channel>,
     lines: &[OrderLine],
 ) -> Result<Option<(bool, Vec<ShortLine>)>> {
-    let Some(c) = store::channels::by_code(conn, business, channel)? else {
+    let Some(c) = channel else {
         return Ok(None);
     };
     let mut short = Vec::new();

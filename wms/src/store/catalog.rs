@@ -42,9 +42,14 @@ pub struct LineItem {
     pub list_price: Option<Money>,
 }
 
-pub fn for_order_line(conn: &Db, business: BusinessId, sku: &str) -> Result<Option<LineItem>> {
-    maybe(
-        conn.query_row("SELECT i.id, i.sku, i.name,
+/// Sent with the reads around it ([`Db::query_later`]): an order reads
+/// every line's item at once.
+pub fn for_order_line(
+    conn: &Db,
+    business: BusinessId,
+    sku: &str,
+) -> Result<depot_sql::Later<LineItem>> {
+    Ok(conn.query_later("SELECT i.id, i.sku, i.name,
                     (SELECT amount_cents FROM item_prices p WHERE p.item_id = i.id ORDER BY price_list_id LIMIT 1)
              FROM items i WHERE i.business_id = ?1 AND i.sku = ?2", params![business.0, sku], |r| {
             Ok(LineItem {
@@ -53,8 +58,7 @@ pub fn for_order_line(conn: &Db, business: BusinessId, sku: &str) -> Result<Opti
                 name: r.get(2)?,
                 list_price: r.get::<Option<i64>>(3)?.map(Money),
             })
-        }),
-    )
+        })?)
 }
 
 /// What a scan needs of the item a code names: its id, SKU and whether it

@@ -156,14 +156,27 @@ pub fn save_replica(conn: &Db, c: &Channel) -> Result<()> {
 
 /// A business's channel by its code.
 pub fn by_code(conn: &Db, business: BusinessId, code: &str) -> Result<Option<Channel>> {
-    match maybe(conn.query_row(
+    let sent = by_code_later(conn, business, code)?;
+    with_warehouses_of(conn, sent.first(conn)?)
+}
+
+/// [`by_code`] sent with the reads around it ([`Db::query_later`]); its
+/// warehouses are read by [`with_warehouses_of`].
+pub fn by_code_later(
+    conn: &Db,
+    business: BusinessId,
+    code: &str,
+) -> Result<depot_sql::Later<Channel>> {
+    Ok(conn.query_later(
         &format!("SELECT {COLS} FROM channels WHERE business_id = ?1 AND code = ?2"),
         params![business.0, code],
         row,
-    ))? {
-        Some(c) => Ok(Some(with_warehouses(conn, c)?)),
-        None => Ok(None),
-    }
+    )?)
+}
+
+/// A channel read with [`by_code_later`], with its warehouses.
+pub fn with_warehouses_of(conn: &Db, found: Option<Channel>) -> Result<Option<Channel>> {
+    found.map(|c| with_warehouses(conn, c)).transpose()
 }
 
 /// Every channel of every business: its business and code.

@@ -33,11 +33,21 @@ pub fn id_by_ref(
     channel: &str,
     external_ref: &str,
 ) -> Result<Option<OrderId>> {
-    maybe(conn.query_row(
+    Ok(id_by_ref_later(conn, business, channel, external_ref)?.first(conn)?)
+}
+
+/// [`id_by_ref`], sent with the reads after it ([`Db::query_later`]).
+pub fn id_by_ref_later(
+    conn: &Db,
+    business: BusinessId,
+    channel: &str,
+    external_ref: &str,
+) -> Result<depot_sql::Later<OrderId>> {
+    Ok(conn.query_later(
         "SELECT id FROM orders WHERE business_id = ?1 AND channel = ?2 AND external_ref = ?3",
         params![business.0, channel, external_ref],
         |r| Ok(OrderId(r.get(0)?)),
-    ))
+    )?)
 }
 
 /// Stores an order with its lines (`line_no`s already assigned). A new order

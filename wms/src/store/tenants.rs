@@ -88,15 +88,15 @@ pub fn order_defaults(
     conn: &Db,
     business: BusinessId,
     warehouse: Option<WarehouseId>,
-) -> Result<Option<(String, Option<WarehouseId>)>> {
-    maybe(conn.query_row(
+) -> Result<depot_sql::Later<(String, Option<WarehouseId>)>> {
+    Ok(conn.query_later(
         "SELECT b.currency, (SELECT w.id FROM warehouses w
              WHERE w.business_id = b.id AND (w.id = ?2 OR ?2 IS NULL)
              ORDER BY w.id LIMIT 1)
          FROM businesses b WHERE b.id = ?1",
         params![business.0, warehouse.map(|w| w.0)],
         |r| Ok((r.get(0)?, r.get::<Option<i64>>(1)?.map(WarehouseId))),
-    ))
+    )?)
 }
 
 pub fn businesses(conn: &Db) -> Result<Vec<Business>> {
