@@ -12,6 +12,7 @@ mod ledger_props;
 mod local_keys;
 mod locations_sync;
 mod node_ids;
+mod orders_ingest;
 mod paging;
 mod recovery;
 mod replication;

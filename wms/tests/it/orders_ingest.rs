@@ -1,0 +1,85 @@
+//! An order coming in: its duplicate check, its business's defaults, each
+//! line's item and its channel are read together (on PostgreSQL in one
+//! round trip); what each read finds still decides, line by line.
+
+use depot_protocol::tenant::Caller;
+use depot_testkit::seed;
+use depot_wms::Wms;
+use depot_wms::error::WmsError;
+use serde_json::{Value, json};
+
+async fn create(
+    wms: &Wms,
+    caller: Caller,
+    r: &str,
+    lines: Value,
+) -> depot_wms::Result<(depot_protocol::order::Order, bool)> {
+    let req = serde_json::from_value(
+        json!({"channel": "ιστός", "external_ref": r, "lines": lines,
+        "shipping_address": {"name": "王小明", "line1": "中山路 1号", "postal_code": "200000",
+                             "city": "上海", "country": "CN"}}),
+    )
+    .expect("order");
+    wms.create_order(caller, req).await
+}
+
+async fn order_count(wms: &Wms) -> usize {
+    let (_, events) = depot_testkit::events::own_since(wms, 0).await;
+    events.iter().filter(|e| e.kind == "order.created").count()
+}
+
+#[tokio::test]
+async fn an_orders_reads_sent_together_still_decide_line_by_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (wms, _database) = depot_testkit::pg::cloud_engine(dir.path());
+    let t = seed::business("Ω")
+        .item("ΜΕΛΙ")
+        .item("茶-1")
+        .item("kaffee")
+        .seed(&wms)
+        .await;
+
+    // Two unknown SKUs among three lines: each named, nothing written.
+    let refused = create(
+        &wms,
+        t.caller,
+        "1",
+        json!([{"sku": "ΧΧΧ", "quantity": 1}, {"sku": "茶-1", "quantity": 2}, {"sku": "nope", "quantity": 1}]),
+    )
+    .await;
+    match refused {
+        Err(WmsError::Invalid { errors, .. }) => {
+            let fields: Vec<&str> = errors.iter().map(|e| e.name.as_str()).collect();
+            assert_eq!(fields, ["lines[0].sku", "lines[2].sku"]);
+            assert!(errors[0].status.contains("ΧΧΧ"), "{}", errors[0].status);
+        }
+        other => panic!("the unknown SKUs named, not {other:?}"),
+    }
+    assert_eq!(order_count(&wms).await, 0);
+
+    // Every line its own item, in order.
+    let (first, created) = create(
+        &wms,
+        t.caller,
+        "1",
+        json!([{"sku": "kaffee", "quantity": 1, "unit_price": "2.50"},
+               {"sku": "ΜΕΛΙ", "quantity": 3},
+               {"sku": "茶-1", "quantity": 2}]),
+    )
+    .await
+    .expect("created");
+    assert!(created);
+    let skus: Vec<&str> = first.lines.iter().map(|l| l.sku.as_str()).collect();
+    assert_eq!(skus, ["kaffee", "ΜΕΛΙ", "茶-1"]);
+    assert_eq!(first.warehouse_id, t.warehouse);
+
+    // The same reference again, with other lines: the first order, as it
+    // was, and nothing new written.
+    let (again, created) = create(&wms, t.caller, "1", json!([{"sku": "茶-1", "quantity": 9}]))
+        .await
+        .expect("the first order");
+    assert!(!created);
+    assert_eq!(again.id, first.id);
+    assert_eq!(again.lines.len(), 3);
+    assert_eq!(order_count(&wms).await, 1);
+}
