@@ -51,8 +51,9 @@ impl Drop for PgDatabase {
     }
 }
 
-/// Runs `f` on a thread of its own: the blocking client cannot run on a
-/// thread that drives an async runtime (an async test's).
+/// Runs `f` on a thread of its own: a `Db` on PostgreSQL drives a runtime
+/// of its own in each call, which cannot run on a thread that drives an
+/// async runtime (an async test's).
 fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     std::thread::scope(|s| match s.spawn(f).join() {
         Ok(t) => t,

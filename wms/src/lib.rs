@@ -157,7 +157,7 @@ impl Wms {
     pub fn open_postgres(url: &str, dir: &Path, origin: &str) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| WmsError::Internal(format!("cannot create {}: {e}", dir.display())))?;
-        // The blocking client runs a runtime of its own for each call,
+        // A `Db` on PostgreSQL drives a runtime of its own in each call,
         // which cannot start on a thread already driving one (a daemon's
         // start, a test): the setup runs on a thread of its own. The
         // connection then lives on the writer's thread.
