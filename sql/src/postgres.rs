@@ -35,11 +35,23 @@ const UNANSWERED: usize = 256;
 
 type PgError = tokio_postgres::Error;
 
+/// A call on the client, answered once polled to its end.
+type Call<T> = Pin<Box<dyn Future<Output = Result<T, PgError>> + Send>>;
+
 /// The answer to a write sent, once read: the rows it changed.
-type Answer = Pin<Box<dyn Future<Output = Result<u64, PgError>> + Send>>;
+type Answer = Call<u64>;
 
 /// The answer to a read sent, once read: its rows.
-type Reading = Pin<Box<dyn Future<Output = Result<Vec<tokio_postgres::Row>, PgError>> + Send>>;
+type Reading = Call<Vec<tokio_postgres::Row>>;
+
+/// What [`PgConn::queue`] made of a call.
+enum Queued<T> {
+    /// Sent: its answer comes with the next call's.
+    Sent(Call<T>),
+    /// Answered before it was sent (refused while encoded: a value its
+    /// column cannot take; a closed connection).
+    Done(Result<T, PgError>),
+}
 
 /// A call sent and not yet answered.
 enum Unanswered {
@@ -276,30 +288,18 @@ impl PgConn {
         if !self.in_transaction.get() {
             return self.execute(sql, params).map(drop);
         }
-        if self.unanswered.borrow().len() >= UNANSWERED {
-            self.settle()?;
-        }
-        let prepared = self.statement(sql)?;
-        let values: Vec<Value> = params.iter().map(|p| p.to_sql().to_owned()).collect();
-        let client = self.client()?;
-        let statement = prepared.statement.clone();
-        let mut answer: Answer = Box::pin(async move {
-            let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
-            client.execute(&statement, &refs(&params)).await
-        });
-        // The first poll encodes the write and queues it on the client; the
-        // connection sends it with whatever call comes next.
-        match answer
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            // Refused before it was sent (a value its column cannot take,
-            // a closed connection).
-            Poll::Ready(done) => {
+        let (queued, prepared) = self.queue(sql, params, |client, statement, values| {
+            Box::pin(async move {
+                let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
+                client.execute(&statement, &refs(&params)).await
+            })
+        })?;
+        match queued {
+            Queued::Done(done) => {
                 let n = self.noted(done)?;
                 self.wrote(&prepared, n);
             }
-            Poll::Pending => {
+            Queued::Sent(answer) => {
                 self.writes(&prepared);
                 self.unanswered
                     .borrow_mut()
@@ -314,32 +314,45 @@ impl PgConn {
     /// answer. Reads the caller needs together, none depending on
     /// another's answer, thus cost one round trip.
     pub(crate) fn query_later(&self, sql: &str, params: &[&dyn ToSql]) -> Result<u64> {
-        if self.unanswered.borrow().len() >= UNANSWERED {
-            self.settle()?;
-        }
-        let prepared = self.statement(sql)?;
-        let values: Vec<Value> = params.iter().map(|p| p.to_sql().to_owned()).collect();
-        let client = self.client()?;
-        let statement = prepared.statement.clone();
-        let mut reading: Reading = Box::pin(async move {
-            let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
-            client.query(&statement, &refs(&params)).await
-        });
+        let (queued, _) = self.queue(sql, params, |client, statement, values| {
+            Box::pin(async move {
+                let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
+                client.query(&statement, &refs(&params)).await
+            })
+        })?;
         let ticket = self.tickets.get();
         self.tickets.set(ticket.wrapping_add(1));
-        match reading
-            .as_mut()
-            .poll(&mut Context::from_waker(Waker::noop()))
-        {
-            Poll::Ready(done) => {
-                self.keep(ticket, done);
-            }
-            Poll::Pending => self
+        match queued {
+            Queued::Done(done) => self.keep(ticket, done),
+            Queued::Sent(reading) => self
                 .unanswered
                 .borrow_mut()
                 .push_back(Unanswered::Read(ticket, reading)),
         }
         Ok(ticket)
+    }
+
+    /// Prepares `sql`, takes `params` as owned values and makes the call
+    /// `call` builds of them, polled once: the first poll encodes it and
+    /// queues it on the client, and the connection sends it with whatever
+    /// call comes next.
+    fn queue<T>(
+        &self,
+        sql: &str,
+        params: &[&dyn ToSql],
+        call: impl FnOnce(Arc<tokio_postgres::Client>, tokio_postgres::Statement, Vec<Value>) -> Call<T>,
+    ) -> Result<(Queued<T>, Prepared)> {
+        if self.unanswered.borrow().len() >= UNANSWERED {
+            self.settle()?;
+        }
+        let prepared = self.statement(sql)?;
+        let values: Vec<Value> = params.iter().map(|p| p.to_sql().to_owned()).collect();
+        let mut call = call(self.client()?, prepared.statement.clone(), values);
+        let queued = match call.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(done) => Queued::Done(done),
+            Poll::Pending => Queued::Sent(call),
+        };
+        Ok((queued, prepared))
     }
 
     /// Keeps a read's rows until they are taken; the oldest untaken go

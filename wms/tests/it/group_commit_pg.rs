@@ -15,21 +15,9 @@ use std::time::Duration;
 /// group are committed and answered as such.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_that_swallows_an_error_fails_alone() {
-    let Some(database) = pg::migrated(&[]) else {
+    let Some((w, _database)) = writer_on_a_table().await else {
         return;
     };
-    let conn = tokio::task::spawn_blocking({
-        let url = database.url.clone();
-        move || {
-            let conn = Db::connect_postgres(&url).expect("connect");
-            conn.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")
-                .expect("schema");
-            conn
-        }
-    })
-    .await
-    .expect("connect");
-    let w = Writer::start(conn).expect("start");
     let insert = |n: i64| -> Step {
         Box::new(move |c: &Db| {
             c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
@@ -59,6 +47,24 @@ async fn a_job_that_swallows_an_error_fails_alone() {
 }
 
 type Step = Box<dyn FnOnce(&Db) -> depot_wms::Result<()> + Send>;
+
+/// A writer on a database of its own holding the table `t (n)`; `None`
+/// (the test is skipped) without a server.
+async fn writer_on_a_table() -> Option<(Writer, pg::PgDatabase)> {
+    let database = pg::migrated(&[])?;
+    let conn = tokio::task::spawn_blocking({
+        let url = database.url.clone();
+        move || {
+            let conn = Db::connect_postgres(&url).expect("connect");
+            conn.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")
+                .expect("schema");
+            conn
+        }
+    })
+    .await
+    .expect("connect");
+    Some((Writer::start(conn).expect("start"), database))
+}
 
 /// Runs `jobs` in one group, in the order given (queued behind a job that
 /// keeps the writer busy), and answers their outcomes in that order.
@@ -99,21 +105,9 @@ async fn in_one_group(w: &Writer, jobs: Vec<Step>) -> Vec<depot_wms::Result<()>>
 /// others' writes, sent the same way, are committed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_whose_write_sent_later_fails_fails_alone_with_its_error() {
-    let Some(database) = pg::migrated(&[]) else {
+    let Some((w, _database)) = writer_on_a_table().await else {
         return;
     };
-    let conn = tokio::task::spawn_blocking({
-        let url = database.url.clone();
-        move || {
-            let conn = Db::connect_postgres(&url).expect("connect");
-            conn.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")
-                .expect("schema");
-            conn
-        }
-    })
-    .await
-    .expect("connect");
-    let w = Writer::start(conn).expect("start");
     let later = |ns: &'static [i64]| -> Step {
         Box::new(move |c: &Db| {
             for n in ns {
