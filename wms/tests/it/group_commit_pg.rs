@@ -37,13 +37,7 @@ async fn a_job_that_swallows_an_error_fails_alone() {
         outcomes[1]
     );
     assert!(outcomes[2].is_ok(), "{:?}", outcomes[2]);
-    let stored = w
-        .write(Lane::All, |c| {
-            Ok(c.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get::<i64>(0))?)
-        })
-        .await
-        .expect("read");
-    assert_eq!(stored, [1, 3]);
+    assert_eq!(stored(&w).await, [1, 3]);
 }
 
 type Step = Box<dyn FnOnce(&Db) -> depot_wms::Result<()> + Send>;
@@ -64,6 +58,15 @@ async fn writer_on_a_table() -> Option<(Writer, pg::PgDatabase)> {
     .await
     .expect("connect");
     Some((Writer::start(conn).expect("start"), database))
+}
+
+/// What the table `t` holds, in order.
+async fn stored(w: &Writer) -> Vec<i64> {
+    w.write(Lane::All, |c| {
+        Ok(c.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get::<i64>(0))?)
+    })
+    .await
+    .expect("read")
 }
 
 /// Runs `jobs` in one group, in the order given (queued behind a job that
@@ -136,11 +139,5 @@ async fn a_job_whose_write_sent_later_fails_fails_alone_with_its_error() {
             other => panic!("the write's own error, not {other:?}"),
         }
     }
-    let stored = w
-        .write(Lane::All, |c| {
-            Ok(c.query_map("SELECT n FROM t ORDER BY n", params![], |r| r.get::<i64>(0))?)
-        })
-        .await
-        .expect("read");
-    assert_eq!(stored, [1, 3]);
+    assert_eq!(stored(&w).await, [1, 3]);
 }
