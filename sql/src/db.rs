@@ -507,6 +507,8 @@ impl<T> Later<T> {
     }
 
     /// Calls `f` on each row mapped, until it answers `true` (enough).
+    /// (`db` is read only on PostgreSQL: SQLite's rows are kept here.)
+    #[cfg_attr(not(feature = "postgres"), allow(unused_variables))]
     fn each(self, db: &Db, mut f: impl FnMut(T) -> bool) -> Result<()> {
         let map = self.map;
         match self.sent {
@@ -535,7 +537,6 @@ impl<T> Later<T> {
                 }
             }
         }
-        let _ = db;
         Ok(())
     }
 }
