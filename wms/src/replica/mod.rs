@@ -373,9 +373,7 @@ fn apply_kind(conn: &Db, e: &RemoteEvent) -> Applied {
             let mut m: Movement = payload(e)?;
             // A movement already booked here (the same count approved on
             // two nodes names its movements alike) is not booked twice.
-            if !ledger::booked(conn, m.id)? {
-                ledger::record(conn, &mut m)?;
-            }
+            ledger::record_once(conn, &mut m)?;
             Ok(None)
         }
         K::InboundCreated => operations::inbound(conn, payload(e)?),

@@ -5,7 +5,7 @@ use super::ts;
 use crate::error::{Result, WmsError};
 use depot_protocol::stock::{BinStock, MAX_ON_HAND, Movement, StockLevel, next_level};
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
-use depot_sql::{Db, params};
+use depot_sql::{Db, Later, params};
 
 /// The refusal of a change that would take a stored level or count beyond
 /// `±MAX_ON_HAND`: a 422 naming `field`, the request field it came from.
@@ -22,25 +22,60 @@ pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsErro
 /// quantity after the movement; if it went below zero a discrepancy is
 /// recorded (the movement stands: the floor knows better than the books).
 /// A movement that would take a level beyond `±MAX_ON_HAND` is refused,
-/// naming `delta`, before anything is written.
+/// naming `field` (the request's), before anything is written.
 ///
 /// A movement that names no location is of the item's own location in the
 /// warehouse, if it has one: `m.location` says so once recorded, so the
 /// event the caller logs next names it too.
-pub fn record(conn: &Db, m: &mut Movement) -> Result<i64> {
-    record_as(conn, m, "delta")
+pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
+    Ok(book(conn, m, field, false)?.unwrap_or_default())
 }
 
-/// [`record`], naming `field` when the movement is refused.
-pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
-    if m.location.is_none() {
-        m.location = super::locations::assigned(conn, m.item_id, m.warehouse_id)?;
+/// [`record_as`] of a movement made elsewhere, naming `delta`: `None`, and nothing written,
+/// when a movement by its id is already booked here (the same count
+/// approved on two nodes names its movements alike).
+pub fn record_once(conn: &Db, m: &mut Movement) -> Result<Option<i64>> {
+    book(conn, m, "delta", true)
+}
+
+/// The reads a movement needs go out together where they do not wait for
+/// each other's answers ([`Db::query_later`]: on PostgreSQL a round trip
+/// for the level, the location and whether it is booked, one for the
+/// bin and lot), and its writes without waiting for theirs.
+fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i64>> {
+    let booked = once.then(|| booked_later(conn, m.id)).transpose()?;
+    let location = match m.location {
+        None => Some(super::locations::assigned_later(
+            conn,
+            m.item_id,
+            m.warehouse_id,
+        )?),
+        Some(_) => None,
+    };
+    let level = stored_level(conn, m.item_id, m.warehouse_id)?;
+    if let Some(booked) = booked {
+        if booked.first(conn)?.is_some() {
+            return Ok(None);
+        }
+    }
+    if let Some(location) = location {
+        m.location = location.first(conn)?.flatten();
     }
     let m = &*m;
+    let (bin, lot) = (
+        m.location.as_deref().unwrap_or(""),
+        m.lot.as_deref().unwrap_or(""),
+    );
+    let lot_read = m
+        .lot
+        .as_deref()
+        .map(|lot| lot_level(conn, m.item_id, m.warehouse_id, lot))
+        .transpose()?;
+    let bin_read = stored_bin_level(conn, m.item_id, m.warehouse_id, bin, lot)?;
     // The sums are made here, checked, and stored as they are: SQLite
     // would turn an overflowing `+` into a REAL and the level would be
     // unreadable from then on.
-    let stored = stored_level(conn, m.item_id, m.warehouse_id)?;
+    let stored = level.first(conn)?;
     let before = stored.unwrap_or(0);
     let on_hand = next_level(before, m.delta).ok_or_else(|| {
         beyond(
@@ -53,9 +88,9 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
             m.delta,
         )
     })?;
-    let lot_on_hand = match &m.lot {
-        Some(lot) => {
-            let before = lot_level(conn, m.item_id, m.warehouse_id, lot)?;
+    let lot_on_hand = match (&m.lot, lot_read) {
+        (Some(lot), Some(lot_read)) => {
+            let before = lot_read.first(conn)?.unwrap_or(0);
             Some(next_level(before, m.delta).ok_or_else(|| {
                 beyond(
                     field,
@@ -65,13 +100,9 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
                 )
             })?)
         }
-        None => None,
+        _ => None,
     };
-    let (bin, lot) = (
-        m.location.as_deref().unwrap_or(""),
-        m.lot.as_deref().unwrap_or(""),
-    );
-    let bin_stored = stored_bin_level(conn, m.item_id, m.warehouse_id, bin, lot)?;
+    let bin_stored = bin_read.first(conn)?;
     let bin_before = bin_stored.unwrap_or(0);
     let bin_on_hand = next_level(bin_before, m.delta).ok_or_else(|| {
         beyond(
@@ -147,27 +178,25 @@ pub fn record_as(conn: &Db, m: &mut Movement, field: &str) -> Result<i64> {
     }
     // What the sales channels selling from here may sell moves with it.
     super::channels::refresh(conn, m.business_id, m.item_id, m.warehouse_id)?;
-    Ok(on_hand)
+    Ok(Some(on_hand))
 }
 
-/// Whether a movement by this id is in the ledger.
-pub fn booked(conn: &Db, id: depot_protocol::MovementId) -> Result<bool> {
-    Ok(super::maybe(conn.query_row(
+/// Whether a movement by this id is in the ledger (a row when it is).
+fn booked_later(conn: &Db, id: depot_protocol::MovementId) -> Result<Later<i64>> {
+    Ok(conn.query_later(
         "SELECT 1 FROM stock_movements WHERE id = ?1",
         params![id.0.to_string()],
         |r| r.get::<i64>(0),
-    ))?
-    .is_some())
+    )?)
 }
 
-/// On-hand of one lot of an item in a warehouse (0 if never moved).
-fn lot_level(conn: &Db, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<i64> {
-    let found = super::maybe(conn.query_row(
+/// On-hand of one lot of an item in a warehouse (no row if never moved).
+fn lot_level(conn: &Db, item: ItemId, warehouse: WarehouseId, lot: &str) -> Result<Later<i64>> {
+    Ok(conn.query_later(
         "SELECT on_hand FROM stock_lots WHERE item_id = ?1 AND warehouse_id = ?2 AND lot = ?3",
         params![item.0, warehouse.0, lot],
         |r| r.get(0),
-    ))?;
-    Ok(found.unwrap_or(0))
+    )?)
 }
 
 /// On-hand of one item at one location (`""`: none) and lot (`""`: none).
@@ -178,32 +207,34 @@ pub fn bin_level(
     location: &str,
     lot: &str,
 ) -> Result<i64> {
-    Ok(stored_bin_level(conn, item, warehouse, location, lot)?.unwrap_or(0))
+    Ok(stored_bin_level(conn, item, warehouse, location, lot)?
+        .first(conn)?
+        .unwrap_or(0))
 }
 
-/// [`bin_level`], `None` where no row holds it yet.
+/// [`bin_level`], no row where none holds it yet.
 fn stored_bin_level(
     conn: &Db,
     item: ItemId,
     warehouse: WarehouseId,
     location: &str,
     lot: &str,
-) -> Result<Option<i64>> {
-    super::maybe(conn.query_row(
+) -> Result<Later<i64>> {
+    Ok(conn.query_later(
         "SELECT on_hand FROM stock_bins
          WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
         params![item.0, warehouse.0, location, lot],
         |r| r.get(0),
-    ))
+    )?)
 }
 
-/// On-hand of one item in one warehouse, `None` where no row holds it yet.
-fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Option<i64>> {
-    super::maybe(conn.query_row(
+/// On-hand of one item in one warehouse, no row where none holds it yet.
+fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Later<i64>> {
+    Ok(conn.query_later(
         "SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
         params![item.0, warehouse.0],
         |r| r.get(0),
-    ))
+    )?)
 }
 
 /// On-hand and reserved of one item in one warehouse (zeros if never moved).
@@ -514,6 +545,10 @@ mod tests {
     use super::*;
     use depot_protocol::stock::{MAX_ON_HAND, MovementReason};
     use depot_protocol::{MovementId, now};
+
+    fn record(conn: &Db, m: &mut Movement) -> Result<i64> {
+        record_as(conn, m, "delta")
+    }
 
     fn conn() -> Result<Db> {
         let conn = crate::store::memory(u32::MAX)?;

@@ -227,11 +227,22 @@ pub fn unrecorded_assignments(
 /// The location code an item is assigned to in a warehouse (its pick
 /// face), if any.
 pub fn assigned(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Option<String>> {
-    maybe(conn.query_row(
+    Ok(assigned_later(conn, item, warehouse)?
+        .first(conn)?
+        .flatten())
+}
+
+/// [`assigned`], sent with the reads around it ([`Db::query_later`]).
+pub fn assigned_later(
+    conn: &Db,
+    item: ItemId,
+    warehouse: WarehouseId,
+) -> Result<depot_sql::Later<Option<String>>> {
+    Ok(conn.query_later(
         "SELECT location FROM item_locations WHERE item_id = ?1 AND warehouse_id = ?2",
         params![item.0, warehouse.0],
         |r| r.get(0),
-    ))
+    )?)
 }
 
 /// The first location of a type in a warehouse, in walking order.
