@@ -10,7 +10,8 @@
 //! - `db.rs`: [`Db`], [`Row`] and the statement calls;
 //! - `value.rs`: [`ToSql`], [`FromSql`], [`params!`];
 //! - `placeholders.rs`: `?N` as `$N`;
-//! - `postgres.rs`, `numeric.rs`: PostgreSQL's client and its binary values;
+//! - `postgres/`, `numeric.rs`: PostgreSQL's client (pipelined: writes and
+//!   reads sent later) and its binary values;
 //! - `memo.rs`: [`CountMemo`], list counts reused for a bounded time;
 //! - `migrate.rs`: PostgreSQL's migrations, under an advisory lock;
 //! - `portability.rs`: the statements a store's source holds, for a test

@@ -9,20 +9,29 @@
 //! of CPU over loopback, an insert sent behind others about 8). A write
 //! whose answer the caller does not read ([`PgConn::execute_later`]) is
 //! sent at once and its answer read with the next statement's: a job's
-//! inserts travel together.
+//! inserts travel together. Reads that do not wait for each other's
+//! answers go out together the same way ([`PgConn::query_later`]).
+//!
+//! - `mod.rs`: [`PgConn`], its statements and what is sent and unanswered;
+//! - `link.rs`: the client, its connection and the runtime polling them;
+//! - `values.rs`: parameters and columns as SQLite's storage classes.
+
+mod link;
+mod values;
+
+pub(crate) use values::column;
 
 use crate::error::{Error, Result};
-use crate::numeric::{self, Number};
 use crate::placeholders;
-use crate::value::{ToSql, Value, ValueRef};
-use bytes::BufMut;
+use crate::value::{ToSql, Value};
+use link::Link;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use tokio_postgres::types::{FromSql, IsNull, Type, to_sql_checked};
+use values::{Param, bind, refs};
 
 /// Prepared statements one connection keeps before it starts again: the
 /// store has a few hundred, plus lists built for a number of ids.
@@ -33,7 +42,7 @@ const STATEMENT_CACHE: usize = 2048;
 /// near it).
 const UNANSWERED: usize = 256;
 
-type PgError = tokio_postgres::Error;
+pub(crate) type PgError = tokio_postgres::Error;
 
 /// A call on the client, answered once polled to its end.
 type Call<T> = Pin<Box<dyn Future<Output = Result<T, PgError>> + Send>>;
@@ -60,11 +69,6 @@ enum Unanswered {
     /// A read, by its ticket ([`PgConn::query_later`]).
     Read(u64, Reading),
 }
-
-/// A connection's I/O: it moves bytes both ways while polled, and ends
-/// when the client is let go or the server goes away.
-type Moving = Pin<Box<dyn Future<Output = Result<(), PgError>> + Send>>;
-
 pub(crate) struct PgConn {
     /// Always `Some` but while dropped: see the `Drop`.
     link: RefCell<Option<Link>>,
@@ -97,86 +101,6 @@ struct Prepared {
     statement: tokio_postgres::Statement,
     writes: Option<Arc<str>>,
 }
-
-/// The client, its connection (the future that moves its bytes both ways)
-/// and the single-threaded runtime that polls them, on the thread that
-/// calls.
-struct Link {
-    runtime: tokio::runtime::Runtime,
-    client: Arc<tokio_postgres::Client>,
-    /// `None` once it has ended.
-    connection: Option<Moving>,
-}
-
-impl Link {
-    /// Connects to `url` (`postgres://user:password@host:port/db?sslmode=…`):
-    /// TLS by rustls with the Mozilla roots when the server offers it
-    /// (`sslmode=prefer`, the default) or must (`require`).
-    fn connect(url: &str) -> Result<Link> {
-        let config: tokio_postgres::Config = url.parse()?;
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| Error::Connect(format!("a runtime for the client: {e}")))?;
-        let (client, connection): (_, Moving) = match config.get_ssl_mode() {
-            tokio_postgres::config::SslMode::Disable => {
-                let (client, connection) =
-                    runtime.block_on(config.connect(tokio_postgres::NoTls))?;
-                (client, Box::pin(connection))
-            }
-            _ => {
-                let (client, connection) = runtime.block_on(config.connect(tls()?))?;
-                (client, Box::pin(connection))
-            }
-        };
-        Ok(Link {
-            runtime,
-            client: Arc::new(client),
-            connection: Some(connection),
-        })
-    }
-
-    /// Runs `work` to its end, moving the connection's bytes meanwhile; a
-    /// connection that fails first is the answer.
-    fn block_on<T>(
-        &mut self,
-        work: impl Future<Output = Result<T, PgError>>,
-    ) -> Result<T, PgError> {
-        let mut work = pin!(work);
-        let connection = &mut self.connection;
-        self.runtime.block_on(poll_fn(|cx| {
-            if let Some(moving) = connection {
-                if let Poll::Ready(ended) = moving.as_mut().poll(cx) {
-                    *connection = None;
-                    if let Err(e) = ended {
-                        return Poll::Ready(Err(e));
-                    }
-                }
-            }
-            work.as_mut().poll(cx)
-        }))
-    }
-
-    fn is_closed(&self) -> bool {
-        self.connection.is_none() || self.client.is_closed()
-    }
-
-    /// Lets the client go, which tells the server goodbye, and waits for
-    /// the connection to end.
-    fn close(self) -> Result<(), PgError> {
-        let Link {
-            runtime,
-            client,
-            connection,
-        } = self;
-        drop(client);
-        match connection {
-            Some(moving) => runtime.block_on(moving),
-            None => Ok(()),
-        }
-    }
-}
-
 /// Connects to `url`: see [`Link::connect`].
 pub(crate) fn connect(url: &str) -> Result<PgConn> {
     Ok(PgConn {
@@ -206,20 +130,6 @@ impl Drop for PgConn {
         }
     }
 }
-
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Connect(format!("TLS: {e}")))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
-}
-
 /// Whether `sql` rolls back (a transaction or to a savepoint): what was
 /// sent before it no longer matters, failed or not.
 fn rolls_back(sql: &str) -> bool {
@@ -588,150 +498,4 @@ impl PgConn {
     pub(crate) fn prepare(&self, sql: &str) -> Result<()> {
         self.statement(sql).map(|_| ())
     }
-}
-
-fn bind<'a>(params: &'a [&'a dyn ToSql]) -> Vec<Param<'a>> {
-    params.iter().map(|p| Param(p.to_sql())).collect()
-}
-
-fn refs<'a>(values: &'a [Param<'a>]) -> Vec<&'a (dyn tokio_postgres::types::ToSql + Sync)> {
-    values
-        .iter()
-        .map(|v| v as &(dyn tokio_postgres::types::ToSql + Sync))
-        .collect()
-}
-
-/// A parameter written as the type the server inferred for its place.
-#[derive(Debug)]
-struct Param<'a>(ValueRef<'a>);
-
-type BoxError = Box<dyn std::error::Error + Sync + Send>;
-
-fn cannot(value: ValueRef<'_>, ty: &Type) -> BoxError {
-    format!("cannot bind {} as {ty}", value.kind()).into()
-}
-
-impl tokio_postgres::types::ToSql for Param<'_> {
-    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, BoxError> {
-        let value = self.0;
-        match value {
-            ValueRef::Null => return Ok(IsNull::Yes),
-            ValueRef::Integer(i) => match *ty {
-                Type::INT8 => out.put_i64(i),
-                Type::INT4 => out.put_i32(i32::try_from(i)?),
-                Type::INT2 => out.put_i16(i16::try_from(i)?),
-                #[allow(clippy::cast_precision_loss)]
-                Type::FLOAT8 => out.put_f64(i as f64),
-                #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-                Type::FLOAT4 => out.put_f32(i as f32),
-                Type::BOOL => out.put_u8(u8::from(i != 0)),
-                Type::OID => out.put_u32(u32::try_from(i)?),
-                Type::NUMERIC => {
-                    let mut buf = Vec::new();
-                    numeric::encode(&i.to_string(), &mut buf)?;
-                    out.put_slice(&buf);
-                }
-                Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN => {
-                    out.put_slice(i.to_string().as_bytes());
-                }
-                _ => return Err(cannot(value, ty)),
-            },
-            ValueRef::Real(f) => match *ty {
-                Type::FLOAT8 => out.put_f64(f),
-                #[allow(clippy::cast_possible_truncation)]
-                Type::FLOAT4 => out.put_f32(f as f32),
-                Type::NUMERIC => {
-                    let mut buf = Vec::new();
-                    if f.is_finite() {
-                        numeric::encode(&f.to_string(), &mut buf)?;
-                    } else {
-                        numeric::encode_special(f, &mut buf);
-                    }
-                    out.put_slice(&buf);
-                }
-                Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::UNKNOWN => {
-                    out.put_slice(f.to_string().as_bytes());
-                }
-                _ => return Err(cannot(value, ty)),
-            },
-            ValueRef::Text(s) => match *ty {
-                Type::TEXT
-                | Type::VARCHAR
-                | Type::BPCHAR
-                | Type::NAME
-                | Type::UNKNOWN
-                | Type::JSON => out.put_slice(s.as_bytes()),
-                Type::JSONB => {
-                    out.put_u8(1);
-                    out.put_slice(s.as_bytes());
-                }
-                _ => return Err(cannot(value, ty)),
-            },
-            ValueRef::Blob(b) => match *ty {
-                Type::BYTEA => out.put_slice(b),
-                _ => return Err(cannot(value, ty)),
-            },
-        }
-        Ok(IsNull::No)
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-
-    to_sql_checked!();
-}
-
-/// A column read as one of SQLite's storage classes.
-pub(crate) struct Column<'a>(pub(crate) ValueRef<'a>);
-
-impl<'a> FromSql<'a> for Column<'a> {
-    fn from_sql(ty: &Type, raw: &'a [u8]) -> Result<Self, BoxError> {
-        let be = |n: usize| -> Result<&'a [u8], BoxError> {
-            raw.get(..n)
-                .filter(|_| raw.len() == n)
-                .ok_or_else(|| format!("{ty} of {} bytes", raw.len()).into())
-        };
-        let value = match *ty {
-            Type::INT8 => ValueRef::Integer(i64::from_be_bytes(be(8)?.try_into()?)),
-            Type::INT4 => ValueRef::Integer(i64::from(i32::from_be_bytes(be(4)?.try_into()?))),
-            Type::INT2 => ValueRef::Integer(i64::from(i16::from_be_bytes(be(2)?.try_into()?))),
-            Type::OID => ValueRef::Integer(i64::from(u32::from_be_bytes(be(4)?.try_into()?))),
-            Type::BOOL => ValueRef::Integer(i64::from(be(1)?[0] != 0)),
-            Type::FLOAT8 => ValueRef::Real(f64::from_be_bytes(be(8)?.try_into()?)),
-            Type::FLOAT4 => ValueRef::Real(f64::from(f32::from_be_bytes(be(4)?.try_into()?))),
-            Type::NUMERIC => match numeric::decode(raw)? {
-                Number::Integer(i) => ValueRef::Integer(i),
-                Number::Real(f) => ValueRef::Real(f),
-            },
-            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN | Type::JSON => {
-                ValueRef::Text(std::str::from_utf8(raw)?)
-            }
-            Type::JSONB => match raw.split_first() {
-                Some((1, text)) => ValueRef::Text(std::str::from_utf8(text)?),
-                _ => return Err("a jsonb of an unknown version".into()),
-            },
-            Type::BYTEA => ValueRef::Blob(raw),
-            Type::VOID => ValueRef::Null,
-            _ => {
-                return Err(format!("a column of type {ty}, which the store does not read").into());
-            }
-        };
-        Ok(Column(value))
-    }
-
-    fn from_sql_null(_: &Type) -> Result<Self, BoxError> {
-        Ok(Column(ValueRef::Null))
-    }
-
-    fn accepts(_: &Type) -> bool {
-        true
-    }
-}
-
-/// Column `idx` of `row` as a storage class.
-pub(crate) fn column(row: &tokio_postgres::Row, idx: usize) -> Result<ValueRef<'_>> {
-    row.try_get::<usize, Column<'_>>(idx)
-        .map(|c| c.0)
-        .map_err(|e| Error::conversion(idx, e.to_string()))
 }
