@@ -480,6 +480,21 @@ fn reads_sent_later_answer_their_own_rows() -> Result<()> {
     drop(never);
     db.execute_batch("COMMIT")?;
 
+    // More reads sent than are kept unanswered at once (the first ones are
+    // answered while the rest are sent): each still its own rows.
+    db.begin_write()?;
+    let sent = (0..600_i64)
+        .map(|i| {
+            db.query_later("SELECT ?1 + n FROM t WHERE n = 1", params![i], |r| {
+                r.get::<i64>(0)
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    for (i, read) in (0_i64..).zip(sent) {
+        assert_eq!(read.first(&db)?, Some(i + 1));
+    }
+    db.execute_batch("COMMIT")?;
+
     // A read that fails is its taker's error, not a later call's.
     let bad = db.query_later("SELECT n / ?1 FROM t", params![0_i64], |r| r.get::<i64>(0))?;
     let fine = db.query_later("SELECT COUNT(*) FROM t", params![], |r| r.get::<i64>(0))?;

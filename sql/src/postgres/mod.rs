@@ -42,6 +42,10 @@ const STATEMENT_CACHE: usize = 2048;
 /// near it).
 const UNANSWERED: usize = 256;
 
+/// Reads answered and not yet taken, at most: an order of 500 lines
+/// sends a read for each before it takes the first.
+const KEPT: usize = 1 << 16;
+
 pub(crate) type PgError = tokio_postgres::Error;
 
 /// A call on the client, answered once polled to its end.
@@ -265,12 +269,14 @@ impl PgConn {
         Ok((queued, prepared))
     }
 
-    /// Keeps a read's rows until they are taken; the oldest untaken go
-    /// past a bound (a caller that sent a read and then did not need it).
+    /// Keeps a read's rows until they are taken, or the transaction they
+    /// were read in ends; the oldest go past a bound far beyond what one
+    /// job reads (a connection that reads outside transactions and leaves
+    /// reads untaken).
     fn keep(&self, ticket: u64, rows: Result<Vec<tokio_postgres::Row>, PgError>) {
         let mut read = self.read.borrow_mut();
         read.insert(ticket, rows);
-        while read.len() > UNANSWERED {
+        while read.len() > KEPT {
             read.pop_first();
         }
     }

@@ -82,4 +82,19 @@ async fn an_orders_reads_sent_together_still_decide_line_by_line() {
     assert_eq!(again.id, first.id);
     assert_eq!(again.lines.len(), 3);
     assert_eq!(order_count(&wms).await, 1);
+
+    // As many lines as an order may have: a read for each, all sent
+    // before the first is taken.
+    let skus = ["kaffee", "ΜΕΛΙ", "茶-1"];
+    let many: Vec<Value> = (0..depot_protocol::order_request::MAX_LINES)
+        .map(|i| json!({"sku": skus[i % 3], "quantity": i + 1}))
+        .collect();
+    let (big, created) = create(&wms, t.caller, "2", json!(many))
+        .await
+        .expect("the largest order");
+    assert!(created);
+    assert_eq!(big.lines.len(), depot_protocol::order_request::MAX_LINES);
+    for (i, l) in big.lines.iter().enumerate() {
+        assert_eq!((l.sku.as_str(), l.quantity), (skus[i % 3], i as i64 + 1));
+    }
 }
