@@ -491,7 +491,11 @@ pub fn optimistic<T>(
     // The batch's writes sent without waiting for their answers are read
     // here: one of them failing is an event refused (which one, the run
     // with a savepoint per event tells).
-    let first = match body(conn, Guard::Batch).and_then(|done| Ok(conn.settle().map(|()| done)?)) {
+    let batch = body(conn, Guard::Batch).and_then(|done| {
+        conn.settle()?;
+        Ok(done)
+    });
+    let first = match batch {
         Err(WmsError::Storage(depot_sql::Error::Earlier(e))) => {
             tracing::debug!(error = %e, "a write of a batch's event failed: applied again event by event");
             Ok(None)
