@@ -213,6 +213,17 @@ impl Db {
         }
     }
 
+    /// Times this connection waited for the server's answer since it
+    /// opened: what a job costs in round trips, sent together or not. Always
+    /// 0 on SQLite, where no statement is a round trip.
+    pub fn round_trips(&self) -> u64 {
+        match &self.inner {
+            Inner::Sqlite(_) => 0,
+            #[cfg(feature = "postgres")]
+            Inner::Postgres(c) => c.round_trips(),
+        }
+    }
+
     /// Opens a transaction to write in: on SQLite it takes the write lock
     /// at once (`BEGIN IMMEDIATE`), so a busy database fails here and not
     /// half-way through; on PostgreSQL, rows are locked as they are
@@ -331,6 +342,8 @@ impl Db {
     /// with the next call and is answered with it, so reads that do not
     /// depend on each other's answers, sent one after another, cost one
     /// round trip together. On SQLite it runs here and its rows are kept.
+    /// A write answering rows (`INSERT … RETURNING`) may be sent this way
+    /// too; its error is then its own, when its rows are taken.
     pub fn query_later<T>(
         &self,
         sql: &str,

@@ -106,23 +106,32 @@ impl Drop for TempDir {
     }
 }
 
-/// The group-commit writers' (jobs, commits) so far, summed over the
-/// instances.
-fn writer_counts(engines: &[Wms]) -> (u64, u64) {
-    engines.iter().fold((0, 0), |(jobs, commits), wms| {
-        let s = wms.writer_stats();
-        (
-            jobs + s.jobs.load(Ordering::Relaxed),
-            commits + s.commits.load(Ordering::Relaxed),
-        )
-    })
+/// The group-commit writers' (jobs, commits, round trips) so far, summed
+/// over the instances.
+fn writer_counts(engines: &[Wms]) -> (u64, u64, u64) {
+    engines
+        .iter()
+        .fold((0, 0, 0), |(jobs, commits, trips), wms| {
+            let s = wms.writer_stats();
+            (
+                jobs + s.jobs.load(Ordering::Relaxed),
+                commits + s.commits.load(Ordering::Relaxed),
+                trips + s.round_trips.load(Ordering::Relaxed),
+            )
+        })
 }
 
-/// How well the writer batched between two snapshots.
-fn print_batching(what: &str, before: (u64, u64), after: (u64, u64)) {
-    let (jobs, commits) = (after.0 - before.0, after.1 - before.1);
+/// How well the writer batched between two snapshots, and (on
+/// PostgreSQL) how many times a job waited for the server.
+fn print_batching(what: &str, before: (u64, u64, u64), after: (u64, u64, u64)) {
+    let (jobs, commits, trips) = (after.0 - before.0, after.1 - before.1, after.2 - before.2);
+    let trips = if trips == 0 {
+        String::new()
+    } else {
+        format!(", {:.1} round trips/job", trips as f64 / jobs.max(1) as f64)
+    };
     println!(
-        "writer, {what}: {jobs} jobs in {commits} commits = {:.1} jobs/commit",
+        "writer, {what}: {jobs} jobs in {commits} commits = {:.1} jobs/commit{trips}",
         jobs as f64 / commits.max(1) as f64
     );
 }
@@ -356,7 +365,7 @@ async fn run(
             .await?,
         );
     }
-    let mut batching = vec![("loading", (0, 0), loaded)];
+    let mut batching = vec![("loading", (0, 0, 0), loaded)];
     if args.runs(Part::Create) {
         let before = writer_counts(&engines);
         runs.push(measure(&target, Scenario::OrderCreate, "order create", secs).await?);

@@ -70,8 +70,9 @@ enum Queued<T> {
 enum Unanswered {
     /// A write: its statement, for the table it writes.
     Write(Answer, Prepared),
-    /// A read, by its ticket ([`PgConn::query_later`]).
-    Read(u64, Reading),
+    /// A read, by its ticket ([`PgConn::query_later`]); whether it writes
+    /// (`INSERT … RETURNING`): its rows are then the rows it changed.
+    Read(u64, Reading, bool),
 }
 pub(crate) struct PgConn {
     /// Always `Some` but while dropped: see the `Drop`.
@@ -87,6 +88,8 @@ pub(crate) struct PgConn {
     tickets: Cell<u64>,
     /// Rows this connection's statements changed, as SQLite counts them.
     changes: Cell<u64>,
+    /// Times this connection waited for the server ([`PgConn::behind`]).
+    round_trips: Cell<u64>,
     /// Tables written since last taken ([`crate::Db::take_written`]).
     written: RefCell<std::collections::BTreeSet<Box<str>>>,
     /// What to connect to again when the server has gone away.
@@ -114,6 +117,7 @@ pub(crate) fn connect(url: &str) -> Result<PgConn> {
         read: RefCell::new(std::collections::BTreeMap::new()),
         tickets: Cell::new(0),
         changes: Cell::new(0),
+        round_trips: Cell::new(0),
         written: RefCell::new(std::collections::BTreeSet::new()),
         url: url.to_owned(),
         in_transaction: Cell::new(false),
@@ -228,7 +232,7 @@ impl PgConn {
     /// answer. Reads the caller needs together, none depending on
     /// another's answer, thus cost one round trip.
     pub(crate) fn query_later(&self, sql: &str, params: &[&dyn ToSql]) -> Result<u64> {
-        let (queued, _) = self.queue(sql, params, |client, statement, values| {
+        let (queued, prepared) = self.queue(sql, params, |client, statement, values| {
             Box::pin(async move {
                 let params: Vec<Param<'_>> = values.iter().map(|v| Param(v.as_ref())).collect();
                 client.query(&statement, &refs(&params)).await
@@ -236,12 +240,14 @@ impl PgConn {
         })?;
         let ticket = self.tickets.get();
         self.tickets.set(ticket.wrapping_add(1));
+        let writes = prepared.writes.is_some();
+        self.writes(&prepared);
         match queued {
-            Queued::Done(done) => self.keep(ticket, done),
+            Queued::Done(done) => self.keep(ticket, done, writes),
             Queued::Sent(reading) => self
                 .unanswered
                 .borrow_mut()
-                .push_back(Unanswered::Read(ticket, reading)),
+                .push_back(Unanswered::Read(ticket, reading, writes)),
         }
         Ok(ticket)
     }
@@ -273,7 +279,11 @@ impl PgConn {
     /// were read in ends; the oldest go past a bound far beyond what one
     /// job reads (a connection that reads outside transactions and leaves
     /// reads untaken).
-    fn keep(&self, ticket: u64, rows: Result<Vec<tokio_postgres::Row>, PgError>) {
+    fn keep(&self, ticket: u64, rows: Result<Vec<tokio_postgres::Row>, PgError>, writes: bool) {
+        if let (true, Ok(rows)) = (writes, &rows) {
+            self.changes
+                .set(self.changes.get().saturating_add(rows.len() as u64));
+        }
         let mut read = self.read.borrow_mut();
         read.insert(ticket, rows);
         while read.len() > KEPT {
@@ -316,6 +326,7 @@ impl PgConn {
         rolling_back: bool,
     ) -> Result<T> {
         let unanswered = std::mem::take(&mut *self.unanswered.borrow_mut());
+        self.round_trips.set(self.round_trips.get().wrapping_add(1));
         let mut link = self.link()?;
         let outcome = link.block_on(async move {
             let mut work = pin!(work);
@@ -325,7 +336,9 @@ impl PgConn {
             for sent in unanswered {
                 match sent {
                     Unanswered::Write(answer, prepared) => answers.push((answer.await, prepared)),
-                    Unanswered::Read(ticket, reading) => reads.push((ticket, reading.await)),
+                    Unanswered::Read(ticket, reading, writes) => {
+                        reads.push((ticket, reading.await, writes));
+                    }
                 }
             }
             let outcome = match first {
@@ -337,8 +350,8 @@ impl PgConn {
         drop(link);
         let (answers, reads, outcome) = self.noted(outcome)?;
         // A read's error is its own caller's, when it takes its rows.
-        for (ticket, rows) in reads {
-            self.keep(ticket, rows);
+        for (ticket, rows, writes) in reads {
+            self.keep(ticket, rows, writes);
         }
         let mut earlier = None;
         for (answer, prepared) in answers {
@@ -375,6 +388,10 @@ impl PgConn {
 
     pub(crate) fn total_changes(&self) -> u64 {
         self.changes.get()
+    }
+
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.round_trips.get()
     }
 
     pub(crate) fn take_written(&self) -> Vec<String> {

@@ -186,7 +186,12 @@ pub(super) fn run(
         let n = group.len() as u64;
         let started = Instant::now();
         let changes = conn.total_changes();
+        let round_trips = conn.round_trips();
         let (replies, refused_full) = commit_group(&conn, &mut group);
+        stats.round_trips.fetch_add(
+            conn.round_trips().wrapping_sub(round_trips),
+            Ordering::Relaxed,
+        );
         // Before anyone is answered, so a caller that wrote sees its commit
         // counted.
         stats

@@ -16,6 +16,9 @@ const COMMIT_BUCKETS: [f64; 14] = [
 pub struct WriterStats {
     pub commits: AtomicU64,
     pub jobs: AtomicU64,
+    /// Times the writer's connection waited for the server (PostgreSQL's
+    /// round trips, `BEGIN` to `COMMIT`; none on SQLite).
+    pub round_trips: AtomicU64,
     /// Jobs per group commit: 1 when idle, up to [`MAX_GROUP`] under load
     /// (fewer on PostgreSQL).
     pub batch_sizes: Histogram,
@@ -62,6 +65,7 @@ impl Default for WriterStats {
         Self {
             commits: AtomicU64::default(),
             jobs: AtomicU64::default(),
+            round_trips: AtomicU64::default(),
             // 1, 2, 4 ... 256: one bucket per doubling, up to MAX_GROUP.
             batch_sizes: Histogram::new(exponential_buckets(1.0, 2.0, 9)),
             // 100 µs (a commit the page cache absorbs) to seconds (a
