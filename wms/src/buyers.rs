@@ -17,11 +17,30 @@ pub fn note(conn: &Db, business: BusinessId, sighting: Sighting) -> Result<Optio
     sql::note(conn, business, sighting)
 }
 
-/// Keeps the buyer of an order just ingested, in its transaction.
-pub(crate) fn note_order(conn: &Db, order: &Order) -> Result<()> {
-    sql::note(
+/// Sends the reads finding an order's buyer, with the order's own reads
+/// (see [`sql::Lookup`]); `None` when it names no one.
+pub(crate) fn look_up(
+    conn: &Db,
+    business: BusinessId,
+    buyer: &depot_protocol::order::Buyer,
+) -> Result<Option<sql::Lookup>> {
+    sql::look_up(
         conn,
-        order.business_id,
+        business,
+        buyer.name.as_deref(),
+        buyer.email.as_deref(),
+        buyer.phone.as_deref(),
+    )
+}
+
+/// Keeps the buyer of an order just ingested, in its transaction, found
+/// by `lookup` ([`look_up`] of its buyer).
+pub(crate) fn note_order(conn: &Db, order: &Order, lookup: Option<sql::Lookup>) -> Result<()> {
+    let Some(lookup) = lookup else {
+        return Ok(());
+    };
+    sql::note_found(
+        conn,
         Sighting {
             name: order.buyer.name.as_deref(),
             email: order.buyer.email.as_deref(),
@@ -30,6 +49,7 @@ pub(crate) fn note_order(conn: &Db, order: &Order) -> Result<()> {
             at: &order.created_at,
             order: true,
         },
+        lookup,
     )?;
     Ok(())
 }

@@ -144,14 +144,33 @@ pub(crate) fn apply(
     a: &Adjustment,
     actor: &str,
 ) -> Result<AdjustResult> {
-    let item_id = resolve_item(conn, business, &a.item)?;
     let mut warehouses = vec![a.warehouse_id];
     if let AdjustKind::Transfer { to, .. } = a.kind {
         warehouses.push(to);
     }
     warehouses.dedup();
-    for (field, w) in ["warehouse_id", "to_warehouse_id"].iter().zip(&warehouses) {
-        if tenants::warehouse(conn, business, *w)?.is_none() {
+    // Reads that do not wait for each other go out together (on
+    // PostgreSQL a round trip each otherwise): the warehouses and each
+    // one's level of the item, with the item. (A level is only taken once
+    // the item is found to be the business's.)
+    let found = warehouses
+        .iter()
+        .map(|w| tenants::warehouse_later(conn, business, *w))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let sent = warehouses
+        .iter()
+        .map(|w| match &a.item {
+            ItemRef::Id(item) => sql::level_later(conn, *item, *w),
+            ItemRef::Sku(sku) => sql::level_by_sku_later(conn, business, sku, *w),
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let item_id = resolve_item(conn, business, &a.item)?;
+    for ((field, w), found) in ["warehouse_id", "to_warehouse_id"]
+        .iter()
+        .zip(&warehouses)
+        .zip(found)
+    {
+        if found.first(conn)?.is_none() {
             return Err(WmsError::NotFound(format!(
                 "{field}: warehouse {w} does not exist"
             )));
@@ -177,11 +196,18 @@ pub(crate) fn apply(
             )]));
         }
     }
+    // Each warehouse's on-hand and reserved: an adjustment moves the
+    // first, never the second, so the levels it answers are these with
+    // what its movements booked.
+    let mut levels = Vec::with_capacity(warehouses.len());
+    for (w, level) in warehouses.iter().zip(sent) {
+        levels.push((*w, level.first(conn)?.unwrap_or((0, 0))));
+    }
     let on_hand = match (&a.kind, &a.location) {
         (AdjustKind::Count { .. }, Some(code)) => {
             store::locations::item_at(conn, item_id, a.warehouse_id, code)?
         }
-        _ => sql::level(conn, item_id, a.warehouse_id)?.0,
+        _ => levels.first().map_or(0, |(_, (on_hand, _))| *on_hand),
     };
     let at = now();
     let mut result = AdjustResult {
@@ -207,7 +233,10 @@ pub(crate) fn apply(
             origin: origin.to_owned(),
             at,
         };
-        sql::record_as(conn, &mut m, field)?;
+        let after = sql::record_as(conn, &mut m, field)?;
+        if let Some((_, (on_hand, _))) = levels.iter_mut().find(|(w, _)| *w == warehouse_id) {
+            *on_hand = after;
+        }
         store::events::append(conn, origin, Some(business), EventKind::StockMoved, &m)?;
         if let Some(face) = crate::replenish::left(&m) {
             let face = crate::replenish::Face {
@@ -220,8 +249,7 @@ pub(crate) fn apply(
         }
         result.movements.push(m);
     }
-    for w in warehouses {
-        let (on_hand, reserved) = sql::level(conn, item_id, w)?;
+    for (w, (on_hand, reserved)) in levels {
         result.levels.push(LevelAfter {
             item_id,
             warehouse_id: w,

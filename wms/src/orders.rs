@@ -41,6 +41,7 @@ fn ingest(
         .map(|l| catalog::for_order_line(conn, business, &l.sku))
         .collect::<Result<Vec<_>>>()?;
     let channel = store::channels::by_code_later(conn, business, &o.channel)?;
+    let buyer = crate::buyers::look_up(conn, business, &o.buyer)?;
     if let Some(id) = existing.first(conn)? {
         return Ok((load(conn, business, id)?, false));
     }
@@ -151,7 +152,7 @@ fn ingest(
         });
     }
     order.id = sql::insert(conn, &order)?;
-    crate::buyers::note_order(conn, &order)?;
+    crate::buyers::note_order(conn, &order, buyer)?;
     let change = StatusChange {
         from: None,
         to: OrderStatus::Pending,
@@ -244,18 +245,12 @@ pub(crate) fn hold_for(
     if reserve == 0 && pending == 0 {
         return Ok(());
     }
-    for (item, qty) in per_item(order) {
-        ledger::hold(
-            conn,
-            order.business_id,
-            item,
-            order.warehouse_id,
-            reserve * qty,
-            pending * qty,
-            "status",
-        )?;
-    }
-    Ok(())
+    let moved: Vec<_> = per_item(order)
+        .into_iter()
+        .map(|(item, qty)| (item, reserve * qty, pending * qty))
+        .collect();
+    ledger::Holding::send(conn, order.business_id, order.warehouse_id, &moved)?
+        .apply(conn, "status")
 }
 
 /// Applies a status change inside the caller's transaction.
@@ -282,8 +277,12 @@ pub(crate) fn change_status(
         StockEffect::None => hold_for(conn, &order, t.from, t.effect)?,
         StockEffect::Reserve => {
             let mut short = Vec::new();
+            let mut levels = Vec::new();
             for (item, qty) in per_item(&order) {
-                let (on_hand, reserved) = ledger::level(conn, item, w)?;
+                levels.push((item, qty, ledger::level_later(conn, item, w)?));
+            }
+            for (item, qty, level) in levels {
+                let (on_hand, reserved) = level.first(conn)?.unwrap_or((0, 0));
                 let available = on_hand.saturating_sub(reserved);
                 if available < qty {
                     let sku = order

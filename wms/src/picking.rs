@@ -209,9 +209,14 @@ fn mismatch(name: &str, message: String) -> WmsError {
 fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
     let business = caller.business_id;
     let wave_id = req.wave_id;
-    let warehouse_id = sql::wave_warehouse(conn, business, wave_id)?
+    // The wave is read with the scanned code's item (one round trip on
+    // PostgreSQL); a wave that is not there is still the first error.
+    let wave = sql::wave_warehouse_later(conn, business, wave_id)?;
+    let s = scan::resolve(conn, business, &req.code, "code");
+    let warehouse_id = wave
+        .first(conn)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {wave_id} does not exist")))?;
-    let s = scan::resolve(conn, business, &req.code, "code")?;
+    let s = s?;
     let of_item = sql::item_lines(conn, wave_id, s.item_id, req.order_id)?;
     if of_item.is_empty() {
         // A cancelled order has no lines to offer: only then is it worth
@@ -302,6 +307,16 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
             ),
         ));
     }
+    // The order's status and what is left of it and of the wave are read
+    // with the first line's pick (before it: what the scan takes is taken
+    // off below).
+    let (status, remaining) = match usable.first() {
+        Some(line) => (
+            Some(order_sql::status_of_later(conn, business, line.order_id)?),
+            Some(sql::remaining_later(conn, wave_id, line.order_id)?),
+        ),
+        None => (None, None),
+    };
     let mut left = quantity;
     let mut takes = Vec::new();
     let mut completed = Vec::new();
@@ -324,8 +339,11 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
         return Err(WmsError::Internal("no line took the scan".into()));
     };
     let order_id = line.order_id;
-    let status = order_sql::status_of(conn, business, order_id)?
-        .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
+    let status = match status {
+        Some(sent) => sent.first(conn)?,
+        None => None,
+    }
+    .ok_or_else(|| WmsError::Internal("order vanished".into()))?;
     let order_status = if status == OrderStatus::Confirmed {
         orders::change_status(
             conn,
@@ -340,7 +358,23 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
     } else {
         status
     };
-    let (wave_remaining, order_remaining) = sql::remaining(conn, wave_id, order_id)?;
+    let (wave_before, order_before) = match remaining {
+        Some(sent) => sent.first(conn)?,
+        None => None,
+    }
+    .ok_or_else(|| WmsError::Internal("wave vanished".into()))?;
+    // Every line the scan took from counts in the wave's units left (none
+    // of a cancelled order is offered), the order's own in the order's.
+    let taken = takes.iter().fold(0i64, |n, t| n.saturating_add(t.quantity));
+    let taken_of_order = usable
+        .iter()
+        .filter(|l| l.order_id == order_id)
+        .filter_map(|l| takes.iter().find(|t| t.line_id == l.id))
+        .fold(0i64, |n, t| n.saturating_add(t.quantity));
+    let (wave_remaining, order_remaining) = (
+        wave_before.saturating_sub(taken),
+        order_before.saturating_sub(taken_of_order),
+    );
     let completed_at = (wave_remaining == 0).then(now);
     if let Some(at) = &completed_at {
         sql::complete_wave(conn, wave_id, at)?;

@@ -160,6 +160,21 @@ async fn receive_pick_pack_ship_deliver() {
         422,
     );
     assert_error(&app.post(&p, scan(GTIN_A.into(), Some(5), None)).await, 409);
+    // A wave that is not there is the answer, whatever the code (the two
+    // are read together).
+    for code in [GTIN_A, "NOPE-404", "]C101123"] {
+        let missing = app
+            .post(&p, json!({"wave_id": wave_id + 1000, "code": code}))
+            .await;
+        assert_error(&missing, 404);
+        assert!(
+            missing.body["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("wave")),
+            "{}",
+            missing.body
+        );
+    }
     let w_now = app.get(&format!("/v1/picking/{b}/waves/list")).await;
     assert_eq!(w_now.body["data"][0]["units_picked"], 0);
 

@@ -27,46 +27,127 @@ pub struct Sighting<'a> {
     pub order: bool,
 }
 
-/// The buyer this sighting is: by email; else by phone; else by name among
-/// buyers known by nothing else. An email seen with a phone that so far
-/// identified a buyer without an email is that buyer.
-fn find(
+/// A buyer found, with its keys as stored.
+type Found = (i64, Keys);
+
+fn found_row(r: &Row) -> depot_sql::Result<Found> {
+    Ok((r.get(0)?, (r.get(1)?, r.get(2)?, r.get(3)?)))
+}
+
+/// The reads that find the buyer a sighting is: by email; else by phone;
+/// else by name among buyers known by nothing else. An email seen with a
+/// phone that so far identified a buyer without an email is that buyer.
+///
+/// Made before the sighting is noted ([`look_up`], then [`note_found`]),
+/// so that an order's reads send it with theirs. On PostgreSQL every
+/// read the sighting's keys call for goes out at once (one round trip
+/// where the cascade was up to three); on SQLite each is run only when
+/// the one before found nobody.
+#[must_use = "a look-up is noted with `note_found`"]
+pub struct Lookup {
+    business: BusinessId,
+    keys: Keys,
+    /// By email, by phone, by name: sent, or to send when needed.
+    sent: [Option<depot_sql::Later<Found>>; 3],
+}
+
+/// What identifies a buyer seen: its name, email and phone keys.
+fn keys_of(name: Option<&str>, email: Option<&str>, phone: Option<&str>) -> Keys {
+    (
+        clean(name).and_then(name_key),
+        email.and_then(email_key),
+        clean(phone).and_then(phone_key),
+    )
+}
+
+impl Lookup {
+    /// The read by key `k` (0 email, 1 phone, 2 name), if the sighting's
+    /// keys call for it.
+    fn send(&self, conn: &Db, k: usize) -> Result<Option<depot_sql::Later<Found>>> {
+        let (name, email, phone) = &self.keys;
+        let (sql, key) = match k {
+            0 => (
+                "SELECT id, name_key, email_key, phone_key FROM buyers
+                 WHERE business_id = ?1 AND email_key = ?2",
+                email,
+            ),
+            1 if email.is_some() => (
+                "SELECT id, name_key, email_key, phone_key FROM buyers
+                 WHERE business_id = ?1 AND phone_key = ?2 AND email_key IS NULL
+                 ORDER BY last_seen DESC, id DESC LIMIT 1",
+                phone,
+            ),
+            1 => (
+                "SELECT id, name_key, email_key, phone_key FROM buyers
+                 WHERE business_id = ?1 AND phone_key = ?2
+                 ORDER BY last_seen DESC, id DESC LIMIT 1",
+                phone,
+            ),
+            // By name only when neither an email nor a phone was seen.
+            _ if email.is_some() || phone.is_some() => return Ok(None),
+            _ => (
+                "SELECT id, name_key, email_key, phone_key FROM buyers
+                 WHERE business_id = ?1 AND name_key = ?2
+                   AND email_key IS NULL AND phone_key IS NULL",
+                name,
+            ),
+        };
+        let Some(key) = key else {
+            return Ok(None);
+        };
+        Ok(Some(conn.query_later(
+            sql,
+            params![self.business.0, key],
+            found_row,
+        )?))
+    }
+
+    /// The buyer found, taking the reads in their order.
+    fn found(mut self, conn: &Db) -> Result<Option<Found>> {
+        for k in 0..3 {
+            let sent = match self.sent[k].take() {
+                Some(sent) => Some(sent),
+                None => self.send(conn, k)?,
+            };
+            let Some(sent) = sent else {
+                continue;
+            };
+            let found = sent.first(conn)?;
+            // A phone seen decides: the name is not asked after it.
+            if found.is_some() || k == 1 {
+                return Ok(found);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Sends the reads finding the buyer seen with this name, email and phone
+/// (see [`Lookup`]); `None` when nothing identifies anybody.
+pub fn look_up(
     conn: &Db,
     business: BusinessId,
     name: Option<&str>,
     email: Option<&str>,
     phone: Option<&str>,
-) -> Result<Option<i64>> {
-    let one = |sql: &str, key: &str| -> Result<Option<i64>> {
-        Ok(conn.query_opt(sql, params![business.0, key], |r| r.get(0))?)
+) -> Result<Option<Lookup>> {
+    let keys = keys_of(name, email, phone);
+    if keys.0.is_none() && keys.1.is_none() && keys.2.is_none() {
+        return Ok(None);
+    }
+    let mut lookup = Lookup {
+        business,
+        keys,
+        sent: [None, None, None],
     };
-    if let Some(e) = email {
-        let found = one(
-            "SELECT id FROM buyers WHERE business_id = ?1 AND email_key = ?2",
-            e,
-        )?;
-        if found.is_some() {
-            return Ok(found);
+    let together = conn.dialect() == depot_sql::Dialect::Postgres;
+    for k in 0..3 {
+        lookup.sent[k] = lookup.send(conn, k)?;
+        if lookup.sent[k].is_some() && !together {
+            break;
         }
     }
-    if let Some(p) = phone {
-        let sql = if email.is_some() {
-            "SELECT id FROM buyers WHERE business_id = ?1 AND phone_key = ?2 AND email_key IS NULL
-             ORDER BY last_seen DESC, id DESC LIMIT 1"
-        } else {
-            "SELECT id FROM buyers WHERE business_id = ?1 AND phone_key = ?2
-             ORDER BY last_seen DESC, id DESC LIMIT 1"
-        };
-        return one(sql, p);
-    }
-    match (email, name) {
-        (None, Some(n)) => one(
-            "SELECT id FROM buyers WHERE business_id = ?1 AND name_key = ?2
-               AND email_key IS NULL AND phone_key IS NULL",
-            n,
-        ),
-        _ => Ok(None),
-    }
+    Ok(Some(lookup))
 }
 
 fn clean(v: Option<&str>) -> Option<&str> {
@@ -77,24 +158,21 @@ fn clean(v: Option<&str>) -> Option<&str> {
 /// win; an email, once known, stays), or a new one. `None` when nothing in
 /// it identifies anybody.
 pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>> {
-    let (name, phone) = (clean(s.name), clean(s.phone));
-    let (nk, ek, pk) = (
-        name.and_then(name_key),
-        s.email.and_then(email_key),
-        phone.and_then(phone_key),
-    );
-    if nk.is_none() && ek.is_none() && pk.is_none() {
-        return Ok(None);
+    match look_up(conn, business, s.name, s.email, s.phone)? {
+        Some(lookup) => note_found(conn, s, lookup).map(Some),
+        None => Ok(None),
     }
+}
+
+/// [`note`] of the buyer `lookup` (sent for `s`) finds.
+pub fn note_found(conn: &Db, s: Sighting, lookup: Lookup) -> Result<i64> {
+    let business = lookup.business;
+    let (name, phone) = (clean(s.name), clean(s.phone));
+    let (nk, ek, pk) = lookup.keys.clone();
     let (orders, threads) = if s.order { (1, 0) } else { (0, 1) };
     let at = ts(s.at);
-    let id = match find(conn, business, nk.as_deref(), ek.as_deref(), pk.as_deref())? {
-        Some(id) => {
-            let old: Keys = conn.query_row(
-                "SELECT name_key, email_key, phone_key FROM buyers WHERE id = ?1",
-                params![id],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )?;
+    let id = match lookup.found(conn)? {
+        Some((id, old)) => {
             // The keys as the sighting leaves them (`COALESCE` as below).
             let new = (
                 nk.clone().or(old.0.clone()),
@@ -142,7 +220,7 @@ pub fn note(conn: &Db, business: BusinessId, s: Sighting) -> Result<Option<i64>>
         "INSERT INTO buyer_channels (buyer_id, channel) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![id, s.channel],
     )?;
-    Ok(Some(id))
+    Ok(id)
 }
 
 /// A buyer's name, email and phone keys.

@@ -1,18 +1,20 @@
-//! Sales channels, and what each may sell of each item. [`refresh`] keeps
+//! Sales channels, and what each may sell of each item. [`Figures`] keeps
 //! the figures: the ledger calls it in the transaction of every change of
 //! on-hand or reservations, so a figure is never older than the stock it
 //! is computed from. Each changed figure takes the next number of its
 //! business's feed, which the change feed and the debounced events read.
 
+mod figures;
+
+pub use figures::{Figures, figure, refresh_channel};
+
 use super::{ListQuery, maybe, parse_ts, ts};
 use crate::error::Result;
 use depot_protocol::channel::{
-    Allocation, Availability, AvailabilityChanged, Backorders, Channel, ChannelKind,
-    CheckedChannel, available,
+    Availability, AvailabilityChanged, Backorders, Channel, ChannelKind, CheckedChannel,
 };
 use depot_protocol::{BusinessId, ChannelId, ItemId, Page, Timestamp, WarehouseId};
 use depot_sql::{Db, Row, params};
-use std::collections::HashMap;
 
 const COLS: &str = "id, business_id, code, name, kind, buffer_units, buffer_percent, cap_units, \
                     cap_percent, oversell, backorders, created_at, updated_at";
@@ -218,177 +220,6 @@ pub fn list(
         filtered,
         cursor,
     })
-}
-
-/// What a channel's warehouses hold of an item free to promise: each
-/// warehouse's on-hand less its reservations and the units its pending
-/// orders sold, at least 0.
-const POOL: &str = "SUM(CASE WHEN s.on_hand - s.reserved - s.pending > 0
-                        THEN s.on_hand - s.reserved - s.pending ELSE 0 END)";
-
-/// The next numbers of a business's feed: `n` of them, the last answered.
-fn take_numbers(conn: &Db, business: BusinessId, n: i64) -> Result<i64> {
-    Ok(conn.query_value(
-        "INSERT INTO channel_feed (business_id, seq, emitted) VALUES (?1, ?2, 0)
-         ON CONFLICT (business_id) DO UPDATE SET seq = channel_feed.seq + ?2 RETURNING seq",
-        params![business.0, n],
-    )?)
-}
-
-/// Writes figures that changed, numbered from the business's feed in one
-/// block, in one statement.
-fn put_changed(
-    conn: &Db,
-    business: BusinessId,
-    changed: &[(ChannelId, ItemId, i64)],
-) -> Result<()> {
-    if changed.is_empty() {
-        return Ok(());
-    }
-    let n = i64::try_from(changed.len()).unwrap_or(i64::MAX);
-    let last = take_numbers(conn, business, n)?;
-    // Rows of five parameters each: within SQLite's and PostgreSQL's
-    // limits for the channels one warehouse has (or one block of items).
-    for (chunk_no, chunk) in changed.chunks(200).enumerate() {
-        let first = last - n + 1 + 200 * i64::try_from(chunk_no).unwrap_or(0);
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(chunk.len() * 5);
-        let mut rows = Vec::with_capacity(chunk.len());
-        for (k, (channel, item, now)) in chunk.iter().enumerate() {
-            let p = 5 * k;
-            rows.push(format!(
-                "(?{}, ?{}, ?{}, ?{}, ?{})",
-                p + 1,
-                p + 2,
-                p + 3,
-                p + 4,
-                p + 5
-            ));
-            args.extend([
-                item.0.into(),
-                channel.0.into(),
-                business.0.into(),
-                (*now).into(),
-                (first + i64::try_from(k).unwrap_or(0)).into(),
-            ]);
-        }
-        conn.execute_later(
-            &format!(
-                "INSERT INTO channel_availability (item_id, channel_id, business_id, available, seq)
-                 VALUES {}
-                 ON CONFLICT (item_id, channel_id) DO UPDATE SET available = excluded.available,
-                                                                 seq = excluded.seq",
-                rows.join(", ")
-            ),
-            &depot_sql::params_from_iter(&args),
-        )?;
-    }
-    Ok(())
-}
-
-/// Recomputes what each channel selling from `warehouse` may sell of
-/// `item`, numbering each figure that changed. A few statements whatever
-/// the number of channels: it runs in every stock write.
-pub fn refresh(
-    conn: &Db,
-    business: BusinessId,
-    item: ItemId,
-    warehouse: WarehouseId,
-) -> Result<()> {
-    let covering = conn.query_map(
-        "SELECT c.id, c.buffer_units, c.buffer_percent, c.cap_units, c.cap_percent,
-                a.available
-         FROM channel_warehouses cw JOIN channels c ON c.id = cw.channel_id
-         LEFT JOIN channel_availability a ON a.channel_id = c.id AND a.item_id = ?2
-         WHERE cw.warehouse_id = ?1",
-        params![warehouse.0, item.0],
-        |r| {
-            Ok((
-                ChannelId(r.get(0)?),
-                Allocation {
-                    buffer_units: r.get(1)?,
-                    buffer_percent: r.get(2)?,
-                    cap_units: r.get(3)?,
-                    cap_percent: r.get(4)?,
-                },
-                r.get::<Option<i64>>(5)?,
-            ))
-        },
-    )?;
-    if covering.is_empty() {
-        return Ok(());
-    }
-    // The item's free stock per warehouse, and the warehouses of each
-    // channel selling from this one.
-    let free: HashMap<i64, i64> = conn
-        .query_map(
-            "SELECT warehouse_id, on_hand - reserved - pending FROM stock_levels WHERE item_id = ?1",
-            params![item.0],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?
-        .into_iter()
-        .collect();
-    let mut pools: HashMap<i64, i64> = HashMap::new();
-    for (channel, w) in conn.query_map(
-        "SELECT channel_id, warehouse_id FROM channel_warehouses
-         WHERE channel_id IN (SELECT channel_id FROM channel_warehouses WHERE warehouse_id = ?1)",
-        params![warehouse.0],
-        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
-    )? {
-        let n = free.get(&w).copied().unwrap_or(0).max(0);
-        let pool = pools.entry(channel).or_insert(0);
-        *pool = pool.saturating_add(n);
-    }
-    let changed: Vec<(ChannelId, ItemId, i64)> = covering
-        .into_iter()
-        .filter_map(|(channel, allocation, before)| {
-            let pool = pools.get(&channel.0).copied().unwrap_or(0);
-            let now = available(pool, &allocation);
-            (now != before.unwrap_or(0)).then_some((channel, item, now))
-        })
-        .collect();
-    put_changed(conn, business, &changed)
-}
-
-/// Recomputes every item's figure for a channel (made, or its rules or
-/// warehouses edited), numbering those that changed.
-pub fn refresh_channel(conn: &Db, c: &Channel) -> Result<()> {
-    let pools: Vec<(i64, i64)> = conn.query_map(
-        &format!(
-            "SELECT i.id, COALESCE(p.free, 0) FROM items i
-             LEFT JOIN (SELECT s.item_id, {POOL} AS free FROM stock_levels s
-                        JOIN channel_warehouses cw ON cw.warehouse_id = s.warehouse_id
-                        WHERE cw.channel_id = ?1 GROUP BY s.item_id) p ON p.item_id = i.id
-             WHERE i.business_id = ?2 ORDER BY i.id"
-        ),
-        params![c.id.0, c.business_id.0],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let before: HashMap<i64, i64> = conn
-        .query_map(
-            "SELECT item_id, available FROM channel_availability WHERE channel_id = ?1",
-            params![c.id.0],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )?
-        .into_iter()
-        .collect();
-    let allocation = c.allocation();
-    let changed: Vec<(ChannelId, ItemId, i64)> = pools
-        .into_iter()
-        .map(|(item, pool)| (item, available(pool, &allocation)))
-        .filter(|(item, now)| *now != before.get(item).copied().unwrap_or(0))
-        .map(|(item, now)| (c.id, ItemId(item), now))
-        .collect();
-    put_changed(conn, c.business_id, &changed)
-}
-
-/// What a channel may sell of an item now.
-pub fn figure(conn: &Db, channel: ChannelId, item: ItemId) -> Result<i64> {
-    Ok(maybe(conn.query_row(
-        "SELECT available FROM channel_availability WHERE item_id = ?1 AND channel_id = ?2",
-        params![item.0, channel.0],
-        |r| r.get(0),
-    ))?
-    .unwrap_or(0))
 }
 
 fn availability_row(r: &Row) -> depot_sql::Result<Availability> {

@@ -40,8 +40,10 @@ pub fn record_once(conn: &Db, m: &mut Movement) -> Result<Option<i64>> {
 
 /// The reads a movement needs go out together where they do not wait for
 /// each other's answers ([`Db::query_later`]: on PostgreSQL a round trip
-/// for the level, the location and whether it is booked, one for the
-/// bin and lot), and its writes without waiting for theirs.
+/// for the level, the location, the channels' figures and whether it is
+/// booked, one for the bin and lot), and its writes without waiting for
+/// theirs, once every check has passed (a movement refused writes
+/// nothing, even where no savepoint is rolled back).
 fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i64>> {
     let booked = once.then(|| booked_later(conn, m.id)).transpose()?;
     let location = match m.location {
@@ -53,6 +55,10 @@ fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i
         Some(_) => None,
     };
     let level = stored_level(conn, m.item_id, m.warehouse_id)?;
+    // The channels' figures as they stand, read with the level: what the
+    // movement changes of their pools is worked out from the level.
+    let figures =
+        super::channels::Figures::send(conn, m.business_id, m.warehouse_id, &[m.item_id])?;
     if let Some(booked) = booked {
         if booked.first(conn)?.is_some() {
             return Ok(None);
@@ -76,7 +82,7 @@ fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i
     // would turn an overflowing `+` into a REAL and the level would be
     // unreadable from then on.
     let stored = level.first(conn)?;
-    let before = stored.unwrap_or(0);
+    let [before, reserved, pending] = stored.unwrap_or_default();
     let on_hand = next_level(before, m.delta).ok_or_else(|| {
         beyond(
             field,
@@ -177,7 +183,8 @@ fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
     }
     // What the sales channels selling from here may sell moves with it.
-    super::channels::refresh(conn, m.business_id, m.item_id, m.warehouse_id)?;
+    let free = |on_hand: i64| on_hand.saturating_sub(reserved).saturating_sub(pending);
+    figures.write(conn, &[(m.item_id, free(before), free(on_hand))])?;
     Ok(Some(on_hand))
 }
 
@@ -229,22 +236,45 @@ fn stored_bin_level(
 }
 
 /// On-hand of one item in one warehouse, no row where none holds it yet.
-fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Later<i64>> {
+fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Later<[i64; 3]>> {
     Ok(conn.query_later(
-        "SELECT on_hand FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
+        "SELECT on_hand, reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
         params![item.0, warehouse.0],
-        |r| r.get(0),
+        |r| Ok([r.get(0)?, r.get(1)?, r.get(2)?]),
     )?)
 }
 
 /// On-hand and reserved of one item in one warehouse (zeros if never moved).
 pub fn level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64)> {
-    let found = super::maybe(conn.query_row(
+    Ok(level_later(conn, item, warehouse)?
+        .first(conn)?
+        .unwrap_or((0, 0)))
+}
+
+/// [`level`] of the item of a business by its SKU, sent to be taken
+/// later: with the read that finds the item, not after it.
+pub fn level_by_sku_later(
+    conn: &Db,
+    business: BusinessId,
+    sku: &str,
+    warehouse: WarehouseId,
+) -> Result<Later<(i64, i64)>> {
+    Ok(conn.query_later(
+        "SELECT on_hand, reserved FROM stock_levels
+         WHERE item_id = (SELECT id FROM items WHERE business_id = ?1 AND sku = ?2)
+           AND warehouse_id = ?3",
+        params![business.0, sku, warehouse.0],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?)
+}
+
+/// [`level`], sent to be taken later (no row: zeros).
+pub fn level_later(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Later<(i64, i64)>> {
+    Ok(conn.query_later(
         "SELECT on_hand, reserved FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
         params![item.0, warehouse.0],
         |r| Ok((r.get(0)?, r.get(1)?)),
-    ))?;
-    Ok(found.unwrap_or((0, 0)))
+    )?)
 }
 
 /// On-hand, reserved and the units pending orders hold, of one item in
@@ -296,37 +326,101 @@ pub fn hold(
     pending: i64,
     field: &str,
 ) -> Result<()> {
-    let (r0, p0) = super::maybe(conn.query_row(
-        "SELECT reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
-        params![item.0, warehouse.0],
-        |r| Ok((r.get::<i64>(0)?, r.get::<i64>(1)?)),
-    ))?
-    .unwrap_or((0, 0));
-    let r1 = next_level(r0, reserved).ok_or_else(|| {
-        beyond(
-            field,
-            &format!("the reservation of item {item} in warehouse {warehouse}"),
-            r0,
-            reserved,
-        )
-    })?;
-    let p1 = next_level(p0, pending).ok_or_else(|| {
-        beyond(
-            field,
-            &format!("the pending orders' units of item {item} in warehouse {warehouse}"),
-            p0,
-            pending,
-        )
-    })?;
-    conn.execute_later(
-        "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved, pending)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved,
-                                                           pending = excluded.pending",
-        params![item.0, warehouse.0, business.0, r1, p1],
-    )?;
-    super::channels::refresh(conn, business, item, warehouse)?;
-    Ok(())
+    Holding::send(conn, business, warehouse, &[(item, reserved, pending)])?.apply(conn, field)
+}
+
+/// [`hold`] of several items of one warehouse (an order's lines), their
+/// levels read together: sent first ([`Holding::send`]), the caller may
+/// send reads of its own before they are answered ([`Holding::apply`]).
+#[must_use = "holds sent are applied with `apply`"]
+pub struct Holding {
+    business: BusinessId,
+    warehouse: WarehouseId,
+    /// Each item, its changes to reserved and pending, and its levels read
+    /// (on-hand, reserved, pending).
+    items: Vec<(ItemId, i64, i64, Later<[i64; 3]>)>,
+    /// The items' channel figures, read with their levels.
+    figures: super::channels::Figures,
+}
+
+impl Holding {
+    /// Sends the reads of each item's levels. An item named twice has its
+    /// changes added, as two holds one after the other would.
+    pub fn send(
+        conn: &Db,
+        business: BusinessId,
+        warehouse: WarehouseId,
+        changes: &[(ItemId, i64, i64)],
+    ) -> Result<Self> {
+        let mut merged: Vec<(ItemId, i64, i64)> = Vec::with_capacity(changes.len());
+        for &(item, reserved, pending) in changes {
+            match merged.iter_mut().find(|(i, ..)| *i == item) {
+                Some((_, r, p)) => {
+                    *r = r.saturating_add(reserved);
+                    *p = p.saturating_add(pending);
+                }
+                None => merged.push((item, reserved, pending)),
+            }
+        }
+        let mut items = Vec::with_capacity(merged.len());
+        for (item, reserved, pending) in merged {
+            items.push((
+                item,
+                reserved,
+                pending,
+                stored_level(conn, item, warehouse)?,
+            ));
+        }
+        let ids: Vec<ItemId> = items.iter().map(|(item, ..)| *item).collect();
+        let figures = super::channels::Figures::send(conn, business, warehouse, &ids)?;
+        Ok(Self {
+            business,
+            warehouse,
+            items,
+            figures,
+        })
+    }
+
+    /// Writes each item's levels moved (without waiting), then the
+    /// channels' figures of them all (read with the levels, before).
+    pub fn apply(self, conn: &Db, field: &str) -> Result<()> {
+        let Self {
+            business,
+            warehouse,
+            items,
+            figures,
+        } = self;
+        let mut moved = Vec::with_capacity(items.len());
+        for (item, reserved, pending, level) in items {
+            let [on_hand, r0, p0] = level.first(conn)?.unwrap_or_default();
+            let r1 = next_level(r0, reserved).ok_or_else(|| {
+                beyond(
+                    field,
+                    &format!("the reservation of item {item} in warehouse {warehouse}"),
+                    r0,
+                    reserved,
+                )
+            })?;
+            let p1 = next_level(p0, pending).ok_or_else(|| {
+                beyond(
+                    field,
+                    &format!("the pending orders' units of item {item} in warehouse {warehouse}"),
+                    p0,
+                    pending,
+                )
+            })?;
+            conn.execute_later(
+                "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved, pending)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved,
+                                                                   pending = excluded.pending",
+                params![item.0, warehouse.0, business.0, r1, p1],
+            )?;
+            let free = |r: i64, p: i64| on_hand.saturating_sub(r).saturating_sub(p);
+            moved.push((item, free(r0, p0), free(r1, p1)));
+        }
+        figures.write(conn, &moved)
+    }
 }
 
 /// Filters of the inventory list.

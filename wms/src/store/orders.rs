@@ -18,13 +18,18 @@ pub fn exists(conn: &Db, id: OrderId) -> Result<bool> {
     .is_some())
 }
 
-/// An order's status alone, for paths that need nothing else of it.
-pub fn status_of(conn: &Db, business: BusinessId, id: OrderId) -> Result<Option<OrderStatus>> {
-    maybe(conn.query_row(
+/// An order's status alone, for paths that need nothing else of it, sent
+/// to be taken later (with the caller's next read).
+pub fn status_of_later(
+    conn: &Db,
+    business: BusinessId,
+    id: OrderId,
+) -> Result<depot_sql::Later<OrderStatus>> {
+    Ok(conn.query_later(
         "SELECT status FROM orders WHERE business_id = ?1 AND id = ?2",
         params![business.0, id.0],
         |r| status(&r.get::<String>(0)?),
-    ))
+    )?)
 }
 
 pub fn id_by_ref(
@@ -120,24 +125,32 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
     if let Some(id) = &with_id {
         args.push(id);
     }
-    let inserted: i64 = conn.query_value(insert, &args)?;
-    let id = OrderId(inserted);
-    insert_lines(conn, id, &o.lines)?;
+    // The order's row and its items' levels are sent together: on
+    // PostgreSQL one round trip, not one an item more.
+    let inserted = conn.query_later(insert, &args, |r| r.get::<i64>(0))?;
     // A pending order's units are sold and not yet reserved: its
     // channels' figures count them (leaving pending, the transition's
     // caller takes them off with `ledger::hold`).
-    if o.status == OrderStatus::Pending {
-        for (item, qty) in units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity))) {
-            super::ledger::hold(
-                conn,
-                o.business_id,
-                item,
-                o.warehouse_id,
-                0,
-                qty,
-                "quantity",
-            )?;
-        }
+    let holding = if o.status == OrderStatus::Pending {
+        let units: Vec<_> = units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity)))
+            .into_iter()
+            .map(|(item, qty)| (item, 0, qty))
+            .collect();
+        Some(super::ledger::Holding::send(
+            conn,
+            o.business_id,
+            o.warehouse_id,
+            &units,
+        )?)
+    } else {
+        None
+    };
+    let id = OrderId(inserted.first(conn)?.ok_or_else(|| {
+        crate::error::WmsError::Internal("an order inserted answered no id".into())
+    })?);
+    insert_lines(conn, id, &o.lines)?;
+    if let Some(holding) = holding {
+        holding.apply(conn, "quantity")?;
     }
     Ok(id)
 }
@@ -190,20 +203,13 @@ pub fn set_lines(conn: &Db, o: &Order, lines: &[OrderLine], total: Money) -> Res
     if o.status == OrderStatus::Pending {
         let before = units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity)));
         let after = units_per_item(lines.iter().map(|l| (l.item_id, l.quantity)));
-        for (item, qty) in &before {
-            let delta = after.get(item).copied().unwrap_or(0) - qty;
-            if delta != 0 {
-                super::ledger::hold(
-                    conn,
-                    o.business_id,
-                    *item,
-                    o.warehouse_id,
-                    0,
-                    delta,
-                    "quantity",
-                )?;
-            }
-        }
+        let moved: Vec<_> = before
+            .iter()
+            .map(|(item, qty)| (*item, 0, after.get(item).copied().unwrap_or(0) - qty))
+            .filter(|(_, _, delta)| *delta != 0)
+            .collect();
+        super::ledger::Holding::send(conn, o.business_id, o.warehouse_id, &moved)?
+            .apply(conn, "quantity")?;
     }
     Ok(())
 }

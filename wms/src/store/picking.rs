@@ -262,11 +262,20 @@ pub fn wave(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<Wave>>
 /// The warehouse of a wave of the business: all a scan needs of the wave
 /// itself.
 pub fn wave_warehouse(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<WarehouseId>> {
-    maybe(conn.query_row(
+    Ok(wave_warehouse_later(conn, business, id)?.first(conn)?)
+}
+
+/// [`wave_warehouse`], sent to be taken later.
+pub fn wave_warehouse_later(
+    conn: &Db,
+    business: BusinessId,
+    id: WaveId,
+) -> Result<depot_sql::Later<WarehouseId>> {
+    Ok(conn.query_later(
         "SELECT warehouse_id FROM waves WHERE business_id = ?1 AND id = ?2",
         params![business.0, id.0],
         |r| Ok(WarehouseId(r.get(0)?)),
-    ))
+    )?)
 }
 
 /// A wave without its pick lists.
@@ -310,8 +319,14 @@ pub fn order_in_wave(conn: &Db, wave: WaveId, order: OrderId) -> Result<bool> {
 /// of its orders: the wave's from the counter the schema's triggers keep
 /// (migration 021), the order's summed over its own few lines (`+wave_id`
 /// keeps the planner on `pick_lines_by_order` rather than the wave's many).
-pub fn remaining(conn: &Db, wave: WaveId, order: OrderId) -> Result<(i64, i64)> {
-    Ok(conn.query_row(
+/// Sent to be taken later: a scan sends it with its pick and takes off
+/// what it picked.
+pub fn remaining_later(
+    conn: &Db,
+    wave: WaveId,
+    order: OrderId,
+) -> Result<depot_sql::Later<(i64, i64)>> {
+    Ok(conn.query_later(
         "SELECT units_left,
                     COALESCE((SELECT SUM(quantity - picked) FROM pick_lines
                               WHERE order_id = ?2 AND +wave_id = ?1), 0)

@@ -168,11 +168,20 @@ pub fn warehouses(
 }
 
 pub fn warehouse(conn: &Db, business: BusinessId, id: WarehouseId) -> Result<Option<Warehouse>> {
-    maybe(conn.query_row(
+    Ok(warehouse_later(conn, business, id)?.first(conn)?)
+}
+
+/// [`warehouse`], sent to be taken later.
+pub fn warehouse_later(
+    conn: &Db,
+    business: BusinessId,
+    id: WarehouseId,
+) -> Result<depot_sql::Later<Warehouse>> {
+    Ok(conn.query_later(
         &format!("SELECT {WAREHOUSE_COLS} FROM warehouses WHERE business_id = ?1 AND id = ?2"),
         params![business.0, id.0],
         warehouse_row,
-    ))
+    )?)
 }
 
 pub fn insert_key(

@@ -17,6 +17,7 @@ mod paging;
 mod recovery;
 mod replication;
 mod returns_sync;
+mod round_trips_pg;
 mod schema_pg;
 mod sync_down;
 mod sync_receive;

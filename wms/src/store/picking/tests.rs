@@ -1,10 +1,17 @@
 //! The pick counters (migrations 018 and 021) against what summing the lines
 //! through picks, cancellations and a migration of waves already made.
 
-use super::{CANCELLED_ORDERS, WAITING_ORDERS, add_picked, remaining};
+use super::{CANCELLED_ORDERS, WAITING_ORDERS, add_picked, remaining_later};
 use crate::error::Result;
 use depot_protocol::{OrderId, PickLineId, WaveId};
 use depot_sql::{Db, params};
+
+/// Units left in a wave and in one of its orders, as a scan reads them.
+fn remaining(conn: &Db, wave: WaveId, order: OrderId) -> Result<(i64, i64)> {
+    remaining_later(conn, wave, order)?
+        .first(conn)?
+        .ok_or_else(|| crate::error::WmsError::NotFound(format!("wave {wave}")))
+}
 
 /// What `remaining` answered before the counters: the sums over the lines.
 fn summed(conn: &Db, wave: i64, order: i64) -> Result<(i64, i64)> {

@@ -26,6 +26,26 @@ use depot_wms::Wms;
 use proptest::prelude::*;
 use std::collections::HashMap;
 
+/// The levels an adjustment answers are those it left stored (they are
+/// worked out from what it read and booked, not read again).
+async fn answered_as_stored(w: &world::World, done: &depot_wms::ledger::AdjustResult) {
+    assert!(!done.levels.is_empty());
+    for l in &done.levels {
+        let stored = w
+            .wms
+            .stock_level(l.item_id, l.warehouse_id)
+            .await
+            .expect("level");
+        assert_eq!(
+            (l.on_hand, l.reserved),
+            stored,
+            "warehouse {}",
+            l.warehouse_id
+        );
+        assert_eq!(l.available, l.on_hand - l.reserved);
+    }
+}
+
 /// Locations of each warehouse the ops name; `NONE` is no location (the
 /// items have no location of their own, so such stock has none).
 const LOCATIONS: [&str; 3] = ["L-0", "Λ-1", "棚-2"];
@@ -94,7 +114,8 @@ async fn run(ops: Vec<Op>) {
                 let mut r = adjust(w.whs[wh], w.items[item], MovementReason::Adjusted);
                 r.delta = Some(delta);
                 r.location = code(at);
-                w.wms.adjust(w.caller, r).await.expect("adjust");
+                let done = w.wms.adjust(w.caller, r).await.expect("adjust");
+                answered_as_stored(&w, &done).await;
                 m.add(item, wh, at, delta);
             }
             Op::Count {
@@ -106,7 +127,8 @@ async fn run(ops: Vec<Op>) {
                 let mut r = adjust(w.whs[wh], w.items[item], MovementReason::CycleCount);
                 r.counted = Some(counted);
                 r.location = code(at);
-                w.wms.adjust(w.caller, r).await.expect("count");
+                let done = w.wms.adjust(w.caller, r).await.expect("count");
+                answered_as_stored(&w, &done).await;
                 // Of one location, that location; of none, the whole
                 // warehouse, the difference booked without a location.
                 let before = if at == NONE {
@@ -131,7 +153,8 @@ async fn run(ops: Vec<Op>) {
                 if !within {
                     r.to_warehouse_id = Some(w.whs[1]);
                 }
-                w.wms.adjust(w.caller, r).await.expect("transfer");
+                let done = w.wms.adjust(w.caller, r).await.expect("transfer");
+                answered_as_stored(&w, &done).await;
                 m.add(item, 0, from, -quantity);
                 m.add(item, dest, to, quantity);
             }
@@ -342,6 +365,20 @@ async fn run(ops: Vec<Op>) {
                             quantity: Some(line.quantity),
                         };
                         let r = w.wms.pick_scan(w.caller, req).await.expect("picked");
+                        // What a scan answers is left (worked out from
+                        // what it read before its pick) is what is left.
+                        let now = w
+                            .wms
+                            .wave(w.caller.business_id, wave.id)
+                            .await
+                            .expect("the wave");
+                        let lines = || now.pick_lists.iter().flat_map(|p| &p.lines);
+                        let left: i64 = lines().map(|l| l.quantity - l.picked).sum();
+                        let of_order: i64 = lines()
+                            .filter(|l| l.order_id == r.order_id)
+                            .map(|l| l.quantity - l.picked)
+                            .sum();
+                        assert_eq!((r.wave_remaining, r.order_remaining), (left, of_order));
                         let at = (0..=QUAR)
                             .find(|at| code(*at) == r.location)
                             .expect("a location of the model");
