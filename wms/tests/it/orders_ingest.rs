@@ -28,16 +28,25 @@ async fn order_count(wms: &Wms) -> usize {
     events.iter().filter(|e| e.kind == "order.created").count()
 }
 
-#[tokio::test]
-async fn an_orders_reads_sent_together_still_decide_line_by_line() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (wms, _database) = depot_testkit::pg::cloud_engine(dir.path());
+/// An engine (on PostgreSQL when the tests run there) with a business
+/// selling three items.
+async fn engine(
+    dir: &tempfile::TempDir,
+) -> (Wms, Option<depot_testkit::pg::PgDatabase>, seed::Tenant) {
+    let (wms, database) = depot_testkit::pg::cloud_engine(dir.path());
     let t = seed::business("Ω")
         .item("ΜΕΛΙ")
         .item("茶-1")
         .item("kaffee")
         .seed(&wms)
         .await;
+    (wms, database, t)
+}
+
+#[tokio::test]
+async fn an_orders_reads_sent_together_still_decide_line_by_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (wms, _database, t) = engine(&dir).await;
 
     // Two unknown SKUs among three lines: each named, nothing written.
     let refused = create(
@@ -118,13 +127,7 @@ async fn figures(
 #[tokio::test]
 async fn an_orders_lines_move_every_channels_figures_read_together() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (wms, _database) = depot_testkit::pg::cloud_engine(dir.path());
-    let t = seed::business("Ω")
-        .item("ΜΕΛΙ")
-        .item("茶-1")
-        .item("kaffee")
-        .seed(&wms)
-        .await;
+    let (wms, _database, t) = engine(&dir).await;
     let b = t.business;
     for (sku, n) in [("ΜΕΛΙ", 50), ("茶-1", 7), ("kaffee", 3)] {
         let req = serde_json::from_value(json!({"warehouse_id": t.warehouse.0, "sku": sku,

@@ -24,7 +24,7 @@ const POOL: &str = "SUM(CASE WHEN s.on_hand - s.reserved - s.pending > 0
 /// what its warehouses hold free to promise now.
 type Covering = (ChannelId, Allocation, Option<i64>, i64);
 
-/// Rows of five parameters each a statement writes: within SQLite's and
+/// Rows a statement writes (four parameters each): within SQLite's and
 /// PostgreSQL's limits for the channels one warehouse has (or one block of
 /// items).
 const ROWS: usize = 200;
@@ -49,7 +49,7 @@ fn put_changed(
     for (chunk_no, chunk) in changed.chunks(ROWS).enumerate() {
         // The figure at `index` of `changed` takes number
         // `last - (n - 1 - index)`, `last` the feed's number now.
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(chunk.len() * 5 + 1);
+        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(chunk.len() * 4 + 1);
         args.push(business.0.into());
         let mut rows = Vec::with_capacity(chunk.len());
         for (k, (channel, item, now)) in chunk.iter().enumerate() {
@@ -93,6 +93,9 @@ pub struct Figures {
 }
 
 impl Figures {
+    /// Sends, for each of `items`, the read of the channels selling from
+    /// `warehouse` with their figure and pool: before the caller writes
+    /// the items' levels there.
     pub fn send(
         conn: &Db,
         business: BusinessId,
