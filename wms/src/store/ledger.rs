@@ -7,6 +7,12 @@ use depot_protocol::stock::{BinStock, MAX_ON_HAND, Movement, StockLevel, next_le
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
 use depot_sql::{Db, Later, params};
 
+mod holds;
+#[cfg(test)]
+mod tests;
+
+pub use holds::{Holding, reserve, reserve_as};
+
 /// The refusal of a change that would take a stored level or count beyond
 /// `±MAX_ON_HAND`: a 422 naming `field`, the request field it came from.
 pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsError {
@@ -236,7 +242,11 @@ fn stored_bin_level(
 }
 
 /// On-hand of one item in one warehouse, no row where none holds it yet.
-fn stored_level(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<Later<[i64; 3]>> {
+pub(super) fn stored_level(
+    conn: &Db,
+    item: ItemId,
+    warehouse: WarehouseId,
+) -> Result<Later<[i64; 3]>> {
     Ok(conn.query_later(
         "SELECT on_hand, reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
         params![item.0, warehouse.0],
@@ -280,147 +290,10 @@ pub fn level_later(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<La
 /// On-hand, reserved and the units pending orders hold, of one item in
 /// one warehouse (zeros if never moved).
 pub fn levels(conn: &Db, item: ItemId, warehouse: WarehouseId) -> Result<(i64, i64, i64)> {
-    let found = super::maybe(conn.query_row(
-        "SELECT on_hand, reserved, pending FROM stock_levels WHERE item_id = ?1 AND warehouse_id = ?2",
-        params![item.0, warehouse.0],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-    ))?;
-    Ok(found.unwrap_or((0, 0, 0)))
-}
-
-/// Changes the reserved quantity by `delta` (negative releases). A change
-/// that would take it beyond `±MAX_ON_HAND` is refused, naming `quantity`.
-pub fn reserve(
-    conn: &Db,
-    business: BusinessId,
-    item: ItemId,
-    warehouse: WarehouseId,
-    delta: i64,
-) -> Result<()> {
-    reserve_as(conn, business, item, warehouse, delta, "quantity")
-}
-
-/// [`reserve`], naming `field` when the change is refused.
-pub fn reserve_as(
-    conn: &Db,
-    business: BusinessId,
-    item: ItemId,
-    warehouse: WarehouseId,
-    delta: i64,
-    field: &str,
-) -> Result<()> {
-    hold(conn, business, item, warehouse, delta, 0, field)
-}
-
-/// Changes the reserved units by `reserved` and the units pending orders
-/// hold by `pending` in one write, and the channels' figures once: an
-/// order confirmed moves its units from one to the other, and its
-/// channels' figures do not move. Beyond `±MAX_ON_HAND` is refused,
-/// naming `field`.
-pub fn hold(
-    conn: &Db,
-    business: BusinessId,
-    item: ItemId,
-    warehouse: WarehouseId,
-    reserved: i64,
-    pending: i64,
-    field: &str,
-) -> Result<()> {
-    Holding::send(conn, business, warehouse, &[(item, reserved, pending)])?.apply(conn, field)
-}
-
-/// [`hold`] of several items of one warehouse (an order's lines), their
-/// levels read together: sent first ([`Holding::send`]), the caller may
-/// send reads of its own before they are answered ([`Holding::apply`]).
-#[must_use = "holds sent are applied with `apply`"]
-pub struct Holding {
-    business: BusinessId,
-    warehouse: WarehouseId,
-    /// Each item, its changes to reserved and pending, and its levels read
-    /// (on-hand, reserved, pending).
-    items: Vec<(ItemId, i64, i64, Later<[i64; 3]>)>,
-    /// The items' channel figures, read with their levels.
-    figures: super::channels::Figures,
-}
-
-impl Holding {
-    /// Sends the reads of each item's levels. An item named twice has its
-    /// changes added, as two holds one after the other would.
-    pub fn send(
-        conn: &Db,
-        business: BusinessId,
-        warehouse: WarehouseId,
-        changes: &[(ItemId, i64, i64)],
-    ) -> Result<Self> {
-        let mut merged: Vec<(ItemId, i64, i64)> = Vec::with_capacity(changes.len());
-        for &(item, reserved, pending) in changes {
-            match merged.iter_mut().find(|(i, ..)| *i == item) {
-                Some((_, r, p)) => {
-                    *r = r.saturating_add(reserved);
-                    *p = p.saturating_add(pending);
-                }
-                None => merged.push((item, reserved, pending)),
-            }
-        }
-        let mut items = Vec::with_capacity(merged.len());
-        for (item, reserved, pending) in merged {
-            items.push((
-                item,
-                reserved,
-                pending,
-                stored_level(conn, item, warehouse)?,
-            ));
-        }
-        let ids: Vec<ItemId> = items.iter().map(|(item, ..)| *item).collect();
-        let figures = super::channels::Figures::send(conn, business, warehouse, &ids)?;
-        Ok(Self {
-            business,
-            warehouse,
-            items,
-            figures,
-        })
-    }
-
-    /// Writes each item's levels moved (without waiting), then the
-    /// channels' figures of them all (read with the levels, before).
-    pub fn apply(self, conn: &Db, field: &str) -> Result<()> {
-        let Self {
-            business,
-            warehouse,
-            items,
-            figures,
-        } = self;
-        let mut moved = Vec::with_capacity(items.len());
-        for (item, reserved, pending, level) in items {
-            let [on_hand, r0, p0] = level.first(conn)?.unwrap_or_default();
-            let r1 = next_level(r0, reserved).ok_or_else(|| {
-                beyond(
-                    field,
-                    &format!("the reservation of item {item} in warehouse {warehouse}"),
-                    r0,
-                    reserved,
-                )
-            })?;
-            let p1 = next_level(p0, pending).ok_or_else(|| {
-                beyond(
-                    field,
-                    &format!("the pending orders' units of item {item} in warehouse {warehouse}"),
-                    p0,
-                    pending,
-                )
-            })?;
-            conn.execute_later(
-                "INSERT INTO stock_levels (item_id, warehouse_id, business_id, reserved, pending)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (item_id, warehouse_id) DO UPDATE SET reserved = excluded.reserved,
-                                                                   pending = excluded.pending",
-                params![item.0, warehouse.0, business.0, r1, p1],
-            )?;
-            let free = |r: i64, p: i64| on_hand.saturating_sub(r).saturating_sub(p);
-            moved.push((item, free(r0, p0), free(r1, p1)));
-        }
-        figures.write(conn, &moved)
-    }
+    let [on_hand, reserved, pending] = stored_level(conn, item, warehouse)?
+        .first(conn)?
+        .unwrap_or_default();
+    Ok((on_hand, reserved, pending))
 }
 
 /// Filters of the inventory list.
@@ -632,123 +505,4 @@ pub fn inconsistencies(conn: &Db) -> Result<Vec<Inconsistency>> {
                 || i.pending != i.pending_in_orders
         })
         .collect())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use depot_protocol::stock::{MAX_ON_HAND, MovementReason};
-    use depot_protocol::{MovementId, now};
-
-    fn record(conn: &Db, m: &mut Movement) -> Result<i64> {
-        record_as(conn, m, "delta")
-    }
-
-    fn conn() -> Result<Db> {
-        let conn = crate::store::memory(u32::MAX)?;
-        conn.execute_batch(
-            "PRAGMA foreign_keys = OFF; -- the item and warehouse do not matter here",
-        )?;
-        Ok(conn)
-    }
-
-    fn movement(delta: i64, lot: Option<&str>) -> Movement {
-        Movement {
-            id: MovementId::new(),
-            business_id: BusinessId(1),
-            item_id: ItemId(1),
-            warehouse_id: WarehouseId(1),
-            location: None,
-            delta,
-            reason: MovementReason::Adjusted,
-            reference: None,
-            note: None,
-            lot: lot.map(str::to_owned),
-            expiry: None,
-            actor: "test".into(),
-            origin: "cloud".into(),
-            at: now(),
-        }
-    }
-
-    fn movements(conn: &Db) -> Result<i64> {
-        Ok(
-            conn.query_row("SELECT COUNT(*) FROM stock_movements", params![], |r| {
-                r.get(0)
-            })?,
-        )
-    }
-
-    fn refused_naming(r: Result<i64>, field: &str) {
-        match r {
-            Err(WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, field),
-            other => panic!("expected a 422 naming {field}, got {other:?}"),
-        }
-    }
-
-    /// Up to the ceiling and no further, either way; what is refused leaves
-    /// no trace; the level stays an integer that later movements can move.
-    #[test]
-    fn levels_stay_within_the_ceiling() -> Result<()> {
-        let conn = conn()?;
-        assert_eq!(
-            record(&conn, &mut movement(MAX_ON_HAND - 1, None))?,
-            MAX_ON_HAND - 1
-        );
-        assert_eq!(record(&conn, &mut movement(1, None))?, MAX_ON_HAND);
-        refused_naming(
-            record_as(&conn, &mut movement(1, None), "quantity"),
-            "quantity",
-        );
-        refused_naming(record(&conn, &mut movement(i64::MAX, None)), "delta");
-        refused_naming(record(&conn, &mut movement(i64::MIN, None)), "delta");
-        assert_eq!(movements(&conn)?, 2);
-        assert_eq!(level(&conn, ItemId(1), WarehouseId(1))?.0, MAX_ON_HAND);
-        assert_eq!(record(&conn, &mut movement(-1, None))?, MAX_ON_HAND - 1);
-        assert_eq!(
-            record(&conn, &mut movement(-2 * MAX_ON_HAND + 1, None))?,
-            -MAX_ON_HAND
-        );
-        refused_naming(record(&conn, &mut movement(-1, None)), "delta");
-        assert_eq!(record(&conn, &mut movement(5, None))?, 5 - MAX_ON_HAND);
-        assert!(inconsistencies(&conn)?.is_empty());
-        Ok(())
-    }
-
-    #[test]
-    fn lots_stay_within_the_ceiling() -> Result<()> {
-        let conn = conn()?;
-        record(&conn, &mut movement(MAX_ON_HAND, Some("L1")))?;
-        record(&conn, &mut movement(-MAX_ON_HAND, None))?;
-        // The item's level has room, the lot's has not.
-        refused_naming(record(&conn, &mut movement(1, Some("L1"))), "delta");
-        assert_eq!(record(&conn, &mut movement(1, Some("L2")))?, 1);
-        assert!(inconsistencies(&conn)?.is_empty());
-        Ok(())
-    }
-
-    #[test]
-    fn reservations_stay_within_the_ceiling() -> Result<()> {
-        let conn = conn()?;
-        let reserve = |delta| {
-            reserve_as(
-                &conn,
-                BusinessId(1),
-                ItemId(1),
-                WarehouseId(1),
-                delta,
-                "status",
-            )
-        };
-        reserve(MAX_ON_HAND)?;
-        for delta in [1, i64::MAX, i64::MIN, -2 * MAX_ON_HAND - 1] {
-            match reserve(delta) {
-                Err(WmsError::Invalid { errors, .. }) => assert_eq!(errors[0].name, "status"),
-                other => panic!("{delta}: {other:?}"),
-            }
-        }
-        reserve(-MAX_ON_HAND)?;
-        assert_eq!(level(&conn, ItemId(1), WarehouseId(1))?, (0, 0));
-        Ok(())
-    }
 }

@@ -130,7 +130,7 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
     let inserted = conn.query_later(insert, &args, |r| r.get::<i64>(0))?;
     // A pending order's units are sold and not yet reserved: its
     // channels' figures count them (leaving pending, the transition's
-    // caller takes them off with `ledger::hold`).
+    // caller takes them off with `ledger::Holding`).
     let holding = if o.status == OrderStatus::Pending {
         let units: Vec<_> = units_per_item(o.lines.iter().map(|l| (l.item_id, l.quantity)))
             .into_iter()
