@@ -138,12 +138,10 @@ impl Wms {
             // What comes back is this box's own, but from across the
             // boundary: held to its business like any page of the cloud's.
             let sender = replica::Sender::cloud(business);
+            let run: Vec<&RemoteEvent> = taken.iter().map(|(_, e)| e).collect();
             let outcomes = replica::optimistic(conn, |conn, guard| {
                 let mut checker = replica::Checker::new(&sender);
-                taken
-                    .iter()
-                    .map(|(_, e)| replica::apply_guarded(conn, e, guard, Some(&mut checker)))
-                    .collect::<Result<Option<Vec<_>>>>()
+                replica::apply_all(conn, &run, guard, Some(&mut checker))
             })?;
             for (seq, e) in &taken {
                 events::set_out_seq(conn, e.id, *seq)?;

@@ -26,10 +26,12 @@ use depot_protocol::{OrderId, Timestamp, now};
 use depot_sql::{Db, params};
 use serde::Deserialize;
 
+mod movements;
 mod operations;
 pub mod ownership;
 pub(crate) mod printing;
 
+pub use movements::apply_all;
 pub use ownership::{Checker, Sender};
 
 /// What applying one event did.
@@ -534,10 +536,8 @@ pub fn apply_guarded(
         return Ok(Some(Outcome::Duplicate));
     }
     if let Some(checker) = checker {
-        if let Some(reason) = checker.refusal(conn, e)? {
-            tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "refused a replicated event");
-            refuse(conn, e, &reason, "rejected")?;
-            return Ok(Some(Outcome::Rejected { reason }));
+        if let Some(refused) = check(conn, e, checker)? {
+            return Ok(Some(refused));
         }
     }
     let result = match guard {
@@ -577,6 +577,17 @@ pub fn apply_guarded(
     }
 }
 
+/// Holds `e` to its sender's business (see [`ownership`]): refused, and
+/// recorded so, when it names what is not the sender's.
+fn check(conn: &Db, e: &RemoteEvent, checker: &mut Checker<'_>) -> Result<Option<Outcome>> {
+    let Some(reason) = checker.refusal(conn, e)? else {
+        return Ok(None);
+    };
+    tracing::warn!(event = %e.id, kind = %e.kind, origin = %e.origin, %reason, "refused a replicated event");
+    refuse(conn, e, &reason, "rejected")?;
+    Ok(Some(Outcome::Rejected { reason }))
+}
+
 /// Records an event as refused here: a conflict of its business, kept in
 /// the log but read by nothing as having happened.
 pub(crate) fn refuse(conn: &Db, e: &RemoteEvent, reason: &str, resolution: &str) -> Result<()> {
@@ -592,12 +603,8 @@ impl Wms {
             .map(RemoteEvent::from_event)
             .collect::<serde_json::Result<Vec<_>>>()?;
         self.write(move |conn| {
-            optimistic(conn, |conn, guard| {
-                events
-                    .iter()
-                    .map(|e| apply_guarded(conn, e, guard, None))
-                    .collect()
-            })
+            let events: Vec<&RemoteEvent> = events.iter().collect();
+            optimistic(conn, |conn, guard| apply_all(conn, &events, guard, None))
         })
         .await
     }

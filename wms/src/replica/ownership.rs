@@ -16,7 +16,7 @@ use crate::store::owners::{self, Owner};
 use depot_protocol::catalogue::refs::{self, Entity, Role};
 use depot_protocol::event::RemoteEvent;
 use depot_protocol::{BusinessId, WarehouseId, catalogue};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Who sent the events being checked.
 #[derive(Debug, Clone)]
@@ -96,6 +96,42 @@ impl<'a> Checker<'a> {
             self.known.insert((entity, id), o);
         }
         Ok(found)
+    }
+
+    /// Looks up together the owners of the records `events` name that are
+    /// not known yet, so that [`Checker::refusal`] finds them known: on
+    /// PostgreSQL one round trip for a run of events, where `refusal`
+    /// would wait for each record in turn. What a payload does not say
+    /// well, `refusal` finds and says.
+    pub fn look_up(&mut self, conn: &depot_sql::Db, events: &[&RemoteEvent]) -> Result<()> {
+        let mut wanted = HashSet::new();
+        for e in events {
+            let Some(entry) = catalogue::lookup(&e.kind) else {
+                continue;
+            };
+            let Ok(payload) = serde_json::from_str::<serde_json::Value>(e.payload.get()) else {
+                continue;
+            };
+            for r in entry.refs {
+                for id in refs::ids(&payload, r.path).unwrap_or_default() {
+                    if r.entity != Entity::Business && !self.known.contains_key(&(r.entity, id)) {
+                        wanted.insert((r.entity, id));
+                    }
+                }
+            }
+        }
+        let mut sent = Vec::with_capacity(wanted.len());
+        for (entity, id) in wanted {
+            if let Some(read) = owners::owner_later(conn, entity, id)? {
+                sent.push((entity, id, read));
+            }
+        }
+        for (entity, id, read) in sent {
+            if let Some(o) = read.first(conn)? {
+                self.known.insert((entity, id), o);
+            }
+        }
+        Ok(())
     }
 
     /// Why the event must not be applied here, if it must not.

@@ -110,6 +110,42 @@ pub fn append_remote(conn: &Db, e: &RemoteEvent) -> Result<bool> {
     Ok(n == 1)
 }
 
+/// [`append_remote`] of many events, in their order, in blocks of rows
+/// (see `store::rows`) sent together: whether each was new here. An id
+/// named twice is new the first time only.
+pub fn append_remote_many(conn: &Db, es: &[&RemoteEvent]) -> Result<Vec<bool>> {
+    const COLUMNS: usize = 7;
+    let mut sent = Vec::new();
+    for block in super::rows::blocks(es.len()) {
+        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
+        for e in &es[block.clone()] {
+            args.extend([
+                e.id.0.to_string().into(),
+                e.origin.clone().into(),
+                e.business_id.map(|b| b.0).into(),
+                e.kind.clone().into(),
+                e.payload.get().into(),
+                super::ts(&e.at).into(),
+                e.seq.into(),
+            ]);
+        }
+        sent.push(conn.query_later(
+            &format!(
+                "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq)
+                 VALUES {} ON CONFLICT DO NOTHING RETURNING id",
+                super::rows::values(1, block.len(), COLUMNS)
+            ),
+            &depot_sql::params_from_iter(&args),
+            |r| r.get::<String>(0),
+        )?);
+    }
+    let mut new = std::collections::HashSet::new();
+    for block in sent {
+        new.extend(block.all(conn)?);
+    }
+    Ok(es.iter().map(|e| new.remove(&e.id.0.to_string())).collect())
+}
+
 /// This node's own events with `out_seq` in `(after, through]`, in order:
 /// what the outbox publishes.
 pub fn outgoing(conn: &Db, after: i64, through: i64, limit: u32) -> Result<Vec<(i64, Event)>> {

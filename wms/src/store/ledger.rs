@@ -1,17 +1,20 @@
 //! The stock ledger: movements, the running levels, reservations and
 //! discrepancies.
 
-use super::ts;
 use crate::error::{Result, WmsError};
 use depot_protocol::stock::{BinStock, MAX_ON_HAND, Movement, StockLevel, next_level};
 use depot_protocol::{BusinessId, FieldError, ItemId, Page, WarehouseId};
 use depot_sql::{Db, Later, params};
 
 mod holds;
+mod many;
 #[cfg(test)]
 mod tests;
+mod writes;
 
 pub use holds::{Holding, reserve, reserve_as};
+pub use many::record_many_once;
+use writes::{discrepancies, insert_movements, insert_movements_once, put_bin, put_level, put_lot};
 
 /// The refusal of a change that would take a stored level or count beyond
 /// `±MAX_ON_HAND`: a 422 naming `field`, the request field it came from.
@@ -124,69 +127,14 @@ fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i
             m.delta,
         )
     })?;
-    conn.execute_later("INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
-                                      actor, origin, at, lot, expiry)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)", params![
-        m.id.0.to_string(),
-        m.business_id.0,
-        m.item_id.0,
-        m.warehouse_id.0,
-        m.location,
-        m.delta,
-        m.reason.as_str(),
-        m.reference,
-        m.note,
-        m.actor,
-        m.origin,
-        ts(&m.at),
-        m.lot,
-        m.expiry.map(|d| d.to_string()),
-    ])?;
+    insert_movements(conn, &[m])?;
     if let (Some(lot), Some(lot_on_hand)) = (&m.lot, lot_on_hand) {
-        conn.execute_later("INSERT INTO stock_lots (item_id, warehouse_id, lot, business_id, expiry, on_hand) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-             ON CONFLICT (item_id, warehouse_id, lot)
-             DO UPDATE SET on_hand = excluded.on_hand, expiry = COALESCE(excluded.expiry, stock_lots.expiry)", params![m.item_id.0, m.warehouse_id.0, lot, m.business_id.0, m.expiry.map(|d| d.to_string()), lot_on_hand])?;
+        put_lot(conn, m, lot, m.expiry, lot_on_hand)?;
     }
-    // The levels were read above: a row that is there is updated, one that
-    // is not inserted. An upsert would do either in one statement, but on
-    // SQLite it runs in a statement journal (it may insert, firing the
-    // row-count trigger, or update): releasing one walks the journal of the
-    // whole job's savepoint so far, which made applying a burst of
-    // movements quadratic in its job's length.
-    if stored.is_some() {
-        conn.execute_later(
-            "UPDATE stock_levels SET on_hand = ?3 WHERE item_id = ?1 AND warehouse_id = ?2",
-            params![m.item_id.0, m.warehouse_id.0, on_hand],
-        )?;
-    } else {
-        conn.execute_later(
-            "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand) VALUES (?1, ?2, ?3, ?4)",
-            params![m.item_id.0, m.warehouse_id.0, m.business_id.0, on_hand],
-        )?;
-    }
-    if bin_stored.is_some() {
-        conn.execute_later(
-            "UPDATE stock_bins SET on_hand = ?5
-             WHERE item_id = ?1 AND warehouse_id = ?2 AND location = ?3 AND lot = ?4",
-            params![m.item_id.0, m.warehouse_id.0, bin, lot, bin_on_hand],
-        )?;
-    } else {
-        conn.execute_later(
-            "INSERT INTO stock_bins (item_id, warehouse_id, location, lot, business_id, on_hand)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![
-                m.item_id.0,
-                m.warehouse_id.0,
-                bin,
-                lot,
-                m.business_id.0,
-                bin_on_hand
-            ],
-        )?;
-    }
+    put_level(conn, m, stored.is_some(), on_hand)?;
+    put_bin(conn, m, (bin, lot), bin_stored.is_some(), bin_on_hand)?;
     if on_hand < 0 {
-        conn.execute_later("INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)", params![m.business_id.0, m.item_id.0, m.warehouse_id.0, m.id.0.to_string(), on_hand, ts(&m.at)])?;
+        discrepancies(conn, &[(m, on_hand)])?;
     }
     // What the sales channels selling from here may sell moves with it.
     let free = |on_hand: i64| on_hand.saturating_sub(reserved).saturating_sub(pending);

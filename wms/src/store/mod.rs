@@ -25,6 +25,7 @@ pub mod releases;
 pub mod replenish;
 pub mod replica;
 pub mod returns;
+pub mod rows;
 pub mod shipping;
 pub mod sscc;
 pub mod sync;

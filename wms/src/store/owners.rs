@@ -2,11 +2,10 @@
 //! its warehouse. What sync checks before it applies another node's event
 //! (see `replica::ownership`).
 
-use super::maybe;
 use crate::error::Result;
 use depot_protocol::catalogue::refs::Entity;
 use depot_protocol::{BusinessId, WarehouseId};
-use depot_sql::{Db, params};
+use depot_sql::{Db, Later, params};
 
 /// A record's owner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,6 +19,16 @@ pub struct Owner {
 /// The owner of record `id` of `entity`, if there is such a record here.
 /// `Entity::Business` is no table's record: it has none.
 pub fn owner(conn: &Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
+    match owner_later(conn, entity, id)? {
+        Some(read) => Ok(read.first(conn)?),
+        None => Ok(None),
+    }
+}
+
+/// [`owner`], sent to be read later (`Later::first`): on PostgreSQL the
+/// owners of a batch's records are looked up in one round trip. `None`
+/// for `Entity::Business`, which has no owner.
+pub fn owner_later(conn: &Db, entity: Entity, id: i64) -> Result<Option<Later<Owner>>> {
     let sql = match entity {
         Entity::Business => return Ok(None),
         Entity::Warehouse => "SELECT business_id, id FROM warehouses WHERE id = ?1",
@@ -45,10 +54,10 @@ pub fn owner(conn: &Db, entity: Entity, id: i64) -> Result<Option<Owner>> {
             "SELECT business_id, warehouse_id FROM replenish_tasks WHERE id = ?1"
         }
     };
-    maybe(conn.query_row(sql, params![id], |r| {
+    Ok(Some(conn.query_later(sql, params![id], |r| {
         Ok(Owner {
             business: BusinessId(r.get(0)?),
             warehouse: r.get::<Option<i64>>(1)?.map(WarehouseId),
         })
-    }))
+    })?))
 }

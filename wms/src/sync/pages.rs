@@ -110,12 +110,10 @@ fn apply_page(conn: &Db, business: BusinessId, page: Page) -> Result<PageOutcome
             // The cloud's pages cross the boundary too: each change must be
             // this box's business's, and name only its records.
             let sender = replica::Sender::cloud(business);
+            let run: Vec<&RemoteEvent> = events.iter().collect();
             let outcomes: Vec<Outcome> = replica::optimistic(conn, |conn, guard| {
                 let mut checker = replica::Checker::new(&sender);
-                events
-                    .iter()
-                    .map(|e| replica::apply_guarded(conn, e, guard, Some(&mut checker)))
-                    .collect()
+                replica::apply_all(conn, &run, guard, Some(&mut checker))
             })?;
             let at = now();
             for (e, o) in events.iter().zip(&outcomes) {

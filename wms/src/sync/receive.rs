@@ -140,30 +140,47 @@ fn receive(
     let rejected = replica::optimistic(conn, |conn, guard| {
         let mut checker = checked.then(|| replica::Checker::new(&sender));
         let mut rejected = Vec::new();
-        for (seq, event, refusal) in &todo {
-            let outcome = match refusal {
-                Some(reason) if store::events::append_remote(conn, event)? => {
-                    replica::refuse(conn, event, reason, "rejected")?;
-                    Outcome::Rejected {
-                        reason: reason.clone(),
-                    }
-                }
-                Some(_) => Outcome::Duplicate,
-                None => match replica::apply_guarded(conn, event, guard, checker.as_mut())? {
-                    Some(outcome) => outcome,
-                    None => return Ok(None),
-                },
-            };
+        let mut reject = |(seq, event, _): &(i64, RemoteEvent, _), outcome| {
             if let Outcome::Rejected { reason } = outcome {
+                let id = event.id;
                 rejected.push((
                     Rejection {
                         seq: *seq,
-                        id: event.id,
+                        id,
                         reason,
                     },
                     event.kind.clone(),
                 ));
             }
+        };
+        let mut at = 0;
+        while at < todo.len() {
+            let (_, event, refusal) = &todo[at];
+            if let Some(reason) = refusal {
+                let outcome = if store::events::append_remote(conn, event)? {
+                    replica::refuse(conn, event, reason, "rejected")?;
+                    Outcome::Rejected {
+                        reason: reason.clone(),
+                    }
+                } else {
+                    Outcome::Duplicate
+                };
+                reject(&todo[at], outcome);
+                at += 1;
+                continue;
+            }
+            // The events up to the next refused one, runs of movements
+            // together (see `replica::movements`).
+            let n = todo[at..].iter().take_while(|t| t.2.is_none()).count();
+            let events: Vec<&RemoteEvent> = todo[at..at + n].iter().map(|t| &t.1).collect();
+            let Some(outcomes) = replica::apply_all(conn, &events, guard, checker.as_mut())? else {
+                return Ok(None);
+            };
+            todo[at..at + n]
+                .iter()
+                .zip(outcomes)
+                .for_each(|(t, o)| reject(t, o));
+            at += n;
         }
         Ok(Some(rejected))
     })?;

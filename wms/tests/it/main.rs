@@ -11,6 +11,7 @@ mod group_commit_pg;
 mod ledger_props;
 mod local_keys;
 mod locations_sync;
+mod movement_runs;
 mod node_ids;
 mod orders_ingest;
 mod paging;
