@@ -117,3 +117,78 @@ async fn a_writes_round_trips_do_not_grow_with_its_lines_or_channels() {
     // release, the `COMMIT`.
     assert!(one <= 6, "an adjustment took {one} round trips");
 }
+
+/// A batch of `n` of an edge's movements, `first` the first's seq, over
+/// the items in turn, each as its edge logs it.
+fn movements(t: &seed::Tenant, first: i64, n: i64) -> Vec<depot_protocol::sync::SyncEvent> {
+    (first..first + n)
+        .map(|seq| {
+            let item = t.items[seq as usize % t.items.len()];
+            let m = json!({"id": depot_protocol::MovementId::new(), "business_id": t.business,
+                "item_id": item, "warehouse_id": t.warehouse, "location": null, "delta": -1,
+                "reason": "adjusted", "ref": null, "note": null, "actor": "σταθμός",
+                "origin": "edge:athens-1", "at": depot_protocol::now()});
+            depot_protocol::sync::SyncEvent {
+                seq,
+                id: depot_protocol::EventId::new(),
+                kind: "stock.moved".into(),
+                payload: serde_json::value::to_raw_value(&m).expect("raw"),
+                at: depot_protocol::now(),
+            }
+        })
+        .collect()
+}
+
+/// An edge's backlog arriving in the cloud: a batch of 8 movements and
+/// one of 120 wait for the server as often (each run's reads go out
+/// together, its rows in blocks), not once or more a movement.
+#[tokio::test]
+async fn a_batch_of_movements_waits_as_often_whatever_its_length() {
+    if !pg::engine_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (wms, _database) = pg::cloud_engine(dir.path());
+    let mut seeded = seed::business("Ω");
+    for sku in ["ΜΕΛΙ", "茶-1", "kaffee"] {
+        seeded = seeded.item(sku);
+    }
+    let t = seeded.seed(&wms).await;
+    channel(&wms, t.business, "web", t.warehouse.0).await;
+    let edge = depot_protocol::sync::EdgeId::parse("athens-1").expect("edge");
+    wms.register_edge(t.business, edge.clone(), None)
+        .await
+        .expect("edge");
+    let mut next = 1;
+    let mut waits = Vec::new();
+    for n in [8, 120] {
+        let mut fewest = u64::MAX;
+        for _ in 0..3 {
+            let batch = movements(&t, next, n);
+            next += n;
+            let before = wms.writer_stats().round_trips.load(Ordering::Relaxed);
+            let ack = wms
+                .receive_batch(t.business, edge.clone(), batch)
+                .await
+                .expect("received");
+            assert!(ack.rejected.is_empty(), "{:?}", ack.rejected);
+            let after = wms.writer_stats().round_trips.load(Ordering::Relaxed);
+            fewest = fewest.min(after - before);
+        }
+        waits.push(fewest);
+    }
+    assert_eq!(
+        waits[0], waits[1],
+        "batches of 8 and 120 movements: {waits:?}"
+    );
+    // 13 in all: `BEGIN`, the edge's record, the batch's savepoint, its
+    // events logged, their records' owners, the levels and figures, the
+    // movements' rows and bins, the writes settled, the savepoint's
+    // release, the edge's cursor and presence, the `COMMIT`. One by one it
+    // was about three a movement (37 for 8, 373 for 120).
+    assert!(
+        waits[0] <= 14,
+        "a batch of movements took {} round trips",
+        waits[0]
+    );
+}
