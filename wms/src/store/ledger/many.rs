@@ -5,11 +5,12 @@
 //!
 //! On PostgreSQL, booking one movement is about ten statements; a run of
 //! 128 booked one by one was 1,280, and the server spent most of its time
-//! starting statements. Here a run is two round trips: the levels and
-//! locations of its items, their channels' figures and lots; then its
-//! movements' rows (in blocks, each answering which it booked) and their
-//! bins. The levels are worked out in order here, and each level, bin and
-//! lot the run moved is written once, at its last value.
+//! starting statements. Here a run is three round trips: the levels,
+//! locations and lots of its items; then its movements' rows (in blocks,
+//! each answering which it booked) and their bins; then, once the levels
+//! are written, their channels' figures. The levels are worked out in
+//! order here, and each level, bin, lot and figure the run moved is
+//! written once, at its last value.
 
 use super::{
     beyond, discrepancies, insert_movements_once, lot_level, put_bin, put_level, put_lot,
@@ -26,9 +27,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// A level as read and as the run leaves it.
 struct Level {
-    /// `[on_hand, reserved, pending]` before the run; zeros where no row
-    /// was stored.
-    read: [i64; 3],
+    /// On-hand before the run; 0 where no row was stored.
+    read: i64,
     stored: bool,
     /// On-hand after the run's movements so far, once one moved it.
     now: Option<i64>,
@@ -42,8 +42,6 @@ struct Count {
 }
 
 type LevelKey = (ItemId, WarehouseId);
-/// An item's `[on_hand, reserved, pending]` as stored.
-type StoredLevel = (ItemId, [i64; 3]);
 type BinKey = (ItemId, WarehouseId, String, String);
 
 /// Books `ms` in order, as [`super::record_once`] would one after the
@@ -54,33 +52,8 @@ type BinKey = (ItemId, WarehouseId, String, String);
 /// then books them one by one to tell which. Each movement booked names
 /// the location it was booked at, as `record_once` leaves it.
 pub fn record_many_once(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
-    let mut answers = Vec::with_capacity(ms.len());
-    let mut rest = ms;
-    while !rest.is_empty() {
-        let (run, after) = rest.split_at_mut(one_warehouse_an_item(rest));
-        answers.extend(book_run(conn, run)?);
-        rest = after;
-    }
-    Ok(answers)
-}
-
-/// How many of `ms`, from the first, move each item in one warehouse
-/// only. A channel's pool sums an item's free stock over every warehouse
-/// the channel sells from, and a run's figures are moved by what the run
-/// changed in one warehouse: a run that moved the item in two would count
-/// only one of them. Such a run is cut where the second begins, and the
-/// next part reads the pools as the first left them.
-fn one_warehouse_an_item(ms: &[Movement]) -> usize {
-    let mut seen: HashMap<ItemId, WarehouseId> = HashMap::new();
-    ms.iter()
-        .position(|m| *seen.entry(m.item_id).or_insert(m.warehouse_id) != m.warehouse_id)
-        .unwrap_or(ms.len())
-}
-
-/// [`record_many_once`] of a run that moves each item in one warehouse.
-fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
     // Round one: the levels and assigned locations of the items in each
-    // warehouse, the channels' figures, the lots.
+    // warehouse, the lots.
     let mut items: BTreeMap<(BusinessId, WarehouseId), Vec<ItemId>> = BTreeMap::new();
     for m in ms.iter() {
         let list = items.entry((m.business_id, m.warehouse_id)).or_default();
@@ -89,7 +62,7 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
         }
     }
     let mut reads = Vec::with_capacity(items.len());
-    for (&(business, warehouse), list) in &items {
+    for (&(_, warehouse), list) in &items {
         let unplaced: Vec<ItemId> = ms
             .iter()
             .filter(|m| m.warehouse_id == warehouse && m.location.is_none())
@@ -101,7 +74,6 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
             warehouse,
             levels_of(conn, warehouse, list)?,
             assigned_of(conn, warehouse, &unplaced)?,
-            Figures::send(conn, business, warehouse, list)?,
         ));
     }
     let lots: Vec<(BinKey, Later<i64>)> = ms
@@ -116,8 +88,7 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
         .collect::<Result<_>>()?;
     let mut levels: BTreeMap<LevelKey, Level> = BTreeMap::new();
     let mut assigned: HashMap<LevelKey, String> = HashMap::new();
-    let mut figures = Vec::with_capacity(reads.len());
-    for (warehouse, level_read, assigned_read, f) in reads {
+    for (warehouse, level_read, assigned_read) in reads {
         for (item, read) in level_read.map_or(Ok(Vec::new()), |r| r.all(conn))? {
             levels.insert(
                 (item, warehouse),
@@ -131,7 +102,6 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
         for (item, location) in assigned_read.map_or(Ok(Vec::new()), |r| r.all(conn))? {
             assigned.insert((item, warehouse), location);
         }
-        figures.push(f);
     }
     let mut lot_counts: BTreeMap<BinKey, Count> = BTreeMap::new();
     for (key, read) in lots {
@@ -195,11 +165,11 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
     for &i in &fresh {
         let m = &ms[i];
         let level = levels.entry((m.item_id, m.warehouse_id)).or_insert(Level {
-            read: [0; 3],
+            read: 0,
             stored: false,
             now: None,
         });
-        let before = level.now.unwrap_or(level.read[0]);
+        let before = level.now.unwrap_or(level.read);
         let on_hand = next_level(before, m.delta).ok_or_else(|| {
             beyond(
                 "delta",
@@ -270,16 +240,10 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
             )?;
         }
     }
-    let mut moved: HashMap<WarehouseId, Vec<(ItemId, i64, i64)>> = HashMap::new();
     for (&(item, warehouse), level) in &levels {
-        let Some(now) = level.now else { continue };
-        put_level(conn, first(item, warehouse)?, level.stored, now)?;
-        let [before, reserved, pending] = level.read;
-        let free = |on_hand: i64| on_hand.saturating_sub(reserved).saturating_sub(pending);
-        moved
-            .entry(warehouse)
-            .or_default()
-            .push((item, free(before), free(now)));
+        if let Some(now) = level.now {
+            put_level(conn, first(item, warehouse)?, level.stored, now)?;
+        }
     }
     for (key, bin) in &bin_counts {
         if bin.moved {
@@ -295,9 +259,15 @@ fn book_run(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64>>> {
     let short: Vec<(&Movement, i64)> = short.into_iter().map(|(i, n)| (&ms[i], n)).collect();
     discrepancies(conn, &short)?;
     // What the sales channels selling from each warehouse may sell moves
-    // with it: each pool by what the run changed of the item's free stock.
-    for ((_, warehouse), f) in items.keys().zip(figures) {
-        f.write(conn, moved.get(warehouse).map_or(&[], Vec::as_slice))?;
+    // with it: read once the levels are written, each channel's pool is
+    // what the whole run left in every warehouse it sells from (an item
+    // the run moved in two of them counts both).
+    let mut figures = Vec::with_capacity(items.len());
+    for (&(business, warehouse), list) in &items {
+        figures.push(Figures::send(conn, business, warehouse, list)?);
+    }
+    for f in figures {
+        f.write(conn, &[])?;
     }
     Ok(answers)
 }
@@ -329,7 +299,7 @@ fn levels_of(
     conn: &Db,
     warehouse: WarehouseId,
     items: &[ItemId],
-) -> Result<Option<Later<StoredLevel>>> {
+) -> Result<Option<Later<(ItemId, i64)>>> {
     let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
     let Some((list, keys)) = in_list(2, &ids) else {
         return Ok(None);
@@ -338,11 +308,11 @@ fn levels_of(
     args.extend(keys);
     Ok(Some(conn.query_later(
         &format!(
-            "SELECT item_id, on_hand, reserved, pending FROM stock_levels
+            "SELECT item_id, on_hand FROM stock_levels
              WHERE warehouse_id = ?1 AND item_id IN ({list})"
         ),
         &depot_sql::params_from_iter(&args),
-        |r| Ok((ItemId(r.get(0)?), [r.get(1)?, r.get(2)?, r.get(3)?])),
+        |r| Ok((ItemId(r.get(0)?), r.get(1)?)),
     )?))
 }
 
