@@ -26,6 +26,30 @@ pub(crate) fn beyond(field: &str, what: &str, level: i64, delta: i64) -> WmsErro
     WmsError::invalid(vec![FieldError::new(field, status)])
 }
 
+/// A level a movement moves: its item's in its warehouse, a lot's, a
+/// bin's (at a location, `""` for none).
+enum Of<'a> {
+    Warehouse,
+    Lot(&'a str),
+    Bin(&'a str),
+}
+
+/// What `m` leaves of a level it moves, `before` as it stands: refused,
+/// naming `field`, beyond `±MAX_ON_HAND`.
+fn moved(field: &str, m: &Movement, of: Of<'_>, before: i64) -> Result<i64> {
+    next_level(before, m.delta).ok_or_else(|| {
+        let what = match of {
+            Of::Warehouse => format!(
+                "on-hand of item {} in warehouse {}",
+                m.item_id, m.warehouse_id
+            ),
+            Of::Lot(lot) => format!("on-hand of lot {lot} of item {}", m.item_id),
+            Of::Bin(bin) => format!("on-hand of item {} at location {bin}", m.item_id),
+        };
+        beyond(field, &what, before, m.delta)
+    })
+}
+
 /// Appends a movement and moves the levels with it: the item's in the
 /// warehouse, its lot's, and its location's (per lot). Answers the on-hand
 /// quantity after the movement; if it went below zero a discrepancy is
@@ -92,41 +116,17 @@ fn book(conn: &Db, m: &mut Movement, field: &str, once: bool) -> Result<Option<i
     // unreadable from then on.
     let stored = level.first(conn)?;
     let [before, reserved, pending] = stored.unwrap_or_default();
-    let on_hand = next_level(before, m.delta).ok_or_else(|| {
-        beyond(
-            field,
-            &format!(
-                "on-hand of item {} in warehouse {}",
-                m.item_id, m.warehouse_id
-            ),
-            before,
-            m.delta,
-        )
-    })?;
+    let on_hand = moved(field, m, Of::Warehouse, before)?;
     let lot_on_hand = match (&m.lot, lot_read) {
         (Some(lot), Some(lot_read)) => {
             let before = lot_read.first(conn)?.unwrap_or(0);
-            Some(next_level(before, m.delta).ok_or_else(|| {
-                beyond(
-                    field,
-                    &format!("on-hand of lot {lot} of item {}", m.item_id),
-                    before,
-                    m.delta,
-                )
-            })?)
+            Some(moved(field, m, Of::Lot(lot), before)?)
         }
         _ => None,
     };
     let bin_stored = bin_read.first(conn)?;
     let bin_before = bin_stored.unwrap_or(0);
-    let bin_on_hand = next_level(bin_before, m.delta).ok_or_else(|| {
-        beyond(
-            field,
-            &format!("on-hand of item {} at location {bin}", m.item_id),
-            bin_before,
-            m.delta,
-        )
-    })?;
+    let bin_on_hand = moved(field, m, Of::Bin(bin), bin_before)?;
     insert_movements(conn, &[m])?;
     if let (Some(lot), Some(lot_on_hand)) = (&m.lot, lot_on_hand) {
         put_lot(conn, m, lot, m.expiry, lot_on_hand)?;

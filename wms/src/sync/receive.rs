@@ -140,17 +140,15 @@ fn receive(
     let rejected = replica::optimistic(conn, |conn, guard| {
         let mut checker = checked.then(|| replica::Checker::new(&sender));
         let mut rejected = Vec::new();
-        let mut reject = |(seq, event, _): &(i64, RemoteEvent, _), outcome| {
+        // What the edge is told back: the events refused.
+        let mut answer = |(seq, event, _): &(i64, RemoteEvent, _), outcome| {
             if let Outcome::Rejected { reason } = outcome {
-                let id = event.id;
-                rejected.push((
-                    Rejection {
-                        seq: *seq,
-                        id,
-                        reason,
-                    },
-                    event.kind.clone(),
-                ));
+                let rejection = Rejection {
+                    seq: *seq,
+                    id: event.id,
+                    reason,
+                };
+                rejected.push((rejection, event.kind.clone()));
             }
         };
         let mut at = 0;
@@ -165,7 +163,7 @@ fn receive(
                 } else {
                     Outcome::Duplicate
                 };
-                reject(&todo[at], outcome);
+                answer(&todo[at], outcome);
                 at += 1;
                 continue;
             }
@@ -179,7 +177,7 @@ fn receive(
             todo[at..at + n]
                 .iter()
                 .zip(outcomes)
-                .for_each(|(t, o)| reject(t, o));
+                .for_each(|(t, o)| answer(t, o));
             at += n;
         }
         Ok(Some(rejected))

@@ -13,14 +13,13 @@
 //! written once, at its last value.
 
 use super::{
-    beyond, discrepancies, insert_movements_once, lot_level, put_bin, put_level, put_lot,
+    Of, discrepancies, insert_movements_once, lot_level, moved, put_bin, put_level, put_lot,
     stored_bin_level,
 };
-use crate::error::Result;
-use crate::error::WmsError;
+use crate::error::{Result, WmsError};
 use crate::store::channels::Figures;
 use crate::store::rows::in_list;
-use depot_protocol::stock::{Movement, next_level};
+use depot_protocol::stock::Movement;
 use depot_protocol::{BusinessId, ItemId, WarehouseId};
 use depot_sql::{Db, Later};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -170,29 +169,12 @@ pub fn record_many_once(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64
             now: None,
         });
         let before = level.now.unwrap_or(level.read);
-        let on_hand = next_level(before, m.delta).ok_or_else(|| {
-            beyond(
-                "delta",
-                &format!(
-                    "on-hand of item {} in warehouse {}",
-                    m.item_id, m.warehouse_id
-                ),
-                before,
-                m.delta,
-            )
-        })?;
+        let on_hand = moved("delta", m, Of::Warehouse, before)?;
         level.now = Some(on_hand);
         if let Some(lot) = &m.lot {
             let key = (m.item_id, m.warehouse_id, String::new(), lot.clone());
             let lot_count = lot_counts.get_mut(&key).ok_or_else(|| unread("lot"))?;
-            lot_count.now = next_level(lot_count.now, m.delta).ok_or_else(|| {
-                beyond(
-                    "delta",
-                    &format!("on-hand of lot {lot} of item {}", m.item_id),
-                    lot_count.now,
-                    m.delta,
-                )
-            })?;
+            lot_count.now = moved("delta", m, Of::Lot(lot), lot_count.now)?;
             lot_count.moved = true;
             if let Some(expiry) = m.expiry {
                 expiries.insert(key, expiry);
@@ -200,14 +182,7 @@ pub fn record_many_once(conn: &Db, ms: &mut [Movement]) -> Result<Vec<Option<i64
         }
         let key = bin_key(m);
         let bin = bin_counts.get_mut(&key).ok_or_else(|| unread("bin"))?;
-        bin.now = next_level(bin.now, m.delta).ok_or_else(|| {
-            beyond(
-                "delta",
-                &format!("on-hand of item {} at location {}", m.item_id, key.2),
-                bin.now,
-                m.delta,
-            )
-        })?;
+        bin.now = moved("delta", m, Of::Bin(&key.2), bin.now)?;
         bin.moved = true;
         if on_hand < 0 {
             short.push((i, on_hand));
@@ -300,20 +275,9 @@ fn levels_of(
     warehouse: WarehouseId,
     items: &[ItemId],
 ) -> Result<Option<Later<(ItemId, i64)>>> {
-    let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
-    let Some((list, keys)) = in_list(2, &ids) else {
-        return Ok(None);
-    };
-    let mut args = vec![warehouse.0];
-    args.extend(keys);
-    Ok(Some(conn.query_later(
-        &format!(
-            "SELECT item_id, on_hand FROM stock_levels
-             WHERE warehouse_id = ?1 AND item_id IN ({list})"
-        ),
-        &depot_sql::params_from_iter(&args),
-        |r| Ok((ItemId(r.get(0)?), r.get(1)?)),
-    )?))
+    of_items(conn, "on_hand FROM stock_levels", warehouse, items, |r| {
+        Ok((ItemId(r.get(0)?), r.get(1)?))
+    })
 }
 
 /// The locations assigned to `items` in `warehouse`.
@@ -322,6 +286,25 @@ fn assigned_of(
     warehouse: WarehouseId,
     items: &[ItemId],
 ) -> Result<Option<Later<(ItemId, String)>>> {
+    of_items(
+        conn,
+        "location FROM item_locations",
+        warehouse,
+        items,
+        |r| Ok((ItemId(r.get(0)?), r.get(1)?)),
+    )
+}
+
+/// `SELECT item_id, {what}` of `items` in `warehouse`, by one list (its
+/// generic plan on PostgreSQL probes the primary key, empty table or not);
+/// nothing to read for no items.
+fn of_items<T>(
+    conn: &Db,
+    what: &str,
+    warehouse: WarehouseId,
+    items: &[ItemId],
+    map: fn(&depot_sql::Row<'_>) -> depot_sql::Result<T>,
+) -> Result<Option<Later<T>>> {
     let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
     let Some((list, keys)) = in_list(2, &ids) else {
         return Ok(None);
@@ -329,11 +312,8 @@ fn assigned_of(
     let mut args = vec![warehouse.0];
     args.extend(keys);
     Ok(Some(conn.query_later(
-        &format!(
-            "SELECT item_id, location FROM item_locations
-             WHERE warehouse_id = ?1 AND item_id IN ({list})"
-        ),
+        &format!("SELECT item_id, {what} WHERE warehouse_id = ?1 AND item_id IN ({list})"),
         &depot_sql::params_from_iter(&args),
-        |r| Ok((ItemId(r.get(0)?), r.get(1)?)),
+        map,
     )?))
 }
