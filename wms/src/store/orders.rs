@@ -156,20 +156,31 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
 }
 
 fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
+    const COLUMNS: usize = 7;
     for l in lines {
         super::count_within("quantity", l.quantity)?;
+    }
+    // In blocks of rows (`store::rows`): a statement a block, not a line.
+    for block in super::rows::blocks(lines.len()) {
+        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
+        for l in &lines[block.clone()] {
+            args.extend([
+                id.0.into(),
+                l.line_no.into(),
+                l.item_id.0.into(),
+                l.sku.clone().into(),
+                l.name.clone().into(),
+                l.quantity.into(),
+                l.unit_price.cents().into(),
+            ]);
+        }
         conn.execute_later(
-            "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            params![
-                id.0,
-                l.line_no,
-                l.item_id.0,
-                l.sku,
-                l.name,
-                l.quantity,
-                l.unit_price.cents()
-            ],
+            &format!(
+                "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
+                 VALUES {}",
+                super::rows::values(1, block.len(), COLUMNS)
+            ),
+            &depot_sql::params_from_iter(&args),
         )?;
     }
     Ok(())

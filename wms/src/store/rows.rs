@@ -3,7 +3,7 @@
 //! (…)`). Each text is a statement the connection prepares and keeps, so
 //! the numbers of rows are taken from a few sizes only: a list is padded
 //! up to a power of two (repeating its last key), and rows to insert go in
-//! blocks of [`BLOCKS`] rows.
+//! blocks of the sizes in [`BLOCKS`].
 //!
 //! On PostgreSQL a statement costs the server about as much to start as a
 //! small one costs to run: a burst of replicated movements read and
@@ -13,8 +13,9 @@
 use std::ops::Range;
 
 /// The sizes rows are inserted in, largest first: 127 rows are 3 blocks
-/// of 32, 3 of 8 and 7 of 1, thirteen statements of three texts.
-pub const BLOCKS: [usize; 3] = [32, 8, 1];
+/// of 32 and one each of 16, 8, 4, 2 and 1, eight statements; fewer than
+/// 32 rows at most five.
+pub const BLOCKS: [usize; 6] = [32, 16, 8, 4, 2, 1];
 
 /// `n` rows cut into blocks of the sizes in [`BLOCKS`], in order.
 pub fn blocks(n: usize) -> Vec<Range<usize>> {
@@ -95,7 +96,7 @@ mod tests {
                 next = b.end;
             }
             prop_assert_eq!(next, n);
-            prop_assert!(cut.len() <= n / 32 + 3 + 7);
+            prop_assert!(cut.len() <= n / 32 + 5);
         }
 
         /// A padded list holds the keys, in order, and only them.
