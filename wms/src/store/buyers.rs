@@ -234,23 +234,21 @@ fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys, new: boo
     }
     // In blocks of rows (`store::rows`): a statement a block, not a term.
     let terms = terms(nk.as_deref(), ek.as_deref(), pk.as_deref());
-    for block in super::rows::blocks(terms.len()) {
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * 4);
-        for (kind, term) in &terms[block.clone()] {
-            args.extend([
+    let statements = super::rows::insert_blocks(
+        "INSERT INTO buyer_terms (business_id, kind, term, buyer_id)",
+        "",
+        &terms,
+        |(kind, term)| {
+            [
                 business.0.into(),
                 kind.as_str().into(),
                 term.clone().into(),
                 id.into(),
-            ]);
-        }
-        conn.execute_later(
-            &format!(
-                "INSERT INTO buyer_terms (business_id, kind, term, buyer_id) VALUES {}",
-                super::rows::values(1, block.len(), 4)
-            ),
-            &depot_sql::params_from_iter(&args),
-        )?;
+            ]
+        },
+    );
+    for (sql, args) in statements {
+        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
     }
     Ok(())
 }

@@ -114,12 +114,12 @@ pub fn append_remote(conn: &Db, e: &RemoteEvent) -> Result<bool> {
 /// (see `store::rows`) sent together: whether each was new here. An id
 /// named twice is new the first time only.
 pub fn append_remote_many(conn: &Db, es: &[&RemoteEvent]) -> Result<Vec<bool>> {
-    const COLUMNS: usize = 7;
-    let mut sent = Vec::new();
-    for block in super::rows::blocks(es.len()) {
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
-        for e in &es[block.clone()] {
-            args.extend([
+    let statements = super::rows::insert_blocks(
+        "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq)",
+        " ON CONFLICT DO NOTHING RETURNING id",
+        es,
+        |e| {
+            [
                 e.id.0.to_string().into(),
                 e.origin.clone().into(),
                 e.business_id.map(|b| b.0).into(),
@@ -127,17 +127,16 @@ pub fn append_remote_many(conn: &Db, es: &[&RemoteEvent]) -> Result<Vec<bool>> {
                 e.payload.get().into(),
                 super::ts(&e.at).into(),
                 e.seq.into(),
-            ]);
-        }
-        sent.push(conn.query_later(
-            &format!(
-                "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq)
-                 VALUES {} ON CONFLICT DO NOTHING RETURNING id",
-                super::rows::values(1, block.len(), COLUMNS)
-            ),
-            &depot_sql::params_from_iter(&args),
-            |r| r.get::<String>(0),
-        )?);
+            ]
+        },
+    );
+    let mut sent = Vec::with_capacity(statements.len());
+    for (sql, args) in statements {
+        sent.push(
+            conn.query_later(&sql, &depot_sql::params_from_iter(&args), |r| {
+                r.get::<String>(0)
+            })?,
+        );
     }
     let mut new = std::collections::HashSet::new();
     for block in sent {

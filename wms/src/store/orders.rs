@@ -156,15 +156,16 @@ pub fn insert(conn: &Db, o: &Order) -> Result<OrderId> {
 }
 
 fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
-    const COLUMNS: usize = 7;
     for l in lines {
         super::count_within("quantity", l.quantity)?;
     }
     // In blocks of rows (`store::rows`): a statement a block, not a line.
-    for block in super::rows::blocks(lines.len()) {
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
-        for l in &lines[block.clone()] {
-            args.extend([
+    let statements = super::rows::insert_blocks(
+        "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)",
+        "",
+        lines,
+        |l| {
+            [
                 id.0.into(),
                 l.line_no.into(),
                 l.item_id.0.into(),
@@ -172,16 +173,11 @@ fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
                 l.name.clone().into(),
                 l.quantity.into(),
                 l.unit_price.cents().into(),
-            ]);
-        }
-        conn.execute_later(
-            &format!(
-                "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)
-                 VALUES {}",
-                super::rows::values(1, block.len(), COLUMNS)
-            ),
-            &depot_sql::params_from_iter(&args),
-        )?;
+            ]
+        },
+    );
+    for (sql, args) in statements {
+        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
     }
     Ok(())
 }

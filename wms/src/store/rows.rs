@@ -51,6 +51,25 @@ pub fn values(first: usize, rows: usize, columns: usize) -> String {
     out
 }
 
+/// The statements that insert `rows` in blocks ([`blocks`]), each with
+/// its values: `head` names the table and its `N` columns, `tail` follows
+/// the rows (`ON CONFLICT …`, `RETURNING …`), `values` gives a row's.
+pub fn insert_blocks<T, const N: usize>(
+    head: &str,
+    tail: &str,
+    rows: &[T],
+    values_of: impl Fn(&T) -> [depot_sql::Value; N],
+) -> Vec<(String, Vec<depot_sql::Value>)> {
+    blocks(rows.len())
+        .into_iter()
+        .map(|block| {
+            let sql = format!("{head} VALUES {}{tail}", values(1, block.len(), N));
+            let args = rows[block].iter().flat_map(&values_of).collect();
+            (sql, args)
+        })
+        .collect()
+}
+
 /// The keys of an `IN (…)` list, padded to the next power of two by
 /// repeating the last (a key listed twice matches nothing more), with
 /// their placeholders numbered from `?{first}`. No keys, no list: the

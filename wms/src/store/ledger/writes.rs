@@ -34,12 +34,13 @@ pub(super) fn insert_movements_once(
 /// The statements that insert `ms`' rows, a block each, `tail` after
 /// their rows.
 fn movement_rows(ms: &[&Movement], tail: &str) -> Vec<(String, Vec<depot_sql::Value>)> {
-    const COLUMNS: usize = 14;
-    let mut out = Vec::new();
-    for block in crate::store::rows::blocks(ms.len()) {
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
-        for m in &ms[block.clone()] {
-            args.extend([
+    crate::store::rows::insert_blocks(
+        "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
+                                      actor, origin, at, lot, expiry)",
+        tail,
+        ms,
+        |m| {
+            [
                 m.id.0.to_string().into(),
                 m.business_id.0.into(),
                 m.item_id.0.into(),
@@ -54,17 +55,9 @@ fn movement_rows(ms: &[&Movement], tail: &str) -> Vec<(String, Vec<depot_sql::Va
                 ts(&m.at).into(),
                 m.lot.clone().into(),
                 m.expiry.map(|d| d.to_string()).into(),
-            ]);
-        }
-        let sql = format!(
-            "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
-                                          actor, origin, at, lot, expiry)
-             VALUES {}{tail}",
-            crate::store::rows::values(1, block.len(), COLUMNS)
-        );
-        out.push((sql, args));
-    }
-    out
+            ]
+        },
+    )
 }
 
 /// A lot's on-hand, and its expiry where `expiry` names one.
@@ -139,27 +132,23 @@ pub(super) fn put_bin(
 /// on-hand it left: the books and the floor disagree. In blocks, sent
 /// without waiting.
 pub(super) fn discrepancies(conn: &Db, short: &[(&Movement, i64)]) -> Result<()> {
-    const COLUMNS: usize = 6;
-    for block in crate::store::rows::blocks(short.len()) {
-        let mut args: Vec<depot_sql::Value> = Vec::with_capacity(block.len() * COLUMNS);
-        for (m, on_hand) in &short[block.clone()] {
-            args.extend([
+    let statements = crate::store::rows::insert_blocks(
+        "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)",
+        "",
+        short,
+        |(m, on_hand)| {
+            [
                 m.business_id.0.into(),
                 m.item_id.0.into(),
                 m.warehouse_id.0.into(),
                 m.id.0.to_string().into(),
                 (*on_hand).into(),
                 ts(&m.at).into(),
-            ]);
-        }
-        conn.execute_later(
-            &format!(
-                "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)
-                 VALUES {}",
-                crate::store::rows::values(1, block.len(), COLUMNS)
-            ),
-            &depot_sql::params_from_iter(&args),
-        )?;
+            ]
+        },
+    );
+    for (sql, args) in statements {
+        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
     }
     Ok(())
 }
