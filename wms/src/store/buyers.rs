@@ -235,7 +235,7 @@ fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys, new: boo
     // In blocks of rows (`store::rows`): a statement a block, not a term.
     let terms = terms(nk.as_deref(), ek.as_deref(), pk.as_deref());
     let statements = super::rows::insert_blocks(
-        "INSERT INTO buyer_terms (business_id, kind, term, buyer_id)",
+        "buyer_terms (business_id, kind, term, buyer_id)",
         "",
         &terms,
         |(kind, term)| {

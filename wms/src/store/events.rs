@@ -115,7 +115,7 @@ pub fn append_remote(conn: &Db, e: &RemoteEvent) -> Result<bool> {
 /// named twice is new the first time only.
 pub fn append_remote_many(conn: &Db, es: &[&RemoteEvent]) -> Result<Vec<bool>> {
     let statements = super::rows::insert_blocks(
-        "INSERT INTO events (id, origin, business_id, kind, payload, at, remote_seq)",
+        "events (id, origin, business_id, kind, payload, at, remote_seq)",
         " ON CONFLICT DO NOTHING RETURNING id",
         es,
         |e| {

@@ -161,7 +161,7 @@ fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
     }
     // In blocks of rows (`store::rows`): a statement a block, not a line.
     let statements = super::rows::insert_blocks(
-        "INSERT INTO order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)",
+        "order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)",
         "",
         lines,
         |l| {

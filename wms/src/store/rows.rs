@@ -52,10 +52,11 @@ pub fn values(first: usize, rows: usize, columns: usize) -> String {
 }
 
 /// The statements that insert `rows` in blocks ([`blocks`]), each with
-/// its values: `head` names the table and its `N` columns, `tail` follows
-/// the rows (`ON CONFLICT …`, `RETURNING …`), `values` gives a row's.
+/// its values: `into` names the table and its `N` columns (`t (a, b)`),
+/// `tail` follows the rows (`ON CONFLICT …`, `RETURNING …`), `values_of`
+/// gives a row's.
 pub fn insert_blocks<T, const N: usize>(
-    head: &str,
+    into: &str,
     tail: &str,
     rows: &[T],
     values_of: impl Fn(&T) -> [depot_sql::Value; N],
@@ -63,7 +64,10 @@ pub fn insert_blocks<T, const N: usize>(
     blocks(rows.len())
         .into_iter()
         .map(|block| {
-            let sql = format!("{head} VALUES {}{tail}", values(1, block.len(), N));
+            let sql = format!(
+                "INSERT INTO {into} VALUES {}{tail}",
+                values(1, block.len(), N)
+            );
             let args = rows[block].iter().flat_map(&values_of).collect();
             (sql, args)
         })

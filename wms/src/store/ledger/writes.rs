@@ -35,8 +35,8 @@ pub(super) fn insert_movements_once(
 /// their rows.
 fn movement_rows(ms: &[&Movement], tail: &str) -> Vec<(String, Vec<depot_sql::Value>)> {
     crate::store::rows::insert_blocks(
-        "INSERT INTO stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
-                                      actor, origin, at, lot, expiry)",
+        "stock_movements (id, business_id, item_id, warehouse_id, location, delta, reason, ref, note,
+                          actor, origin, at, lot, expiry)",
         tail,
         ms,
         |m| {
@@ -133,7 +133,7 @@ pub(super) fn put_bin(
 /// without waiting.
 pub(super) fn discrepancies(conn: &Db, short: &[(&Movement, i64)]) -> Result<()> {
     let statements = crate::store::rows::insert_blocks(
-        "INSERT INTO stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)",
+        "stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)",
         "",
         short,
         |(m, on_hand)| {
