@@ -213,7 +213,7 @@ impl Default for Broker {
     fn default() -> Self {
         Self {
             url: "mqtt://127.0.0.1:1883".into(),
-            window: 2000,
+            window: 4000,
             resend_after_secs: 15,
             ca_file: None,
             client_cert_file: None,
