@@ -190,14 +190,25 @@ impl Daemon {
             stopping.stopping();
         };
         let served = http::server::serve(listener, router, settings.http, shutdown).await;
-        pruner.abort();
-        dispatcher.abort();
-        retention.abort();
-        keys.abort();
-        announcer.abort();
-        backorders.abort();
-        for task in [watchdog, informer, connectors].into_iter().flatten() {
+        // Stopped, and waited for: a task stopped only at its next await
+        // could still read once the caller has closed the database, and
+        // log the closed pool as an error.
+        let tasks = [
+            Some(pruner),
+            Some(dispatcher),
+            Some(retention),
+            Some(keys),
+            Some(announcer),
+            Some(backorders),
+            watchdog,
+            informer,
+            connectors,
+        ];
+        for task in tasks.iter().flatten() {
             task.abort();
+        }
+        for task in tasks.into_iter().flatten() {
+            let _ = task.await;
         }
         Ok(served?)
     }
