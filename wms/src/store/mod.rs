@@ -91,6 +91,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(44, include_str!("schema/044_order_versions.sql")),
     Migration::new(45, include_str!("schema/045_order_indexes_partial.sql")),
     Migration::new(46, include_str!("schema/046_conflicts_counted.sql")),
+    Migration::new(47, include_str!("schema/047_ledger_keys_unchecked.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -120,6 +121,10 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(
         46,
         include_str!("schema/postgres/046_conflicts_counted.sql"),
+    ),
+    Migration::new(
+        47,
+        include_str!("schema/postgres/047_ledger_keys_unchecked.sql"),
     ),
 ];
 

@@ -51,3 +51,51 @@ fn sqlite_and_postgres_schemas_agree() -> Result<(), Box<dyn std::error::Error>>
     }
     Ok(())
 }
+
+/// On PostgreSQL a stock movement's item and warehouse are not checked row
+/// by row (migration 047: a locking read each); what keeps the ledger
+/// whole is that every movement is booked with its level, whose keys are.
+/// Those keys must stay, and a level of an item or a warehouse that does
+/// not exist must not commit.
+#[test]
+fn a_movements_item_and_warehouse_stay_checked_through_its_level()
+-> Result<(), Box<dyn std::error::Error>> {
+    let Some(database) = pg::migrated(POSTGRES_MIGRATIONS) else {
+        return Ok(());
+    };
+    let postgres = database.connect();
+    let keys = |table: &str| -> Result<Vec<String>, depot_sql::Error> {
+        postgres.query_map(
+            "SELECT confrelid::regclass::text FROM pg_constraint
+             WHERE contype = 'f' AND conrelid::regclass::text = ?1 ORDER BY 1",
+            params![table],
+            |r| r.get(0),
+        )
+    };
+    assert_eq!(keys("stock_levels")?, ["items", "warehouses"]);
+    assert_eq!(keys("stock_movements")?, Vec::<String>::new());
+
+    postgres.execute_batch(
+        "INSERT INTO businesses (id, name, currency, timezone, created_at)
+             VALUES (1, 'Βήτα', 'EUR', 'UTC', 'x');
+         INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
+             VALUES (1, 1, 'Б', 'Б', '{}', 0, 'x');
+         INSERT INTO items (id, business_id, sku, name, created_at, updated_at)
+             VALUES (1, 1, 'Ψ-1', 'Ψ', 'x', 'x');",
+    )?;
+    let level = "INSERT INTO stock_levels (item_id, warehouse_id, business_id, on_hand)
+                 VALUES (?1, ?2, 1, 5)";
+    for (item, warehouse) in [(999_i64, 1_i64), (1, 999)] {
+        let refused = postgres.execute(level, params![item, warehouse]);
+        assert_eq!(
+            refused
+                .as_ref()
+                .err()
+                .and_then(depot_sql::Error::constraint),
+            Some(depot_sql::Constraint::ForeignKey),
+            "a level of item {item} in warehouse {warehouse}: {refused:?}"
+        );
+    }
+    postgres.execute(level, params![1_i64, 1_i64])?;
+    Ok(())
+}
