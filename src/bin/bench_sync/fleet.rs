@@ -374,6 +374,13 @@ pub async fn bench(
             .map(|b| format!(", Mosquitto {:.2}", busy(b)))
             .unwrap_or_default()
     );
+    if let Some(machine) = c.machine {
+        println!(
+            "the machine during the drain (every process, the database server's included): {:.2} cores busy, {:.0} µs an event",
+            busy(machine),
+            machine * 1e6 / total.max(1) as f64
+        );
+    }
     if per_business > 1 {
         println!(
             "downlinks: every edge held every change of its business (up to {} other edges' {events} events each) {:.2} s after the links started",

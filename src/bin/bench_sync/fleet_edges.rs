@@ -71,6 +71,8 @@ pub(super) struct Cpu {
     pub(super) runtime: f64,
     pub(super) other: f64,
     pub(super) broker: Option<f64>,
+    /// Every process on the machine, the database server's included.
+    pub(super) machine: Option<f64>,
 }
 
 /// The name of the engine's writer threads (`depot_wms::writer`).
@@ -84,6 +86,7 @@ impl Cpu {
         after: &[(u32, String, u64)],
         watched: &Watched,
         broker: Option<u64>,
+        machine: Option<u64>,
     ) -> Self {
         let was: HashMap<u32, u64> = before.iter().map(|(t, _, n)| (*t, *n)).collect();
         let mut cpu = Cpu::default();
@@ -105,6 +108,9 @@ impl Cpu {
             (Some(b), Some(n)) => Some(n.saturating_sub(b) as f64 / TICKS),
             _ => None,
         };
+        cpu.machine = machine
+            .zip(rig::machine_busy())
+            .map(|(b, n)| n.saturating_sub(b) as f64 / TICKS);
         cpu
     }
 }
@@ -228,6 +234,7 @@ pub(super) async fn drain_all(
     };
     let threads_before = rig::thread_times();
     let broker_before = watched.broker.and_then(rig::process_time);
+    let machine_before = rig::machine_busy();
     let started = Instant::now();
     if let Some(uplink) = &uplink {
         uplink.up();
@@ -299,6 +306,7 @@ pub(super) async fn drain_all(
         &rig::thread_times(),
         watched,
         broker_before,
+        machine_before,
     );
     polls.sort();
     let poll = (

@@ -260,6 +260,22 @@ pub fn thread_times() -> Vec<(u32, String, u64)> {
         .collect()
 }
 
+/// Clock ticks every core of the machine has spent busy (user, nice,
+/// system, irq and softirq of /proc/stat's `cpu` line): with a
+/// PostgreSQL cloud, its server's work is in processes of its own.
+pub fn machine_busy() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    // user nice system idle iowait irq softirq …
+    let busy = [0, 1, 2, 5, 6].iter().filter_map(|&i| fields.get(i)).sum();
+    Some(busy)
+}
+
 /// CPU time (clock ticks) of process `pid`, children not included.
 pub fn process_time(pid: u32) -> Option<u64> {
     stat_times(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?).map(|(_, t)| t)
