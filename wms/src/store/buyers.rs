@@ -234,9 +234,9 @@ fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys, new: boo
     }
     // In blocks of rows (`store::rows`): a statement a block, not a term.
     let terms = terms(nk.as_deref(), ek.as_deref(), pk.as_deref());
-    let statements = super::rows::insert_blocks(
+    Ok(super::rows::insert_later(
+        conn,
         "buyer_terms (business_id, kind, term, buyer_id)",
-        "",
         &terms,
         |(kind, term)| {
             [
@@ -246,11 +246,7 @@ fn index(conn: &Db, business: BusinessId, id: i64, (nk, ek, pk): &Keys, new: boo
                 id.into(),
             ]
         },
-    );
-    for (sql, args) in statements {
-        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
-    }
-    Ok(())
+    )?)
 }
 
 const COLS: &str =

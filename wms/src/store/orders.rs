@@ -160,9 +160,9 @@ fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
         super::count_within("quantity", l.quantity)?;
     }
     // In blocks of rows (`store::rows`): a statement a block, not a line.
-    let statements = super::rows::insert_blocks(
+    Ok(super::rows::insert_later(
+        conn,
         "order_lines (order_id, line_no, item_id, sku, name, quantity, unit_price_cents)",
-        "",
         lines,
         |l| {
             [
@@ -175,11 +175,7 @@ fn insert_lines(conn: &Db, id: OrderId, lines: &[OrderLine]) -> Result<()> {
                 l.unit_price.cents().into(),
             ]
         },
-    );
-    for (sql, args) in statements {
-        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
-    }
-    Ok(())
+    )?)
 }
 
 /// Sets the status; an order leaving pending no longer waits as a

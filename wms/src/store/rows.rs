@@ -74,6 +74,20 @@ pub fn insert_blocks<T, const N: usize>(
         .collect()
 }
 
+/// Inserts `rows` in blocks ([`insert_blocks`], no tail), each statement
+/// sent without waiting for its answer (`Db::execute_later`).
+pub fn insert_later<T, const N: usize>(
+    conn: &depot_sql::Db,
+    into: &str,
+    rows: &[T],
+    values_of: impl Fn(&T) -> [depot_sql::Value; N],
+) -> depot_sql::Result<()> {
+    for (sql, args) in insert_blocks(into, "", rows, values_of) {
+        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
+    }
+    Ok(())
+}
+
 /// The keys of an `IN (…)` list, padded to the next power of two by
 /// repeating the last (a key listed twice matches nothing more), with
 /// their placeholders numbered from `?{first}`. No keys, no list: the

@@ -132,9 +132,9 @@ pub(super) fn put_bin(
 /// on-hand it left: the books and the floor disagree. In blocks, sent
 /// without waiting.
 pub(super) fn discrepancies(conn: &Db, short: &[(&Movement, i64)]) -> Result<()> {
-    let statements = crate::store::rows::insert_blocks(
+    Ok(crate::store::rows::insert_later(
+        conn,
         "stock_discrepancies (business_id, item_id, warehouse_id, movement_id, on_hand, at)",
-        "",
         short,
         |(m, on_hand)| {
             [
@@ -146,9 +146,5 @@ pub(super) fn discrepancies(conn: &Db, short: &[(&Movement, i64)]) -> Result<()>
                 ts(&m.at).into(),
             ]
         },
-    );
-    for (sql, args) in statements {
-        conn.execute_later(&sql, &depot_sql::params_from_iter(&args))?;
-    }
-    Ok(())
+    )?)
 }
