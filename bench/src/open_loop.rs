@@ -126,11 +126,11 @@ where
 pub async fn answered(req: reqwest::RequestBuilder) -> Result<(), String> {
     let resp = req.send().await.map_err(|e| e.to_string())?;
     let status = resp.status();
-    let body = resp.text().await.map_err(|e| e.to_string())?;
+    let body = resp.bytes().await.map_err(|e| e.to_string())?;
     if status.is_success() {
         Ok(())
     } else {
-        Err(format!("{status}: {body:.300}"))
+        Err(crate::closed_loop::failure(status, &body))
     }
 }
 
