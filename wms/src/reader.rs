@@ -31,6 +31,25 @@ impl Source {
     }
 }
 
+/// Runs `f` in one read transaction on SQLite: a list's total, its count
+/// and its page then come from the same commit, and the WAL's read lock
+/// (two `fcntl` calls) is taken once for the read rather than once per
+/// statement. On PostgreSQL each statement stays its own transaction: one
+/// more round trip each way would cost more than it saves.
+fn in_one_snapshot<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    if conn.dialect() != depot_sql::Dialect::Sqlite {
+        return f(conn);
+    }
+    conn.execute("BEGIN", depot_sql::params![])?;
+    let result = f(conn);
+    // A read-only transaction has nothing to undo: ending it releases the
+    // snapshot whether `f` succeeded or not.
+    let ended = conn.execute("COMMIT", depot_sql::params![]);
+    let value = result?;
+    ended?;
+    Ok(value)
+}
+
 #[derive(Clone)]
 pub struct Reader {
     source: Arc<Source>,
@@ -75,7 +94,7 @@ impl Reader {
                     conn
                 }
             };
-            let result = f(&conn);
+            let result = in_one_snapshot(&conn, f);
             if let Ok(mut idle) = this.idle.lock() {
                 idle.push(conn);
             }

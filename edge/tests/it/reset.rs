@@ -81,15 +81,18 @@ async fn status(wms: &Wms, caller: Caller, o: OrderId, to: OrderStatus) {
         .expect("status");
 }
 
-/// A consistent copy of a live database, as a backup is.
-async fn backup(wms: &Wms, to: &Path) {
-    std::fs::create_dir_all(to.parent().expect("parent")).expect("backup dir");
-    let to = to.display().to_string();
-    wms.read(move |conn| {
-        conn.execute("VACUUM INTO ?1", &[&to])?;
-        Ok(())
+/// A consistent copy of a live database, taken as the edge's backups are
+/// (`copy_live`: one read transaction from the first page to the last).
+async fn backup(from: &Path, to: &Path) {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).expect("backup dir");
+    }
+    let (from, to) = (from.to_owned(), to.to_owned());
+    tokio::task::spawn_blocking(move || {
+        depot_wms::database::copy_live(&from, &to, 1024, std::time::Duration::ZERO, |_, _| {})
     })
     .await
+    .expect("backup task")
     .expect("backup");
 }
 
@@ -160,7 +163,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
 
     // The backup; then more work at the edge, all acknowledged by A and
     // the edge's cursor at A's head.
-    backup(&a, &dir.path().join("b").join("cloud.db")).await;
+    backup(&settings.database(), &dir.path().join("b").join("cloud.db")).await;
     adjust(ew, caller, w, "A", 5).await;
     adjust(ew, caller, w, "B", -1).await;
     status(ew, caller, o1, OrderStatus::Packed).await;

@@ -262,6 +262,42 @@ async fn counts_past_the_threshold_are_reused_for_a_bounded_time() {
     assert_eq!(again.total, n as u64 + 5);
 }
 
+/// On SQLite a read is one transaction: a list's total, count and page
+/// come from the same commit, even when another commits between its
+/// statements. (On PostgreSQL each statement is its own: `reader.rs`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_sees_one_commit_from_its_first_statement_to_its_last() {
+    let s = shop().await;
+    if s._database.is_some() {
+        return;
+    }
+    order(&s, "web", "Α-1", "2026-10-01T08:00:00Z").await;
+    let (wms, caller) = (s.wms.clone(), s.caller);
+    let runtime = tokio::runtime::Handle::current();
+    let count = "SELECT COUNT(*) FROM orders";
+    let (before, after) = s
+        .wms
+        .read(move |conn| {
+            let before: i64 = conn.query_value(count, &[])?;
+            // A commit between the read's two statements.
+            let req = serde_json::from_value(json!({"channel": "web", "external_ref": "Α-2",
+                "lines": [{"sku": "ΒΙΒΛΙΟ-1", "quantity": 1}]}))
+            .expect("order");
+            runtime.block_on(wms.create_order(caller, req))?;
+            let after: i64 = conn.query_value(count, &[])?;
+            Ok((before, after))
+        })
+        .await
+        .expect("read");
+    assert_eq!((before, after), (1, 1));
+    let next: i64 = s
+        .wms
+        .read(move |conn| Ok(conn.query_value(count, &[])?))
+        .await
+        .expect("read");
+    assert_eq!(next, 2, "the next read sees the commit");
+}
+
 /// The order list as the API writes it (each order kept as written at its
 /// version) says what the orders read in full say, order by order.
 pub(crate) async fn written_list_is_current(wms: &Wms, business: BusinessId) {
