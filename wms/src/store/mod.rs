@@ -266,6 +266,8 @@ pub fn gather_statistics(db: &Db) -> Result<()> {
 /// bound in a range changes: every list page and most writes, measured at
 /// a tenth of a list's cost. The per-index figures are what choose the
 /// right index; the samples go, and the planner reloads what is left.
+/// (Every connection now also plans without the values bound, see
+/// `configure`, so samples could no longer be matched against them.)
 pub fn sqlite_statistics(db: &Db, analysis: &str) -> Result<()> {
     db.execute_batch(analysis)?;
     let samples: i64 = db.query_value(
