@@ -32,4 +32,20 @@ pub fn logs() {
     }
 }
 
+/// A consistent copy of the live SQLite database at `from` into `to`
+/// (its directory made), taken as the edge's backups are (`copy_live`: one
+/// read transaction from the first page to the last).
+pub async fn backup(from: &std::path::Path, to: &std::path::Path) {
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir).expect("backup dir");
+    }
+    let (from, to) = (from.to_owned(), to.to_owned());
+    tokio::task::spawn_blocking(move || {
+        depot_wms::database::copy_live(&from, &to, 1024, std::time::Duration::ZERO, |_, _| {})
+    })
+    .await
+    .expect("backup task")
+    .expect("backup");
+}
+
 pub use wait::{PATIENCE, eventually, eventually_seen, eventually_some, eventually_within};

@@ -21,7 +21,6 @@ use depot_testkit::seed;
 use depot_testkit::{events::event_ids, eventually};
 use depot_wms::Wms;
 use serde_json::json;
-use std::path::Path;
 use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -79,21 +78,6 @@ async fn status(wms: &Wms, caller: Caller, o: OrderId, to: OrderStatus) {
     wms.set_order_status(caller, o, to, None)
         .await
         .expect("status");
-}
-
-/// A consistent copy of a live database, taken as the edge's backups are
-/// (`copy_live`: one read transaction from the first page to the last).
-async fn backup(from: &Path, to: &Path) {
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir).expect("backup dir");
-    }
-    let (from, to) = (from.to_owned(), to.to_owned());
-    tokio::task::spawn_blocking(move || {
-        depot_wms::database::copy_live(&from, &to, 1024, std::time::Duration::ZERO, |_, _| {})
-    })
-    .await
-    .expect("backup task")
-    .expect("backup");
 }
 
 async fn head(wms: &Wms) -> i64 {
@@ -163,7 +147,7 @@ async fn a_cloud_restored_from_a_backup_and_the_edge_converge() {
 
     // The backup; then more work at the edge, all acknowledged by A and
     // the edge's cursor at A's head.
-    backup(&settings.database(), &dir.path().join("b").join("cloud.db")).await;
+    depot_testkit::backup(&settings.database(), &dir.path().join("b").join("cloud.db")).await;
     adjust(ew, caller, w, "A", 5).await;
     adjust(ew, caller, w, "B", -1).await;
     status(ew, caller, o1, OrderStatus::Packed).await;

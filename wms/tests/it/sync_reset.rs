@@ -13,7 +13,6 @@ use depot_protocol::{BusinessId, ItemId, WarehouseId};
 use depot_wms::Wms;
 use depot_wms::sync::{PageOutcome, Sighting};
 use serde_json::json;
-use std::path::Path;
 
 const EDGE: &str = "rs-1";
 
@@ -72,21 +71,6 @@ async fn adjust(wms: &Wms, caller: Caller, w: WarehouseId, delta: i64) {
     wms.adjust(caller, req).await.expect("adjust");
 }
 
-/// A consistent copy of a live database, taken as the edge's backups are
-/// (`copy_live`: one read transaction from the first page to the last).
-async fn backup(from: &Path, to: &Path) {
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir).expect("backup dir");
-    }
-    let (from, to) = (from.to_owned(), to.to_owned());
-    tokio::task::spawn_blocking(move || {
-        depot_wms::database::copy_live(&from, &to, 1024, std::time::Duration::ZERO, |_, _| {})
-    })
-    .await
-    .expect("backup task")
-    .expect("backup");
-}
-
 #[tokio::test]
 async fn a_cloud_restored_from_a_backup_is_reloaded_and_sent_everything_again() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -124,7 +108,7 @@ async fn a_cloud_restored_from_a_backup_is_reloaded_and_sent_everything_again() 
     assert!(pull(&cloud_a, b.id, &edge).await > 0);
 
     // The backup is taken; the edge works on and syncs with cloud A.
-    backup(&dir.path().join("a.db"), &dir.path().join("b.db")).await;
+    depot_testkit::backup(&dir.path().join("a.db"), &dir.path().join("b.db")).await;
     for delta in [3, 4, 5] {
         adjust(&edge, caller, w, delta).await;
     }
