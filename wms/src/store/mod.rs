@@ -630,20 +630,15 @@ mod tests {
             let conn = db.as_sqlite().expect("sqlite");
             for sql in [
                 "SELECT id FROM orders WHERE business_id = ?1 AND status = ?2 ORDER BY created_at DESC LIMIT ?3",
-                "SELECT id FROM print_jobs WHERE printer_id = ?1 AND status = ?2",
+                "SELECT id FROM print_jobs WHERE printer_id = ?1 AND status = ?2 ORDER BY created_at LIMIT ?3",
             ] {
                 for (i, status) in ["confirmed", "Επιβεβαιωμένη", "queued", "confirmed"]
                     .into_iter()
                     .enumerate()
                 {
                     let mut stmt = conn.prepare_cached(sql)?;
-                    let bound: Vec<&dyn rusqlite::ToSql> = if sql.contains("?3") {
-                        vec![&1, &status, &50]
-                    } else {
-                        vec![&1, &status]
-                    };
                     let _ = stmt
-                        .query_map(bound.as_slice(), |r| r.get::<_, i64>(0))?
+                        .query_map(rusqlite::params![1, status, 50], |r| r.get::<_, i64>(0))?
                         .count();
                     let planned_again = stmt.get_status(rusqlite::StatementStatus::RePrepare);
                     assert_eq!(planned_again, 0, "{sql} after {} runs", i + 1);
