@@ -7,7 +7,9 @@
 //! to the row or its lines (migration 044), so a kept rendering is reused
 //! only while the order is exactly as rendered, whichever path, node or
 //! instance changed it. Each engine keeps its own; none is shared between
-//! databases.
+//! databases. The list's page asks only for ids and versions, which its
+//! two main indexes hold (migration 048), and reads in full only the
+//! orders not kept at their version.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

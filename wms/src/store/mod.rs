@@ -92,6 +92,7 @@ pub const MIGRATIONS: &[Migration] = &[
     Migration::new(45, include_str!("schema/045_order_indexes_partial.sql")),
     Migration::new(46, include_str!("schema/046_conflicts_counted.sql")),
     Migration::new(47, include_str!("schema/047_ledger_keys_unchecked.sql")),
+    Migration::new(48, include_str!("schema/048_order_versions_indexed.sql")),
 ];
 
 /// The schema on PostgreSQL: SQLite's migrations up to 031 as one
@@ -125,6 +126,10 @@ pub const POSTGRES_MIGRATIONS: &[Migration] = &[
     Migration::new(
         47,
         include_str!("schema/postgres/047_ledger_keys_unchecked.sql"),
+    ),
+    Migration::new(
+        48,
+        include_str!("schema/postgres/048_order_versions_indexed.sql"),
     ),
 ];
 
@@ -449,6 +454,26 @@ impl ListQuery {
         Ok(n)
     }
 
+    /// Narrows the list to the rows after a cursor's key `values`.
+    fn after(&mut self, order: Order, values: Vec<depot_sql::Value>) {
+        self.from.push_str(" AND ");
+        self.from.push_str(&order.after());
+        self.args.extend(values);
+    }
+
+    /// The page's statement: `select`, then the keys of `order` (they ride
+    /// after the row's own columns, where its reader does not look), its
+    /// limit and offset the last two arguments.
+    fn page_sql(&self, select: &str, order: Order) -> String {
+        let keys: Vec<_> = order.keys.iter().map(|k| k.expr()).collect();
+        format!(
+            "SELECT {select}, {}{} ORDER BY {} LIMIT ? OFFSET ?",
+            keys.join(", "),
+            self.from,
+            order.order_by()
+        )
+    }
+
     /// Reads the page in `order`, with the business's rows of `table`
     /// (from `row_counts`), the rows the filters match, and the cursor
     /// after the page's last row when the page is full. `table` also names
@@ -481,30 +506,21 @@ impl ListQuery {
         };
         let start = match after {
             Some(values) => {
-                self.from.push_str(" AND ");
-                self.from.push_str(&order.after());
-                self.args.extend(values);
+                self.after(order, values);
                 0
             }
             None => page.start,
         };
         self.args.push((page.length as i64).into());
         self.args.push((start as i64).into());
-        // The keys ride after the row's own columns, where its reader does
-        // not look.
-        let keys: Vec<_> = order.keys.iter().map(|k| k.expr()).collect();
-        let stmt = &format!(
-            "SELECT {select}, {}{} ORDER BY {} LIMIT ? OFFSET ?",
-            keys.join(", "),
-            self.from,
-            order.order_by()
-        );
+        let keys = order.keys.len();
+        let stmt = &self.page_sql(select, order);
         let mut rows = Vec::new();
         let mut last = Vec::new();
         conn.query_each(stmt, &params_from_iter(&self.args), |r| {
             rows.push(row(r)?);
             if rows.len() as u64 == page.length {
-                let first = r.column_count() - keys.len();
+                let first = r.column_count() - keys;
                 last = (first..r.column_count())
                     .map(|i| r.get::<depot_sql::Value>(i))
                     .collect::<depot_sql::Result<_>>()?;
