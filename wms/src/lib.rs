@@ -437,6 +437,11 @@ impl Wms {
         self.inner.writer.stats()
     }
 
+    /// How the read pool's brief reads went ([`Reader::read_brief`]).
+    pub fn brief_read_stats(&self) -> &reader::BriefStats {
+        self.inner.reader.brief_stats()
+    }
+
     /// Runs `f` in the writer's transaction; answers after the commit.
     /// Under a request with an `Idempotency-Key` ([`idempotency`]), the
     /// key is recorded in the same transaction. `f` may write anything:

@@ -543,7 +543,21 @@ impl Wms {
         page: Page,
     ) -> Result<depot_protocol::Listed<std::sync::Arc<str>>> {
         let rendered = self.inner.rendered.clone();
-        self.read(move |conn| sql::list_json(conn, business, &filter, page, &rendered))
-            .await
+        let kept = rendered.clone();
+        // The page of ids and versions is brief; writing orders is not, and
+        // goes to the pool.
+        let listed = self
+            .inner
+            .reader
+            .read_brief(move |conn| sql::list_kept(conn, business, &filter, page.clone(), &kept))
+            .await?;
+        let stale = sql::not_kept(&listed);
+        let written = if stale.is_empty() {
+            Default::default()
+        } else {
+            self.read(move |conn| sql::written_now(conn, business, &stale, &rendered))
+                .await?
+        };
+        Ok(sql::with_written(listed, &written))
     }
 }

@@ -465,6 +465,20 @@ async fn run(
     for (what, before, after) in batching {
         print_batching(what, before, after);
     }
+    // Whether the list's pages were read on the server's own threads, as
+    // meant, or overran their budget and went to the read pool.
+    let (answered, overran) = engines.iter().fold((0, 0), |(a, o), wms| {
+        let s = wms.brief_read_stats();
+        (
+            a + s.answered.load(Ordering::Relaxed),
+            o + s.overran.load(Ordering::Relaxed),
+        )
+    });
+    if answered + overran > 0 {
+        println!(
+            "brief reads: {answered} within their budget, {overran} overran it and went to the pool"
+        );
+    }
     if let Some(feed) = feed {
         println!(
             "channel edit: every item's figure recomputed in {:.0} ms; the change feed read {} changed items in {} pages in {:.0} ms = {:.0} items/s",

@@ -87,6 +87,17 @@ impl Metrics {
             "Calls to the event log (GET /v1/events/{business_id}/list with wait) waiting for an event",
             self.inner.wms.long_polls_waiting(),
         );
+        let brief = self.inner.wms.brief_read_stats();
+        now.counter(
+            "depot_reads_brief",
+            "Reads answered on the request's own thread within their time budget (a list's page)",
+            brief.answered.load(std::sync::atomic::Ordering::Relaxed),
+        );
+        now.counter(
+            "depot_reads_brief_overran",
+            "Brief reads interrupted at their time budget and run again on the read pool",
+            brief.overran.load(std::sync::atomic::Ordering::Relaxed),
+        );
         let stats = self.inner.wms.writer_stats();
         now.counter(
             "depot_writer_refused_full",
@@ -244,6 +255,28 @@ mod tests {
         );
         let text = metrics.render(&Scrape::default()).expect("render");
         assert!(text.ends_with("# EOF\n"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn brief_reads_are_counted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let wms = Wms::open(&dir.path().join("m.db"), "test").expect("open");
+        let metrics = Metrics::new(&wms);
+        // The first opens the pool's connection, on the pool; the second
+        // finds it idle and reads on this thread.
+        for _ in 0..2 {
+            wms.list_orders_json(
+                depot_protocol::BusinessId(1),
+                crate::orders::OrderFilter::default(),
+                depot_protocol::Page::default(),
+            )
+            .await
+            .expect("list");
+        }
+        let s =
+            exposition::parse(&metrics.render(&Scrape::default()).expect("render")).expect("parse");
+        assert_eq!(value(&s, "depot_reads_brief_total", &[]), Some(1.0));
+        assert_eq!(value(&s, "depot_reads_brief_overran_total", &[]), Some(0.0));
     }
 
     #[test]

@@ -470,59 +470,61 @@ pub fn list(
 }
 
 /// The same page as [`list`], each order as the JSON the API answers for
-/// it: taken from `rendered` where it holds the order at the version the
-/// row has, and otherwise read in full (lines too), written and kept
-/// there. The page itself asks only for ids and versions, which the
-/// status and date indexes hold (migration 048): a page of orders that
-/// did not change is read from the index alone on SQLite.
-pub fn list_json(
+/// it where `rendered` holds it at the version the row has, and otherwise
+/// as the order's id, to read with [`written_now`]. The page asks only
+/// for ids and versions, which the status and date indexes hold (migration
+/// 048): on SQLite it is read from the index alone, a brief read.
+pub fn list_kept(
     conn: &Db,
     business: BusinessId,
     f: &OrderFilter,
     page: Page,
     rendered: &crate::rendered::Rendered,
-) -> Result<depot_protocol::Listed<std::sync::Arc<str>>> {
-    use std::sync::Arc;
-    // Each slot of the page: the JSON kept, or the id of an order to read.
-    let listed = filtered(conn, business, f).run(
-        conn,
-        "orders",
-        "id, version",
-        NEWEST_FIRST,
-        page,
-        |r| {
-            let (id, version): (i64, i64) = (r.get(0)?, r.get(1)?);
-            Ok(rendered.get(id, version).ok_or(id))
-        },
-    )?;
-    let stale: Vec<i64> = listed
+) -> Result<depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>> {
+    filtered(conn, business, f).run(conn, "orders", "id, version", NEWEST_FIRST, page, |r| {
+        let (id, version): (i64, i64) = (r.get(0)?, r.get(1)?);
+        Ok(rendered.get(id, version).ok_or(id))
+    })
+}
+
+/// The ids of a page from [`list_kept`] that are not kept.
+pub fn not_kept(
+    listed: &depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>,
+) -> Vec<i64> {
+    listed
         .rows
         .iter()
         .filter_map(|s| s.as_ref().err().copied())
-        .collect();
-    let written = written_now(conn, business, &stale, rendered)?;
-    // An order read again is written at the version it has now: on
-    // PostgreSQL, where each statement is its own snapshot, a later one
-    // than the page saw. An order gone since leaves its slot.
+        .collect()
+}
+
+/// A page from [`list_kept`] with the orders not kept taken from
+/// `written` ([`written_now`]). An order read again is written at the
+/// version it had then, which may be later than the page's (each read its
+/// own snapshot); an order gone since leaves its slot.
+pub fn with_written(
+    listed: depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>,
+    written: &std::collections::HashMap<i64, std::sync::Arc<str>>,
+) -> depot_protocol::Listed<std::sync::Arc<str>> {
     let rows = listed
         .rows
         .into_iter()
         .filter_map(|slot| match slot {
             Ok(json) => Some(json),
-            Err(id) => written.get(&id).map(Arc::clone),
+            Err(id) => written.get(&id).cloned(),
         })
         .collect();
-    Ok(depot_protocol::Listed {
+    depot_protocol::Listed {
         rows,
         total: listed.total,
         filtered: listed.filtered,
         cursor: listed.cursor,
-    })
+    }
 }
 
 /// Orders `ids` of `business` read in full, written as the API answers
 /// them and kept in `rendered` at the version read.
-fn written_now(
+pub fn written_now(
     conn: &Db,
     business: BusinessId,
     ids: &[i64],
