@@ -344,6 +344,13 @@ impl Order {
         format!("({}) {op} ({marks})", keys.join(", "))
     }
 
+    /// `k1 <= ?`: the bound on the first key that the rows after a
+    /// cursor's keep, on its own (see [`ListQuery::after`]).
+    fn first_bound(&self) -> String {
+        let op = if self.desc { "<=" } else { ">=" };
+        format!(" AND {} {op} ?", self.keys[0].expr())
+    }
+
     /// The cursor after a row whose keys are `values`: the list's name and
     /// the values, as base64url JSON. Opaque to callers; not a secret (it
     /// holds what the row shows).
@@ -401,6 +408,9 @@ impl Order {
 /// to the next page.
 pub struct ListQuery {
     from: String,
+    /// Where the filters start in `from`, after the business's condition
+    /// (its one argument).
+    filters_at: usize,
     args: Vec<depot_sql::Value>,
     business: depot_protocol::BusinessId,
     filtered: bool,
@@ -409,8 +419,10 @@ pub struct ListQuery {
 impl ListQuery {
     /// `from_where` ends with the business condition, `… WHERE x.business_id = ?`.
     pub fn new(from_where: &str, business: depot_protocol::BusinessId) -> Self {
+        let from = format!(" {from_where}");
         Self {
-            from: format!(" {from_where}"),
+            filters_at: from.len(),
+            from,
             args: vec![business.0.into()],
             business,
             filtered: false,
@@ -455,7 +467,17 @@ impl ListQuery {
     }
 
     /// Narrows the list to the rows after a cursor's key `values`.
+    /// SQLite does not walk an index from a row value (`(k1, k2) < (?,
+    /// ?)`): it starts from the first bound on `k1` the statement names,
+    /// and with a filter's own range on `k1` (a date range on the order
+    /// list) that is the filter's, so a page deep in the list read every
+    /// entry from the range's start to the cursor. The cursor's bound on
+    /// `k1` alone, named before every filter, is the one it starts from.
     fn after(&mut self, order: Order, values: Vec<depot_sql::Value>) {
+        if let Some(first) = values.first() {
+            self.from.insert_str(self.filters_at, &order.first_bound());
+            self.args.insert(1, first.clone());
+        }
         self.from.push_str(" AND ");
         self.from.push_str(&order.after());
         self.args.extend(values);

@@ -74,3 +74,76 @@ fn a_filter_without_an_index_of_versions_still_finds_its_rows_by_index() -> Resu
     assert_eq!(plan.len(), 1, "{plan:?}");
     Ok(())
 }
+
+/// SQLite's virtual machine steps to read the page of `f` after the
+/// cursor at the `depth`-th order (newest first) of 3,000 confirmed ones,
+/// one a minute.
+fn steps_after(f: &OrderFilter, depth: i64) -> Result<i32> {
+    let conn = crate::store::two_businesses()?;
+    conn.execute_batch(
+        "INSERT INTO warehouses (id, business_id, code, name, address, is_visible_sales, created_at)
+             VALUES (1, 1, 'Κ', 'Κεντρική', '{}', 1, 'x');
+         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000)
+         INSERT INTO orders (id, business_id, warehouse_id, channel, external_ref, status,
+             shipping_address, payments, currency, total_cents, created_at, updated_at)
+         SELECT i, 1, 1, 'ιστότοπος', 'Π-' || i, 'confirmed', '{}', '[]', 'EUR', 100,
+             strftime('%Y-%m-%dT%H:%M:%SZ', '2026-10-01', '+' || i || ' minutes'), 'x'
+         FROM n",
+    )?;
+    let (at, id): (String, i64) = conn.query_row(
+        "SELECT created_at, id FROM orders ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET ?1",
+        depot_sql::params![depth],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let mut q = filtered(&conn, BusinessId(1), f);
+    q.after(NEWEST_FIRST, vec![Value::from(at), Value::from(id)]);
+    let sql = q.page_sql("id, version", NEWEST_FIRST);
+    let mut args = q.args.clone();
+    args.extend([Value::from(50), Value::from(0)]);
+    let args = args.into_iter().map(|v| match v {
+        Value::Integer(i) => rusqlite::types::Value::Integer(i),
+        Value::Text(t) => rusqlite::types::Value::Text(t),
+        other => panic!("not a list's argument: {other:?}"),
+    });
+    let sqlite = conn.as_sqlite().expect("sqlite");
+    let mut stmt = sqlite.prepare(&sql)?;
+    let rows = stmt
+        .query_map(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    assert_eq!(rows.len(), 50, "{f:?} at {depth}");
+    assert_eq!(
+        rows[0],
+        id - 1,
+        "{f:?} at {depth}: the order after the cursor's"
+    );
+    Ok(stmt.get_status(rusqlite::StatementStatus::VmStep))
+}
+
+#[test]
+fn a_page_after_a_cursor_starts_reading_at_the_cursor() -> Result<()> {
+    let day = |d: &str| -> Timestamp { d.parse().expect("timestamp") };
+    let in_range = OrderFilter {
+        status: Some(OrderStatus::Confirmed),
+        from: Some(day("2026-09-01T00:00:00Z")),
+        to: Some(day("2026-12-01T00:00:00Z")),
+        ..OrderFilter::default()
+    };
+    for f in [
+        OrderFilter::default(),
+        in_range.clone(),
+        OrderFilter {
+            from: in_range.from,
+            to: in_range.to,
+            ..OrderFilter::default()
+        },
+    ] {
+        let (near, deep) = (steps_after(&f, 10)?, steps_after(&f, 2_900)?);
+        // A walk from the range's start to the cursor would take some
+        // thousands of steps more at 2,900 than at 10.
+        assert!(
+            deep < near + 200,
+            "{f:?}: {near} steps near the top, {deep} deep"
+        );
+    }
+    Ok(())
+}
