@@ -196,8 +196,7 @@ impl Reader {
 
     /// A permit and an open connection, if both are free now.
     fn idle_now(&self) -> Option<(tokio::sync::OwnedSemaphorePermit, Db)> {
-        let conn_is_sqlite = matches!(*self.source, Source::File(_));
-        if !conn_is_sqlite {
+        if !matches!(*self.source, Source::File(_)) {
             return None;
         }
         let permit = self.permits.clone().try_acquire_owned().ok()?;

@@ -471,8 +471,9 @@ impl ListQuery {
     /// ?)`): it starts from the first bound on `k1` the statement names,
     /// and with a filter's own range on `k1` (a date range on the order
     /// list) that is the filter's, so a page deep in the list read every
-    /// entry from the filter's bound to the cursor, as an offset does. The cursor's bound on
-    /// `k1` alone, named before every filter, is the one it starts from.
+    /// entry from the filter's bound to the cursor, as an offset does.
+    /// The cursor's bound on `k1` alone, named before every filter, is
+    /// the one it starts from.
     fn after(&mut self, order: Order, values: Vec<depot_sql::Value>) {
         if let Some(first) = values.first() {
             self.from.insert_str(self.filters_at, &order.first_bound());

@@ -469,6 +469,10 @@ pub fn list(
     Ok(listed)
 }
 
+/// A page of the order list as [`list_kept`] reads it: each order's JSON
+/// where it is kept, or its id where it is not.
+pub type KeptPage = depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>;
+
 /// The same page as [`list`], each order as the JSON the API answers for
 /// it where `rendered` holds it at the version the row has, and otherwise
 /// as the order's id, to read with [`written_now`]. The page asks only
@@ -480,7 +484,7 @@ pub fn list_kept(
     f: &OrderFilter,
     page: Page,
     rendered: &crate::rendered::Rendered,
-) -> Result<depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>> {
+) -> Result<KeptPage> {
     filtered(conn, business, f).run(conn, "orders", "id, version", NEWEST_FIRST, page, |r| {
         let (id, version): (i64, i64) = (r.get(0)?, r.get(1)?);
         Ok(rendered.get(id, version).ok_or(id))
@@ -488,9 +492,7 @@ pub fn list_kept(
 }
 
 /// The ids of a page from [`list_kept`] that are not kept.
-pub fn not_kept(
-    listed: &depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>,
-) -> Vec<i64> {
+pub fn not_kept(listed: &KeptPage) -> Vec<i64> {
     listed
         .rows
         .iter()
@@ -503,7 +505,7 @@ pub fn not_kept(
 /// version it had then, which may be later than the page's (each read its
 /// own snapshot); an order gone since leaves its slot.
 pub fn with_written(
-    listed: depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>,
+    listed: KeptPage,
     written: &std::collections::HashMap<i64, std::sync::Arc<str>>,
 ) -> depot_protocol::Listed<std::sync::Arc<str>> {
     let rows = listed
