@@ -288,6 +288,7 @@ async fn router(
             ratelimit::limit_public,
         ))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(http::panics::layer())
         .layer(http::trace::layer());
     let router = metrics::mount(router, &wms, link, settings.storage());
     Ok((router, limiter))

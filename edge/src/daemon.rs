@@ -207,6 +207,7 @@ fn router(wms: Wms, settings: &Settings, devices: Devices) -> Router {
         .layer(axum::Extension(devices.clone()))
         .layer(axum::Extension(probe.clone()))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(http::panics::layer())
         .layer(http::trace::layer());
     metrics::mount(router, &wms, devices, probe)
 }

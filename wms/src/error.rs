@@ -115,3 +115,13 @@ impl From<serde_json::Error> for WmsError {
 }
 
 pub type Result<T, E = WmsError> = std::result::Result<T, E>;
+
+/// What a caught panic said, for the log and the error it becomes: its
+/// message when it had one (`panic!` with text, `expect`, `unwrap`).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned())
+}

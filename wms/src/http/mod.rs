@@ -23,6 +23,7 @@ pub mod locations;
 pub mod orders;
 pub mod outbounds;
 pub mod packing;
+pub mod panics;
 pub mod picking;
 pub mod printers;
 pub mod putaway;

@@ -86,11 +86,7 @@ fn attempt(conn: &Db, e: &RemoteEvent, settled: bool) -> Applied {
         Ok(applied)
     }))
     .unwrap_or_else(|panic| {
-        let what = panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic".to_owned());
+        let what = crate::error::panic_text(panic.as_ref());
         Err(ApplyError::Failed(format!("a bug: {what}")))
     });
     match result {

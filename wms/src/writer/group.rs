@@ -40,8 +40,19 @@ pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 
 /// `f` in the savepoint `part` just opened; released after it, with the
 /// next job's opened in the same round trip when `next`.
+///
+/// A job that panics (a bug) is a job that failed: what it wrote is undone
+/// and it is answered as an internal error, while the rest of its group
+/// commits and the writer goes on. Unwound, the panic would end the
+/// writer's thread, and every write after it would fail until a restart.
 fn within<T>(conn: &Db, next: bool, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
-    let result = f(conn);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))).unwrap_or_else(
+        |panic| {
+            let what = crate::error::panic_text(panic.as_ref());
+            tracing::error!(panic = what, "a write panicked: it is undone and refused");
+            Err(WmsError::Internal(format!("a write panicked: {what}")))
+        },
+    );
     if is_autocommit(conn) {
         let failed = match &result {
             Err(e) => Failed {

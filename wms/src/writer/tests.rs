@@ -58,15 +58,23 @@ async fn nothing_is_committed_outside_the_group_commit() {
         })
         .await;
     assert!(kept.is_ok());
+    // Told outside the job: a panic inside it would be caught and
+    // answered as the job's failure, which this test expects anyway.
+    let autocommitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let seen = autocommitted.clone();
     let swallowed = w
-        .write(Lane::All, |c| {
+        .write(Lane::All, move |c| {
             // What SQLite does on a full disk or an I/O error.
             c.execute_batch("ROLLBACK")?;
-            let autocommitted = c.execute("INSERT INTO t (n) VALUES (2)", params![]);
-            assert!(autocommitted.is_err(), "committed in autocommit");
+            let insert = c.execute("INSERT INTO t (n) VALUES (2)", params![]);
+            seen.store(insert.is_ok(), Ordering::Relaxed);
             Ok(())
         })
         .await;
+    assert!(
+        !autocommitted.load(Ordering::Relaxed),
+        "committed in autocommit"
+    );
     assert!(swallowed.is_err(), "answered Ok for a lost transaction");
     let stored = rows(&w).await;
     assert_eq!(stored, [1]);
@@ -216,6 +224,49 @@ async fn under_a_full_disk_every_answer_is_true_to_the_database() {
         Some(1000)
     );
     assert_eq!(w.stats().full_since(), None);
+}
+
+/// A job that panics after writing (a bug) is undone and answered as an
+/// internal error; the jobs of its group around it commit, and the writer
+/// takes the jobs after it, as it does a job that returned an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_that_panics_fails_alone_and_the_writer_goes_on() {
+    let w = writer();
+    // Queued before any is awaited, so they go in one group unless the
+    // writer takes the first before the others are queued.
+    let mut queued = Vec::new();
+    for n in 1..=5i64 {
+        queued.push(
+            w.queue(Lane::All, move |c| {
+                c.execute("INSERT INTO t (n) VALUES (?1)", params![n])?;
+                assert_ne!(n, 3, "a bug in the third job");
+                Ok(n)
+            })
+            .await
+            .expect("queued"),
+        );
+    }
+    let mut answers = Vec::new();
+    for q in queued {
+        answers.push(q.await);
+    }
+    for (n, answer) in (1..=5i64).zip(&answers) {
+        match (n, answer) {
+            (3, Err(WmsError::Internal(message))) => {
+                assert!(message.contains("a bug in the third job"), "{message}");
+            }
+            (3, other) => panic!("the job that panicked was answered {other:?}"),
+            (n, answer) => assert_eq!(answer.as_ref().ok(), Some(&n)),
+        }
+    }
+    assert_eq!(rows(&w).await, [1, 2, 4, 5]);
+    let after = w
+        .write(Lane::All, |c| {
+            Ok(c.execute("INSERT INTO t (n) VALUES (6)", params![])?)
+        })
+        .await;
+    assert_eq!(after.ok(), Some(1));
+    assert_eq!(rows(&w).await, [1, 2, 4, 5, 6]);
 }
 
 #[tokio::test]
