@@ -258,28 +258,34 @@ impl Db {
     }
 
     /// [`Db::begin_write`], [`Db::lock_transaction`], then the savepoint
-    /// `savepoint` opened: on PostgreSQL in one round trip instead of three.
+    /// `savepoint` opened when one is named: on PostgreSQL in one round
+    /// trip instead of three.
     /// After an error the caller rolls back, as after either of the two.
-    pub fn begin_locked(&self, shared: &[i64], exclusive: &[i64], savepoint: &str) -> Result<()> {
-        if savepoint.is_empty()
-            || !savepoint
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b == b'_')
+    pub fn begin_locked(
+        &self,
+        shared: &[i64],
+        exclusive: &[i64],
+        savepoint: Option<&str>,
+    ) -> Result<()> {
+        if let Some(name) = savepoint
+            && (name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'))
         {
             return Err(Error::Unportable(format!(
-                "{savepoint:?} is not a savepoint's name"
+                "{name:?} is not a savepoint's name"
             )));
         }
         match self.dialect() {
             Dialect::Sqlite => {
                 self.begin_write()?;
-                self.execute(&format!("SAVEPOINT {savepoint}"), &[])
-                    .map(drop)
+                match savepoint {
+                    Some(name) => self.execute(&format!("SAVEPOINT {name}"), &[]).map(drop),
+                    None => Ok(()),
+                }
             }
-            Dialect::Postgres => self.execute_batch(&format!(
-                "BEGIN; {}; SAVEPOINT {savepoint}",
-                locks(shared, exclusive)
-            )),
+            Dialect::Postgres => self.execute_batch(&match savepoint {
+                Some(name) => format!("BEGIN; {}; SAVEPOINT {name}", locks(shared, exclusive)),
+                None => format!("BEGIN; {}", locks(shared, exclusive)),
+            }),
         }
     }
 

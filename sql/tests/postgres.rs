@@ -315,7 +315,7 @@ fn a_transaction_begins_locked_with_its_savepoint_open() -> Result<()> {
     };
     let db = Db::connect_postgres(&scratch.url)?;
     db.execute_batch("CREATE TABLE t (n BIGINT PRIMARY KEY)")?;
-    db.begin_locked(&[7], &[8, 9], "part")?;
+    db.begin_locked(&[7], &[8, 9], Some("part"))?;
     let held: i64 = db.query_value(
         "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
         params![],
@@ -328,7 +328,7 @@ fn a_transaction_begins_locked_with_its_savepoint_open() -> Result<()> {
     let stored: Vec<i64> = db.query_map("SELECT n FROM t", params![], |r| r.get(0))?;
     assert_eq!(stored, [2]);
 
-    let refused = db.begin_locked(&[], &[], "part; DROP TABLE t");
+    let refused = db.begin_locked(&[], &[], Some("part; DROP TABLE t"));
     assert!(matches!(refused, Err(Error::Unportable(_))), "{refused:?}");
     assert_eq!(
         db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
@@ -412,7 +412,7 @@ fn a_write_sent_later_that_fails_fails_the_next_call() -> Result<()> {
         Some(Constraint::Unique)
     );
 
-    db.begin_locked(&[], &[], "part")?;
+    db.begin_locked(&[], &[], Some("part"))?;
     db.execute_later("INSERT INTO t VALUES (?1)", params![2_i64])?;
     db.execute_batch("RELEASE part; SAVEPOINT part")?;
     db.execute_later("INSERT INTO t VALUES (?1)", params![1_i64])?;

@@ -30,12 +30,56 @@ pub fn savepoint<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 /// it in the group (if one follows) is opened in the same round trip as
 /// this one is released, and that job does not open its own: one round
 /// trip a job less.
+///
+/// A job alone in its group runs in the group's transaction with no
+/// savepoint (see [`alone`]).
 pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    if ALONE.get() {
+        return alone(conn, f);
+    }
     if !OPENED.replace(false) {
         conn.execute("SAVEPOINT part", params![])?;
     }
     let next = FOLLOWS.get() && conn.dialect() == depot_sql::Dialect::Postgres;
     within(conn, next, f)
+}
+
+/// A job with its group's transaction to itself: what it wrote is undone
+/// by rolling that back when it fails ([`UNDO`]), so it needs no savepoint.
+/// A savepoint has SQLite copy every page the job changes into the
+/// statement journal first, and costs PostgreSQL a subtransaction and the
+/// round trip that releases it: a group of one is what a quiet hour is
+/// made of. On PostgreSQL the job's writes sent without waiting go with
+/// the `COMMIT`: one of them failing fails the commit, and the job is
+/// answered as an internal error naming the write's, as it would be with
+/// a savepoint (such an error names no constraint a caller could act on).
+fn alone<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    let result = run_caught(conn, f);
+    if is_autocommit(conn) {
+        lose(Failed {
+            message: match &result {
+                Err(e) => e.to_string(),
+                Ok(_) => "SQLite rolled the transaction back under a write".into(),
+            },
+            full: matches!(result, Err(WmsError::Full)),
+        });
+        return Err(result.err().unwrap_or(WmsError::Internal(
+            "SQLite rolled the transaction back under a write".into(),
+        )));
+    }
+    if result.is_err() {
+        UNDO.set(true);
+    }
+    result
+}
+
+/// `f`, with a panic (a bug) turned into its error.
+fn run_caught<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))).unwrap_or_else(|panic| {
+        let what = crate::error::panic_text(panic.as_ref());
+        tracing::error!(panic = what, "a write panicked: it is undone and refused");
+        Err(WmsError::Internal(format!("a write panicked: {what}")))
+    })
 }
 
 /// `f` in the savepoint `part` just opened; released after it, with the
@@ -46,13 +90,7 @@ pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 /// commits and the writer goes on. Unwound, the panic would end the
 /// writer's thread, and every write after it would fail until a restart.
 fn within<T>(conn: &Db, next: bool, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn))).unwrap_or_else(
-        |panic| {
-            let what = crate::error::panic_text(panic.as_ref());
-            tracing::error!(panic = what, "a write panicked: it is undone and refused");
-            Err(WmsError::Internal(format!("a write panicked: {what}")))
-        },
-    );
+    let result = run_caught(conn, f);
     if is_autocommit(conn) {
         let failed = match &result {
             Err(e) => Failed {
@@ -140,6 +178,12 @@ thread_local! {
     /// Set when the job before (or the group's `BEGIN`) opened the next
     /// job's savepoint.
     static OPENED: Cell<bool> = const { Cell::new(false) };
+    /// Set by the group while it runs its only job, in a transaction
+    /// opened without a savepoint.
+    static ALONE: Cell<bool> = const { Cell::new(false) };
+    /// Set by that job when it failed: its transaction is rolled back, not
+    /// committed.
+    static UNDO: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Whether the transaction the last job ran in is gone (SQLite rolled it
@@ -236,9 +280,10 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
     let mut answered = Vec::with_capacity(group.len());
     let mut refused_full = 0;
     let locks = Locks::of(group.iter().map(|j| j.lane));
+    let alone = group.len() == 1;
     let mut jobs = group.drain(..).peekable();
     while jobs.peek().is_some() {
-        if let Err(e) = begin_group(conn, &locks) {
+        if let Err(e) = begin_group(conn, &locks, alone) {
             tracing::error!(error = %e, "writer could not begin a transaction");
             let failed = Failed::new(&e);
             for job in jobs.by_ref() {
@@ -250,6 +295,7 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
         let mut open = Vec::new();
         let mut full_jobs = 0;
         let mut lost = None;
+        ALONE.set(alone);
         while let Some(job) = jobs.next() {
             FOLLOWS.set(jobs.peek().is_some());
             let (reply, full) = (job.run)(Some(conn));
@@ -262,6 +308,8 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
         }
         FOLLOWS.set(false);
         OPENED.set(false);
+        ALONE.set(false);
+        let undo = UNDO.replace(false);
         let outcome = match lost {
             Some(failed) => {
                 tracing::warn!(
@@ -274,6 +322,11 @@ fn commit_group(conn: &Db, group: &mut Vec<Job>) -> (Vec<Answer>, u64) {
                 }
                 Err(failed)
             }
+            // The job answers its own error once its writes are undone.
+            None if undo => conn.execute_batch("ROLLBACK").map_err(|e| {
+                tracing::error!(error = %e, "could not roll back a failed write");
+                Failed::new(&e)
+            }),
             None => commit(conn),
         };
         refused_full += match &outcome {
@@ -342,14 +395,16 @@ pub(super) fn own_key(name: &str) -> i64 {
     i64::from(hash)
 }
 
-/// Begins a group's transaction with its locks and the first job's
-/// savepoint open (on PostgreSQL in one round trip).
-fn begin_group(conn: &Db, locks: &Locks) -> depot_sql::Result<()> {
-    if let Err(e) = conn.begin_locked(&locks.shared, &locks.exclusive, "part") {
+/// Begins a group's transaction with its locks and, unless its one job
+/// is `alone`, the first job's savepoint open (on PostgreSQL in one round
+/// trip).
+fn begin_group(conn: &Db, locks: &Locks, alone: bool) -> depot_sql::Result<()> {
+    let savepoint = (!alone).then_some("part");
+    if let Err(e) = conn.begin_locked(&locks.shared, &locks.exclusive, savepoint) {
         let _ = conn.execute_batch("ROLLBACK");
         return Err(e);
     }
-    OPENED.set(true);
+    OPENED.set(!alone);
     Ok(())
 }
 

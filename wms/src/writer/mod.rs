@@ -5,7 +5,10 @@
 //! its own data to be on disk (`synchronous=FULL`).
 //!
 //! Each job runs inside a savepoint, so a job that fails leaves nothing
-//! behind and does not disturb the others of its group.
+//! behind and does not disturb the others of its group. A job alone in its
+//! group (most of them, at a quiet hour) needs none: when it fails, the
+//! group's transaction is rolled back instead. A job that panics fails as
+//! one that returned an error.
 //!
 //! Here the handle callers hold (`Writer`) and what it sends the thread;
 //! `group.rs` the thread's loop, a group's transaction and the savepoint

@@ -269,6 +269,56 @@ async fn a_job_that_panics_fails_alone_and_the_writer_goes_on() {
     assert_eq!(rows(&w).await, [1, 2, 4, 5, 6]);
 }
 
+/// A job alone in its group runs without a savepoint (SQLite would copy
+/// every page it changes into the statement journal first): when it
+/// fails, after writing or by a panic, its transaction is rolled back, and
+/// it is answered with its own error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_alone_runs_without_a_savepoint_and_fails_without_a_trace() {
+    let w = writer();
+    let no_savepoint = w
+        .write(Lane::All, |c| {
+            c.execute("INSERT INTO t (n) VALUES (1)", params![])?;
+            Ok(c.execute_batch("ROLLBACK TO part").is_err())
+        })
+        .await;
+    assert_eq!(no_savepoint.ok(), Some(true));
+    let refused = w
+        .write(Lane::All, |c| {
+            c.execute("INSERT INTO t (n) VALUES (2)", params![])?;
+            Err::<(), _>(WmsError::conflict("refused after writing"))
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(WmsError::Conflict { .. })),
+        "{refused:?}"
+    );
+    let panicked = w
+        .write(Lane::All, |c| -> Result<()> {
+            c.execute("INSERT INTO t (n) VALUES (3)", params![])?;
+            panic!("a bug after writing");
+        })
+        .await;
+    assert!(
+        matches!(&panicked, Err(WmsError::Internal(m)) if m.contains("a bug after writing")),
+        "{panicked:?}"
+    );
+    // A savepoint the job opens itself still undoes only what it wrote.
+    let nested = w
+        .write(Lane::All, |c| {
+            c.execute("INSERT INTO t (n) VALUES (4)", params![])?;
+            let inner = super::savepoint(c, |c| {
+                c.execute("INSERT INTO t (n) VALUES (5)", params![])?;
+                Err::<(), _>(WmsError::conflict("not this one"))
+            });
+            Ok(inner.is_err())
+        })
+        .await;
+    assert_eq!(nested.ok(), Some(true));
+    assert_eq!(rows(&w).await, [1, 4]);
+    assert_eq!(w.stats().jobs.load(Ordering::Relaxed), 5);
+}
+
 #[tokio::test]
 async fn a_storage_error_is_answered_not_panicked() {
     let w = writer();

@@ -6,6 +6,7 @@ use depot_sql::{Db, params};
 use depot_testkit::pg;
 use depot_wms::error::WmsError;
 use depot_wms::writer::{Lane, Writer};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// A job that swallows the error of one of its statements and answers
@@ -140,4 +141,77 @@ async fn a_job_whose_write_sent_later_fails_fails_alone_with_its_error() {
         }
     }
     assert_eq!(stored(&w).await, [1, 3]);
+}
+
+/// A job alone in its group runs without a savepoint: when it fails, its
+/// transaction is rolled back instead. A write sent without waiting that
+/// fails fails the commit it went with; a statement's error it swallowed
+/// refuses it; an error it returns is its answer. None leaves a row, and
+/// the connection writes the next job.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_alone_that_fails_leaves_nothing_and_answers_its_error() {
+    let Some((w, _database)) = writer_on_a_table().await else {
+        return;
+    };
+    w.write(Lane::All, |c| {
+        c.execute_later("INSERT INTO t (n) VALUES (1)", params![])?;
+        Ok(())
+    })
+    .await
+    .expect("the first row");
+    // Alone, with no savepoint to open or release: its `BEGIN` with the
+    // locks, its statement and its `COMMIT` are all the round trips (the
+    // second time, when the statement is prepared already).
+    let mut trips = Vec::new();
+    for _ in 0..2 {
+        let before = w.stats().round_trips.load(Ordering::Relaxed);
+        w.write(Lane::All, |c| {
+            c.execute("UPDATE t SET n = n WHERE n = 1", params![])?;
+            Ok(())
+        })
+        .await
+        .expect("an update");
+        trips.push(w.stats().round_trips.load(Ordering::Relaxed) - before);
+    }
+    assert_eq!(trips[1], 3, "{trips:?}");
+    let later = w
+        .write(Lane::All, |c| {
+            c.execute_later("INSERT INTO t (n) VALUES (2)", params![])?;
+            c.execute_later("INSERT INTO t (n) VALUES (1)", params![])?;
+            Ok(())
+        })
+        .await;
+    // Sent with the `COMMIT`, whose failure names it.
+    match later {
+        Err(WmsError::Internal(e)) => assert!(e.contains("duplicate key"), "{e}"),
+        other => panic!("the commit's failure, not {other:?}"),
+    }
+    let swallowed = w
+        .write(Lane::All, |c| {
+            c.execute("INSERT INTO t (n) VALUES (3)", params![])?;
+            let _ = c.execute("INSERT INTO t (n) VALUES (1)", params![]);
+            Ok(())
+        })
+        .await;
+    assert!(
+        matches!(&swallowed, Err(WmsError::Internal(_))),
+        "{swallowed:?}"
+    );
+    let refused = w
+        .write(Lane::All, |c| {
+            c.execute("INSERT INTO t (n) VALUES (4)", params![])?;
+            Err::<(), _>(WmsError::conflict("refused after writing"))
+        })
+        .await;
+    assert!(
+        matches!(refused, Err(WmsError::Conflict { .. })),
+        "{refused:?}"
+    );
+    w.write(Lane::All, |c| {
+        c.execute("INSERT INTO t (n) VALUES (5)", params![])?;
+        Ok(())
+    })
+    .await
+    .expect("a write after them");
+    assert_eq!(stored(&w).await, [1, 5]);
 }
