@@ -51,8 +51,9 @@ pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 /// round trip that releases it: a group of one is what a quiet hour is
 /// made of. On PostgreSQL the job's writes sent without waiting go with
 /// the `COMMIT`: one of them failing fails the commit, and the job is
-/// answered as an internal error naming the write's, as it would be with
-/// a savepoint (such an error names no constraint a caller could act on).
+/// answered as an internal error naming the write's. With a savepoint it
+/// was the write's own storage error: a 500 either way, since such an
+/// error names no constraint a caller could act on.
 fn alone<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     let result = run_caught(conn, f);
     if is_autocommit(conn) {
