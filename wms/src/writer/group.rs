@@ -57,21 +57,35 @@ pub(super) fn job<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 fn alone<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     let result = run_caught(conn, f);
     if is_autocommit(conn) {
-        lose(Failed {
-            message: match &result {
-                Err(e) => e.to_string(),
-                Ok(_) => "SQLite rolled the transaction back under a write".into(),
-            },
-            full: matches!(result, Err(WmsError::Full)),
-        });
-        return Err(result.err().unwrap_or(WmsError::Internal(
-            "SQLite rolled the transaction back under a write".into(),
-        )));
+        return Err(lost_under(result));
     }
     if result.is_err() {
         UNDO.set(true);
     }
     result
+}
+
+/// Why a job failed whose transaction SQLite rolled back under it (a
+/// full disk, an I/O error): the transaction is lost to its group
+/// ([`lose`]), and the job fails with its own error, or this one.
+const ROLLED_BACK: &str = "SQLite rolled the transaction back under a write";
+
+/// The answer of a job SQLite rolled the transaction back under, once
+/// its group is told the transaction is lost.
+fn lost_under<T>(result: Result<T>) -> WmsError {
+    lose(match &result {
+        Err(e) => Failed {
+            message: e.to_string(),
+            full: matches!(e, WmsError::Full),
+        },
+        Ok(_) => Failed {
+            message: ROLLED_BACK.into(),
+            full: false,
+        },
+    });
+    result
+        .err()
+        .unwrap_or_else(|| WmsError::Internal(ROLLED_BACK.into()))
 }
 
 /// `f`, with a panic (a bug) turned into its error.
@@ -93,21 +107,9 @@ fn run_caught<T>(conn: &Db, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
 fn within<T>(conn: &Db, next: bool, f: impl FnOnce(&Db) -> Result<T>) -> Result<T> {
     let result = run_caught(conn, f);
     if is_autocommit(conn) {
-        let failed = match &result {
-            Err(e) => Failed {
-                message: e.to_string(),
-                full: matches!(e, WmsError::Full),
-            },
-            Ok(_) => Failed {
-                message: "SQLite rolled the transaction back under a write".into(),
-                full: false,
-            },
-        };
-        lose(failed);
+        let failed = lost_under(result);
         conn.begin_write()?;
-        return Err(result.err().unwrap_or(WmsError::Internal(
-            "SQLite rolled the transaction back under a write".into(),
-        )));
+        return Err(failed);
     }
     if result.is_err() {
         undo(conn)?;
@@ -195,7 +197,7 @@ fn lost_transaction(conn: &Db, full: bool) -> Option<Failed> {
         return None;
     }
     Some(lost.unwrap_or(Failed {
-        message: "SQLite rolled the transaction back under a write".into(),
+        message: ROLLED_BACK.into(),
         full,
     }))
 }
