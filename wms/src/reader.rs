@@ -151,25 +151,38 @@ impl Reader {
         T: Send + 'static,
         F: Fn(&Db) -> Result<T> + Send + 'static,
     {
+        self.read_within(BRIEF, f).await
+    }
+
+    /// [`Reader::read_brief`] with a budget of `within`.
+    async fn read_within<T, F>(&self, within: Duration, f: F) -> Result<T>
+    where
+        T: Send + 'static,
+        F: Fn(&Db) -> Result<T> + Send + 'static,
+    {
         let Some((permit, conn)) = self.idle_now() else {
             return self.read(f).await;
         };
         let overran = Arc::new(AtomicBool::new(false));
-        let deadline = Instant::now() + BRIEF;
+        let deadline = Instant::now() + within;
         let flag = overran.clone();
-        budget(
-            &conn,
-            Some(move || {
-                let over = Instant::now() > deadline;
-                if over {
-                    flag.store(true, Ordering::Relaxed);
-                }
-                over
-            }),
-        );
-        // The budget ends before the snapshot does: the transaction's end
-        // must not be interrupted.
+        // The budget covers `f` alone, inside the snapshot: neither the
+        // transaction's start nor its end may be interrupted. SQLite looks
+        // at the clock every so many instructions of a prepared statement,
+        // counted over all its runs, so a cached `BEGIN` is looked at now
+        // and then too; interrupted there, it left the budget on the
+        // connection, and every read the pool ran on it after failed.
         let result = in_one_snapshot(&conn, |c| {
+            budget(
+                c,
+                Some(move || {
+                    let over = Instant::now() > deadline;
+                    if over {
+                        flag.store(true, Ordering::Relaxed);
+                    }
+                    over
+                }),
+            );
             let result = f(c);
             budget(c, None::<fn() -> bool>);
             result
@@ -304,6 +317,32 @@ mod tests {
             .await
             .expect("read");
         assert_eq!((n, later), (2_000_000, 1));
+    }
+
+    /// Reads whose budget is spent before they start: `f` may be
+    /// interrupted and run again on the pool, but the transaction around
+    /// it never is, and no connection goes back to the pool with a budget.
+    /// (Interrupted at its `BEGIN`, a read left its budget behind, and the
+    /// pool's reads on that connection failed: 500s in CI's smoke run.)
+    #[tokio::test]
+    async fn a_spent_budget_never_outlives_its_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (_writer, reader) = reader(&dir).await;
+        for i in 0..500 {
+            let n = reader
+                .read_within(Duration::ZERO, |conn| {
+                    Ok(conn.query_value::<i64>("SELECT 1", depot_sql::params![])?)
+                })
+                .await;
+            assert_eq!(n.ok(), Some(1), "read {i}");
+            let n = reader
+                .read(|conn| {
+                    conn.query_value::<i64>(COUNT_TO, depot_sql::params![10_000])
+                        .map_err(Into::into)
+                })
+                .await;
+            assert_eq!(n.ok(), Some(10_000), "the pool's read after read {i}");
+        }
     }
 
     #[tokio::test]
