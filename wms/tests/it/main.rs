@@ -15,6 +15,7 @@ mod movement_runs;
 mod node_ids;
 mod orders_ingest;
 mod paging;
+mod plans_pg;
 mod recovery;
 mod replication;
 mod returns_sync;
