@@ -209,15 +209,35 @@ fn mismatch(name: &str, message: String) -> WmsError {
 fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<ScanResult> {
     let business = caller.business_id;
     let wave_id = req.wave_id;
-    // The wave is read with the scanned code's item (one round trip on
-    // PostgreSQL); a wave that is not there is still the first error.
+    // The wave is read with the scanned code's item, and on PostgreSQL
+    // with the wave's lines of that item, found by the code in the same
+    // statement (one round trip for the three; on SQLite, where a read
+    // waits for no server, the lines are read by the item found). A wave
+    // that is not there is still the first error.
     let wave = sql::wave_warehouse_later(conn, business, wave_id)?;
-    let s = scan::resolve(conn, business, &req.code, "code");
+    let parsed = scan::parse(&req.code, "code");
+    let together = conn.dialect() == depot_sql::Dialect::Postgres;
+    let lines = match &parsed {
+        Ok(p) if together => {
+            let of = sql::LinesOf::Scanned {
+                business,
+                key: &p.code,
+                sku: p.sku.as_deref(),
+            };
+            Some(sql::item_lines(conn, wave_id, of, req.order_id)?)
+        }
+        _ => None,
+    };
+    let s = parsed.and_then(|p| scan::resolve_parsed(conn, business, p, &req.code));
     let warehouse_id = wave
         .first(conn)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {wave_id} does not exist")))?;
     let s = s?;
-    let of_item = sql::item_lines(conn, wave_id, s.item_id, req.order_id)?;
+    let lines = match lines {
+        Some(lines) => lines,
+        None => sql::item_lines(conn, wave_id, sql::LinesOf::Item(s.item_id), req.order_id)?,
+    };
+    let of_item = lines.all(conn)?;
     if of_item.is_empty() {
         // A cancelled order has no lines to offer: only then is it worth
         // asking why.

@@ -29,66 +29,86 @@ fn grams(m: &depot_protocol::gs1::Measure) -> i64 {
     (i64::from(m.value) * 1000 + scale / 2) / scale
 }
 
-/// Resolves a scan in a business. An unreadable GS1 string is a 422 naming
-/// `field` (the body itself was well-formed; its scan was not); a code no
-/// item answers to is a 404 naming it.
-pub fn resolve(conn: &Db, business: BusinessId, raw: &str, field: &str) -> Result<Resolved> {
+/// What a scan says before the catalog is asked: the code an item answers
+/// to and what a GS1 element string adds. Pure: a caller that reads with
+/// the code can send that read before the item is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The code as items answer to it (a GTIN as GTIN-14).
+    pub code: String,
+    /// A plain code may be a SKU; a GTIN is not looked up as one.
+    pub sku: Option<String>,
+    lot: Option<String>,
+    expiry: Option<NaiveDate>,
+    serial: Option<String>,
+    count: Option<i64>,
+    net_weight_g: Option<i64>,
+}
+
+/// Reads a scan. An unreadable GS1 string is a 422 naming `field` (the
+/// body itself was well-formed; its scan was not); a GS1 string with no
+/// GTIN a 404.
+pub fn parse(raw: &str, field: &str) -> Result<Parsed> {
     let scan = gs1::classify(raw).map_err(|e| {
         WmsError::invalid(vec![FieldError::new(
             field,
             format!("unreadable scan {raw:?}: {e}"),
         )])
     })?;
-    let net_weight_g = match &scan {
-        Scan::Gs1(g) => g.net_weight_kg.as_ref().map(grams),
-        _ => None,
+    let parsed = |code: &str, sku: Option<&str>| Parsed {
+        code: catalog::code_key(code),
+        sku: sku.map(str::to_owned),
+        lot: None,
+        expiry: None,
+        serial: None,
+        count: None,
+        net_weight_g: None,
     };
-    let (item, lot, expiry, serial, count) = match &scan {
+    Ok(match &scan {
         Scan::Gs1(g) => {
             let gtin = g.gtin.as_ref().or(g.content.as_ref()).ok_or_else(|| {
                 WmsError::NotFound(format!(
                     "scan {raw:?} carries no GTIN (AI 01 or 02) to identify an item"
                 ))
             })?;
-            let count = g
-                .count
-                .or(g.variable_count)
-                .and_then(|c| i64::try_from(c).ok());
-            (
-                catalog::scanned(conn, business, gtin.as_str(), None)?,
-                g.lot.clone(),
-                g.expiry.or(g.best_before),
-                g.serial.clone(),
-                count,
-            )
+            Parsed {
+                lot: g.lot.clone(),
+                expiry: g.expiry.or(g.best_before),
+                serial: g.serial.clone(),
+                count: g
+                    .count
+                    .or(g.variable_count)
+                    .and_then(|c| i64::try_from(c).ok()),
+                net_weight_g: g.net_weight_kg.as_ref().map(grams),
+                ..parsed(gtin.as_str(), None)
+            }
         }
-        Scan::Gtin(g) => (
-            catalog::scanned(conn, business, g.as_str(), None)?,
-            None,
-            None,
-            None,
-            None,
-        ),
-        Scan::Code(code) => (
-            catalog::scanned(conn, business, code, Some(code))?,
-            None,
-            None,
-            None,
-            None,
-        ),
-    };
-    let (item_id, sku, lot_tracked) = item.ok_or_else(|| {
-        WmsError::NotFound(format!("unknown barcode {raw:?}: no item answers to it"))
-    })?;
+        Scan::Gtin(g) => parsed(g.as_str(), None),
+        Scan::Code(code) => parsed(code, Some(code)),
+    })
+}
+
+/// Resolves a scan in a business: [`parse`], then the item its code names
+/// (a 404 naming the scan when none does).
+pub fn resolve(conn: &Db, business: BusinessId, raw: &str, field: &str) -> Result<Resolved> {
+    parse(raw, field).and_then(|p| resolve_parsed(conn, business, p, raw))
+}
+
+/// [`resolve`] of a scan already parsed (`raw` as scanned, for the error).
+pub fn resolve_parsed(conn: &Db, business: BusinessId, p: Parsed, raw: &str) -> Result<Resolved> {
+    let (item_id, sku, lot_tracked) = catalog::scanned(conn, business, &p.code, p.sku.as_deref())?
+        .ok_or_else(|| {
+            WmsError::NotFound(format!("unknown barcode {raw:?}: no item answers to it"))
+        })?;
     Ok(Resolved {
         item_id,
         sku,
         lot_tracked,
-        lot,
-        expiry,
-        serial,
-        count,
-        net_weight_g,
+        lot: p.lot,
+        expiry: p.expiry,
+        serial: p.serial,
+        count: p.count,
+        net_weight_g: p.net_weight_g,
     })
 }
 

@@ -61,6 +61,13 @@ pub fn for_order_line(
         })?)
 }
 
+/// The id of the item a scanned code names, in a business (`?1`), by its
+/// code as [`code_key`] makes it (`?2`) or else its SKU (`?3`, `NULL` when
+/// the code is not one).
+pub const SCANNED_ITEM: &str = "COALESCE(
+    (SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2),
+    (SELECT id FROM items WHERE business_id = ?1 AND sku = ?3))";
+
 /// What a scan needs of the item a code names: its id, SKU and whether it
 /// is picked by lot. The item's barcodes answer first; its SKU only when
 /// `sku` is given (a plain code may be either). Every scan of the floor asks
@@ -68,18 +75,17 @@ pub fn for_order_line(
 /// PostgreSQL each statement is a round trip), and one without a sort: a
 /// compound query with a preference order cost twice what two statements
 /// did on SQLite; the second probe here runs only when the first finds
-/// nothing.
+/// nothing. `key` is the code as [`code_key`] makes it; [`SCANNED_ITEM`]
+/// is the same lookup for statements that read by it.
 pub fn scanned(
     conn: &Db,
     business: BusinessId,
-    code: &str,
+    key: &str,
     sku: Option<&str>,
 ) -> Result<Option<(ItemId, String, bool)>> {
     maybe(conn.query_row(
-        "SELECT id, sku, lot_tracked FROM items WHERE id = COALESCE(
-             (SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2),
-             (SELECT id FROM items WHERE business_id = ?1 AND sku = ?3))",
-        params![business.0, code_key(code), sku],
+        &format!("SELECT id, sku, lot_tracked FROM items WHERE id = {SCANNED_ITEM}"),
+        params![business.0, key, sku],
         |r| Ok((ItemId(r.get(0)?), r.get(1)?, r.get(2)?)),
     ))
 }

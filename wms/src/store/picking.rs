@@ -287,41 +287,64 @@ fn wave_head(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<Wave>
     ))
 }
 
+/// The item whose lines [`item_lines`] reads: known, or named by a scan's
+/// code, looked up in the same statement (`catalog::SCANNED_ITEM`).
+#[derive(Clone, Copy)]
+pub enum LinesOf<'a> {
+    Item(ItemId),
+    Scanned {
+        business: BusinessId,
+        key: &'a str,
+        sku: Option<&'a str>,
+    },
+}
+
 /// The lines of a wave for one item (and one order, if given) whose order
-/// is not cancelled, in walking order: the lines a scan can fill.
+/// is not cancelled, in walking order: the lines a scan can fill. Sent to
+/// be taken later: a scan on PostgreSQL sends it by its code with the
+/// code's own lookup, one round trip for both.
 ///
-/// Two statements, not one with `(order_id = ?3 OR ?3 IS NULL)`: PostgreSQL
-/// found no generic plan for that form as cheap as one made for the values,
-/// so it planned it again on every scan (92 µs a scan, six times what it
-/// took to run; `pg_stat_statements`' `plans` column, `tests/it/plans_pg.rs`).
+/// One statement for an order and one for none, not one with `(order_id =
+/// ?3 OR ?3 IS NULL)`: PostgreSQL found no generic plan for that form as
+/// cheap as one made for the values, and planned it again on every scan
+/// (92 µs a scan, six times what running it took; `tests/it/plans_pg.rs`).
 pub fn item_lines(
     conn: &Db,
     wave: WaveId,
-    item: ItemId,
+    of: LinesOf<'_>,
     order: Option<OrderId>,
-) -> Result<Vec<PickLine>> {
-    const NOT_CANCELLED: &str = "AND NOT EXISTS (SELECT 1 FROM orders o
-                                     WHERE o.id = p.order_id AND o.status = 'cancelled')
-                                 ORDER BY seq, id";
-    let rows = match order {
-        Some(o) => conn.query_map(
-            &format!(
-                "SELECT {LINE_COLS} FROM pick_lines p
-                 WHERE wave_id = ?1 AND item_id = ?2 AND order_id = ?3 {NOT_CANCELLED}"
-            ),
-            params![wave.0, item.0, o.0],
-            line_row,
-        ),
-        None => conn.query_map(
-            &format!(
-                "SELECT {LINE_COLS} FROM pick_lines p
-                 WHERE wave_id = ?1 AND item_id = ?2 {NOT_CANCELLED}"
-            ),
-            params![wave.0, item.0],
-            line_row,
-        ),
-    }?;
-    Ok(rows)
+) -> Result<depot_sql::Later<PickLine>> {
+    let item = match of {
+        LinesOf::Item(_) => "?2",
+        LinesOf::Scanned { .. } => super::catalog::SCANNED_ITEM,
+    };
+    // The lookup's own numbers: the business ?1, the code ?2, the SKU ?3.
+    let (wave_n, order_n) = match of {
+        LinesOf::Item(_) => ("?1", "?3"),
+        LinesOf::Scanned { .. } => ("?4", "?5"),
+    };
+    let of_order = match order {
+        Some(_) => format!("AND order_id = {order_n}"),
+        None => String::new(),
+    };
+    let stmt = format!(
+        "SELECT {LINE_COLS} FROM pick_lines p
+         WHERE wave_id = {wave_n} AND item_id = {item} {of_order}
+           AND NOT EXISTS (SELECT 1 FROM orders o
+                           WHERE o.id = p.order_id AND o.status = 'cancelled')
+         ORDER BY seq, id"
+    );
+    let order = order.map(|o| o.0);
+    Ok(match (of, order) {
+        (LinesOf::Item(i), Some(o)) => conn.query_later(&stmt, params![wave.0, i.0, o], line_row),
+        (LinesOf::Item(i), None) => conn.query_later(&stmt, params![wave.0, i.0], line_row),
+        (LinesOf::Scanned { business, key, sku }, Some(o)) => {
+            conn.query_later(&stmt, params![business.0, key, sku, wave.0, o], line_row)
+        }
+        (LinesOf::Scanned { business, key, sku }, None) => {
+            conn.query_later(&stmt, params![business.0, key, sku, wave.0], line_row)
+        }
+    }?)
 }
 
 /// Whether an order has lines in a wave.

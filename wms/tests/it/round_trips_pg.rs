@@ -4,6 +4,7 @@
 //! an order's round trips do not grow with its lines, nor an
 //! adjustment's with the channels that sell the item.
 
+use depot_protocol::order::OrderStatus;
 use depot_protocol::tenant::Caller;
 use depot_testkit::{pg, seed};
 use depot_wms::Wms;
@@ -191,5 +192,62 @@ async fn a_batch_of_movements_waits_as_often_whatever_its_length() {
         waits[0] <= 14,
         "a batch of movements took {} round trips",
         waits[0]
+    );
+}
+
+#[tokio::test]
+async fn a_pick_scan_finds_its_item_and_lines_in_one_round_trip() {
+    if !pg::engine_on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (wms, _database) = pg::cloud_engine(dir.path());
+    let skus = ["ΜΕΛΙ", "茶-1"];
+    let t = seed::business("Ω")
+        .item(skus[0])
+        .item(skus[1])
+        .seed(&wms)
+        .await;
+    let (b, w) = (t.business, t.warehouse.0);
+    for sku in skus.iter().chain(&skus) {
+        adjust(&wms, t.caller, w, sku).await;
+    }
+    let mut orders = Vec::new();
+    for n in 0..2 {
+        let req =
+            serde_json::from_value(json!({"channel": "ιστός", "external_ref": format!("p-{n}"),
+            "lines": [{"sku": skus[0], "quantity": 4}, {"sku": skus[1], "quantity": 4}],
+            "shipping_address": {"name": "Ἀλέξανδρος", "line1": "Οδός Ερμού 1",
+                                 "postal_code": "105 63", "city": "Αθήνα", "country": "GR"}}))
+            .expect("order");
+        let (o, _) = wms.create_order(t.caller, req).await.expect("created");
+        wms.set_order_status(t.caller, o.id, OrderStatus::Confirmed, None)
+            .await
+            .expect("confirmed");
+        orders.push(o.id);
+    }
+    let wave = wms
+        .create_wave(
+            b,
+            serde_json::from_value(json!({"warehouse_id": w})).expect("wave"),
+        )
+        .await
+        .expect("wave");
+    let scan = |order: Option<depot_protocol::OrderId>, sku: &str| {
+        let req = json!({"wave_id": wave.id, "order_id": order, "code": sku});
+        let req = serde_json::from_value(req).expect("scan");
+        let wms = &wms;
+        async move {
+            wms.pick_scan(t.caller, req).await.expect("picked");
+        }
+    };
+    let for_order = fewest(&wms, |_| scan(Some(orders[0]), skus[0])).await;
+    let for_wave = fewest(&wms, |_| scan(None, skus[1])).await;
+    // `BEGIN`; the wave, the code's item and the wave's lines of it; the
+    // order's status and what is left with the line's pick; the `COMMIT`
+    // (with the event, sent without waiting).
+    assert!(
+        for_order <= 4 && for_wave <= 4,
+        "a pick scan took {for_order} round trips for an order, {for_wave} for the wave"
     );
 }
