@@ -2,7 +2,7 @@
 //! each on PostgreSQL and new SQL stays portable: every string literal that
 //! begins as a statement does (`SELECT`, `INSERT`, `UPDATE`, `DELETE`,
 //! `WITH`), with `{NAME}` filled in from the file's own `const NAME: &str`
-//! (column lists). Literals with other holes are built at run time and
+//! (column lists), or another file's when it has none of that name. Literals with other holes are built at run time and
 //! counted apart; code after a file's `#[cfg(test)]` is a test's own.
 
 use std::collections::HashMap;
@@ -31,11 +31,21 @@ pub fn statements(dir: &Path) -> std::io::Result<Statements> {
     let mut files = Vec::new();
     walk(dir, &mut files)?;
     files.sort();
-    for file in files {
-        let text = std::fs::read_to_string(&file)?;
-        let literals = literals(&text);
-        let tests = test_items(&text, &literals);
-        let consts = constants(&text, &literals);
+    let texts = files
+        .iter()
+        .map(std::fs::read_to_string)
+        .collect::<std::io::Result<Vec<_>>>()?;
+    // A file's own constants first, then those of the others (a fragment
+    // two stores' statements share lives in one of them).
+    let mut shared = HashMap::new();
+    for text in &texts {
+        shared.extend(constants(text, &literals(text)));
+    }
+    for (file, text) in files.into_iter().zip(&texts) {
+        let literals = literals(text);
+        let tests = test_items(text, &literals);
+        let mut consts = shared.clone();
+        consts.extend(constants(text, &literals));
         for lit in &literals {
             if !starts_statement(&lit.value) || tests.iter().any(|t| t.contains(&lit.start)) {
                 continue;
@@ -365,6 +375,26 @@ mod tests {
             .map(|l| l.value.as_str())
             .collect();
         assert_eq!(kept, ["SELECT 1", "SELECT 3"]);
+    }
+
+    #[test]
+    fn a_fragment_is_filled_from_its_own_file_first_then_from_another() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let write = |name: &str, src: &str| {
+            std::fs::write(dir.path().join(name), src).expect("written");
+        };
+        write(
+            "a.rs",
+            r#"pub const ITEM: &str = "(SELECT id FROM items)"; const COLS: &str = "a";"#,
+        );
+        write(
+            "b.rs",
+            r#"const COLS: &str = "b"; fn f() { format!("SELECT {COLS} FROM t WHERE id = {ITEM}"); format!("SELECT {NOWHERE}"); }"#,
+        );
+        let found = statements(dir.path()).expect("read");
+        let sql: Vec<&str> = found.found.iter().map(|f| f.sql.as_str()).collect();
+        assert_eq!(sql, ["SELECT b FROM t WHERE id = (SELECT id FROM items)"]);
+        assert_eq!(found.built_at_run_time.len(), 1);
     }
 
     #[test]

@@ -218,14 +218,14 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
     let parsed = scan::parse(&req.code, "code");
     let together = conn.dialect() == depot_sql::Dialect::Postgres;
     let lines = match &parsed {
-        Ok(p) if together => {
-            let of = sql::LinesOf::Scanned {
-                business,
-                key: &p.code,
-                sku: p.sku.as_deref(),
-            };
-            Some(sql::item_lines(conn, wave_id, of, req.order_id)?)
-        }
+        Ok(p) if together => Some(sql::scanned_lines_later(
+            conn,
+            wave_id,
+            business,
+            &p.code,
+            p.sku.as_deref(),
+            req.order_id,
+        )?),
         _ => None,
     };
     let s = parsed.and_then(|p| scan::resolve_parsed(conn, business, p, &req.code));
@@ -233,11 +233,10 @@ fn pick(conn: &Db, origin: &str, caller: &Caller, req: ScanRequest) -> Result<Sc
         .first(conn)?
         .ok_or_else(|| WmsError::NotFound(format!("wave {wave_id} does not exist")))?;
     let s = s?;
-    let lines = match lines {
-        Some(lines) => lines,
-        None => sql::item_lines(conn, wave_id, sql::LinesOf::Item(s.item_id), req.order_id)?,
+    let of_item = match lines {
+        Some(lines) => lines.all(conn)?,
+        None => sql::item_lines(conn, wave_id, s.item_id, req.order_id)?,
     };
-    let of_item = lines.all(conn)?;
     if of_item.is_empty() {
         // A cancelled order has no lines to offer: only then is it worth
         // asking why.

@@ -6,6 +6,7 @@ use depot_protocol::barcode::{Barcode, Gtin};
 use depot_protocol::catalog::{BinLocation, Dimensions, Item, ItemFields, Price, PublicationLink};
 use depot_protocol::{BusinessId, ItemId, Money, Page, PriceListId, Timestamp, WarehouseId};
 use depot_sql::{Db, Row, params};
+use std::sync::LazyLock;
 
 /// The key a code is unique under: GTINs in their 14-digit form, so the
 /// EAN-13 and the GTIN-14 of one product collide as they should.
@@ -63,7 +64,8 @@ pub fn for_order_line(
 
 /// The id of the item a scanned code names, in a business (`?1`), by its
 /// code as [`code_key`] makes it (`?2`) or else its SKU (`?3`, `NULL` when
-/// the code is not one).
+/// the code is not one): [`scanned`]'s lookup, and a pick scan's lines'
+/// (`picking::scanned_lines_later`).
 pub const SCANNED_ITEM: &str = "COALESCE(
     (SELECT item_id FROM item_codes WHERE business_id = ?1 AND code = ?2),
     (SELECT id FROM items WHERE business_id = ?1 AND sku = ?3))";
@@ -75,19 +77,21 @@ pub const SCANNED_ITEM: &str = "COALESCE(
 /// PostgreSQL each statement is a round trip), and one without a sort: a
 /// compound query with a preference order cost twice what two statements
 /// did on SQLite; the second probe here runs only when the first finds
-/// nothing. `key` is the code as [`code_key`] makes it; [`SCANNED_ITEM`]
-/// is the same lookup for statements that read by it.
+/// nothing. `key` is the code as [`code_key`] makes it.
 pub fn scanned(
     conn: &Db,
     business: BusinessId,
     key: &str,
     sku: Option<&str>,
 ) -> Result<Option<(ItemId, String, bool)>> {
-    maybe(conn.query_row(
-        &format!("SELECT id, sku, lot_tracked FROM items WHERE id = {SCANNED_ITEM}"),
-        params![business.0, key, sku],
-        |r| Ok((ItemId(r.get(0)?), r.get(1)?, r.get(2)?)),
-    ))
+    static SCANNED: LazyLock<String> = LazyLock::new(|| {
+        format!("SELECT id, sku, lot_tracked FROM items WHERE id = {SCANNED_ITEM}")
+    });
+    maybe(
+        conn.query_row(&SCANNED, params![business.0, key, sku], |r| {
+            Ok((ItemId(r.get(0)?), r.get(1)?, r.get(2)?))
+        }),
+    )
 }
 
 pub fn insert_item(

@@ -1,5 +1,6 @@
 //! Waves and pick lines.
 
+use super::catalog::SCANNED_ITEM;
 use super::{maybe, parse_ts, ts};
 use crate::error::{Result, WmsError};
 use chrono::NaiveDate;
@@ -8,6 +9,7 @@ use depot_protocol::{
     BusinessId, ItemId, OrderId, Page, PickLineId, Timestamp, WarehouseId, WaveId,
 };
 use depot_sql::{Db, Row, params};
+use std::sync::LazyLock;
 
 /// Confirmed orders of a warehouse not yet in a wave, oldest first: read
 /// from `orders_unwaved`, which holds only those (its `WHERE` and this
@@ -287,22 +289,17 @@ fn wave_head(conn: &Db, business: BusinessId, id: WaveId) -> Result<Option<Wave>
     ))
 }
 
-/// The item whose lines [`item_lines`] reads: known, or named by a scan's
-/// code, looked up in the same statement (`catalog::SCANNED_ITEM`).
-#[derive(Clone, Copy)]
-pub enum LinesOf<'a> {
-    Item(ItemId),
-    Scanned {
-        business: BusinessId,
-        key: &'a str,
-        sku: Option<&'a str>,
-    },
-}
+/// The end of a scan's lines' statements: lines of orders not cancelled,
+/// in walking order.
+const NOT_CANCELLED: &str = "AND NOT EXISTS (SELECT 1 FROM orders o
+                                 WHERE o.id = p.order_id AND o.status = 'cancelled')
+                             ORDER BY seq, id";
+
+/// A statement made once, not formatted anew on every scan.
+type Made = LazyLock<String>;
 
 /// The lines of a wave for one item (and one order, if given) whose order
-/// is not cancelled, in walking order: the lines a scan can fill. Sent to
-/// be taken later: a scan on PostgreSQL sends it by its code with the
-/// code's own lookup, one round trip for both.
+/// is not cancelled, in walking order: the lines a scan can fill.
 ///
 /// One statement for an order and one for none, not one with `(order_id =
 /// ?3 OR ?3 IS NULL)`: PostgreSQL found no generic plan for that form as
@@ -311,39 +308,58 @@ pub enum LinesOf<'a> {
 pub fn item_lines(
     conn: &Db,
     wave: WaveId,
-    of: LinesOf<'_>,
+    item: ItemId,
+    order: Option<OrderId>,
+) -> Result<Vec<PickLine>> {
+    static OF_ORDER: Made = Made::new(|| {
+        format!(
+            "SELECT {LINE_COLS} FROM pick_lines p WHERE wave_id = ?1 AND item_id = ?2 AND order_id = ?3 {NOT_CANCELLED}"
+        )
+    });
+    static OF_WAVE: Made = Made::new(|| {
+        format!(
+            "SELECT {LINE_COLS} FROM pick_lines p WHERE wave_id = ?1 AND item_id = ?2 {NOT_CANCELLED}"
+        )
+    });
+    let rows = match order {
+        Some(o) => conn.query_map(&OF_ORDER, params![wave.0, item.0, o.0], line_row),
+        None => conn.query_map(&OF_WAVE, params![wave.0, item.0], line_row),
+    }?;
+    Ok(rows)
+}
+
+/// [`item_lines`] of the item a scanned code names (`key` as
+/// `catalog::code_key` makes it, `sku` when the code may be one), the code
+/// looked up in the same statement: sent to be taken later, so that a
+/// scan on PostgreSQL reads its wave, its item and its lines in one round
+/// trip.
+pub fn scanned_lines_later(
+    conn: &Db,
+    wave: WaveId,
+    business: BusinessId,
+    key: &str,
+    sku: Option<&str>,
     order: Option<OrderId>,
 ) -> Result<depot_sql::Later<PickLine>> {
-    let item = match of {
-        LinesOf::Item(_) => "?2",
-        LinesOf::Scanned { .. } => super::catalog::SCANNED_ITEM,
-    };
-    // The lookup's own numbers: the business ?1, the code ?2, the SKU ?3.
-    let (wave_n, order_n) = match of {
-        LinesOf::Item(_) => ("?1", "?3"),
-        LinesOf::Scanned { .. } => ("?4", "?5"),
-    };
-    let of_order = match order {
-        Some(_) => format!("AND order_id = {order_n}"),
-        None => String::new(),
-    };
-    let stmt = format!(
-        "SELECT {LINE_COLS} FROM pick_lines p
-         WHERE wave_id = {wave_n} AND item_id = {item} {of_order}
-           AND NOT EXISTS (SELECT 1 FROM orders o
-                           WHERE o.id = p.order_id AND o.status = 'cancelled')
-         ORDER BY seq, id"
-    );
-    let order = order.map(|o| o.0);
-    Ok(match (of, order) {
-        (LinesOf::Item(i), Some(o)) => conn.query_later(&stmt, params![wave.0, i.0, o], line_row),
-        (LinesOf::Item(i), None) => conn.query_later(&stmt, params![wave.0, i.0], line_row),
-        (LinesOf::Scanned { business, key, sku }, Some(o)) => {
-            conn.query_later(&stmt, params![business.0, key, sku, wave.0, o], line_row)
-        }
-        (LinesOf::Scanned { business, key, sku }, None) => {
-            conn.query_later(&stmt, params![business.0, key, sku, wave.0], line_row)
-        }
+    // The lookup's numbers are its own: the business ?1, the code ?2, the
+    // SKU ?3.
+    static OF_ORDER: Made = Made::new(|| {
+        format!(
+            "SELECT {LINE_COLS} FROM pick_lines p WHERE wave_id = ?4 AND item_id = {SCANNED_ITEM} AND order_id = ?5 {NOT_CANCELLED}"
+        )
+    });
+    static OF_WAVE: Made = Made::new(|| {
+        format!(
+            "SELECT {LINE_COLS} FROM pick_lines p WHERE wave_id = ?4 AND item_id = {SCANNED_ITEM} {NOT_CANCELLED}"
+        )
+    });
+    Ok(match order {
+        Some(o) => conn.query_later(
+            &OF_ORDER,
+            params![business.0, key, sku, wave.0, o.0],
+            line_row,
+        ),
+        None => conn.query_later(&OF_WAVE, params![business.0, key, sku, wave.0], line_row),
     }?)
 }
 
