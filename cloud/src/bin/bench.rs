@@ -264,8 +264,10 @@ async fn run(
     let writes = items.len() * 2 + orders.len() + changes.iter().map(|c| c.1.len()).sum::<usize>();
     let loaded = writer_counts(std::slice::from_ref(&wms));
     // PostgreSQL plans by statistics its autovacuum gathers within a
-    // minute of a bulk load; the measurement starts seconds after one, so
-    // they are gathered now. (SQLite's plans do not wait on statistics.)
+    // minute of a bulk load, and reads an index alone only where that
+    // vacuum has marked the table's pages all-visible; the measurement
+    // starts seconds after one, so both are done now. (SQLite's plans do
+    // not wait on statistics.)
     wms.gather_statistics().await?;
 
     // --- The real router, with the limiter out of the way: it is per key
