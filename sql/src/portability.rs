@@ -2,8 +2,9 @@
 //! each on PostgreSQL and new SQL stays portable: every string literal that
 //! begins as a statement does (`SELECT`, `INSERT`, `UPDATE`, `DELETE`,
 //! `WITH`), with `{NAME}` filled in from the file's own `const NAME: &str`
-//! (column lists), or another file's when it has none of that name. Literals with other holes are built at run time and
-//! counted apart; code after a file's `#[cfg(test)]` is a test's own.
+//! (column lists), or another file's when it has none of that name.
+//! Literals with other holes are built at run time and counted apart; code
+//! after a file's `#[cfg(test)]` is a test's own.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
