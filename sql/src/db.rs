@@ -51,7 +51,14 @@ enum RowInner<'r> {
     Postgres(&'r ::tokio_postgres::Row),
 }
 
-impl Row<'_> {
+impl<'r> Row<'r> {
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(row: &'r ::tokio_postgres::Row) -> Self {
+        Row {
+            inner: RowInner::Postgres(row),
+        }
+    }
+
     /// Column `idx` (from 0) as `T`.
     pub fn get<T: FromSql>(&self, idx: usize) -> Result<T> {
         let value = self.get_ref(idx)?;

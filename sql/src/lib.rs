@@ -37,6 +37,8 @@ mod written;
 pub use db::{Db, Dialect, Later, Row};
 pub use error::{Constraint, Error, Result};
 pub use memo::CountMemo;
+#[cfg(feature = "postgres")]
+pub use postgres::SharedReads;
 pub use value::{FromSql, FromSqlError, ToSql, Value, ValueRef, params_from_iter};
 
 /// Whether `url` is a PostgreSQL URL the client can connect with, and if

@@ -5,7 +5,9 @@
 #![cfg(feature = "postgres")]
 
 use depot_sql::migrate::{self, Migration};
-use depot_sql::{Constraint, Db, Dialect, Error, Result, Value, params, with_database};
+use depot_sql::{
+    Constraint, Db, Dialect, Error, Result, SharedReads, Value, params, with_database,
+};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A database of its own for one test, on the server the variable names,
@@ -505,5 +507,107 @@ fn reads_sent_later_answer_their_own_rows() -> Result<()> {
         db.query_value::<i64>("SELECT COUNT(*) FROM t", params![])?,
         3
     );
+    Ok(())
+}
+
+/// Reads many tasks share a few connections for ([`SharedReads`]): each
+/// task gets its own rows though their calls travel together, a read
+/// that fails is its own error, and connections the server ended are made
+/// again, the reads that meet the loss failing and the next answering.
+#[test]
+fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let db = Db::connect_postgres(&scratch.url)?;
+    db.execute_batch(
+        "CREATE TABLE t (n BIGINT PRIMARY KEY, name TEXT);
+         INSERT INTO t SELECT g, 'όνομα ' || g || ' 名字' FROM generate_series(1, 300) g",
+    )?;
+    let reads = std::sync::Arc::new(SharedReads::new(&scratch.url, 2)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let name = |r: &depot_sql::Row<'_>| r.get::<String>(0);
+    let each_its_own = |reads: std::sync::Arc<SharedReads>| async move {
+        let tasks: Vec<_> = (1..=300_i64)
+            .map(|n| {
+                let reads = reads.clone();
+                tokio::spawn(async move {
+                    let row = reads
+                        .query_opt(
+                            "SELECT name FROM t WHERE n = ?1",
+                            &[Value::Integer(n)],
+                            name,
+                        )
+                        .await;
+                    (n, row)
+                })
+            })
+            .collect();
+        for task in tasks {
+            let (n, row) = task.await.expect("task");
+            assert_eq!(row?, Some(format!("όνομα {n} 名字")));
+        }
+        Ok::<(), Error>(())
+    };
+    runtime.block_on(each_its_own(reads.clone()))?;
+
+    // A read that fails beside one that does not: each its own answer.
+    let (bad, fine) = runtime.block_on(async {
+        tokio::join!(
+            reads.query_opt("SELECT n / ?1 FROM t", &[Value::Integer(0)], |r| {
+                r.get::<i64>(0)
+            }),
+            reads.query_opt("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0)),
+        )
+    });
+    let e = bad.expect_err("division by zero");
+    assert!(e.to_string().contains("division by zero"), "{e}");
+    assert_eq!(fine?, Some(300));
+
+    // The server ends every other session of the database: the shared
+    // connections' too.
+    let ended: i64 = db.query_value(
+        // CASE: the conditions of a WHERE may be tested in any order, and
+        // this session must not end itself.
+        "SELECT SUM(CASE WHEN pid <> pg_backend_pid() AND pg_terminate_backend(pid)
+                         THEN 1 ELSE 0 END)
+         FROM pg_stat_activity WHERE datname = current_database()",
+        params![],
+    )?;
+    assert_eq!(ended, 2, "both shared connections were open");
+    let failed = runtime.block_on(async {
+        let mut failed = 0;
+        for _ in 0..4 {
+            let r = reads
+                .query_opt("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0))
+                .await;
+            if r.is_err() {
+                failed += 1;
+            }
+        }
+        failed
+    });
+    assert!(failed <= 2, "{failed} reads failed after the loss");
+    runtime.block_on(each_its_own(reads.clone()))?;
+
+    // Closed, the connections end: the server sees none of them.
+    reads.close();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let open: i64 = db.query_value(
+            "SELECT COUNT(*) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            params![],
+        )?;
+        if open == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{open} still open");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     Ok(())
 }

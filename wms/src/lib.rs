@@ -202,7 +202,7 @@ impl Wms {
             inner: Arc::new(Inner {
                 keys: keycache::KeyCache::new(writer.watch(writer::Watched::ApiKeys)),
                 writer,
-                reader: Reader::new(source, READERS),
+                reader: Reader::new(source, READERS)?,
                 origin: origin.to_owned(),
                 dir: dir.to_owned(),
                 blobs_in_database,

@@ -546,10 +546,10 @@ impl Wms {
         let kept = rendered.clone();
         // The page of ids and versions is brief; writing orders is not, and
         // goes to the pool.
-        let listed = self
-            .inner
-            .reader
-            .read_brief(move |conn| sql::list_kept(conn, business, &filter, page.clone(), &kept))
+        let reader = &self.inner.reader;
+        let listing = sql::list_kept(reader.dialect(), business, &filter);
+        let listed = reader
+            .list(listing, page, move |r| sql::kept(r, &kept))
             .await?;
         let stale = sql::not_kept(&listed);
         let written = if stale.is_empty() {

@@ -7,7 +7,10 @@
 //! A read known to be short (a list's page of ids, [`Reader::read_brief`])
 //! runs on the calling task's thread instead, within a time budget SQLite
 //! enforces: handing it to a blocking thread and back cost more than the
-//! read itself.
+//! read itself. A list's page ([`Reader::list`]) is such a read; on
+//! PostgreSQL it is run by async calls on the request's own runtime, over
+//! a few connections the requests share ([`depot_sql::SharedReads`]), for
+//! the same reason.
 
 use crate::error::{Result, WmsError};
 use crate::store;
@@ -92,18 +95,69 @@ pub struct Reader {
     idle: Arc<Mutex<Vec<Db>>>,
     permits: Arc<Semaphore>,
     size: u32,
+    /// On PostgreSQL, the connections lists' pages are read on.
+    #[cfg(feature = "postgres")]
+    shared: Option<Arc<depot_sql::SharedReads>>,
 }
 
 impl Reader {
-    pub fn new(source: Source, size: usize) -> Self {
-        Self {
-            source: Arc::new(source),
+    /// A pool of at most `size` connections to `source`; on PostgreSQL,
+    /// also half as many for lists' pages, which many requests share.
+    pub fn new(source: Source, size: usize) -> Result<Self> {
+        #[cfg(feature = "postgres")]
+        let shared = match &source {
+            Source::Postgres(url) => Some(Arc::new(depot_sql::SharedReads::new(
+                url,
+                size.div_ceil(2),
+            )?)),
+            Source::File(_) => None,
+        };
+        Ok(Self {
             brief: Arc::default(),
             counts: Arc::new(depot_sql::CountMemo::new(store::COUNTS_FRESH_FOR)),
             idle: Arc::new(Mutex::new(Vec::with_capacity(size))),
             permits: Arc::new(Semaphore::new(size.max(1))),
             size: u32::try_from(size.max(1)).unwrap_or(u32::MAX),
+            source: Arc::new(source),
+            #[cfg(feature = "postgres")]
+            shared,
+        })
+    }
+
+    /// The database this pool reads.
+    pub fn dialect(&self) -> depot_sql::Dialect {
+        match *self.source {
+            Source::File(_) => depot_sql::Dialect::Sqlite,
+            #[cfg(feature = "postgres")]
+            Source::Postgres(_) => depot_sql::Dialect::Postgres,
         }
+    }
+
+    /// A page of `listing`, each row read by `row`: a brief read on
+    /// SQLite ([`Reader::read_brief`]); on PostgreSQL, calls made by this
+    /// task itself over the shared connections, its statements sent
+    /// together.
+    pub async fn list<T, F>(
+        &self,
+        listing: store::Listing,
+        page: depot_protocol::Page,
+        row: F,
+    ) -> Result<depot_protocol::Listed<T>>
+    where
+        T: Send + 'static,
+        F: Fn(&depot_sql::Row<'_>) -> depot_sql::Result<T> + Send + Sync + 'static,
+    {
+        #[cfg(feature = "postgres")]
+        if let Some(shared) = &self.shared {
+            if self.permits.is_closed() {
+                return Err(WmsError::Internal("the read pool is closed".into()));
+            }
+            let listed = listing.run_shared(shared, &self.counts, page, &row).await?;
+            self.brief.answered.fetch_add(1, Ordering::Relaxed);
+            return Ok(listed);
+        }
+        self.read_brief(move |conn| listing.clone().run(conn, page.clone(), &row))
+            .await
     }
 
     /// Runs `f` on a read connection.
@@ -233,6 +287,10 @@ impl Reader {
                 tracing::warn!(error = %e, "a read connection did not close cleanly");
             }
         }
+        #[cfg(feature = "postgres")]
+        if let Some(shared) = &self.shared {
+            shared.close();
+        }
     }
 }
 
@@ -251,7 +309,7 @@ mod tests {
     async fn reader(dir: &tempfile::TempDir) -> (Db, Reader) {
         let path = dir.path().join("store.db");
         let writer = store::open_writer(&path).expect("writer");
-        let reader = Reader::new(Source::File(path), 2);
+        let reader = Reader::new(Source::File(path), 2).expect("reader");
         reader.read(|_| Ok(())).await.expect("first read");
         (writer, reader)
     }

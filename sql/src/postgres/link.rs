@@ -11,7 +11,7 @@ use std::task::Poll;
 
 /// A connection's I/O: it moves bytes both ways while polled, and ends
 /// when the client is let go or the server goes away.
-type Moving = Pin<Box<dyn Future<Output = Result<(), PgError>> + Send>>;
+pub(super) type Moving = Pin<Box<dyn Future<Output = Result<(), PgError>> + Send>>;
 
 /// The client, its connection (the future that moves its bytes both ways)
 /// and the single-threaded runtime that polls them, on the thread that
@@ -33,17 +33,7 @@ impl Link {
             .enable_all()
             .build()
             .map_err(|e| Error::Connect(format!("a runtime for the client: {e}")))?;
-        let (client, connection): (_, Moving) = match config.get_ssl_mode() {
-            tokio_postgres::config::SslMode::Disable => {
-                let (client, connection) =
-                    runtime.block_on(config.connect(tokio_postgres::NoTls))?;
-                (client, Box::pin(connection))
-            }
-            _ => {
-                let (client, connection) = runtime.block_on(config.connect(tls()?))?;
-                (client, Box::pin(connection))
-            }
-        };
+        let (client, connection) = runtime.block_on(open(&config))?;
         Ok(Link {
             runtime,
             client: Arc::new(client),
@@ -90,6 +80,24 @@ impl Link {
             None => Ok(()),
         }
     }
+}
+
+/// Connects by `config`: TLS by rustls with the Mozilla roots when the
+/// server offers it (`sslmode=prefer`, the default) or must (`require`).
+/// The connection moves no bytes until it is polled.
+pub(super) async fn open(
+    config: &tokio_postgres::Config,
+) -> Result<(tokio_postgres::Client, Moving)> {
+    Ok(match config.get_ssl_mode() {
+        tokio_postgres::config::SslMode::Disable => {
+            let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+            (client, Box::pin(connection))
+        }
+        _ => {
+            let (client, connection) = config.connect(tls()?).await?;
+            (client, Box::pin(connection))
+        }
+    })
 }
 
 fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect> {

@@ -14,10 +14,15 @@
 //!
 //! - `mod.rs`: [`PgConn`], its statements and what is sent and unanswered;
 //! - `link.rs`: the client, its connection and the runtime polling them;
+//! - `shared.rs`: [`SharedReads`], reads run on the caller's runtime over
+//!   connections many tasks share;
 //! - `values.rs`: parameters and columns as SQLite's storage classes.
 
 mod link;
+mod shared;
 mod values;
+
+pub use shared::SharedReads;
 
 pub(crate) use values::column;
 

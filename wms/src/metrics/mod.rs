@@ -90,7 +90,7 @@ impl Metrics {
         let brief = self.inner.wms.brief_read_stats();
         now.counter(
             "depot_reads_brief",
-            "Reads answered on the request's own thread within their time budget (a list's page)",
+            "Reads answered by the request's own task, not the read pool (a list's page): on SQLite within their time budget, on PostgreSQL over connections the requests share",
             brief.answered.load(std::sync::atomic::Ordering::Relaxed),
         );
         now.counter(

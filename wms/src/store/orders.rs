@@ -421,7 +421,11 @@ const NEWEST_FIRST: super::Order =
 
 /// The list's filters. Every filter combination is served by an index that
 /// starts with `business_id` and ends with `created_at, id`.
-fn filtered(conn: &Db, business: BusinessId, f: &OrderFilter) -> super::ListQuery {
+fn filtered(
+    dialect: depot_sql::Dialect,
+    business: BusinessId,
+    f: &OrderFilter,
+) -> super::ListQuery {
     let mut q = super::ListQuery::new("FROM orders WHERE business_id = ?", business);
     if let Some(s) = f.status {
         q.and("status = ?", [s.as_str().to_owned().into()]);
@@ -432,7 +436,7 @@ fn filtered(conn: &Db, business: BusinessId, f: &OrderFilter) -> super::ListQuer
     if let Some(c) = &f.customer {
         // Each database's index of names without case: SQLite's by its
         // collation, PostgreSQL's by lower() (which folds beyond ASCII).
-        let by_name = match conn.dialect() {
+        let by_name = match dialect {
             depot_sql::Dialect::Sqlite => "(buyer_email = ? OR buyer_name = ? COLLATE NOCASE)",
             depot_sql::Dialect::Postgres => "(buyer_email = ? OR lower(buyer_name) = lower(?))",
         };
@@ -457,7 +461,7 @@ pub fn list(
     f: &OrderFilter,
     page: Page,
 ) -> Result<depot_protocol::Listed<Order>> {
-    let mut listed = filtered(conn, business, f).run(
+    let mut listed = filtered(conn.dialect(), business, f).run(
         conn,
         "orders",
         ORDER_COLS,
@@ -473,22 +477,26 @@ pub fn list(
 /// where it is kept, or its id where it is not.
 pub type KeptPage = depot_protocol::Listed<std::result::Result<std::sync::Arc<str>, i64>>;
 
-/// The same page as [`list`], each order as the JSON the API answers for
-/// it where `rendered` holds it at the version the row has, and otherwise
-/// as the order's id, to read with [`written_now`]. The page asks only
-/// for ids and versions, which the status and date indexes hold (migration
-/// 048): on SQLite it is read from the index alone, a brief read.
+/// The same list as [`list`], its page only ids and versions, which the
+/// status and date indexes hold (migration 048): on SQLite it is read
+/// from the index alone, a brief read. Each row is read by [`kept`].
 pub fn list_kept(
-    conn: &Db,
+    dialect: depot_sql::Dialect,
     business: BusinessId,
     f: &OrderFilter,
-    page: Page,
+) -> super::Listing {
+    filtered(dialect, business, f).listing("orders", "id, version", NEWEST_FIRST)
+}
+
+/// A row of [`list_kept`]: the order's JSON where `rendered` holds it at
+/// the version the row has, and otherwise the order's id, to read with
+/// [`written_now`].
+pub fn kept(
+    r: &depot_sql::Row<'_>,
     rendered: &crate::rendered::Rendered,
-) -> Result<KeptPage> {
-    filtered(conn, business, f).run(conn, "orders", "id, version", NEWEST_FIRST, page, |r| {
-        let (id, version): (i64, i64) = (r.get(0)?, r.get(1)?);
-        Ok(rendered.get(id, version).ok_or(id))
-    })
+) -> depot_sql::Result<std::result::Result<std::sync::Arc<str>, i64>> {
+    let (id, version): (i64, i64) = (r.get(0)?, r.get(1)?);
+    Ok(rendered.get(id, version).ok_or(id))
 }
 
 /// The ids of a page from [`list_kept`] that are not kept.

@@ -44,8 +44,40 @@ async fn order(s: &Shop, channel: &str, r: &str, at: &str) -> Order {
     s.wms.create_order(s.caller, req).await.expect("order").0
 }
 
+/// A page of the list, read both ways the engine reads it, which must
+/// agree: as the API writes it (a page of ids and versions, each order
+/// kept as written; on PostgreSQL by calls of the caller's own task) and
+/// in full (on the read pool). The written one goes first, so that it is
+/// the one to count a large result and the other reuses its count.
 async fn list(s: &Shop, f: &OrderFilter, page: Page) -> Result<Listed<Order>, WmsError> {
-    s.wms.list_orders(s.business, f.clone(), page).await
+    let written = s
+        .wms
+        .list_orders_json(s.business, f.clone(), page.clone())
+        .await;
+    let typed = s.wms.list_orders(s.business, f.clone(), page).await;
+    match (&written, &typed) {
+        (Ok(written), Ok(typed)) => {
+            let rows: Vec<serde_json::Value> = written
+                .rows
+                .iter()
+                .map(|j| serde_json::from_str(j).expect("json"))
+                .collect();
+            let orders: Vec<serde_json::Value> = typed
+                .rows
+                .iter()
+                .map(|o| serde_json::to_value(o).expect("order"))
+                .collect();
+            assert_eq!(rows, orders, "{f:?}");
+            assert_eq!(
+                (written.total, written.filtered, &written.cursor),
+                (typed.total, typed.filtered, &typed.cursor),
+                "{f:?}"
+            );
+        }
+        (Err(written), Err(typed)) => assert_eq!(written.to_string(), typed.to_string()),
+        (written, typed) => panic!("written {written:?}, read in full {typed:?}"),
+    }
+    typed
 }
 
 fn ids(rows: &[Order]) -> Vec<i64> {

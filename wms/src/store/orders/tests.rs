@@ -11,7 +11,7 @@ use depot_sql::Value;
 /// when given, as `EXPLAIN QUERY PLAN` details.
 fn plan(f: &OrderFilter, cursor: Option<Vec<Value>>) -> Result<Vec<String>> {
     let conn = crate::store::two_businesses()?;
-    let mut q = filtered(&conn, BusinessId(1), f);
+    let mut q = filtered(conn.dialect(), BusinessId(1), f);
     if let Some(keys) = cursor {
         q.after(NEWEST_FIRST, keys);
     }
@@ -95,7 +95,7 @@ fn steps_after(f: &OrderFilter, depth: i64) -> Result<i32> {
         depot_sql::params![depth],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;
-    let mut q = filtered(&conn, BusinessId(1), f);
+    let mut q = filtered(conn.dialect(), BusinessId(1), f);
     q.after(NEWEST_FIRST, vec![Value::from(at), Value::from(id)]);
     let sql = q.page_sql("id, version", NEWEST_FIRST);
     let mut args = q.args.clone();
