@@ -611,3 +611,45 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
     }
     Ok(())
 }
+
+/// A connection answers in order, so a read sent behind a slow one waits
+/// for it: shared reads go to the connection with the fewest unanswered,
+/// and quick reads are not held up by a slow one beside them.
+#[test]
+fn a_shared_read_does_not_queue_behind_a_slow_one() -> Result<()> {
+    let Some(scratch) = fresh() else {
+        return Ok(());
+    };
+    let reads = std::sync::Arc::new(SharedReads::new(&scratch.url, 2)?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        // Both connections open first.
+        let (a, b) = tokio::join!(
+            reads.query_opt("SELECT 1", &[], |r| r.get::<i64>(0)),
+            reads.query_opt("SELECT 2", &[], |r| r.get::<i64>(0)),
+        );
+        assert_eq!((a?, b?), (Some(1), Some(2)));
+        let slow = {
+            let reads = reads.clone();
+            tokio::spawn(async move {
+                reads
+                    .query_opt("SELECT pg_sleep(3)::text", &[], |r| r.get::<String>(0))
+                    .await
+            })
+        };
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        for i in 0..6_i64 {
+            let n = reads
+                .query_opt("SELECT ?1 + 1", &[Value::Integer(i)], |r| r.get::<i64>(0))
+                .await?;
+            assert_eq!(n, Some(i + 1));
+            assert!(!slow.is_finished(), "read {i} waited for the slow one");
+        }
+        slow.await.expect("task")?;
+        Ok(())
+    })
+}

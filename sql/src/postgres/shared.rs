@@ -28,7 +28,8 @@ const STATEMENT_CACHE: usize = 1024;
 pub struct SharedReads {
     config: tokio_postgres::Config,
     slots: Box<[Slot]>,
-    /// The slot the next read takes, modulo their number.
+    /// Where the next read starts looking for the least busy slot, modulo
+    /// their number: slots equally busy take turns.
     next: AtomicUsize,
 }
 
@@ -41,6 +42,10 @@ impl std::fmt::Debug for SharedReads {
 #[derive(Default)]
 struct Slot {
     live: Mutex<Option<Arc<Connection>>>,
+    /// Reads sent on it and not yet answered. A connection answers in
+    /// order, so a read behind a slow one (a count of a large result, a
+    /// deep offset) waits for it: a read takes the slot with the fewest.
+    in_flight: AtomicUsize,
     /// Held while connecting, so that the tasks finding the slot empty
     /// at once open one connection, not one each.
     connecting: tokio::sync::Mutex<()>,
@@ -70,12 +75,22 @@ impl SharedReads {
         })
     }
 
-    /// The next slot's connection, opened first if it has none or lost it.
-    /// A new connection's bytes move on a task of the caller's runtime,
-    /// which must therefore keep running while the connection is used.
-    async fn connection(&self) -> Result<Arc<Connection>> {
-        let at = self.next.fetch_add(1, Ordering::Relaxed) % self.slots.len();
-        let slot = &self.slots[at];
+    /// The least busy slot, counted busy by one more until the guard goes.
+    fn least_busy(&self) -> Busy<'_> {
+        let n = self.slots.len();
+        let from = self.next.fetch_add(1, Ordering::Relaxed);
+        let slot = (0..n)
+            .map(|i| &self.slots[(from + i) % n])
+            .min_by_key(|s| s.in_flight.load(Ordering::Relaxed))
+            .unwrap_or(&self.slots[from % n]);
+        slot.in_flight.fetch_add(1, Ordering::Relaxed);
+        Busy(slot)
+    }
+
+    /// `slot`'s connection, opened first if it has none or lost it. A new
+    /// connection's bytes move on a task of the caller's runtime, which
+    /// must therefore keep running while the connection is used.
+    async fn connection(&self, slot: &Slot) -> Result<Arc<Connection>> {
         if let Some(live) = slot.live() {
             return Ok(live);
         }
@@ -121,7 +136,8 @@ impl SharedReads {
         params: &[Value],
         mut f: impl FnMut(&Row<'_>) -> Result<()>,
     ) -> Result<()> {
-        let connection = self.connection().await?;
+        let busy = self.least_busy();
+        let connection = self.connection(busy.0).await?;
         let statement = connection.statement(sql).await?;
         let values: Vec<Param<'_>> = params.iter().map(|v| Param(v.as_ref())).collect();
         let rows = connection
@@ -129,6 +145,7 @@ impl SharedReads {
             .query(&statement, &refs(&values))
             .await
             .map_err(Error::from)?;
+        drop(busy);
         for row in &rows {
             f(&Row::postgres(row))?;
         }
@@ -152,6 +169,16 @@ impl SharedReads {
         })
         .await?;
         Ok(first)
+    }
+}
+
+/// A slot counted busy with a read: by one less when dropped, answered or
+/// not (a caller that gave up on its read).
+struct Busy<'a>(&'a Slot);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
