@@ -567,6 +567,19 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
     let e = bad.expect_err("division by zero");
     assert!(e.to_string().contains("division by zero"), "{e}");
     assert_eq!(fine?, Some(300));
+    // One connection alone, on a runtime of one thread that runs only
+    // while a read is waited for: its first read after the loss is sent
+    // before the connection's task has seen the loss, and meets it.
+    let alone = SharedReads::new(&scratch.url, 1)?;
+    let one_thread = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let count = |reads: &SharedReads| {
+        let read = reads.query_opt("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0));
+        one_thread.block_on(read)
+    };
+    assert_eq!(count(&alone)?, Some(300));
 
     // The server ends every other session of the database: the shared
     // connections' too.
@@ -578,7 +591,10 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
          FROM pg_stat_activity WHERE datname = current_database()",
         params![],
     )?;
-    assert_eq!(ended, 2, "both shared connections were open");
+    assert_eq!(ended, 3, "the three shared connections were open");
+    // Gone from the server, not only told to go: each connection's next
+    // read then meets the loss.
+    others_gone(&db)?;
     let failed = runtime.block_on(async {
         let mut failed = 0;
         for _ in 0..4 {
@@ -591,11 +607,22 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
         }
         failed
     });
+    // The read that meets a connection's loss fails; the next connects again.
     assert!(failed <= 2, "{failed} reads failed after the loss");
+    assert!(count(&alone).is_err(), "the read that meets the loss");
+    assert_eq!(count(&alone)?, Some(300), "connected again at once");
     runtime.block_on(each_its_own(reads.clone()))?;
 
     // Closed, the connections end: the server sees none of them.
     reads.close();
+    alone.close();
+    // The lone connection's task goes with the runtime that polled it.
+    drop(one_thread);
+    others_gone(&db)
+}
+
+/// Waits until `db`'s is the only session of its database on the server.
+fn others_gone(db: &Db) -> Result<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     loop {
         let open: i64 = db.query_value(
@@ -604,12 +631,11 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
             params![],
         )?;
         if open == 0 {
-            break;
+            return Ok(());
         }
         assert!(std::time::Instant::now() < deadline, "{open} still open");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    Ok(())
 }
 
 /// A connection answers in order, so a read sent behind a slow one waits

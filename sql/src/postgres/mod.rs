@@ -143,6 +143,18 @@ impl Drop for PgConn {
         }
     }
 }
+/// Whether `e` says the connection is gone: no answer from the server (a
+/// reset, a closed socket), or a fatal one (the server ending the
+/// session: a shutdown, `pg_terminate_backend`). The client learns of it
+/// only when its connection does, which may be after the next call has
+/// been sent on the dead socket.
+fn gone(e: &PgError) -> bool {
+    let fatal = e
+        .as_db_error()
+        .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
+    fatal || e.is_closed() || (e.code().is_none() && e.as_db_error().is_none())
+}
+
 /// Whether `sql` rolls back (a transaction or to a savepoint): what was
 /// sent before it no longer matters, failed or not.
 fn rolls_back(sql: &str) -> bool {
@@ -512,10 +524,7 @@ impl PgConn {
     /// call has been sent on the dead socket.
     fn noted<T>(&self, r: std::result::Result<T, PgError>) -> Result<T> {
         r.map_err(|e| {
-            let fatal = e
-                .as_db_error()
-                .is_some_and(|d| matches!(d.severity(), "FATAL" | "PANIC"));
-            if fatal || e.is_closed() || (e.code().is_none() && e.as_db_error().is_none()) {
+            if gone(&e) {
                 self.lost.set(true);
             }
             e.into()

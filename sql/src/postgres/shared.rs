@@ -11,8 +11,8 @@
 //! of all the tasks sharing a connection together, and reads their
 //! answers together.
 
+use super::link;
 use super::values::{Param, refs};
-use super::{PgError, link};
 use crate::db::Row;
 use crate::error::{Error, Result};
 use crate::value::Value;
@@ -62,6 +62,21 @@ impl Slot {
         live.as_ref()
             .filter(|c| !c.client.is_closed())
             .map(Arc::clone)
+    }
+
+    /// Lets `connection` go from the slot when `e` says it is gone, so
+    /// that the next read connects again: its client may not know yet
+    /// (its task ends a moment after the read's error is answered).
+    fn noted(&self, connection: &Arc<Connection>, e: Error) -> Error {
+        if !matches!(&e, Error::Postgres(pg) if super::gone(pg)) {
+            return e;
+        }
+        if let Ok(mut live) = self.live.lock() {
+            if live.as_ref().is_some_and(|c| Arc::ptr_eq(c, connection)) {
+                live.take();
+            }
+        }
+        e
     }
 }
 
@@ -138,13 +153,12 @@ impl SharedReads {
     ) -> Result<()> {
         let busy = self.least_busy();
         let connection = self.connection(busy.0).await?;
-        let statement = connection.statement(sql).await?;
         let values: Vec<Param<'_>> = params.iter().map(|v| Param(v.as_ref())).collect();
-        let rows = connection
-            .client
-            .query(&statement, &refs(&values))
-            .await
-            .map_err(Error::from)?;
+        let answered = async {
+            let statement = connection.statement(sql).await?;
+            Ok(connection.client.query(&statement, &refs(&values)).await?)
+        };
+        let rows = answered.await.map_err(|e| busy.0.noted(&connection, e))?;
         drop(busy);
         for row in &rows {
             f(&Row::postgres(row))?;
@@ -194,11 +208,7 @@ impl Connection {
             return Ok(s);
         }
         let (text, _) = crate::placeholders::to_postgres(sql)?;
-        let statement = self
-            .client
-            .prepare(&text)
-            .await
-            .map_err(|e: PgError| Error::from(e))?;
+        let statement = self.client.prepare(&text).await?;
         if let Ok(mut cache) = self.statements.lock() {
             if cache.len() >= STATEMENT_CACHE {
                 cache.clear();
