@@ -525,11 +525,7 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
          INSERT INTO t SELECT g, 'όνομα ' || g || ' 名字' FROM generate_series(1, 300) g",
     )?;
     let reads = std::sync::Arc::new(SharedReads::new(&scratch.url, 2)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = two_threads();
     let name = |r: &depot_sql::Row<'_>| r.get::<String>(0);
     let each_its_own = |reads: std::sync::Arc<SharedReads>| async move {
         let tasks: Vec<_> = (1..=300_i64)
@@ -621,6 +617,15 @@ fn shared_reads_answer_each_task_and_connect_again_once_lost() -> Result<()> {
     others_gone(&db)
 }
 
+/// A runtime of two worker threads, as the server's shared reads run on.
+fn two_threads() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 /// Waits until `db`'s is the only session of its database on the server.
 fn others_gone(db: &Db) -> Result<()> {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -647,11 +652,7 @@ fn a_shared_read_does_not_queue_behind_a_slow_one() -> Result<()> {
         return Ok(());
     };
     let reads = std::sync::Arc::new(SharedReads::new(&scratch.url, 2)?);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("a runtime");
+    let runtime = two_threads();
     runtime.block_on(async {
         // Both connections open first.
         let (a, b) = tokio::join!(

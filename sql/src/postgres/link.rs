@@ -24,9 +24,8 @@ pub(super) struct Link {
 }
 
 impl Link {
-    /// Connects to `url` (`postgres://user:password@host:port/db?sslmode=…`):
-    /// TLS by rustls with the Mozilla roots when the server offers it
-    /// (`sslmode=prefer`, the default) or must (`require`).
+    /// Connects to `url` (`postgres://user:password@host:port/db?sslmode=…`)
+    /// as [`open`] does, on a runtime of the link's own.
     pub(super) fn connect(url: &str) -> Result<Link> {
         let config: tokio_postgres::Config = url.parse()?;
         let runtime = tokio::runtime::Builder::new_current_thread()
